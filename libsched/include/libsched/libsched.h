@@ -1,0 +1,429 @@
+/*
+ * libsched: GPU-cluster placement policies with exact resource accounting.
+ *
+ * This header is the specification of the library's public interface.
+ *
+ * Thread safety: the library keeps no global mutable state. Distinct
+ * handles (clusters, registries, policies) may be used from distinct threads
+ * concurrently. A single cluster and the policies attached to it must not be
+ * used from two threads at once without external locking.
+ *
+ * Errors: every fallible call returns an int; LSCHED_OK (0) on success and a
+ * negative LSCHED_E* code otherwise. lsched_strerror() turns a code into text
+ * and never returns NULL. Calls on a cluster also leave a detail message that
+ * lsched_cluster_errmsg() returns until the next failing call on that cluster.
+ *
+ * Units: CPU in milli-cores, memory in MiB, GPU share in milli-GPU
+ * (1000 = one whole GPU). All accounting is exact integer arithmetic.
+ *
+ * Ownership: objects created by lsched_*_create() are released by the
+ * matching lsched_*_destroy(); destroy(NULL) is a no-op. Strings passed in are
+ * copied unless stated otherwise.
+ */
+#ifndef LIBSCHED_LIBSCHED_H
+#define LIBSCHED_LIBSCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(LSCHED_STATIC_DEFINE)
+#define LSCHED_API
+#elif defined(_WIN32)
+#ifdef LSCHED_BUILDING
+#define LSCHED_API __declspec(dllexport)
+#else
+#define LSCHED_API __declspec(dllimport)
+#endif
+#else
+#define LSCHED_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Version                                                                 */
+
+#define LSCHED_VERSION_MAJOR 0
+#define LSCHED_VERSION_MINOR 1
+#define LSCHED_VERSION_PATCH 0
+#define LSCHED_VERSION_STRING "0.1.0"
+/** Numeric version, major * 10000 + minor * 100 + patch. */
+#define LSCHED_VERSION_NUMBER                                                  \
+  (LSCHED_VERSION_MAJOR * 10000 + LSCHED_VERSION_MINOR * 100 +                 \
+   LSCHED_VERSION_PATCH)
+
+/** The version of the library actually linked, as LSCHED_VERSION_NUMBER. */
+LSCHED_API unsigned lsched_version_number(void);
+/** The version of the library actually linked, as "major.minor.patch". */
+LSCHED_API const char *lsched_version_string(void);
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                  */
+
+/* X-macro table: name, value, message. Values are fixed forever. */
+#define LSCHED_ERRNO_MAP(X)                                                    \
+  X(NOMEM, -1, "out of memory")                                                \
+  X(INVAL, -2, "invalid argument")                                             \
+  X(NOFIT, -3, "no feasible placement in the current state")                   \
+  X(NOENT, -4, "no such object")                                               \
+  X(EXIST, -5, "object already exists")                                        \
+  X(RANGE, -6, "value out of range or resource over-committed")                \
+  X(STATE, -7, "inconsistent state (invariant violated)")                      \
+  X(NEVER, -8, "request can never fit any node of this cluster")               \
+  X(VERSION, -9, "unsupported structure or table version")                     \
+  X(LIMIT, -10, "a fixed library limit was exceeded")
+
+enum {
+  LSCHED_OK = 0,
+#define LSCHED_ERR_ENUM_(name, val, msg) LSCHED_E##name = (val),
+  LSCHED_ERRNO_MAP(LSCHED_ERR_ENUM_)
+#undef LSCHED_ERR_ENUM_
+};
+
+/** Human-readable message for an error code; never NULL. */
+LSCHED_API const char *lsched_strerror(int code);
+/** Symbolic name ("LSCHED_ENOFIT") for an error code; never NULL. */
+LSCHED_API const char *lsched_err_name(int code);
+
+/* ---------------------------------------------------------------------- */
+/* Limits                                                                  */
+
+/** GPUs one node may hold (the GPU set of a placement is a 64-bit mask). */
+#define LSCHED_MAX_GPUS_PER_NODE 64
+/** Distinct GPU models one cluster may hold (model sets are 64-bit masks). */
+#define LSCHED_MAX_MODELS 64
+/** Largest CPU (milli-cores) and memory (MiB) of one node: 2^40. */
+#define LSCHED_MAX_CPU_MILLI (INT64_C(1) << 40)
+#define LSCHED_MAX_MEMORY_MIB (INT64_C(1) << 40)
+/** A whole GPU in milli-GPU. */
+#define LSCHED_GPU_MILLI 1000
+
+/* ---------------------------------------------------------------------- */
+/* Allocator                                                               */
+
+/**
+ * Per-instance allocator. Any member left NULL makes the whole struct count
+ * as absent (libc malloc/realloc/free are used). realloc(NULL, n) must act as
+ * alloc(n). `user` is passed back unchanged.
+ */
+typedef struct lsched_allocator {
+  void *(*alloc)(size_t size, void *user);
+  void *(*realloc)(void *ptr, size_t size, void *user);
+  void (*free)(void *ptr, void *user);
+  void *user;
+} lsched_allocator;
+
+/* ---------------------------------------------------------------------- */
+/* Cluster                                                                 */
+
+/** How the GPUs of a node are handed out. */
+typedef enum lsched_gpu_mode {
+  /** Whole GPUs only: a fractional request takes a whole GPU. */
+  LSCHED_GPU_EXCLUSIVE = 0,
+  /** Fractional shares in milli-GPU; several requests may share one GPU. */
+  LSCHED_GPU_SHARED = 1
+} lsched_gpu_mode;
+
+typedef struct lsched_cluster lsched_cluster;
+
+#define LSCHED_CLUSTER_OPTS_VERSION 1
+/**
+ * Options for lsched_cluster_create(). Append-only; zero means default.
+ * - allocator: NULL for libc.
+ * - check_invariants: non-zero runs lsched_cluster_check() after every
+ *   successful alloc and release (O(nodes + GPUs) each: for tests and debug).
+ */
+typedef struct lsched_cluster_opts {
+  unsigned version;
+  const lsched_allocator *allocator;
+  int check_invariants;
+} lsched_cluster_opts;
+#define LSCHED_CLUSTER_OPTS_INIT {LSCHED_CLUSTER_OPTS_VERSION, NULL, 0}
+/** Fills *opts with defaults for the given struct version. */
+LSCHED_API int lsched_cluster_opts_init(lsched_cluster_opts *opts,
+                                        unsigned version);
+
+/**
+ * Creates an empty cluster. opts may be NULL for defaults.
+ * Returns LSCHED_OK, LSCHED_ENOMEM, LSCHED_EVERSION or LSCHED_EINVAL.
+ */
+LSCHED_API int lsched_cluster_create(lsched_cluster **out,
+                                     const lsched_cluster_opts *opts);
+/** Frees the cluster. Policies created on it must be destroyed first. */
+LSCHED_API void lsched_cluster_destroy(lsched_cluster *c);
+/** Detail message of the last failing call on c; "" if none. Never NULL. */
+LSCHED_API const char *lsched_cluster_errmsg(const lsched_cluster *c);
+
+/**
+ * Finds the id of GPU model `name`, adding it if `create` is non-zero.
+ * Ids are 0..LSCHED_MAX_MODELS-1 in order of first addition.
+ * Returns the id (>= 0), LSCHED_ENOENT, LSCHED_ELIMIT or LSCHED_ENOMEM.
+ */
+LSCHED_API int lsched_cluster_model_id(lsched_cluster *c, const char *name,
+                                       int create);
+/** Looks up a model id without adding; id >= 0 or LSCHED_ENOENT. */
+LSCHED_API int lsched_cluster_find_model(const lsched_cluster *c,
+                                         const char *name);
+/** Name of model id, or NULL if id is not a model of c. */
+LSCHED_API const char *lsched_cluster_model_name(const lsched_cluster *c,
+                                                 int id);
+/** Number of models added so far. */
+LSCHED_API int lsched_cluster_model_count(const lsched_cluster *c);
+
+#define LSCHED_NODE_SPEC_VERSION 1
+/**
+ * A node to add. gpu_model is a model id (ignored when gpu_count is 0).
+ * cpu_milli and memory_mib must be >= 0; gpu_count 0..LSCHED_MAX_GPUS_PER_NODE.
+ */
+typedef struct lsched_node_spec {
+  unsigned version;
+  const char *name; /* copied; may be NULL */
+  int64_t cpu_milli;
+  int64_t memory_mib;
+  int gpu_count;
+  int gpu_model;
+  lsched_gpu_mode gpu_mode;
+} lsched_node_spec;
+#define LSCHED_NODE_SPEC_INIT                                                  \
+  {LSCHED_NODE_SPEC_VERSION, NULL, 0, 0, 0, -1, LSCHED_GPU_SHARED}
+
+/**
+ * Adds a node; its id (0, 1, ...) goes to *out_id (may be NULL).
+ * Nodes may only be added while nothing is allocated and no policy is
+ * attached (LSCHED_ESTATE otherwise).
+ */
+LSCHED_API int lsched_cluster_add_node(lsched_cluster *c,
+                                       const lsched_node_spec *spec,
+                                       int *out_id);
+
+/** Number of nodes. */
+LSCHED_API int lsched_cluster_node_count(const lsched_cluster *c);
+
+/** A snapshot of one node's capacity and free resources. */
+typedef struct lsched_node_info {
+  const char *name; /* owned by the cluster; "" if none given */
+  int64_t cpu_milli, memory_mib;       /* capacity */
+  int64_t cpu_free, memory_free;       /* free now */
+  int gpu_count, gpu_model;            /* model id, -1 without GPUs */
+  lsched_gpu_mode gpu_mode;
+  int gpus_fully_free;                 /* GPUs with 1000 milli free */
+  int64_t gpu_milli_free;              /* sum over the node's GPUs */
+} lsched_node_info;
+
+/** Fills *out for node `node`. LSCHED_ENOENT for a bad id. */
+LSCHED_API int lsched_cluster_node_info(const lsched_cluster *c, int node,
+                                        lsched_node_info *out);
+/** Free milli of GPU `gpu` of node `node`, or a negative error code. */
+LSCHED_API int lsched_cluster_gpu_free(const lsched_cluster *c, int node,
+                                       int gpu);
+
+/** Cluster-wide totals. */
+typedef struct lsched_totals {
+  int nodes, gpus;
+  int64_t cpu_milli, cpu_free;
+  int64_t memory_mib, memory_free;
+  int64_t gpu_milli, gpu_milli_free; /* gpu_milli = 1000 x gpus */
+} lsched_totals;
+LSCHED_API void lsched_cluster_totals(const lsched_cluster *c,
+                                      lsched_totals *out);
+
+/**
+ * The order in which policies visit nodes ("earliest node" in a tie means
+ * earliest in this order). Default: node id order. `order` must be a
+ * permutation of 0..n-1 (LSCHED_EINVAL otherwise); it is copied.
+ */
+LSCHED_API int lsched_cluster_set_order(lsched_cluster *c, const int *order,
+                                        int n);
+/** The current visit order (n = node count entries), owned by c. */
+LSCHED_API const int *lsched_cluster_order(const lsched_cluster *c);
+
+/**
+ * Checks every invariant: 0 <= free <= capacity for CPU, memory and each
+ * GPU, exclusive GPUs either whole or empty, and every cached aggregate
+ * equal to its recomputation. LSCHED_OK or LSCHED_ESTATE (detail in errmsg).
+ * O(nodes + GPUs).
+ */
+LSCHED_API int lsched_cluster_check(const lsched_cluster *c);
+
+/* ---------------------------------------------------------------------- */
+/* Requests and placements                                                 */
+
+#define LSCHED_REQUEST_VERSION 1
+/**
+ * What one task (pod, job, or one node's part of a job) asks for.
+ * - gpu_count GPUs, each with gpu_milli (1..1000) of its share; a
+ *   CPU-only request has gpu_count 0 and gpu_milli 0.
+ * - model_mask: bit m set = GPU model id m allowed; 0 = any model.
+ * On an exclusive node every requested GPU is taken whole.
+ */
+typedef struct lsched_request {
+  unsigned version;
+  int64_t cpu_milli;
+  int64_t memory_mib;
+  int gpu_count;
+  int gpu_milli;
+  uint64_t model_mask;
+  int priority;
+} lsched_request;
+#define LSCHED_REQUEST_INIT {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0}
+
+/** LSCHED_OK if the request is well-formed, else LSCHED_EINVAL. */
+LSCHED_API int lsched_request_validate(const lsched_request *req);
+
+/**
+ * Where a request goes and exactly what it takes there: the CPU and memory,
+ * and gpu_milli on each GPU whose bit is set in gpu_mask (after exclusive
+ * rounding, so 1000 on exclusive nodes). Passing the same placement to
+ * lsched_release() undoes lsched_alloc() bit for bit.
+ */
+typedef struct lsched_placement {
+  int node;
+  int gpu_count;
+  int gpu_milli;
+  uint64_t gpu_mask;
+  int64_t cpu_milli;
+  int64_t memory_mib;
+} lsched_placement;
+
+/** Milli that `req` takes per GPU on `node` (1000 on exclusive nodes). */
+LSCHED_API int lsched_effective_milli(const lsched_cluster *c, int node,
+                                      const lsched_request *req);
+
+/** 1 if req fits node `node` in the current state, 0 otherwise. */
+LSCHED_API int lsched_fits(const lsched_cluster *c, int node,
+                           const lsched_request *req);
+
+/**
+ * 1 if req would fit at least one node of c when that node is empty, 0 if no
+ * node can ever hold it. O(distinct node shapes).
+ */
+LSCHED_API int lsched_can_ever_fit(const lsched_cluster *c,
+                                   const lsched_request *req);
+
+/**
+ * First position p >= from (in the visit order) whose node fits req, or -1.
+ * Uses an index of per-subtree maxima: O(log n) when few nodes are
+ * near-misses, O(n) at worst.
+ */
+LSCHED_API int lsched_next_fit(const lsched_cluster *c,
+                               const lsched_request *req, int from);
+
+/** GPU selection rules for lsched_pick_gpus(). */
+typedef enum lsched_gpu_pick {
+  /** Lowest-index GPUs that fit. */
+  LSCHED_PICK_LOWEST = 0,
+  /** GPUs with the least free share that still fits (ties: lowest index);
+   * whole-GPU requests take the lowest-index fully free GPUs. */
+  LSCHED_PICK_TIGHTEST = 1,
+  /** GPUs with the most free share (ties: lowest index). */
+  LSCHED_PICK_LOOSEST = 2
+} lsched_gpu_pick;
+
+/**
+ * Builds a placement of req on node `node` choosing GPUs by `rule`.
+ * LSCHED_OK, LSCHED_ENOFIT if it does not fit now, LSCHED_EINVAL/ENOENT.
+ */
+LSCHED_API int lsched_pick_gpus(const lsched_cluster *c, int node,
+                                const lsched_request *req,
+                                lsched_gpu_pick rule, lsched_placement *out);
+
+/**
+ * Takes the resources of placement p. Validates everything first and changes
+ * nothing on failure: LSCHED_EINVAL (malformed), LSCHED_ENOENT (bad node),
+ * LSCHED_ERANGE (would over-commit). Notifies attached policies.
+ */
+LSCHED_API int lsched_alloc(lsched_cluster *c, const lsched_placement *p);
+/**
+ * Gives back the resources of placement p. LSCHED_ERANGE if that would free
+ * more than the capacity (a release without its alloc); nothing changes then.
+ */
+LSCHED_API int lsched_release(lsched_cluster *c, const lsched_placement *p);
+
+/* ---------------------------------------------------------------------- */
+/* Policies                                                                */
+
+#define LSCHED_POLICY_OPS_VERSION 1
+/**
+ * A placement policy: a versioned table of functions. The library allocates
+ * state_size bytes of zeroed state per instance and passes it to each hook.
+ * - init: called once when an instance is created on cluster c (which has
+ *   all its nodes). May be NULL.
+ * - fini: releases what init acquired. May be NULL.
+ * - set_param: key/value tuning ("seed" is used by randomised policies);
+ *   LSCHED_ENOENT for an unknown key. May be NULL (no parameters).
+ * - place: chooses a placement for req in c's current state without changing
+ *   c. LSCHED_OK with *out filled, or LSCHED_ENOFIT. Required.
+ * - on_alloc / on_release: told about every allocation and release on c
+ *   (including ones this policy did not choose), for incremental indexes.
+ *   May be NULL.
+ * New members are only appended, with a version bump.
+ */
+typedef struct lsched_policy_ops {
+  unsigned version;
+  const char *name;
+  const char *description;
+  size_t state_size;
+  int (*init)(void *state, const lsched_cluster *c);
+  void (*fini)(void *state);
+  int (*set_param)(void *state, const char *key, const char *value);
+  int (*place)(void *state, const lsched_cluster *c, const lsched_request *req,
+               lsched_placement *out);
+  void (*on_alloc)(void *state, const lsched_cluster *c,
+                   const lsched_placement *p);
+  void (*on_release)(void *state, const lsched_cluster *c,
+                     const lsched_placement *p);
+} lsched_policy_ops;
+
+/** A set of named policies. Per instance; no global registry exists. */
+typedef struct lsched_registry lsched_registry;
+
+/** Creates an empty registry (allocator may be NULL). */
+LSCHED_API int lsched_registry_create(lsched_registry **out,
+                                      const lsched_allocator *allocator);
+LSCHED_API void lsched_registry_destroy(lsched_registry *r);
+/**
+ * Registers ops (not copied: it must outlive r). LSCHED_EEXIST for a taken
+ * name, LSCHED_EVERSION for an unknown table version, LSCHED_EINVAL for a
+ * table without name or place.
+ */
+LSCHED_API int lsched_registry_add(lsched_registry *r,
+                                   const lsched_policy_ops *ops);
+/** Registers every policy built into the library. */
+LSCHED_API int lsched_registry_add_builtins(lsched_registry *r);
+/** The policy named `name`, or NULL. */
+LSCHED_API const lsched_policy_ops *lsched_registry_find(
+    const lsched_registry *r, const char *name);
+/** Number of registered policies, and the i-th in registration order. */
+LSCHED_API size_t lsched_registry_count(const lsched_registry *r);
+LSCHED_API const lsched_policy_ops *lsched_registry_at(
+    const lsched_registry *r, size_t i);
+
+/** An instance of a policy bound to one cluster. */
+typedef struct lsched_policy lsched_policy;
+
+/**
+ * Creates an instance of ops on c and attaches it for on_alloc/on_release.
+ * It uses c's allocator. LSCHED_ENOMEM, LSCHED_EVERSION, LSCHED_EINVAL or
+ * init's own code.
+ */
+LSCHED_API int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
+                                    const lsched_policy_ops *ops);
+/** Detaches and frees the instance. */
+LSCHED_API void lsched_policy_destroy(lsched_policy *p);
+LSCHED_API int lsched_policy_set_param(lsched_policy *p, const char *key,
+                                       const char *value);
+/**
+ * Asks the policy where req should go. LSCHED_OK (*out filled; nothing is
+ * allocated yet), LSCHED_ENOFIT, LSCHED_EINVAL for a malformed request.
+ */
+LSCHED_API int lsched_policy_place(lsched_policy *p, const lsched_request *req,
+                                   lsched_placement *out);
+LSCHED_API const char *lsched_policy_name(const lsched_policy *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBSCHED_LIBSCHED_H */

@@ -1,0 +1,784 @@
+/*
+ * Cluster state and exact allocation accounting.
+ *
+ * Every node keeps its free CPU, memory and per-GPU shares plus a few
+ * aggregates (fully free GPUs, largest free share, ...). A segment tree over
+ * the visit order keeps per-subtree maxima of those aggregates so that
+ * lsched_next_fit() can skip whole ranges of nodes that cannot fit a request.
+ * alloc and release update one node and O(log n) tree entries.
+ */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void set_err(lsched_cluster *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_err(lsched_cluster *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->errmsg, sizeof c->errmsg, fmt, ap);
+  va_end(ap);
+}
+
+int lsched_cluster_opts_init(lsched_cluster_opts *opts, unsigned version) {
+  if (!opts)
+    return LSCHED_EINVAL;
+  if (version == 0 || version > LSCHED_CLUSTER_OPTS_VERSION)
+    return LSCHED_EVERSION;
+  lsched_cluster_opts d = LSCHED_CLUSTER_OPTS_INIT;
+  *opts = d;
+  return LSCHED_OK;
+}
+
+int lsched_cluster_create(lsched_cluster **out,
+                          const lsched_cluster_opts *opts) {
+  if (!out)
+    return LSCHED_EINVAL;
+  *out = NULL;
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  if (opts) {
+    if (opts->version == 0 || opts->version > LSCHED_CLUSTER_OPTS_VERSION)
+      return LSCHED_EVERSION;
+    o = *opts;
+  }
+  lsched_allocator a;
+  lsched__default_allocator(&a, o.allocator);
+  lsched_cluster *c = lsched__calloc(&a, 1, sizeof *c);
+  if (!c)
+    return LSCHED_ENOMEM;
+  c->a = a;
+  c->check_invariants = o.check_invariants;
+  *out = c;
+  return LSCHED_OK;
+}
+
+void lsched_cluster_destroy(lsched_cluster *c) {
+  if (!c)
+    return;
+  const lsched_allocator a = c->a;
+  for (int i = 0; i < c->nmodels; i++)
+    lsched__free(&a, c->model_names[i]);
+  for (int i = 0; i < c->n; i++)
+    lsched__free(&a, c->nodes[i].name);
+  lsched__free(&a, c->nodes);
+  lsched__free(&a, c->gpu_free);
+  lsched__free(&a, c->order);
+  lsched__free(&a, c->pos_of);
+  lsched__free(&a, c->seg);
+  lsched__free(&a, c->shapes);
+  lsched__free(&a, c->attached);
+  lsched__free(&a, c);
+}
+
+const char *lsched_cluster_errmsg(const lsched_cluster *c) {
+  return c ? c->errmsg : "";
+}
+
+/* ---------------------------------------------------------------------- */
+/* Models                                                                  */
+
+int lsched_cluster_find_model(const lsched_cluster *c, const char *name) {
+  if (!c || !name)
+    return LSCHED_EINVAL;
+  for (int i = 0; i < c->nmodels; i++)
+    if (strcmp(c->model_names[i], name) == 0)
+      return i;
+  return LSCHED_ENOENT;
+}
+
+int lsched_cluster_model_id(lsched_cluster *c, const char *name, int create) {
+  int id = lsched_cluster_find_model(c, name);
+  if (id != LSCHED_ENOENT || !create)
+    return id;
+  if (c->nmodels >= LSCHED_MAX_MODELS) {
+    set_err(c, "more than %d GPU models", LSCHED_MAX_MODELS);
+    return LSCHED_ELIMIT;
+  }
+  size_t len = strlen(name);
+  char *copy = lsched__alloc(&c->a, len + 1);
+  if (!copy)
+    return LSCHED_ENOMEM;
+  memcpy(copy, name, len + 1);
+  c->model_names[c->nmodels] = copy;
+  return c->nmodels++;
+}
+
+const char *lsched_cluster_model_name(const lsched_cluster *c, int id) {
+  if (!c || id < 0 || id >= c->nmodels)
+    return NULL;
+  return c->model_names[id];
+}
+
+int lsched_cluster_model_count(const lsched_cluster *c) {
+  return c ? c->nmodels : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Node aggregates and the segment tree                                    */
+
+static void node_refresh(const lsched_cluster *c, struct lsched_node *nd) {
+  int full = 0, nonzero = 0, mx = 0;
+  int64_t sum = 0;
+  const int *g = c->gpu_free + nd->gpu_off;
+  for (int i = 0; i < nd->gpu_count; i++) {
+    int f = g[i];
+    full += f == LSCHED_GPU_MILLI;
+    nonzero += f > 0;
+    if (f > mx)
+      mx = f;
+    sum += f;
+  }
+  nd->gpus_full_free = full;
+  nd->gpus_nonzero_free = nonzero;
+  nd->max_gpu_free = mx;
+  nd->gpu_free_sum = sum;
+}
+
+static void seg_leaf(struct lsched_seg *s, const struct lsched_node *nd) {
+  s->cpu_free = nd->cpu_free;
+  s->mem_free = nd->mem_free;
+  s->max_gpu_free = nd->max_gpu_free;
+  s->gpus_full_free = nd->gpus_full_free;
+  s->gpus_nonzero_free = nd->gpus_nonzero_free;
+  s->gpu_count = nd->gpu_count;
+  s->models = nd->gpu_count > 0 ? (UINT64_C(1) << nd->model) : 0;
+}
+
+#define MAX_(a, b) ((a) > (b) ? (a) : (b))
+
+static void seg_combine(struct lsched_seg *out, const struct lsched_seg *l,
+                        const struct lsched_seg *r) {
+  out->cpu_free = MAX_(l->cpu_free, r->cpu_free);
+  out->mem_free = MAX_(l->mem_free, r->mem_free);
+  out->max_gpu_free = MAX_(l->max_gpu_free, r->max_gpu_free);
+  out->gpus_full_free = MAX_(l->gpus_full_free, r->gpus_full_free);
+  out->gpus_nonzero_free = MAX_(l->gpus_nonzero_free, r->gpus_nonzero_free);
+  out->gpu_count = MAX_(l->gpu_count, r->gpu_count);
+  out->models = l->models | r->models;
+}
+
+static void seg_pull(struct lsched_seg *s, int i) {
+  seg_combine(&s[i], &s[2 * i], &s[2 * i + 1]);
+}
+
+/* (Re)builds the tree over the current order: O(n). */
+static int seg_build(lsched_cluster *c) {
+  int size = 1;
+  while (size < c->n)
+    size *= 2;
+  if (size != c->seg_size) {
+    struct lsched_seg *s =
+        lsched__calloc(&c->a, 2 * (size_t)size, sizeof *s);
+    if (!s)
+      return LSCHED_ENOMEM;
+    lsched__free(&c->a, c->seg);
+    c->seg = s;
+    c->seg_size = size;
+  } else {
+    memset(c->seg, 0, 2 * (size_t)size * sizeof *c->seg);
+  }
+  for (int p = 0; p < c->n; p++)
+    seg_leaf(&c->seg[size + p], &c->nodes[c->order[p]]);
+  for (int i = size - 1; i >= 1; i--)
+    seg_pull(c->seg, i);
+  return LSCHED_OK;
+}
+
+static void seg_update(lsched_cluster *c, int node) {
+  int i = c->seg_size + c->pos_of[node];
+  seg_leaf(&c->seg[i], &c->nodes[node]);
+  for (i /= 2; i >= 1; i /= 2)
+    seg_pull(c->seg, i);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Nodes                                                                   */
+
+static int grow(const lsched_allocator *a, void **p, int *cap, int need,
+                size_t elem) {
+  if (need <= *cap)
+    return LSCHED_OK;
+  int nc = *cap ? *cap : 16;
+  while (nc < need)
+    nc *= 2;
+  void *np = lsched__realloc(a, *p, (size_t)nc * elem);
+  if (!np)
+    return LSCHED_ENOMEM;
+  *p = np;
+  *cap = nc;
+  return LSCHED_OK;
+}
+
+static int add_shape(lsched_cluster *c, const struct lsched_node *nd) {
+  for (int i = 0; i < c->nshapes; i++) {
+    const struct lsched_shape *s = &c->shapes[i];
+    if (s->cpu_cap == nd->cpu_cap && s->mem_cap == nd->mem_cap &&
+        s->gpu_count == nd->gpu_count && s->model == nd->model &&
+        s->mode == nd->mode)
+      return LSCHED_OK;
+  }
+  int r = grow(&c->a, (void **)&c->shapes, &c->shape_cap, c->nshapes + 1,
+               sizeof *c->shapes);
+  if (r)
+    return r;
+  struct lsched_shape *s = &c->shapes[c->nshapes++];
+  s->cpu_cap = nd->cpu_cap;
+  s->mem_cap = nd->mem_cap;
+  s->gpu_count = nd->gpu_count;
+  s->model = nd->model;
+  s->mode = nd->mode;
+  return LSCHED_OK;
+}
+
+int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
+                            int *out_id) {
+  if (!c || !spec)
+    return LSCHED_EINVAL;
+  if (spec->version == 0 || spec->version > LSCHED_NODE_SPEC_VERSION)
+    return LSCHED_EVERSION;
+  if (c->live_allocs > 0 || c->nattached > 0) {
+    set_err(c, "nodes can only be added to an idle cluster with no policy");
+    return LSCHED_ESTATE;
+  }
+  if (spec->cpu_milli < 0 || spec->memory_mib < 0) {
+    set_err(c, "node '%s': negative CPU or memory",
+            spec->name ? spec->name : "");
+    return LSCHED_EINVAL;
+  }
+  /* Bounds that keep every score product of the policies inside int64. */
+  if (spec->cpu_milli > LSCHED_MAX_CPU_MILLI ||
+      spec->memory_mib > LSCHED_MAX_MEMORY_MIB) {
+    set_err(c, "node '%s': CPU or memory beyond the library's limits",
+            spec->name ? spec->name : "");
+    return LSCHED_ERANGE;
+  }
+  if (spec->gpu_count < 0 || spec->gpu_count > LSCHED_MAX_GPUS_PER_NODE) {
+    set_err(c, "node '%s': gpu_count %d outside 0..%d",
+            spec->name ? spec->name : "", spec->gpu_count,
+            LSCHED_MAX_GPUS_PER_NODE);
+    return spec->gpu_count < 0 ? LSCHED_EINVAL : LSCHED_ELIMIT;
+  }
+  if (spec->gpu_count > 0 &&
+      (spec->gpu_model < 0 || spec->gpu_model >= c->nmodels)) {
+    set_err(c, "node '%s': GPU model id %d is not a model of this cluster",
+            spec->name ? spec->name : "", spec->gpu_model);
+    return LSCHED_ENOENT;
+  }
+  if (spec->gpu_mode != LSCHED_GPU_EXCLUSIVE &&
+      spec->gpu_mode != LSCHED_GPU_SHARED) {
+    set_err(c, "node '%s': unknown GPU mode %d", spec->name ? spec->name : "",
+            (int)spec->gpu_mode);
+    return LSCHED_EINVAL;
+  }
+  if (c->n == INT32_MAX / 2 || c->ngpus > INT32_MAX / 2)
+    return LSCHED_ELIMIT;
+  int r;
+  if ((r = grow(&c->a, (void **)&c->nodes, &c->node_cap, c->n + 1,
+                sizeof *c->nodes)))
+    return r;
+  int order_cap = c->node_cap; /* order and pos_of track node_cap */
+  int *no = lsched__realloc(&c->a, c->order, (size_t)order_cap * sizeof(int));
+  if (!no)
+    return LSCHED_ENOMEM;
+  c->order = no;
+  int *np = lsched__realloc(&c->a, c->pos_of, (size_t)order_cap * sizeof(int));
+  if (!np)
+    return LSCHED_ENOMEM;
+  c->pos_of = np;
+  if ((r = grow(&c->a, (void **)&c->gpu_free, &c->gpu_pool_cap,
+                c->ngpus + spec->gpu_count, sizeof *c->gpu_free)))
+    return r;
+  char *name = NULL;
+  if (spec->name) {
+    size_t len = strlen(spec->name);
+    name = lsched__alloc(&c->a, len + 1);
+    if (!name)
+      return LSCHED_ENOMEM;
+    memcpy(name, spec->name, len + 1);
+  }
+  struct lsched_node nd;
+  memset(&nd, 0, sizeof nd);
+  nd.name = name;
+  nd.cpu_cap = nd.cpu_free = spec->cpu_milli;
+  nd.mem_cap = nd.mem_free = spec->memory_mib;
+  nd.gpu_count = spec->gpu_count;
+  nd.model = spec->gpu_count > 0 ? spec->gpu_model : -1;
+  nd.mode = spec->gpu_mode;
+  nd.gpu_off = c->ngpus;
+  if ((r = add_shape(c, &nd))) {
+    lsched__free(&c->a, name);
+    return r;
+  }
+  for (int i = 0; i < nd.gpu_count; i++)
+    c->gpu_free[c->ngpus + i] = LSCHED_GPU_MILLI;
+  c->ngpus += nd.gpu_count;
+  int id = c->n;
+  c->nodes[id] = nd;
+  node_refresh(c, &c->nodes[id]);
+  c->order[id] = id;
+  c->pos_of[id] = id;
+  c->n++;
+  if (nd.cpu_cap > c->max_cpu_cap)
+    c->max_cpu_cap = nd.cpu_cap;
+  if (nd.gpu_count > c->max_gpu_count)
+    c->max_gpu_count = nd.gpu_count;
+  /* Appending at the end of the order keeps the tree valid if it has room;
+   * otherwise it is rebuilt (amortised O(1) per node). */
+  if (c->n > c->seg_size) {
+    if ((r = seg_build(c))) {
+      c->n--; /* roll back so the cluster stays consistent */
+      c->ngpus -= nd.gpu_count;
+      lsched__free(&c->a, name);
+      return r;
+    }
+  } else {
+    seg_update(c, id);
+  }
+  if (out_id)
+    *out_id = id;
+  return LSCHED_OK;
+}
+
+int lsched_cluster_node_count(const lsched_cluster *c) { return c ? c->n : 0; }
+
+int lsched_cluster_node_info(const lsched_cluster *c, int node,
+                             lsched_node_info *out) {
+  if (!c || !out)
+    return LSCHED_EINVAL;
+  if (node < 0 || node >= c->n)
+    return LSCHED_ENOENT;
+  const struct lsched_node *nd = &c->nodes[node];
+  out->name = nd->name ? nd->name : "";
+  out->cpu_milli = nd->cpu_cap;
+  out->memory_mib = nd->mem_cap;
+  out->cpu_free = nd->cpu_free;
+  out->memory_free = nd->mem_free;
+  out->gpu_count = nd->gpu_count;
+  out->gpu_model = nd->model;
+  out->gpu_mode = nd->mode;
+  out->gpus_fully_free = nd->gpus_full_free;
+  out->gpu_milli_free = nd->gpu_free_sum;
+  return LSCHED_OK;
+}
+
+int lsched_cluster_gpu_free(const lsched_cluster *c, int node, int gpu) {
+  if (!c)
+    return LSCHED_EINVAL;
+  if (node < 0 || node >= c->n)
+    return LSCHED_ENOENT;
+  if (gpu < 0 || gpu >= c->nodes[node].gpu_count)
+    return LSCHED_ENOENT;
+  return c->gpu_free[c->nodes[node].gpu_off + gpu];
+}
+
+void lsched_cluster_totals(const lsched_cluster *c, lsched_totals *out) {
+  memset(out, 0, sizeof *out);
+  if (!c)
+    return;
+  out->nodes = c->n;
+  out->gpus = c->ngpus;
+  for (int i = 0; i < c->n; i++) {
+    const struct lsched_node *nd = &c->nodes[i];
+    out->cpu_milli += nd->cpu_cap;
+    out->cpu_free += nd->cpu_free;
+    out->memory_mib += nd->mem_cap;
+    out->memory_free += nd->mem_free;
+    out->gpu_milli_free += nd->gpu_free_sum;
+  }
+  out->gpu_milli = (int64_t)c->ngpus * LSCHED_GPU_MILLI;
+}
+
+int lsched_cluster_set_order(lsched_cluster *c, const int *order, int n) {
+  if (!c || (!order && n > 0) || n != c->n) {
+    if (c)
+      set_err(c, "order has %d entries, cluster has %d nodes", n, c->n);
+    return LSCHED_EINVAL;
+  }
+  /* Validate it is a permutation, using pos_of as scratch after a copy. */
+  for (int i = 0; i < n; i++)
+    c->pos_of[i] = -1;
+  for (int p = 0; p < n; p++) {
+    int id = order[p];
+    if (id < 0 || id >= n || c->pos_of[id] != -1) {
+      for (int q = 0; q < n; q++) /* restore the old mapping */
+        c->pos_of[c->order[q]] = q;
+      set_err(c, "order is not a permutation (entry %d = %d)", p, id);
+      return LSCHED_EINVAL;
+    }
+    c->pos_of[id] = p;
+  }
+  memcpy(c->order, order, (size_t)n * sizeof *order);
+  return seg_build(c);
+}
+
+const int *lsched_cluster_order(const lsched_cluster *c) {
+  return c ? c->order : NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Fit tests                                                               */
+
+int lsched_request_validate(const lsched_request *req) {
+  if (!req || req->version == 0 || req->version > LSCHED_REQUEST_VERSION)
+    return LSCHED_EINVAL;
+  if (req->cpu_milli < 0 || req->memory_mib < 0 || req->gpu_count < 0)
+    return LSCHED_EINVAL;
+  if (req->gpu_count == 0)
+    return req->gpu_milli == 0 ? LSCHED_OK : LSCHED_EINVAL;
+  if (req->gpu_milli < 1 || req->gpu_milli > LSCHED_GPU_MILLI)
+    return LSCHED_EINVAL;
+  return LSCHED_OK;
+}
+
+int lsched__node_fits(const lsched_cluster *c, const struct lsched_node *nd,
+                      const lsched_request *req) {
+  if (nd->cpu_free < req->cpu_milli || nd->mem_free < req->memory_mib)
+    return 0;
+  int k = req->gpu_count;
+  if (k == 0)
+    return 1;
+  if (nd->gpu_count < k)
+    return 0;
+  if (req->model_mask && !(req->model_mask & (UINT64_C(1) << nd->model)))
+    return 0;
+  int d = lsched__eff_milli(nd, req);
+  if (d == LSCHED_GPU_MILLI)
+    return nd->gpus_full_free >= k;
+  if (nd->max_gpu_free < d || nd->gpus_nonzero_free < k)
+    return 0;
+  if (k == 1)
+    return 1;
+  const int *g = c->gpu_free + nd->gpu_off;
+  int cnt = 0;
+  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
+    cnt += g[i] >= d;
+  return cnt >= k;
+}
+
+int lsched_effective_milli(const lsched_cluster *c, int node,
+                           const lsched_request *req) {
+  if (!c || !req || node < 0 || node >= c->n)
+    return LSCHED_EINVAL;
+  return lsched__eff_milli(&c->nodes[node], req);
+}
+
+int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
+  if (!c || !req || node < 0 || node >= c->n ||
+      lsched_request_validate(req) != LSCHED_OK)
+    return 0;
+  return lsched__node_fits(c, &c->nodes[node], req);
+}
+
+int lsched_can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
+  if (!c || lsched_request_validate(req) != LSCHED_OK)
+    return 0;
+  for (int i = 0; i < c->nshapes; i++) {
+    const struct lsched_shape *s = &c->shapes[i];
+    if (s->cpu_cap < req->cpu_milli || s->mem_cap < req->memory_mib)
+      continue;
+    if (req->gpu_count == 0)
+      return 1;
+    if (s->gpu_count < req->gpu_count)
+      continue;
+    if (req->model_mask && !(req->model_mask & (UINT64_C(1) << s->model)))
+      continue;
+    return 1;
+  }
+  return 0;
+}
+
+/* Could some node under segment entry s fit req? Necessary, not sufficient. */
+static int seg_may_fit(const struct lsched_seg *s, const lsched_request *req) {
+  if (s->cpu_free < req->cpu_milli || s->mem_free < req->memory_mib)
+    return 0;
+  int k = req->gpu_count;
+  if (k == 0)
+    return 1;
+  if (s->gpu_count < k)
+    return 0;
+  if (req->model_mask && !(req->model_mask & s->models))
+    return 0;
+  if (req->gpu_milli == LSCHED_GPU_MILLI)
+    return s->gpus_full_free >= k;
+  /* On exclusive nodes a fractional request needs whole free GPUs, which
+   * still implies max_gpu_free >= gpu_milli and nonzero >= k. */
+  return s->max_gpu_free >= req->gpu_milli && s->gpus_nonzero_free >= k;
+}
+
+static int seg_find(const lsched_cluster *c, int i, int lo, int hi, int from,
+                    const lsched_request *req) {
+  if (hi <= from || lo >= c->n || !seg_may_fit(&c->seg[i], req))
+    return -1;
+  if (hi - lo == 1)
+    return lsched__node_fits(c, &c->nodes[c->order[lo]], req) ? lo : -1;
+  int mid = lo + (hi - lo) / 2;
+  int r = seg_find(c, 2 * i, lo, mid, from, req);
+  if (r >= 0)
+    return r;
+  return seg_find(c, 2 * i + 1, mid, hi, from, req);
+}
+
+int lsched_next_fit(const lsched_cluster *c, const lsched_request *req,
+                    int from) {
+  if (!c || !req || c->n == 0 || from >= c->n)
+    return -1;
+  if (from < 0)
+    from = 0;
+  return seg_find(c, 1, 0, c->seg_size, from, req);
+}
+
+/* ---------------------------------------------------------------------- */
+/* GPU choice                                                              */
+
+int lsched_pick_gpus(const lsched_cluster *c, int node,
+                     const lsched_request *req, lsched_gpu_pick rule,
+                     lsched_placement *out) {
+  if (!c || !req || !out)
+    return LSCHED_EINVAL;
+  if (node < 0 || node >= c->n)
+    return LSCHED_ENOENT;
+  if (lsched_request_validate(req) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  const struct lsched_node *nd = &c->nodes[node];
+  if (!lsched__node_fits(c, nd, req))
+    return LSCHED_ENOFIT;
+  out->node = node;
+  out->cpu_milli = req->cpu_milli;
+  out->memory_mib = req->memory_mib;
+  out->gpu_count = req->gpu_count;
+  out->gpu_milli = lsched__eff_milli(nd, req);
+  out->gpu_mask = 0;
+  int k = req->gpu_count, d = out->gpu_milli;
+  if (k == 0)
+    return LSCHED_OK;
+  const int *g = c->gpu_free + nd->gpu_off;
+  if (rule == LSCHED_PICK_LOWEST ||
+      (rule == LSCHED_PICK_TIGHTEST && d == LSCHED_GPU_MILLI)) {
+    int got = 0;
+    for (int i = 0; i < nd->gpu_count && got < k; i++)
+      if (g[i] >= d) {
+        out->gpu_mask |= UINT64_C(1) << i;
+        got++;
+      }
+    return LSCHED_OK;
+  }
+  /* k selections of the best remaining GPU: O(k x G), G <= 64. */
+  for (int got = 0; got < k; got++) {
+    int best = -1;
+    for (int i = 0; i < nd->gpu_count; i++) {
+      if (g[i] < d || (out->gpu_mask >> i) & 1)
+        continue;
+      if (best < 0 || (rule == LSCHED_PICK_TIGHTEST ? g[i] < g[best]
+                                                     : g[i] > g[best]))
+        best = i;
+    }
+    out->gpu_mask |= UINT64_C(1) << best;
+  }
+  return LSCHED_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Alloc and release                                                       */
+
+static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+
+/* Shape checks common to alloc and release. */
+static int check_placement(lsched_cluster *c, const lsched_placement *p,
+                           const char *what) {
+  if (!p) {
+    set_err(c, "%s: NULL placement", what);
+    return LSCHED_EINVAL;
+  }
+  if (p->node < 0 || p->node >= c->n) {
+    set_err(c, "%s: node %d does not exist", what, p->node);
+    return LSCHED_ENOENT;
+  }
+  const struct lsched_node *nd = &c->nodes[p->node];
+  if (p->cpu_milli < 0 || p->memory_mib < 0 || p->gpu_count < 0) {
+    set_err(c, "%s: negative amount in placement", what);
+    return LSCHED_EINVAL;
+  }
+  if (popcount64(p->gpu_mask) != p->gpu_count) {
+    set_err(c, "%s: gpu_count %d but %d GPUs in mask", what, p->gpu_count,
+            popcount64(p->gpu_mask));
+    return LSCHED_EINVAL;
+  }
+  if (p->gpu_count == 0) {
+    if (p->gpu_milli != 0) {
+      set_err(c, "%s: gpu_milli without GPUs", what);
+      return LSCHED_EINVAL;
+    }
+    return LSCHED_OK;
+  }
+  if (p->gpu_milli < 1 || p->gpu_milli > LSCHED_GPU_MILLI) {
+    set_err(c, "%s: gpu_milli %d outside 1..1000", what, p->gpu_milli);
+    return LSCHED_EINVAL;
+  }
+  if (nd->gpu_count < LSCHED_MAX_GPUS_PER_NODE &&
+      (p->gpu_mask >> nd->gpu_count) != 0) {
+    set_err(c, "%s: GPU mask names GPUs beyond node %d's %d", what, p->node,
+            nd->gpu_count);
+    return LSCHED_EINVAL;
+  }
+  if (nd->mode == LSCHED_GPU_EXCLUSIVE && p->gpu_milli != LSCHED_GPU_MILLI) {
+    set_err(c, "%s: node %d is exclusive but placement takes %d milli", what,
+            p->node, p->gpu_milli);
+    return LSCHED_EINVAL;
+  }
+  return LSCHED_OK;
+}
+
+static void notify(lsched_cluster *c, const lsched_placement *p, int alloc) {
+  for (int i = 0; i < c->nattached; i++) {
+    lsched_policy *pol = c->attached[i];
+    if (alloc && pol->ops->on_alloc)
+      pol->ops->on_alloc(pol->state, c, p);
+    else if (!alloc && pol->ops->on_release)
+      pol->ops->on_release(pol->state, c, p);
+  }
+}
+
+int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {
+  if (!c)
+    return LSCHED_EINVAL;
+  int r = check_placement(c, p, "alloc");
+  if (r)
+    return r;
+  struct lsched_node *nd = &c->nodes[p->node];
+  if (p->cpu_milli > nd->cpu_free || p->memory_mib > nd->mem_free) {
+    set_err(c, "alloc: node %d has %lld CPU milli and %lld MiB free", p->node,
+            (long long)nd->cpu_free, (long long)nd->mem_free);
+    return LSCHED_ERANGE;
+  }
+  int *g = c->gpu_free + nd->gpu_off;
+  for (int i = 0; i < nd->gpu_count; i++)
+    if ((p->gpu_mask >> i) & 1 && g[i] < p->gpu_milli) {
+      set_err(c, "alloc: GPU %d of node %d has %d milli free, %d asked", i,
+              p->node, g[i], p->gpu_milli);
+      return LSCHED_ERANGE;
+    }
+  nd->cpu_free -= p->cpu_milli;
+  nd->mem_free -= p->memory_mib;
+  for (int i = 0; i < nd->gpu_count; i++)
+    if ((p->gpu_mask >> i) & 1)
+      g[i] -= p->gpu_milli;
+  node_refresh(c, nd);
+  seg_update(c, p->node);
+  c->live_allocs++;
+  notify(c, p, 1);
+  if (c->check_invariants)
+    return lsched_cluster_check(c);
+  return LSCHED_OK;
+}
+
+int lsched_release(lsched_cluster *c, const lsched_placement *p) {
+  if (!c)
+    return LSCHED_EINVAL;
+  int r = check_placement(c, p, "release");
+  if (r)
+    return r;
+  struct lsched_node *nd = &c->nodes[p->node];
+  if (p->cpu_milli > nd->cpu_cap - nd->cpu_free ||
+      p->memory_mib > nd->mem_cap - nd->mem_free) {
+    set_err(c, "release: node %d would have more CPU or memory than it holds",
+            p->node);
+    return LSCHED_ERANGE;
+  }
+  int *g = c->gpu_free + nd->gpu_off;
+  for (int i = 0; i < nd->gpu_count; i++)
+    if ((p->gpu_mask >> i) & 1 && g[i] + p->gpu_milli > LSCHED_GPU_MILLI) {
+      set_err(c, "release: GPU %d of node %d would exceed 1000 milli", i,
+              p->node);
+      return LSCHED_ERANGE;
+    }
+  nd->cpu_free += p->cpu_milli;
+  nd->mem_free += p->memory_mib;
+  for (int i = 0; i < nd->gpu_count; i++)
+    if ((p->gpu_mask >> i) & 1)
+      g[i] += p->gpu_milli;
+  node_refresh(c, nd);
+  seg_update(c, p->node);
+  c->live_allocs--;
+  notify(c, p, 0);
+  if (c->check_invariants)
+    return lsched_cluster_check(c);
+  return LSCHED_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Invariants                                                              */
+
+static int seg_equal(const struct lsched_seg *a, const struct lsched_seg *b) {
+  return a->cpu_free == b->cpu_free && a->mem_free == b->mem_free &&
+         a->max_gpu_free == b->max_gpu_free &&
+         a->gpus_full_free == b->gpus_full_free &&
+         a->gpus_nonzero_free == b->gpus_nonzero_free &&
+         a->gpu_count == b->gpu_count && a->models == b->models;
+}
+
+int lsched_cluster_check(const lsched_cluster *cc) {
+  if (!cc)
+    return LSCHED_EINVAL;
+  lsched_cluster *c = (lsched_cluster *)cc; /* errmsg is a cache, not state */
+  int gpus = 0;
+  for (int id = 0; id < c->n; id++) {
+    const struct lsched_node *nd = &c->nodes[id];
+    if (nd->cpu_free < 0 || nd->cpu_free > nd->cpu_cap || nd->mem_free < 0 ||
+        nd->mem_free > nd->mem_cap) {
+      set_err(c, "node %d: CPU %lld/%lld or memory %lld/%lld out of range", id,
+              (long long)nd->cpu_free, (long long)nd->cpu_cap,
+              (long long)nd->mem_free, (long long)nd->mem_cap);
+      return LSCHED_ESTATE;
+    }
+    if (nd->gpu_off != gpus) {
+      set_err(c, "node %d: GPU pool offset %d, expected %d", id, nd->gpu_off,
+              gpus);
+      return LSCHED_ESTATE;
+    }
+    const int *g = c->gpu_free + nd->gpu_off;
+    for (int i = 0; i < nd->gpu_count; i++) {
+      if (g[i] < 0 || g[i] > LSCHED_GPU_MILLI ||
+          (nd->mode == LSCHED_GPU_EXCLUSIVE && g[i] != 0 &&
+           g[i] != LSCHED_GPU_MILLI)) {
+        set_err(c, "node %d GPU %d: free share %d invalid", id, i, g[i]);
+        return LSCHED_ESTATE;
+      }
+    }
+    struct lsched_node copy = *nd;
+    node_refresh(c, &copy);
+    if (copy.gpus_full_free != nd->gpus_full_free ||
+        copy.gpus_nonzero_free != nd->gpus_nonzero_free ||
+        copy.max_gpu_free != nd->max_gpu_free ||
+        copy.gpu_free_sum != nd->gpu_free_sum) {
+      set_err(c, "node %d: cached GPU aggregates differ from the pool", id);
+      return LSCHED_ESTATE;
+    }
+    if (c->order[c->pos_of[id]] != id) {
+      set_err(c, "node %d: order and position disagree", id);
+      return LSCHED_ESTATE;
+    }
+    struct lsched_seg leaf;
+    seg_leaf(&leaf, nd);
+    if (!seg_equal(&leaf, &c->seg[c->seg_size + c->pos_of[id]])) {
+      set_err(c, "node %d: index leaf is stale", id);
+      return LSCHED_ESTATE;
+    }
+    gpus += nd->gpu_count;
+  }
+  if (gpus != c->ngpus) {
+    set_err(c, "GPU pool holds %d GPUs, nodes %d", c->ngpus, gpus);
+    return LSCHED_ESTATE;
+  }
+  for (int i = c->seg_size - 1; i >= 1; i--) {
+    struct lsched_seg want;
+    seg_combine(&want, &c->seg[2 * i], &c->seg[2 * i + 1]);
+    if (!seg_equal(&want, &c->seg[i])) {
+      set_err(c, "index entry %d is stale", i);
+      return LSCHED_ESTATE;
+    }
+  }
+  return LSCHED_OK;
+}

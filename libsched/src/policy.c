@@ -1,0 +1,173 @@
+/*
+ * Policy registry (per instance, no global table) and policy instances
+ * attached to a cluster.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+struct lsched_registry {
+  lsched_allocator a;
+  const lsched_policy_ops **ops;
+  size_t n, cap;
+};
+
+int lsched_registry_create(lsched_registry **out,
+                           const lsched_allocator *allocator) {
+  if (!out)
+    return LSCHED_EINVAL;
+  lsched_allocator a;
+  lsched__default_allocator(&a, allocator);
+  lsched_registry *r = lsched__calloc(&a, 1, sizeof *r);
+  *out = r;
+  if (!r)
+    return LSCHED_ENOMEM;
+  r->a = a;
+  return LSCHED_OK;
+}
+
+void lsched_registry_destroy(lsched_registry *r) {
+  if (!r)
+    return;
+  lsched_allocator a = r->a;
+  lsched__free(&a, r->ops);
+  lsched__free(&a, r);
+}
+
+static int ops_valid(const lsched_policy_ops *ops) {
+  if (!ops)
+    return LSCHED_EINVAL;
+  if (ops->version == 0 || ops->version > LSCHED_POLICY_OPS_VERSION)
+    return LSCHED_EVERSION;
+  if (!ops->name || !ops->name[0] || !ops->place)
+    return LSCHED_EINVAL;
+  return LSCHED_OK;
+}
+
+int lsched_registry_add(lsched_registry *r, const lsched_policy_ops *ops) {
+  if (!r)
+    return LSCHED_EINVAL;
+  int rc = ops_valid(ops);
+  if (rc)
+    return rc;
+  if (lsched_registry_find(r, ops->name))
+    return LSCHED_EEXIST;
+  if (r->n == r->cap) {
+    size_t nc = r->cap ? r->cap * 2 : 16;
+    const lsched_policy_ops **no =
+        lsched__realloc(&r->a, r->ops, nc * sizeof *no);
+    if (!no)
+      return LSCHED_ENOMEM;
+    r->ops = no;
+    r->cap = nc;
+  }
+  r->ops[r->n++] = ops;
+  return LSCHED_OK;
+}
+
+int lsched_registry_add_builtins(lsched_registry *r) {
+  static const lsched_policy_ops *const builtins[] = {
+      &lsched__policy_first_fit,
+      &lsched__policy_best_fit,
+      &lsched__policy_worst_fit,
+  };
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+    int rc = lsched_registry_add(r, builtins[i]);
+    if (rc && rc != LSCHED_EEXIST)
+      return rc;
+  }
+  return LSCHED_OK;
+}
+
+const lsched_policy_ops *lsched_registry_find(const lsched_registry *r,
+                                              const char *name) {
+  if (!r || !name)
+    return NULL;
+  for (size_t i = 0; i < r->n; i++)
+    if (strcmp(r->ops[i]->name, name) == 0)
+      return r->ops[i];
+  return NULL;
+}
+
+size_t lsched_registry_count(const lsched_registry *r) { return r ? r->n : 0; }
+
+const lsched_policy_ops *lsched_registry_at(const lsched_registry *r,
+                                            size_t i) {
+  return r && i < r->n ? r->ops[i] : NULL;
+}
+
+int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
+                         const lsched_policy_ops *ops) {
+  if (!out || !c)
+    return LSCHED_EINVAL;
+  *out = NULL;
+  int rc = ops_valid(ops);
+  if (rc)
+    return rc;
+  if (c->nattached == c->attached_cap) {
+    int nc = c->attached_cap ? c->attached_cap * 2 : 4;
+    lsched_policy **na =
+        lsched__realloc(&c->a, c->attached, (size_t)nc * sizeof *na);
+    if (!na)
+      return LSCHED_ENOMEM;
+    c->attached = na;
+    c->attached_cap = nc;
+  }
+  lsched_policy *p = lsched__calloc(&c->a, 1, sizeof *p);
+  if (!p)
+    return LSCHED_ENOMEM;
+  p->ops = ops;
+  p->c = c;
+  if (ops->state_size) {
+    p->state = lsched__calloc(&c->a, 1, ops->state_size);
+    if (!p->state) {
+      lsched__free(&c->a, p);
+      return LSCHED_ENOMEM;
+    }
+  }
+  if (ops->init && (rc = ops->init(p->state, c)) != LSCHED_OK) {
+    lsched__free(&c->a, p->state);
+    lsched__free(&c->a, p);
+    return rc;
+  }
+  c->attached[c->nattached++] = p;
+  *out = p;
+  return LSCHED_OK;
+}
+
+void lsched_policy_destroy(lsched_policy *p) {
+  if (!p)
+    return;
+  lsched_cluster *c = p->c;
+  for (int i = 0; i < c->nattached; i++)
+    if (c->attached[i] == p) {
+      memmove(&c->attached[i], &c->attached[i + 1],
+              (size_t)(c->nattached - i - 1) * sizeof *c->attached);
+      c->nattached--;
+      break;
+    }
+  if (p->ops->fini)
+    p->ops->fini(p->state);
+  lsched__free(&c->a, p->state);
+  lsched__free(&c->a, p);
+}
+
+int lsched_policy_set_param(lsched_policy *p, const char *key,
+                            const char *value) {
+  if (!p || !key || !value)
+    return LSCHED_EINVAL;
+  if (!p->ops->set_param)
+    return LSCHED_ENOENT;
+  return p->ops->set_param(p->state, key, value);
+}
+
+int lsched_policy_place(lsched_policy *p, const lsched_request *req,
+                        lsched_placement *out) {
+  if (!p || !out || lsched_request_validate(req) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  return p->ops->place(p->state, p->c, req, out);
+}
+
+const char *lsched_policy_name(const lsched_policy *p) {
+  return p ? p->ops->name : NULL;
+}

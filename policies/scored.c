@@ -1,0 +1,35 @@
+/* Shared machinery of the scoring policies (see internal.h). */
+#include "../libsched/src/internal.h"
+
+int lsched__place_best_score(const lsched_cluster *c,
+                             const lsched_request *req, lsched__score_fn score,
+                             void *ctx, int *scratch, lsched_gpu_pick pick,
+                             lsched_placement *out) {
+  int *cand = scratch, *sc = scratch + c->n;
+  int m = 0;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int p = lsched_next_fit(c, req, 0); p >= 0;
+       p = lsched_next_fit(c, req, p + 1)) {
+    int node = c->order[p];
+    int64_t s = score(c, node, req, ctx);
+    cand[m] = node;
+    sc[m] = (int)s;
+    m++;
+    if (s < lo)
+      lo = s;
+    if (s > hi)
+      hi = s;
+  }
+  if (m == 0)
+    return LSCHED_ENOFIT;
+  int best = 0;
+  int64_t best_norm = -1;
+  for (int i = 0; i < m; i++) {
+    int64_t norm = hi > lo ? (sc[i] - lo) * 100 / (hi - lo) : 100;
+    if (norm > best_norm) {
+      best_norm = norm;
+      best = i;
+    }
+  }
+  return lsched_pick_gpus(c, cand[best], req, pick, out);
+}

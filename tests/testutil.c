@@ -1,0 +1,40 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *testutil_data(const char *relpath) {
+  static char buf[4096];
+  const char *dir = getenv("SCHEDSIM_SHARED_DATA");
+  if (!dir)
+    dir = "../shared/data";
+  snprintf(buf, sizeof buf, "%s/%s", dir, relpath);
+  if (access(buf, R_OK) == 0)
+    return buf;
+  const char *ci = getenv("CI");
+  if (ci && strcmp(ci, "true") == 0)
+    ck_abort_msg("CI=true but shared data file %s is missing", buf);
+  fprintf(stderr, "SKIP: shared data %s not found; test skipped\n", buf);
+  return NULL;
+}
+
+const char *testutil_tmpdir(void) {
+  static char buf[256];
+  const char *base = getenv("TMPDIR");
+  snprintf(buf, sizeof buf, "%s/schedsim-test-XXXXXX", base ? base : "/tmp");
+  if (!mkdtemp(buf))
+    ck_abort_msg("mkdtemp failed");
+  return buf;
+}
+
+int testutil_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_FORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

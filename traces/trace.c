@@ -1,0 +1,2 @@
+/* placeholder: replaced by the traces implementation */
+#include "trace.h"

@@ -1,0 +1,151 @@
+/*
+ * Job traces: one job-record type for every trace format, the readers, and
+ * the synthetic workload generator.
+ *
+ * Times are int64 microseconds from the trace's origin (the formats we read
+ * give seconds; microseconds leave room for sub-second formats and keep all
+ * event ordering exact). Every reader reports the first bad input as
+ * "FILE:LINE: field 'NAME': what is wrong" in a trace_error and returns -1;
+ * nothing is half-loaded on error (the trace is left empty).
+ */
+#ifndef SCHEDSIM_TRACE_H
+#define SCHEDSIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRACE_US_PER_S INT64_C(1000000)
+
+/** A job (pod) as read from a trace. 64 bytes. */
+typedef struct job_record {
+  int64_t submit_us;   /* submit (creation) time */
+  int64_t duration_us; /* run time once started; -1 = unknown */
+  int64_t cpu_milli;
+  int64_t memory_mib;
+  int32_t num_gpu;     /* GPUs per job */
+  int32_t gpu_milli;   /* share of each GPU, 1..1000; 0 when num_gpu is 0 */
+  int32_t gpu_spec;    /* index into trace.specs; -1 = any model */
+  int32_t line;        /* 1-based line in the source file; 0 = generated */
+  uint32_t name_off;   /* offset of the job's name in trace.names */
+  uint8_t qos;         /* enum trace_qos */
+  uint8_t flags;       /* TRACE_JOB_* bits */
+  uint8_t pad_[2];
+} job_record;
+
+enum trace_qos {
+  TRACE_QOS_UNKNOWN = 0,
+  TRACE_QOS_LS = 1,        /* latency sensitive */
+  TRACE_QOS_BE = 2,        /* best effort */
+  TRACE_QOS_BURSTABLE = 3,
+  TRACE_QOS_GUARANTEED = 4
+};
+
+enum {
+  /* The trace says the job was never scheduled (empty scheduled_time): its
+   * duration is deletion - creation. */
+  TRACE_JOB_NEVER_SCHEDULED = 1,
+  /* The duration was not in the trace. */
+  TRACE_JOB_NO_DURATION = 2
+};
+
+enum trace_format {
+  TRACE_FMT_UNKNOWN = 0,
+  TRACE_FMT_ALIBABA_POD = 1,      /* 11-column openb_pod_list */
+  TRACE_FMT_ALIBABA_POD_MULTI = 2 /* 5-column multigpu variant, no times */
+};
+
+typedef struct trace {
+  char *path;             /* copy of the file path ("<synthetic>" if made) */
+  enum trace_format format;
+  int has_times;          /* 0: every job arrives at 0, durations unknown */
+  job_record *jobs;       /* in file order */
+  size_t n, cap;
+  char *names;            /* NUL-terminated names, back to back */
+  size_t names_len, names_cap;
+  char **specs;           /* distinct gpu_spec strings ("V100M16|V100M32") */
+  int nspecs, specs_cap;
+} trace;
+
+typedef struct trace_error {
+  char msg[512];
+} trace_error;
+
+/** Initialises an empty trace. */
+void trace_init(trace *t);
+/** Frees everything the trace holds and leaves it empty. */
+void trace_free(trace *t);
+/** Name of job i. */
+const char *trace_job_name(const trace *t, size_t i);
+
+/**
+ * Reads a trace file, detecting the format from the header line (an
+ * Alibaba 2023 pod list with 11 or 5 columns). 0 on success, -1 with
+ * err->msg set. An empty file or a header without jobs is an error.
+ */
+int trace_load(trace *t, const char *path, trace_error *err);
+
+/** Appends a job; name is copied; spec NULL or "" = any model. 0 or -1. */
+int trace_add_job(trace *t, const job_record *job, const char *name,
+                  const char *spec);
+
+/** A node of a node list file (Alibaba openb_node_list_*.csv). */
+typedef struct node_row {
+  char *name;
+  int64_t cpu_milli;
+  int64_t memory_mib;
+  int32_t gpus;
+  char *model; /* "" when gpus is 0 */
+  int32_t line;
+} node_row;
+
+typedef struct node_list {
+  node_row *rows;
+  size_t n, cap;
+} node_list;
+
+/** Reads `sn,cpu_milli,memory_mib,gpu,model`. 0 or -1 with err set. */
+int node_list_load(node_list *nl, const char *path, trace_error *err);
+void node_list_free(node_list *nl);
+
+/** 1 if the file's first line is a node-list header, 0 if not, -1 on I/O. */
+int node_list_sniff(const char *path);
+
+/* ---------------------------------------------------------------- synth */
+
+/** One request shape of a synthetic mix. */
+typedef struct synth_shape {
+  double weight;      /* relative frequency, > 0 */
+  int64_t cpu_milli;
+  int64_t memory_mib;
+  int32_t num_gpu;
+  int32_t gpu_milli;  /* per GPU; 1000 for whole GPUs */
+} synth_shape;
+
+typedef struct synth_params {
+  uint64_t seed;
+  size_t jobs;            /* number of jobs */
+  double arrival_rate;    /* Poisson arrivals per second */
+  double duration_mu;     /* lognormal parameters of duration in seconds */
+  double duration_sigma;
+  double max_duration_s;  /* durations are capped here (> 0) */
+  const synth_shape *shapes;
+  int nshapes;            /* 0 = the built-in default mix */
+} synth_params;
+
+/** Built-in default mix and parameters (documented in synth.c). */
+void synth_default_params(synth_params *p);
+/** The built-in default mix (count in *n). */
+const synth_shape *synth_default_shapes(int *n);
+
+/**
+ * Generates p->jobs jobs into t (emptied first), seeded and deterministic:
+ * inter-arrival ~ Exponential(1/rate), duration ~ LogNormal(mu, sigma)
+ * rounded to whole seconds (at least 1 s, at most max_duration_s), shape
+ * drawn by weight. 0 or -1 with err set for bad parameters.
+ */
+int synth_generate(trace *t, const synth_params *p, trace_error *err);
+
+/** Writes t as an 11-column Alibaba pod list. 0 or -1 with err set. */
+int trace_write_alibaba(const trace *t, const char *path, trace_error *err);
+
+#endif
