@@ -1,0 +1,45 @@
+/*
+ * The GPU hardware catalog: models with memory, TFLOPS, TDP, MIG capability
+ * and an on-demand price with its source and date. The default catalog is
+ * sim/gpu_catalog.json, compiled into the binary; --catalog loads another.
+ */
+#ifndef SCHEDSIM_CATALOG_H
+#define SCHEDSIM_CATALOG_H
+
+#include <stddef.h>
+
+typedef struct gpu_model_info {
+  char *name;         /* canonical name */
+  char **aliases;
+  int naliases;
+  double memory_gib;  /* 0 = unknown */
+  double bf16_tflops; /* 0 = unknown */
+  double tdp_w;       /* 0 = unknown */
+  int mig;
+  int has_price;
+  double price_per_gpu_hour;
+  char *price_source;
+  char *price_date;
+} gpu_model_info;
+
+typedef struct gpu_catalog {
+  gpu_model_info *models;
+  int n;
+} gpu_catalog;
+
+/* Loads the built-in catalog. 0, or -1 with err set. */
+int catalog_load_default(gpu_catalog *cat, char *err, size_t errlen);
+/* Loads a catalog file. 0, or -1 with "FILE: ..." in err. */
+int catalog_load_file(gpu_catalog *cat, const char *path, char *err,
+                      size_t errlen);
+/* Parses catalog JSON text; origin names it in errors. */
+int catalog_parse(gpu_catalog *cat, const char *text, const char *origin,
+                  char *err, size_t errlen);
+void catalog_free(gpu_catalog *cat);
+/* Finds a model by canonical name or alias (case-insensitive), or NULL. */
+const gpu_model_info *catalog_find(const gpu_catalog *cat, const char *name);
+/* Applies "MODEL=USD" (from --price). 0, or -1 with err set. */
+int catalog_override_price(gpu_catalog *cat, const char *assignment, char *err,
+                           size_t errlen);
+
+#endif

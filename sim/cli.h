@@ -1,0 +1,35 @@
+/* The schedsim subcommands and the loading steps they share. */
+#ifndef SCHEDSIM_CLI_H
+#define SCHEDSIM_CLI_H
+
+#include <stdio.h>
+
+#include "catalog.h"
+#include "cluster_spec.h"
+#include "engine.h"
+#include "output.h"
+#include "trace.h"
+
+int cmd_run(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_policies(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+
+/* Loads the catalog (default when path is NULL) and applies --price. */
+int cli_load_catalog(gpu_catalog *cat, const char *path, char **prices,
+                     int nprices, char *err, size_t errlen);
+/* Loads a cluster file, or the built-in one for "builtin:default". */
+int cli_load_cluster(sim_cluster *sc, const char *path,
+                     const gpu_catalog *cat, int check, char *err,
+                     size_t errlen);
+/* Loads a trace file, or generates the default workload for
+ * "builtin:default" with the given seed. */
+int cli_load_trace(trace *t, const char *path, uint64_t seed, char *err,
+                   size_t errlen);
+/* One replay with outputs in outdir (NULL: none). Returns an exit status. */
+int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
+               const sim_options *base, const char *outdir, run_meta *meta,
+               sim_result *res, int quiet);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * A simulated cluster: the libsched cluster plus what only the simulator
+ * needs (prices, node groups). Loaded from a JSON cluster spec (DESIGN.md
+ * section 7) or from an Alibaba node list CSV.
+ */
+#ifndef SCHEDSIM_CLUSTER_SPEC_H
+#define SCHEDSIM_CLUSTER_SPEC_H
+
+#include <libsched/libsched.h>
+#include <stdint.h>
+
+#include "catalog.h"
+
+typedef struct sim_cluster {
+  lsched_cluster *c;
+  char *name;
+  int nodes, gpus;
+  double *node_price;    /* USD per GPU-hour of each node's GPUs (0 unpriced) */
+  uint8_t *node_priced;  /* 1 if node_price is known */
+  int unpriced_gpus;     /* GPUs without a price: left out of costs */
+} sim_cluster;
+
+/*
+ * Loads a cluster from a JSON spec or an Alibaba node CSV (detected from the
+ * first line). GPU models resolve through the catalog (aliases allowed); the
+ * cluster's model names are the catalog's canonical names. 0, or -1 with a
+ * message naming the file, line or key in err.
+ */
+int sim_cluster_load(sim_cluster *sc, const char *path,
+                     const gpu_catalog *cat, int check_invariants, char *err,
+                     size_t errlen);
+/* Builds a cluster from JSON text (origin names it in errors). */
+int sim_cluster_from_json(sim_cluster *sc, const char *text,
+                          const char *origin, const gpu_catalog *cat,
+                          int check_invariants, char *err, size_t errlen);
+void sim_cluster_free(sim_cluster *sc);
+
+/*
+ * Resolves a trace's gpu_spec ("V100M16|V100M32") to a libsched model mask.
+ * Returns 0 with *mask set (0 = any model when spec is empty), 1 when every
+ * named model is a catalog model absent from this cluster (the job can never
+ * run here), -1 with err set for a name the catalog does not know.
+ */
+int sim_cluster_spec_mask(const sim_cluster *sc, const gpu_catalog *cat,
+                          const char *spec, uint64_t *mask, char *err,
+                          size_t errlen);
+
+/* The built-in default cluster: 16 x 8 A100-SXM4-80GB + 8 x 8 H100-SXM5-80GB
+ * (the same as sim/examples/a100-h100.json). */
+extern const char *const sim_default_cluster_json;
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * Replay mode (DESIGN.md section 5): jobs arrive at their submit time, wait
+ * in a queue, run for their duration on the placement a libsched policy
+ * chose, and release their resources. The engine is a discrete-event loop
+ * over a 4-ary heap of completion events; arrivals stream from the trace in
+ * submit order (ties in file order), so the heap only ever holds running
+ * jobs. All events at one time are processed before the queue is scanned.
+ */
+#ifndef SCHEDSIM_ENGINE_H
+#define SCHEDSIM_ENGINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cluster_spec.h"
+#include "trace.h"
+
+typedef enum sim_queue_kind {
+  SIM_QUEUE_FIFO = 0, /* head-of-line blocking */
+  SIM_QUEUE_SKIP = 1  /* every waiting job in order; start each that fits */
+} sim_queue_kind;
+
+typedef enum job_status {
+  JOB_PENDING = 0,    /* not yet arrived (only during a run) */
+  JOB_QUEUED = 1,
+  JOB_RUNNING = 2,
+  JOB_DONE = 3,
+  JOB_NEVER_NO_NODE = 4, /* no node of the cluster could ever hold it */
+  JOB_NEVER_MODEL = 5,   /* its allowed GPU models are not in the cluster */
+  JOB_NEVER_QUEUED = 6   /* still queued when the simulation ended */
+} job_status;
+
+/* Per-job outcome: 32 bytes. */
+typedef struct job_state {
+  int64_t start_us;  /* -1 if never started */
+  int64_t finish_us; /* -1 if never finished */
+  uint64_t gpu_mask; /* GPUs used on node */
+  int32_t node;      /* -1 if never placed */
+  int16_t gpu_milli; /* milli taken per GPU (1000 on exclusive nodes) */
+  uint8_t status;    /* job_status */
+  uint8_t pad_;
+} job_state;
+
+typedef struct sim_options {
+  const char *policy;
+  sim_queue_kind queue;
+  uint64_t seed;
+  /* Duration for jobs whose trace has none; < 0: such jobs are an error. */
+  int64_t unknown_duration_us;
+  /* Where to write timeline.csv rows (header included); may be NULL. */
+  FILE *timeline;
+  /* Called about every 65536 events; may be NULL. */
+  void (*progress)(int64_t now_us, uint64_t events, size_t done, size_t total,
+                   void *user);
+  void *progress_user;
+} sim_options;
+
+typedef struct sim_stats {
+  double mean, p50, p95, p99, max;
+  size_t n;
+} sim_stats;
+
+typedef struct sim_result {
+  size_t jobs, completed, never_started;
+  size_t never_no_node, never_model, never_queued;
+  double gpu_alloc_ratio_mean;
+  sim_stats queue_time_s, jct_s;
+  int64_t first_arrival_us, last_completion_us, makespan_us;
+  double allocated_gpu_hours;
+  double cost_total, cost_per_allocated_gpu_hour, cost_idle;
+  int unpriced_gpus;
+  uint64_t events;
+  job_state *js; /* one per trace job, in trace order */
+} sim_result;
+
+/*
+ * Runs a replay of t on sc (whose cluster must be idle; it is idle again
+ * afterwards). 0 on success; -1 with err set for bad input (unknown policy,
+ * unknown GPU model in a job's gpu_spec, jobs without duration, ...);
+ * -2 for an internal failure (out of memory, invariant violation).
+ */
+int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
+            const sim_options *opt, sim_result *out, char *err,
+            size_t errlen);
+void sim_result_free(sim_result *r);
+
+/* Statistics of values (sorted in place): mean, and p50/p95/p99 as GSL's
+ * quantile_from_sorted_data (linear interpolation between order statistics
+ * at (n-1)p), max. All 0 when n is 0. */
+void sim_stats_compute(double *values, size_t n, sim_stats *out);
+
+/* Formats microseconds as seconds with no trailing zeros ("12", "0.5"). */
+void sim_fmt_seconds(char *buf, size_t len, int64_t us);
+
+#endif

@@ -1,0 +1,99 @@
+#include "jsonutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *json_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+cJSON *json_parse_located(const char *text, const char *origin, char *err,
+                          size_t errlen) {
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+  if (root)
+    return root;
+  /* cJSON reports where parsing stopped; turn it into a line number. */
+  int line = 1;
+  const char *p = text;
+  if (end)
+    for (; p < end && *p; p++)
+      line += *p == '\n';
+  char near[32] = "";
+  if (end && *end) {
+    size_t k = 0;
+    for (const char *q = end; *q && *q != '\n' && k < sizeof near - 1; q++)
+      near[k++] = *q;
+    near[k] = 0;
+  }
+  snprintf(err, errlen, "%s:%d: JSON syntax error near '%s'", origin, line,
+           near[0] ? near : "end of file");
+  return NULL;
+}
+
+char *json_read_file(const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) {
+    fclose(f);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return NULL;
+  }
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    free(buf);
+    snprintf(err, errlen, "%s: read error", path);
+    return NULL;
+  }
+  buf[n] = 0;
+  if (strlen(buf) != n) {
+    free(buf);
+    snprintf(err, errlen, "%s: contains a NUL byte (not a text file)", path);
+    return NULL;
+  }
+  return buf;
+}
+
+int json_check_keys(const cJSON *obj, const char *const *allowed,
+                    const char *origin, const char *where, char *err,
+                    size_t errlen) {
+  for (const cJSON *it = obj->child; it; it = it->next) {
+    int ok = 0;
+    for (const char *const *a = allowed; *a; a++)
+      if (it->string && strcmp(it->string, *a) == 0)
+        ok = 1;
+    if (!ok) {
+      snprintf(err, errlen, "%s: %s: unknown key '%s'", origin, where,
+               it->string ? it->string : "");
+      return -1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,219 @@
+#include "output.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int out_mkdir(const char *dir, char *err, size_t errlen) {
+  char buf[4096];
+  size_t len = strlen(dir);
+  if (len == 0 || len >= sizeof buf) {
+    snprintf(err, errlen, "%s: bad output directory name", dir);
+    return -1;
+  }
+  memcpy(buf, dir, len + 1);
+  for (size_t i = 1; i <= len; i++) {
+    if (buf[i] != '/' && buf[i] != 0)
+      continue;
+    char c = buf[i];
+    buf[i] = 0;
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+      snprintf(err, errlen, "%s: cannot create directory: %s", buf,
+               strerror(errno));
+      return -1;
+    }
+    buf[i] = c;
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(err, errlen, "%s: not a directory", dir);
+    return -1;
+  }
+  return 0;
+}
+
+int out_open(out_file *o, const char *path, char *err, size_t errlen) {
+  memset(o, 0, sizeof *o);
+  size_t n = strlen(path) + 32;
+  o->path = malloc(strlen(path) + 1);
+  o->tmp = malloc(n);
+  if (!o->path || !o->tmp) {
+    free(o->path);
+    free(o->tmp);
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  strcpy(o->path, path);
+  snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  o->f = fopen(o->tmp, "w");
+  if (!o->f) {
+    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    free(o->path);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+    return -1;
+  }
+  return 0;
+}
+
+void out_abort(out_file *o) {
+  if (o->f) {
+    fclose(o->f);
+    remove(o->tmp);
+  }
+  free(o->path);
+  free(o->tmp);
+  memset(o, 0, sizeof *o);
+}
+
+int out_commit(out_file *o, char *err, size_t errlen) {
+  int bad = fflush(o->f) != 0 || ferror(o->f);
+  int saved = errno;
+  if (fclose(o->f) != 0 && !bad) {
+    bad = 1;
+    saved = errno;
+  }
+  o->f = NULL;
+  if (!bad && rename(o->tmp, o->path) != 0) {
+    bad = 1;
+    saved = errno;
+  }
+  if (bad) {
+    snprintf(err, errlen, "%s: write failed: %s", o->path,
+             strerror(saved ? saved : EIO));
+    remove(o->tmp);
+  }
+  free(o->path);
+  free(o->tmp);
+  memset(o, 0, sizeof *o);
+  return bad ? -1 : 0;
+}
+
+static cJSON *stats_json(const sim_stats *s) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "mean", s->mean);
+  cJSON_AddNumberToObject(o, "p50", s->p50);
+  cJSON_AddNumberToObject(o, "p95", s->p95);
+  cJSON_AddNumberToObject(o, "p99", s->p99);
+  cJSON_AddNumberToObject(o, "max", s->max);
+  return o;
+}
+
+int write_summary_json(const char *path, const run_meta *m,
+                       const sim_result *r, char *err, size_t errlen) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "mode", m->mode);
+  cJSON_AddStringToObject(o, "policy", m->policy);
+  cJSON_AddStringToObject(o, "queue", m->queue);
+  cJSON_AddNumberToObject(o, "seed", (double)m->seed);
+  cJSON_AddStringToObject(o, "trace", m->trace);
+  cJSON_AddStringToObject(o, "cluster", m->cluster);
+  cJSON_AddNumberToObject(o, "nodes", m->nodes);
+  cJSON_AddNumberToObject(o, "gpus", m->gpus);
+  cJSON_AddNumberToObject(o, "jobs", (double)r->jobs);
+  cJSON_AddNumberToObject(o, "jobs_completed", (double)r->completed);
+  cJSON_AddNumberToObject(o, "jobs_never_started", (double)r->never_started);
+  cJSON *why = cJSON_AddObjectToObject(o, "never_started_reasons");
+  cJSON_AddNumberToObject(why, "no_node_fits", (double)r->never_no_node);
+  cJSON_AddNumberToObject(why, "gpu_model_not_in_cluster",
+                          (double)r->never_model);
+  cJSON_AddNumberToObject(why, "still_queued", (double)r->never_queued);
+  cJSON_AddNumberToObject(o, "gpu_alloc_ratio_mean", r->gpu_alloc_ratio_mean);
+  cJSON_AddItemToObject(o, "queue_time_s", stats_json(&r->queue_time_s));
+  cJSON_AddItemToObject(o, "jct_s", stats_json(&r->jct_s));
+  cJSON_AddNumberToObject(o, "makespan_s", (double)r->makespan_us / 1e6);
+  cJSON_AddNumberToObject(o, "allocated_gpu_hours", r->allocated_gpu_hours);
+  cJSON *cost = cJSON_AddObjectToObject(o, "cost_usd");
+  cJSON_AddNumberToObject(cost, "total", r->cost_total);
+  cJSON_AddNumberToObject(cost, "per_allocated_gpu_hour",
+                          r->cost_per_allocated_gpu_hour);
+  cJSON_AddNumberToObject(cost, "idle", r->cost_idle);
+  cJSON_AddNumberToObject(cost, "unpriced_gpus", r->unpriced_gpus);
+  cJSON_AddNumberToObject(o, "events", (double)r->events);
+  char *text = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (!text) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  out_file f;
+  int rc = out_open(&f, path, err, errlen);
+  if (rc == 0) {
+    fputs(text, f.f);
+    fputc('\n', f.f);
+    rc = out_commit(&f, err, errlen);
+  }
+  cJSON_free(text);
+  return rc;
+}
+
+static const char *status_name(int st) {
+  switch (st) {
+  case JOB_DONE:
+    return "completed";
+  case JOB_NEVER_NO_NODE:
+    return "never_started:no_node_fits";
+  case JOB_NEVER_MODEL:
+    return "never_started:gpu_model_not_in_cluster";
+  default:
+    return "never_started:still_queued";
+  }
+}
+
+/* A CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_field(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\r\n")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"')
+      fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
+                   const sim_result *r, char *err, size_t errlen) {
+  out_file o;
+  if (out_open(&o, path, err, errlen))
+    return -1;
+  FILE *f = o.f;
+  fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status\n",
+        f);
+  char a[32], b[32], c[32], d[32], e[32];
+  for (size_t j = 0; j < t->n; j++) {
+    const job_record *jr = &t->jobs[j];
+    const job_state *s = &r->js[j];
+    csv_field(f, trace_job_name(t, j));
+    sim_fmt_seconds(a, sizeof a, jr->submit_us);
+    if (s->status == JOB_DONE) {
+      sim_fmt_seconds(b, sizeof b, s->start_us);
+      sim_fmt_seconds(c, sizeof c, s->finish_us);
+      sim_fmt_seconds(d, sizeof d, s->start_us - jr->submit_us);
+      sim_fmt_seconds(e, sizeof e, s->finish_us - jr->submit_us);
+      lsched_node_info ni;
+      lsched_cluster_node_info(sc->c, s->node, &ni);
+      fprintf(f, ",%s,%s,%s,", a, b, c);
+      csv_field(f, ni.name);
+      fputc(',', f);
+      int first = 1;
+      for (int g = 0; g < 64; g++)
+        if ((s->gpu_mask >> g) & 1) {
+          fprintf(f, first ? "%d" : ";%d", g);
+          first = 0;
+        }
+      fprintf(f, ",%d,%s,%s,%s\n", jr->num_gpu ? s->gpu_milli : 0, d, e,
+              status_name(s->status));
+    } else {
+      fprintf(f, ",%s,,,,,%d,,,%s\n", a, jr->gpu_milli,
+              status_name(s->status));
+    }
+  }
+  return out_commit(&o, err, errlen);
+}

@@ -1,0 +1,45 @@
+/*
+ * Machine outputs of a run: summary.json, jobs.csv, timeline.csv (written
+ * by the engine). Every file is written under a temporary name in the same
+ * directory and renamed into place only when complete, so a results file is
+ * never left half-written under its final name.
+ */
+#ifndef SCHEDSIM_OUTPUT_H
+#define SCHEDSIM_OUTPUT_H
+
+#include <stdio.h>
+
+#include "engine.h"
+
+typedef struct run_meta {
+  const char *mode;    /* "replay" */
+  const char *policy;
+  const char *queue;
+  unsigned long long seed;
+  const char *trace;   /* path */
+  const char *cluster; /* cluster name */
+  int nodes, gpus;
+} run_meta;
+
+/* A file being written: FILE on "<path>.tmp.<pid>", renamed on commit. */
+typedef struct out_file {
+  FILE *f;
+  char *path, *tmp;
+} out_file;
+
+/* 0, or -1 with "PATH: cannot write: ..." in err. */
+int out_open(out_file *o, const char *path, char *err, size_t errlen);
+/* Flushes, closes and renames; 0, or -1 (the temporary file is removed). */
+int out_commit(out_file *o, char *err, size_t errlen);
+/* Closes and removes the temporary file. */
+void out_abort(out_file *o);
+
+/* Creates DIR (and parents) if missing; 0 or -1 with err. */
+int out_mkdir(const char *dir, char *err, size_t errlen);
+
+int write_summary_json(const char *path, const run_meta *m,
+                       const sim_result *r, char *err, size_t errlen);
+int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
+                   const sim_result *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,503 @@
+/*
+ * The simulator core: event heap, hand-computed replay metrics, cost,
+ * never-started accounting, cluster-spec validation, determinism.
+ */
+#include "catalog.h"
+#include "cluster_spec.h"
+#include "engine.h"
+#include "heap.h"
+#include "output.h"
+#include "testutil.h"
+#include "trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S(x) ((int64_t)(x) * TRACE_US_PER_S)
+
+/* ------------------------------------------------------------------ heap */
+
+START_TEST(heap_orders_by_time_then_insertion) {
+  event_heap h;
+  heap_init(&h);
+  uint64_t x = 88172645463325252ull;
+  int64_t times[5000];
+  for (int i = 0; i < 5000; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    times[i] = (int64_t)(x % 50); /* many equal times */
+    ck_assert_int_eq(heap_push(&h, times[i], (uint32_t)i, 1), 0);
+    if (i % 97 == 0)
+      ck_assert(heap_verify(&h));
+  }
+  ck_assert(heap_verify(&h));
+  sim_event prev = {-1, 0, 0, 0}, ev;
+  int count = 0;
+  while (heap_pop(&h, &ev) == 0) {
+    ck_assert_int_eq(ev.time, times[ev.job]);
+    ck_assert(ev.time > prev.time ||
+              (ev.time == prev.time && ev.seq > prev.seq));
+    /* Equal times come out in push order: job index = push order here. */
+    if (ev.time == prev.time)
+      ck_assert_uint_gt(ev.job, prev.job);
+    prev = ev;
+    count++;
+  }
+  ck_assert_int_eq(count, 5000);
+  ck_assert_int_eq(heap_pop(&h, &ev), -1);
+  heap_free(&h);
+}
+END_TEST
+
+/* --------------------------------------------------------------- fixtures */
+
+static gpu_catalog cat;
+
+static void load_catalog(void) {
+  char err[512];
+  ck_assert_msg(catalog_load_default(&cat, err, sizeof err) == 0, "%s", err);
+}
+
+static void free_catalog(void) { catalog_free(&cat); }
+
+/* One node, 2 A100-80GB GPUs at $3.60 per GPU-hour. */
+static void small_cluster(sim_cluster *sc, const char *mode) {
+  char json[1024], err[512];
+  snprintf(json, sizeof json,
+           "{\"name\": \"t\", \"node_groups\": [{\"name\": \"n\", \"count\": "
+           "1, \"gpu_model\": \"A100-80GB\", \"gpus_per_node\": 2, "
+           "\"cpu_milli\": 10000, \"memory_mib\": 10000, \"gpu_mode\": "
+           "\"%s\", \"price_per_gpu_hour\": 3.6}]}",
+           mode);
+  ck_assert_msg(sim_cluster_from_json(sc, json, "test", &cat, 1, err,
+                                      sizeof err) == 0,
+                "%s", err);
+}
+
+static void add(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
+                int gpus, int milli, const char *spec) {
+  job_record j;
+  memset(&j, 0, sizeof j);
+  j.submit_us = S(submit_s);
+  j.duration_us = S(dur_s);
+  j.cpu_milli = 1000;
+  j.memory_mib = 1000;
+  j.num_gpu = gpus;
+  j.gpu_milli = milli;
+  j.line = (int32_t)t->n + 2;
+  ck_assert_int_eq(trace_add_job(t, &j, name, spec), 0);
+}
+
+/*
+ * A: t=0, 10 s, 1 GPU; B: t=0, 20 s, 2 GPUs; C: t=5, 5 s, 1 GPU at 500.
+ * fifo: A runs [0,10); B waits for A and runs [10,30); C is behind B and
+ * runs [30,35).  skip: C starts at 5 beside A and runs [5,10).
+ */
+static void abc_trace(trace *t) {
+  trace_init(t);
+  t->path = strdup("abc.csv");
+  t->has_times = 1;
+  add(t, "A", 0, 10, 1, 1000, NULL);
+  add(t, "B", 0, 20, 2, 1000, NULL);
+  add(t, "C", 5, 5, 1, 500, NULL);
+}
+
+static int run(sim_cluster *sc, const trace *t, const char *policy,
+               sim_queue_kind q, FILE *timeline, sim_result *r) {
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = policy;
+  o.queue = q;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.timeline = timeline;
+  char err[512] = "";
+  int rc = sim_run(sc, &cat, t, &o, r, err, sizeof err);
+  if (rc)
+    fprintf(stderr, "sim_run: %s\n", err);
+  return rc;
+}
+
+#define EPS 1e-9
+
+START_TEST(fifo_hand_computed) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  small_cluster(&sc, "shared");
+  abc_trace(&t);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *tl = open_memstream(&buf, &len);
+  ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_FIFO, tl, &r), 0);
+  fclose(tl);
+  ck_assert_int_eq(r.js[0].start_us, S(0));
+  ck_assert_int_eq(r.js[1].start_us, S(10));
+  ck_assert_int_eq(r.js[2].start_us, S(30));
+  ck_assert_int_eq(r.js[2].finish_us, S(35));
+  ck_assert_uint_eq(r.completed, 3);
+  ck_assert_uint_eq(r.events, 6);
+  /* queue times 0, 10, 25: mean 35/3; GSL quantiles at (n-1)p. */
+  ck_assert_double_eq_tol(r.queue_time_s.mean, 35.0 / 3, EPS);
+  ck_assert_double_eq_tol(r.queue_time_s.p50, 10, EPS);
+  ck_assert_double_eq_tol(r.queue_time_s.p95, 10 + 0.9 * 15, EPS);
+  ck_assert_double_eq_tol(r.queue_time_s.p99, 10 + 0.98 * 15, EPS);
+  ck_assert_double_eq_tol(r.queue_time_s.max, 25, EPS);
+  /* JCT 10, 30, 30. */
+  ck_assert_double_eq_tol(r.jct_s.mean, 70.0 / 3, EPS);
+  ck_assert_double_eq_tol(r.jct_s.p50, 30, EPS);
+  ck_assert_double_eq_tol(r.jct_s.max, 30, EPS);
+  /* Allocated milli x s: 10 x 1000 + 20 x 2000 + 5 x 500 = 52500 over a
+   * span of 35 s x 2000 milli = 70000. */
+  ck_assert_int_eq(r.makespan_us, S(35));
+  ck_assert_double_eq_tol(r.gpu_alloc_ratio_mean, 52500.0 / 70000.0, EPS);
+  ck_assert_double_eq_tol(r.allocated_gpu_hours, 52.5 / 3600, EPS);
+  /* Cost at $3.60/GPU-h: 2 GPUs x 35 s = 0.07; allocated 0.0525. */
+  ck_assert_double_eq_tol(r.cost_total, 0.07, EPS);
+  ck_assert_double_eq_tol(r.cost_idle, 0.07 - 0.0525, EPS);
+  ck_assert_double_eq_tol(r.cost_per_allocated_gpu_hour, 0.07 / (52.5 / 3600),
+                          1e-6);
+  const char *want = "time,alloc_gpu_milli,alloc_ratio,running,queued\n"
+                     "0,1000,0.500000,1,1\n"
+                     "5,1000,0.500000,1,2\n"
+                     "10,2000,1.000000,1,1\n"
+                     "30,500,0.250000,1,0\n"
+                     "35,0,0.000000,0,0\n";
+  ck_assert_str_eq(buf, want);
+  free(buf);
+  sim_result_free(&r);
+  /* The cluster is idle again and consistent. */
+  lsched_totals tot;
+  lsched_cluster_totals(sc.c, &tot);
+  ck_assert_int_eq(tot.gpu_milli_free, tot.gpu_milli);
+  ck_assert_int_eq(lsched_cluster_check(sc.c), LSCHED_OK);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+START_TEST(skip_hand_computed) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  small_cluster(&sc, "shared");
+  abc_trace(&t);
+  ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_SKIP, NULL, &r), 0);
+  ck_assert_int_eq(r.js[2].start_us, S(5));
+  ck_assert_int_eq(r.js[2].finish_us, S(10));
+  ck_assert_int_eq(r.js[1].start_us, S(10));
+  ck_assert_int_eq(r.makespan_us, S(30));
+  /* 5 x 1000 + 5 x 1500 + 20 x 2000 = 52500 over 30 s x 2000. */
+  ck_assert_double_eq_tol(r.gpu_alloc_ratio_mean, 52500.0 / 60000.0, EPS);
+  /* C sits on GPU 1 beside A (first-fit: lowest index that fits). */
+  ck_assert_uint_eq(r.js[2].gpu_mask, 2);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+START_TEST(exclusive_rounds_fractional_up) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  small_cluster(&sc, "exclusive");
+  abc_trace(&t);
+  ck_assert_int_eq(run(&sc, &t, "best-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
+  ck_assert_int_eq(r.js[2].gpu_milli, 1000);
+  /* As fifo above but C takes 1000 for 5 s: 55000 / 70000. */
+  ck_assert_double_eq_tol(r.gpu_alloc_ratio_mean, 55000.0 / 70000.0, EPS);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+START_TEST(never_started_reasons) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  small_cluster(&sc, "shared");
+  abc_trace(&t);
+  add(&t, "too-wide", 1, 5, 4, 1000, NULL);    /* 4 GPUs on a 2-GPU node */
+  add(&t, "wrong-model", 1, 5, 1, 1000, "T4"); /* no T4 in the cluster */
+  add(&t, "a100-ok", 40, 5, 1, 1000, "A100-SXM4-80GB|T4");
+  ck_assert_int_eq(run(&sc, &t, "worst-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
+  ck_assert_uint_eq(r.never_no_node, 1);
+  ck_assert_uint_eq(r.never_model, 1);
+  ck_assert_uint_eq(r.never_started, 2);
+  ck_assert_uint_eq(r.completed, 4);
+  ck_assert_int_eq(r.js[3].status, JOB_NEVER_NO_NODE);
+  ck_assert_int_eq(r.js[4].status, JOB_NEVER_MODEL);
+  ck_assert_int_eq(r.js[5].status, JOB_DONE);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+START_TEST(unknown_model_in_trace_is_input_error) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  small_cluster(&sc, "shared");
+  abc_trace(&t);
+  add(&t, "bogus", 1, 5, 1, 1000, "NOT-A-GPU");
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = "first-fit";
+  o.unknown_duration_us = -1;
+  char err[512] = "";
+  ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), -1);
+  ck_assert_ptr_nonnull(strstr(err, "abc.csv:5:"));
+  ck_assert_ptr_nonnull(strstr(err, "gpu_spec"));
+  ck_assert_ptr_nonnull(strstr(err, "NOT-A-GPU"));
+  o.policy = "no-such-policy";
+  trace_free(&t);
+  abc_trace(&t);
+  ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), -1);
+  ck_assert_ptr_nonnull(strstr(err, "no-such-policy"));
+  ck_assert_ptr_nonnull(strstr(err, "first-fit"));
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+START_TEST(unknown_duration_needs_option) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  small_cluster(&sc, "shared");
+  abc_trace(&t);
+  t.jobs[1].duration_us = -1;
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = "first-fit";
+  o.unknown_duration_us = -1;
+  char err[512] = "";
+  ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), -1);
+  ck_assert_ptr_nonnull(strstr(err, "--unknown-duration"));
+  o.unknown_duration_us = S(20);
+  ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), 0);
+  ck_assert_int_eq(r.js[1].finish_us - r.js[1].start_us, S(20));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+START_TEST(zero_duration_and_same_time_events) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  small_cluster(&sc, "shared");
+  trace_init(&t);
+  t.path = strdup("z.csv");
+  t.has_times = 1;
+  add(&t, "z0", 0, 0, 2, 1000, NULL); /* runs [0,0) */
+  add(&t, "z1", 0, 3, 2, 1000, NULL); /* starts at 0 after z0 */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *tl = open_memstream(&buf, &len);
+  ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_FIFO, tl, &r), 0);
+  fclose(tl);
+  ck_assert_int_eq(r.js[0].finish_us, 0);
+  ck_assert_int_eq(r.js[1].start_us, 0);
+  ck_assert_double_eq_tol(r.gpu_alloc_ratio_mean, 1.0, EPS);
+  /* one row per distinct time */
+  ck_assert_str_eq(buf, "time,alloc_gpu_milli,alloc_ratio,running,queued\n"
+                        "0,2000,1.000000,1,0\n3,0,0.000000,0,0\n");
+  free(buf);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* ------------------------------------------------------ cluster spec */
+
+static void expect_spec_error(const char *json, const char *needle) {
+  sim_cluster sc;
+  char err[512] = "";
+  ck_assert_int_eq(
+      sim_cluster_from_json(&sc, json, "spec.json", &cat, 0, err, sizeof err),
+      -1);
+  ck_assert_msg(strstr(err, needle) != NULL, "'%s' lacks '%s'", err, needle);
+  ck_assert_msg(strstr(err, "spec.json") != NULL, "'%s' lacks the file", err);
+}
+
+START_TEST(cluster_spec_errors) {
+  expect_spec_error("{\"node_groups\": [{\"count\": 1, \"gpu_model\": "
+                    "\"H900\", \"gpus_per_node\": 8, \"cpu_milli\": 1, "
+                    "\"memory_mib\": 1}]}",
+                    "unknown GPU model 'H900'");
+  expect_spec_error("{\"node_groups\": [{\"count\": 1, \"gpu_model\": "
+                    "\"H100\", \"gpus_per_node\": 8, \"cpu_milli\": 1, "
+                    "\"memory_mib\": 1, \"gpu_modle\": \"shared\"}]}",
+                    "unknown key 'gpu_modle'");
+  expect_spec_error("{\"node_groups\": [{\"count\": 1, \"gpu_model\": "
+                    "\"H100\", \"gpus_per_node\": 8, \"cpu_milli\": 1, "
+                    "\"memory_mib\": 1, \"gpu_mode\": \"fancy\"}]}",
+                    "unknown gpu_mode 'fancy'");
+  expect_spec_error("{\"node_groups\": [{\"count\": -1, \"gpu_model\": "
+                    "\"H100\", \"gpus_per_node\": 8, \"cpu_milli\": 1, "
+                    "\"memory_mib\": 1}]}",
+                    "'count' must be an integer");
+  expect_spec_error("{\"node_groups\": [{\"count\": 1, \"gpu_model\": "
+                    "\"H100\", \"gpus_per_node\": 8, \"cpu_milli\": 1.5, "
+                    "\"memory_mib\": 1}]}",
+                    "'cpu_milli' must be an integer");
+  expect_spec_error("{\"node_groups\": [{\"count\": 1, \"gpu_model\": "
+                    "\"H100\", \"gpus_per_node\": 65, \"cpu_milli\": 1, "
+                    "\"memory_mib\": 1}]}",
+                    "gpus_per_node");
+  expect_spec_error("{\"node_groups\": [{\"count\": 1, \"gpu_model\": "
+                    "\"H100\", \"gpus_per_node\": 8, \"cpu_milli\": 1}]}",
+                    "missing key 'memory_mib'");
+  expect_spec_error("{\"node_groups\": []}", "non-empty array");
+  expect_spec_error("{\"node_groups\": [\n{\"count\": 1,,}]}",
+                    "spec.json:2: JSON syntax error");
+}
+END_TEST
+
+START_TEST(cluster_spec_aliases_and_prices) {
+  sim_cluster sc;
+  char err[512];
+  const char *json =
+      "{\"name\": \"x\", \"node_groups\": ["
+      "{\"name\": \"a\", \"count\": 2, \"gpu_model\": \"h100\", "
+      "\"gpus_per_node\": 8, \"cpu_milli\": 1000, \"memory_mib\": 1000},"
+      "{\"name\": \"g\", \"count\": 1, \"gpu_model\": \"G2\", "
+      "\"gpus_per_node\": 4, \"cpu_milli\": 1000, \"memory_mib\": 1000},"
+      "{\"name\": \"c\", \"count\": 3, \"gpus_per_node\": 0, "
+      "\"cpu_milli\": 1000, \"memory_mib\": 1000}]}";
+  ck_assert_msg(sim_cluster_from_json(&sc, json, "x.json", &cat, 0, err,
+                                      sizeof err) == 0,
+                "%s", err);
+  ck_assert_int_eq(sc.nodes, 6);
+  ck_assert_int_eq(sc.gpus, 20);
+  ck_assert_int_eq(sc.unpriced_gpus, 4); /* G2 has no catalog price */
+  ck_assert_double_eq_tol(sc.node_price[0], 6.88, EPS);
+  ck_assert_str_eq(lsched_cluster_model_name(sc.c, 0), "H100-SXM5-80GB");
+  uint64_t mask;
+  ck_assert_int_eq(sim_cluster_spec_mask(&sc, &cat, "T4|H100-80GB", &mask, err,
+                                         sizeof err),
+                   0);
+  ck_assert_uint_eq(mask, 1);
+  ck_assert_int_eq(sim_cluster_spec_mask(&sc, &cat, "T4", &mask, err,
+                                         sizeof err),
+                   1);
+  ck_assert_int_eq(sim_cluster_spec_mask(&sc, &cat, "XYZ", &mask, err,
+                                         sizeof err),
+                   -1);
+  sim_cluster_free(&sc);
+  ck_assert_int_eq(catalog_override_price(&cat, "G2=1.5", err, sizeof err), 0);
+  ck_assert_int_eq(catalog_override_price(&cat, "G9=1.5", err, sizeof err), -1);
+  ck_assert_int_eq(catalog_override_price(&cat, "G2=-1", err, sizeof err), -1);
+}
+END_TEST
+
+START_TEST(fmt_seconds) {
+  char b[32];
+  sim_fmt_seconds(b, sizeof b, S(12));
+  ck_assert_str_eq(b, "12");
+  sim_fmt_seconds(b, sizeof b, 1500000);
+  ck_assert_str_eq(b, "1.5");
+  sim_fmt_seconds(b, sizeof b, 1);
+  ck_assert_str_eq(b, "0.000001");
+  sim_fmt_seconds(b, sizeof b, -2500000);
+  ck_assert_str_eq(b, "-2.5");
+}
+END_TEST
+
+/* ------------------------------------------------- the real Alibaba trace */
+
+/* Replays openb_pod_list_default on the 1,213-node GPU cluster with every
+ * builtin policy, invariants checked after every alloc and release: every
+ * pod that fits an empty node starts; two runs give identical results. */
+START_TEST(alibaba_default_every_policy) {
+  const char *pods = testutil_data("alibaba-gpu-v2023/openb_pod_list_default.csv");
+  if (!pods)
+    return;
+  char podpath[4096];
+  snprintf(podpath, sizeof podpath, "%s", pods);
+  const char *nodes =
+      testutil_data("alibaba-gpu-v2023/openb_node_list_gpu_node.csv");
+  if (!nodes)
+    return;
+  char err[1024];
+  sim_cluster sc;
+  ck_assert_msg(sim_cluster_load(&sc, nodes, &cat, 1, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_int_eq(sc.nodes, 1213);
+  ck_assert_int_eq(sc.gpus, 6212);
+  trace t;
+  trace_init(&t);
+  trace_error te;
+  ck_assert_msg(trace_load(&t, podpath, &te) == 0, "%s", te.msg);
+  lsched_registry *reg;
+  ck_assert_int_eq(lsched_registry_create(&reg, NULL), 0);
+  ck_assert_int_eq(lsched_registry_add_builtins(reg), 0);
+  for (size_t p = 0; p < lsched_registry_count(reg); p++) {
+    const char *pol = lsched_registry_at(reg, p)->name;
+    sim_result a, b;
+    ck_assert_int_eq(run(&sc, &t, pol, SIM_QUEUE_FIFO, NULL, &a), 0);
+    ck_assert_int_eq(run(&sc, &t, pol, SIM_QUEUE_FIFO, NULL, &b), 0);
+    ck_assert_uint_eq(a.jobs, 8152);
+    for (size_t j = 0; j < t.n; j++) {
+      lsched_request req = LSCHED_REQUEST_INIT;
+      req.cpu_milli = t.jobs[j].cpu_milli;
+      req.memory_mib = t.jobs[j].memory_mib;
+      req.gpu_count = t.jobs[j].num_gpu;
+      req.gpu_milli = t.jobs[j].gpu_milli;
+      if (t.jobs[j].gpu_spec >= 0)
+        sim_cluster_spec_mask(&sc, &cat, t.specs[t.jobs[j].gpu_spec],
+                              &req.model_mask, err, sizeof err);
+      if (lsched_can_ever_fit(sc.c, &req))
+        ck_assert_msg(a.js[j].status == JOB_DONE, "%s: %s did not run",
+                      pol, trace_job_name(&t, j));
+    }
+    ck_assert_uint_eq(a.completed + a.never_started, a.jobs);
+    ck_assert(memcmp(a.js, b.js, t.n * sizeof *a.js) == 0);
+    ck_assert(a.gpu_alloc_ratio_mean == b.gpu_alloc_ratio_mean);
+    ck_assert(a.gpu_alloc_ratio_mean > 0 && a.gpu_alloc_ratio_mean <= 1);
+    ck_assert_int_eq(lsched_cluster_check(sc.c), LSCHED_OK);
+    sim_result_free(&a);
+    sim_result_free(&b);
+  }
+  lsched_registry_destroy(reg);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("sim");
+  TCase *tc = tcase_create("heap");
+  tcase_add_test(tc, heap_orders_by_time_then_insertion);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("replay");
+  tcase_add_checked_fixture(tc, load_catalog, free_catalog);
+  tcase_add_test(tc, fifo_hand_computed);
+  tcase_add_test(tc, skip_hand_computed);
+  tcase_add_test(tc, exclusive_rounds_fractional_up);
+  tcase_add_test(tc, never_started_reasons);
+  tcase_add_test(tc, unknown_model_in_trace_is_input_error);
+  tcase_add_test(tc, unknown_duration_needs_option);
+  tcase_add_test(tc, zero_duration_and_same_time_events);
+  tcase_add_test(tc, cluster_spec_errors);
+  tcase_add_test(tc, cluster_spec_aliases_and_prices);
+  tcase_add_test(tc, fmt_seconds);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("alibaba");
+  tcase_set_timeout(tc, 600);
+  tcase_add_checked_fixture(tc, load_catalog, free_catalog);
+  tcase_add_test(tc, alibaba_default_every_policy);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return testutil_run(make_suite()); }
