@@ -1,0 +1,192 @@
+/*
+ * Replay benchmark: events per second, wall time and peak memory per policy.
+ *
+ *   bench_replay [--jobs N] [--nodes N] [--only synthetic|alibaba] [DATA_DIR]
+ *
+ * Case 1 (when DATA_DIR/alibaba-gpu-v2023 exists; default ../shared/data):
+ *   the Alibaba default pod list on its 1,213-node GPU cluster.
+ * Case 2: a synthetic trace of 1,000,000 jobs (the built-in default mix,
+ *   arrival rate scaled to the cluster) on 1,250 nodes x 8 A100-80GB GPUs.
+ *
+ * Each (case, policy) runs in a forked child so that its peak RSS
+ * (ru_maxrss) is its own; the child generates or loads the trace itself, so
+ * peak RSS covers trace + simulation. bytes/job = peak RSS / jobs. Timings
+ * cover sim_run only (no output files). Targets (issue #2): >= 2,000,000
+ * events/s for first-fit on the synthetic case, <= 300 bytes per job.
+ */
+#define _DEFAULT_SOURCE /* wait4 */
+#include "catalog.h"
+#include "cluster_spec.h"
+#include "engine.h"
+#include "trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct result_msg {
+  double wall, events_per_s, util;
+  unsigned long long events, jobs;
+  int ok;
+} result_msg;
+
+static int synth_cluster(sim_cluster *sc, const gpu_catalog *cat, int nodes,
+                         char *err, size_t errlen) {
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"name\": \"bench-%d\", \"node_groups\": [{\"name\": \"a100\", "
+           "\"count\": %d, \"gpu_model\": \"A100-SXM4-80GB\", "
+           "\"gpus_per_node\": 8, \"cpu_milli\": 256000, \"memory_mib\": "
+           "2097152, \"gpu_mode\": \"shared\"}]}",
+           nodes, nodes);
+  return sim_cluster_from_json(sc, json, "bench", cat, 0, err, errlen);
+}
+
+/* Runs in the child: loads everything, times sim_run, reports via pipe. */
+static void child(int fd, const char *kind, const char *policy,
+                  const char *data, size_t jobs, int nodes) {
+  result_msg m;
+  memset(&m, 0, sizeof m);
+  char err[1024] = "";
+  gpu_catalog cat;
+  sim_cluster sc;
+  trace t;
+  trace_init(&t);
+  if (catalog_load_default(&cat, err, sizeof err))
+    goto fail;
+  if (strcmp(kind, "alibaba") == 0) {
+    char path[4096];
+    snprintf(path, sizeof path,
+             "%s/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", data);
+    if (sim_cluster_load(&sc, path, &cat, 0, err, sizeof err))
+      goto fail;
+    snprintf(path, sizeof path,
+             "%s/alibaba-gpu-v2023/openb_pod_list_default.csv", data);
+    trace_error te;
+    if (trace_load(&t, path, &te)) {
+      snprintf(err, sizeof err, "%s", te.msg);
+      goto fail;
+    }
+  } else {
+    if (synth_cluster(&sc, &cat, nodes, err, sizeof err))
+      goto fail;
+    synth_params p;
+    synth_default_params(&p);
+    /* The default mix targets ~90% load on 192 GPUs; scale the arrival
+     * rate to this cluster's GPU count to keep that load. */
+    p.arrival_rate *= (double)sc.gpus / 192.0;
+    p.jobs = jobs;
+    p.seed = 1;
+    trace_error te;
+    if (synth_generate(&t, &p, &te)) {
+      snprintf(err, sizeof err, "%s", te.msg);
+      goto fail;
+    }
+  }
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = policy;
+  o.queue = SIM_QUEUE_FIFO;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  sim_result r;
+  double t0 = now_s();
+  if (sim_run(&sc, &cat, &t, &o, &r, err, sizeof err))
+    goto fail;
+  m.wall = now_s() - t0;
+  m.events = r.events;
+  m.jobs = r.jobs;
+  m.events_per_s = (double)r.events / m.wall;
+  m.util = r.gpu_alloc_ratio_mean;
+  m.ok = 1;
+  sim_result_free(&r);
+fail:
+  if (!m.ok)
+    fprintf(stderr, "bench: %s %s: %s\n", kind, policy, err);
+  if (write(fd, &m, sizeof m) != (ssize_t)sizeof m)
+    _exit(3);
+  _exit(m.ok ? 0 : 1);
+}
+
+static int run_case(const char *kind, const char *policy, const char *data,
+                    size_t jobs, int nodes) {
+  int fds[2];
+  if (pipe(fds))
+    return -1;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    child(fds[1], kind, policy, data, jobs, nodes);
+  }
+  close(fds[1]);
+  result_msg m;
+  memset(&m, 0, sizeof m);
+  ssize_t got = read(fds[0], &m, sizeof m);
+  close(fds[0]);
+  int status;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) < 0 || got != (ssize_t)sizeof m || !m.ok) {
+    printf("%-10s %-10s FAILED\n", kind, policy);
+    return -1;
+  }
+  double rss = (double)ru.ru_maxrss * 1024.0; /* KiB on Linux */
+  printf("%-10s %-10s %10llu %12llu %8.3f %12.0f %9.1f %9.0f %7.2f\n", kind,
+         policy, m.jobs, m.events, m.wall, m.events_per_s, rss / 1048576.0,
+         rss / (double)m.jobs, 100 * m.util);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  size_t jobs = 1000000;
+  int nodes = 1250;
+  const char *only = NULL, *data = "../shared/data";
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
+      jobs = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
+      nodes = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (argv[i][0] != '-')
+      data = argv[i];
+    else {
+      fprintf(stderr, "usage: bench_replay [--jobs N] [--nodes N] "
+                      "[--only synthetic|alibaba] [DATA_DIR]\n");
+      return 2;
+    }
+  }
+  static const char *const policies[] = {"first-fit", "best-fit",
+                                         "worst-fit"};
+  printf("%-10s %-10s %10s %12s %8s %12s %9s %9s %7s\n", "case", "policy",
+         "jobs", "events", "wall_s", "events/s", "peak_MiB", "bytes/job",
+         "util%");
+  int fails = 0;
+  char probe[4096];
+  snprintf(probe, sizeof probe,
+           "%s/alibaba-gpu-v2023/openb_pod_list_default.csv", data);
+  if ((!only || strcmp(only, "alibaba") == 0)) {
+    if (access(probe, R_OK) == 0) {
+      for (size_t p = 0; p < 3; p++)
+        fails += run_case("alibaba", policies[p], data, 0, 0) != 0;
+    } else {
+      printf("alibaba    (skipped: %s not found)\n", probe);
+    }
+  }
+  if (!only || strcmp(only, "synthetic") == 0)
+    for (size_t p = 0; p < 3; p++)
+      fails += run_case("synthetic", policies[p], data, jobs, nodes) != 0;
+  printf("targets: first-fit synthetic >= 2000000 events/s; <= 300 "
+         "bytes/job\n");
+  return fails ? 1 : 0;
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The README's test command (.ci/run calls it): install, build with
+# AddressSanitizer + UndefinedBehaviorSanitizer and warnings as errors, and
+# run the whole suite under ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug -DLSCHED_SANITIZE=ON -DLSCHED_WERROR=ON >/dev/null
+cmake --build build -j"$(nproc)"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd build
+ctest --output-on-failure -j"$(nproc)" "$@"
