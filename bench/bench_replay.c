@@ -1,7 +1,8 @@
 /*
  * Replay benchmark: events per second, wall time and peak memory per policy.
  *
- *   bench_replay [--jobs N] [--nodes N] [--only synthetic|alibaba] [DATA_DIR]
+ *   bench_replay [--jobs N] [--nodes N] [--only synthetic|alibaba]
+ *                [--policy NAME] [DATA_DIR]
  *
  * Case 1 (when DATA_DIR/alibaba-gpu-v2023 exists; default ../shared/data):
  *   the Alibaba default pod list on its 1,213-node GPU cluster.
@@ -150,19 +151,22 @@ static int run_case(const char *kind, const char *policy, const char *data,
 int main(int argc, char **argv) {
   size_t jobs = 1000000;
   int nodes = 1250;
-  const char *only = NULL, *data = "../shared/data";
+  const char *only = NULL, *data = "../shared/data", *policy = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
       jobs = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
       nodes = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
+      policy = argv[++i];
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
       only = argv[++i];
     else if (argv[i][0] != '-')
       data = argv[i];
     else {
       fprintf(stderr, "usage: bench_replay [--jobs N] [--nodes N] "
-                      "[--only synthetic|alibaba] [DATA_DIR]\n");
+                      "[--only synthetic|alibaba] [--policy NAME] "
+                      "[DATA_DIR]\n");
       return 2;
     }
   }
@@ -178,14 +182,16 @@ int main(int argc, char **argv) {
   if ((!only || strcmp(only, "alibaba") == 0)) {
     if (access(probe, R_OK) == 0) {
       for (size_t p = 0; p < 3; p++)
-        fails += run_case("alibaba", policies[p], data, 0, 0) != 0;
+        if (!policy || strcmp(policy, policies[p]) == 0)
+          fails += run_case("alibaba", policies[p], data, 0, 0) != 0;
     } else {
       printf("alibaba    (skipped: %s not found)\n", probe);
     }
   }
   if (!only || strcmp(only, "synthetic") == 0)
     for (size_t p = 0; p < 3; p++)
-      fails += run_case("synthetic", policies[p], data, jobs, nodes) != 0;
+      if (!policy || strcmp(policy, policies[p]) == 0)
+        fails += run_case("synthetic", policies[p], data, jobs, nodes) != 0;
   printf("targets: first-fit synthetic >= 2000000 events/s; <= 300 "
          "bytes/job\n");
   return fails ? 1 : 0;

@@ -6,15 +6,11 @@ int lsched__place_best_score(const lsched_cluster *c,
                              void *ctx, int *scratch, lsched_gpu_pick pick,
                              lsched_placement *out) {
   int *cand = scratch, *sc = scratch + c->n;
-  int m = 0;
+  int m = lsched__collect_fits(c, req, cand);
   int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (int p = lsched_next_fit(c, req, 0); p >= 0;
-       p = lsched_next_fit(c, req, p + 1)) {
-    int node = c->order[p];
-    int64_t s = score(c, node, req, ctx);
-    cand[m] = node;
-    sc[m] = (int)s;
-    m++;
+  for (int i = 0; i < m; i++) {
+    int64_t s = score(c, cand[i], req, ctx);
+    sc[i] = (int)s;
     if (s < lo)
       lo = s;
     if (s > hi)

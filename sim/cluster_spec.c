@@ -2,6 +2,7 @@
 #include "jsonutil.h"
 #include "trace.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,13 +283,26 @@ out:
 int sim_cluster_load(sim_cluster *sc, const char *path,
                      const gpu_catalog *cat, int check_invariants, char *err,
                      size_t errlen) {
-  int is_csv = node_list_sniff(path);
-  if (is_csv < 0) {
-    snprintf(err, errlen, "%s: cannot open: no such file or unreadable",
-             path);
+  /* A JSON spec starts with '{' (after white space or a UTF-8 BOM);
+   * anything else is read as a node list CSV, whose reader reports a
+   * header it does not know. */
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     return -1;
   }
-  if (is_csv)
+  int ch, pos = 0;
+  static const unsigned char bom[3] = {0xEF, 0xBB, 0xBF};
+  while ((ch = fgetc(f)) != EOF) {
+    if (pos < 3 && ch == bom[pos]) {
+      pos++;
+      continue;
+    }
+    if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n')
+      break;
+  }
+  fclose(f);
+  if (ch != '{')
     return from_node_csv(sc, path, cat, check_invariants, err, errlen);
   char *text = json_read_file(path, err, errlen);
   if (!text)

@@ -32,9 +32,55 @@ void sim_fmt_seconds(char *buf, size_t len, int64_t us) {
   snprintf(buf, len, "%s%" PRIu64 ".%s", sign, s, frac);
 }
 
+/* Sorts non-negative finite doubles ascending: their IEEE-754 bit patterns
+ * order like unsigned integers, so an LSD radix sort on 16-bit digits does
+ * it in 4 linear passes (qsort took ~40% of a first-fit replay's time on a
+ * million jobs). Falls back to qsort for negative values. */
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+static void sort_nonneg(double *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!(v[i] >= 0)) {
+      qsort(v, n, sizeof *v, cmp_double);
+      return;
+    }
+  if (n < 4096) {
+    qsort(v, n, sizeof *v, cmp_double);
+    return;
+  }
+  uint64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  size_t *count = calloc(65536, sizeof *count);
+  if (!a || !b || !count) {
+    free(a);
+    free(b);
+    free(count);
+    qsort(v, n, sizeof *v, cmp_double);
+    return;
+  }
+  memcpy(a, v, n * sizeof *a);
+  for (int shift = 0; shift < 64; shift += 16) {
+    memset(count, 0, 65536 * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+      count[(a[i] >> shift) & 0xFFFF]++;
+    size_t sum = 0;
+    for (size_t d = 0; d < 65536; d++) {
+      size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+      b[count[(a[i] >> shift) & 0xFFFF]++] = a[i];
+    uint64_t *tmp = a;
+    a = b;
+    b = tmp;
+  }
+  memcpy(v, a, n * sizeof *a);
+  free(a);
+  free(b);
+  free(count);
 }
 
 void sim_stats_compute(double *v, size_t n, sim_stats *out) {
@@ -42,7 +88,7 @@ void sim_stats_compute(double *v, size_t n, sim_stats *out) {
   out->n = n;
   if (n == 0)
     return;
-  qsort(v, n, sizeof *v, cmp_double);
+  sort_nonneg(v, n);
   /* Kahan-free plain sum in sorted order: deterministic for given input. */
   double sum = 0;
   for (size_t i = 0; i < n; i++)
@@ -395,7 +441,12 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     e.js[j].start_us = e.js[j].finish_us = -1;
     e.js[j].node = -1;
   }
-  qsort(arr, t->n, sizeof *arr, cmp_arrival);
+  /* Most traces are already in submit order: sort only when needed. */
+  for (size_t j = 1; j < t->n; j++)
+    if (cmp_arrival(&arr[j - 1], &arr[j]) > 0) {
+      qsort(arr, t->n, sizeof *arr, cmp_arrival);
+      break;
+    }
 
   lsched_totals tot;
   lsched_cluster_totals(sc->c, &tot);

@@ -187,11 +187,20 @@ static int seg_build(lsched_cluster *c) {
   return LSCHED_OK;
 }
 
+static int seg_equal(const struct lsched_seg *a, const struct lsched_seg *b);
+
+/* Refreshes a leaf and its ancestors, stopping at the first ancestor whose
+ * maxima do not change (its own ancestors then cannot change either). */
 static void seg_update(lsched_cluster *c, int node) {
   int i = c->seg_size + c->pos_of[node];
   seg_leaf(&c->seg[i], &c->nodes[node]);
-  for (i /= 2; i >= 1; i /= 2)
-    seg_pull(c->seg, i);
+  for (i /= 2; i >= 1; i /= 2) {
+    struct lsched_seg v;
+    seg_combine(&v, &c->seg[2 * i], &c->seg[2 * i + 1]);
+    if (seg_equal(&v, &c->seg[i]))
+      break;
+    c->seg[i] = v;
+  }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -519,6 +528,29 @@ static int seg_find(const lsched_cluster *c, int i, int lo, int hi, int from,
   if (r >= 0)
     return r;
   return seg_find(c, 2 * i + 1, mid, hi, from, req);
+}
+
+/* Appends every fitting position under segment entry i, in order. */
+static void seg_collect(const lsched_cluster *c, int i, int lo, int hi,
+                        const lsched_request *req, int *out, int *m) {
+  if (lo >= c->n || !seg_may_fit(&c->seg[i], req))
+    return;
+  if (hi - lo == 1) {
+    if (lsched__node_fits(c, &c->nodes[c->order[lo]], req))
+      out[(*m)++] = c->order[lo];
+    return;
+  }
+  int mid = lo + (hi - lo) / 2;
+  seg_collect(c, 2 * i, lo, mid, req, out, m);
+  seg_collect(c, 2 * i + 1, mid, hi, req, out, m);
+}
+
+int lsched__collect_fits(const lsched_cluster *c, const lsched_request *req,
+                         int *out) {
+  int m = 0;
+  if (c->n > 0)
+    seg_collect(c, 1, 0, c->seg_size, req, out, &m);
+  return m;
 }
 
 int lsched_next_fit(const lsched_cluster *c, const lsched_request *req,

@@ -104,6 +104,12 @@ LSCHED_HIDDEN int lsched__node_fits(const lsched_cluster *c,
                                     const struct lsched_node *nd,
                                     const lsched_request *req);
 
+/* Writes the ids of every node that fits req, in visit order, to out (room
+ * for node-count entries); returns how many. One pruned walk of the fit
+ * index: O(m + pruned subtrees). */
+LSCHED_HIDDEN int lsched__collect_fits(const lsched_cluster *c,
+                                       const lsched_request *req, int *out);
+
 /*
  * Scored placement shared by the scoring policies: every node that fits req
  * (visited in the cluster's order) gets an integer score from `score`; the
