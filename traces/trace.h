@@ -15,8 +15,13 @@
 #include <stdint.h>
 
 #define TRACE_US_PER_S INT64_C(1000000)
+/* Largest time a reader accepts, in whole seconds: floor(INT64_MAX / 1e6),
+ * so that every accepted time fits int64 microseconds (about 292,000
+ * years). Larger values are reported as errors, never wrapped. */
+#define TRACE_MAX_TIME_S INT64_C(9223372036854)
+#define TRACE_MAX_TIME_US (TRACE_MAX_TIME_S * TRACE_US_PER_S)
 
-/** A job (pod) as read from a trace. 64 bytes. */
+/** A job (pod) as read from a trace. 56 bytes, no implicit padding. */
 typedef struct job_record {
   int64_t submit_us;   /* submit (creation) time */
   int64_t duration_us; /* run time once started; -1 = unknown */
@@ -70,21 +75,34 @@ typedef struct trace_error {
   char msg[512];
 } trace_error;
 
-/** Initialises an empty trace. */
+/** Initialises an empty trace (all zero; a zeroed struct is also valid). */
 void trace_init(trace *t);
-/** Frees everything the trace holds and leaves it empty. */
+/** Frees everything the trace holds and leaves it empty. NULL is a no-op. */
 void trace_free(trace *t);
-/** Name of job i. */
+/** Name of job i (owned by t, valid until t changes); NULL if i >= t->n. */
 const char *trace_job_name(const trace *t, size_t i);
 
 /**
  * Reads a trace file, detecting the format from the header line (an
  * Alibaba 2023 pod list with 11 or 5 columns). 0 on success, -1 with
  * err->msg set. An empty file or a header without jobs is an error.
+ * t must be initialised; its previous contents are freed. On error t is
+ * left empty. err may be NULL.
+ *
+ * Accepted input: UTF-8 BOM, CRLF or LF line endings, a missing final
+ * newline, blank lines (skipped), RFC 4180 quoting. Times are decimal
+ * seconds (a fraction and an exponent are allowed; rounded to the nearest
+ * microsecond), at most TRACE_MAX_TIME_S. A gpu_spec of "" or "nan" (the
+ * upstream README's spelling of "no constraint") means any model.
  */
 int trace_load(trace *t, const char *path, trace_error *err);
 
-/** Appends a job; name is copied; spec NULL or "" = any model. 0 or -1. */
+/**
+ * Appends a job; name is copied; spec NULL or "" = any model, otherwise it
+ * is interned in t->specs. job->name_off and job->gpu_spec are ignored and
+ * set by this call. 0, or -1 when out of memory or the name arena would
+ * exceed 4 GiB.
+ */
 int trace_add_job(trace *t, const job_record *job, const char *name,
                   const char *spec);
 
@@ -103,8 +121,20 @@ typedef struct node_list {
   size_t n, cap;
 } node_list;
 
-/** Reads `sn,cpu_milli,memory_mib,gpu,model`. 0 or -1 with err set. */
+/** Most GPUs a node-list row may declare. */
+#define NODE_LIST_MAX_GPUS 64
+
+/** Initialises an empty node list (a zeroed struct is also valid). */
+void node_list_init(node_list *nl);
+/**
+ * Reads `sn,cpu_milli,memory_mib,gpu,model`. 0 or -1 with err set (err may
+ * be NULL). nl must be initialised; previous contents are freed; on error
+ * it is left empty. gpu must be 0..NODE_LIST_MAX_GPUS and needs a model
+ * when > 0; a model of "nan" counts as empty; the model of a node without
+ * GPUs is stored as "". Node names must be unique.
+ */
 int node_list_load(node_list *nl, const char *path, trace_error *err);
+/** Frees the rows and leaves nl empty. NULL is a no-op. */
 void node_list_free(node_list *nl);
 
 /** 1 if the file's first line is a node-list header, 0 if not, -1 on I/O. */
@@ -145,7 +175,16 @@ const synth_shape *synth_default_shapes(int *n);
  */
 int synth_generate(trace *t, const synth_params *p, trace_error *err);
 
-/** Writes t as an 11-column Alibaba pod list. 0 or -1 with err set. */
+/**
+ * Writes t as an 11-column Alibaba pod list. 0 or -1 with err set.
+ * creation_time = submit, scheduled_time = submit, deletion_time = submit +
+ * duration, pod_phase "Running"; a job flagged TRACE_JOB_NEVER_SCHEDULED is
+ * written as "Pending" with an empty scheduled_time, so that loading the
+ * file back gives the same records. A job without a duration (-1) cannot
+ * be written (error). Times are whole seconds when exact, else up to 6
+ * decimals. The file is written to PATH.tmp and renamed over PATH only
+ * when complete.
+ */
 int trace_write_alibaba(const trace *t, const char *path, trace_error *err);
 
 #endif
