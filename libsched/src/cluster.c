@@ -317,6 +317,11 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
   nd.model = spec->gpu_count > 0 ? spec->gpu_model : -1;
   nd.mode = spec->gpu_mode;
   nd.gpu_off = c->ngpus;
+  /* Saved so that a failing seg_build() below can undo everything this
+   * call changed (test_libsched: alloc-failure loop). */
+  const int old_nshapes = c->nshapes;
+  const int64_t old_max_cpu_cap = c->max_cpu_cap;
+  const int old_max_gpu_count = c->max_gpu_count;
   if ((r = add_shape(c, &nd))) {
     lsched__free(&c->a, name);
     return r;
@@ -340,6 +345,12 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
     if ((r = seg_build(c))) {
       c->n--; /* roll back so the cluster stays consistent */
       c->ngpus -= nd.gpu_count;
+      /* Fix: also drop the shape and the maxima of the node that was not
+       * added; before, lsched_can_ever_fit() kept accepting requests only
+       * that node could hold and best/worst-fit scored against its CPU. */
+      c->nshapes = old_nshapes;
+      c->max_cpu_cap = old_max_cpu_cap;
+      c->max_gpu_count = old_max_gpu_count;
       lsched__free(&c->a, name);
       return r;
     }
@@ -419,7 +430,10 @@ int lsched_cluster_set_order(lsched_cluster *c, const int *order, int n) {
     }
     c->pos_of[id] = p;
   }
-  memcpy(c->order, order, (size_t)n * sizeof *order);
+  /* Fix: memcpy with a NULL pointer is undefined even for 0 bytes, and an
+   * empty cluster passes order == NULL with n == 0 (UBSan nonnull). */
+  if (n > 0)
+    memcpy(c->order, order, (size_t)n * sizeof *order);
   return seg_build(c);
 }
 
@@ -712,6 +726,14 @@ int lsched_release(lsched_cluster *c, const lsched_placement *p) {
   int r = check_placement(c, p, "release");
   if (r)
     return r;
+  /* Fix: with no live allocation every release is one without its alloc.
+   * An empty placement passed the capacity checks below and drove
+   * live_allocs negative, which let lsched_cluster_add_node() accept nodes
+   * while an allocation was live. */
+  if (c->live_allocs <= 0) {
+    set_err(c, "release: nothing is allocated");
+    return LSCHED_ERANGE;
+  }
   struct lsched_node *nd = &c->nodes[p->node];
   if (p->cpu_milli > nd->cpu_cap - nd->cpu_free ||
       p->memory_mib > nd->mem_cap - nd->mem_free) {

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Header test: every public header of libsched compiles on its own, after
+# <pthread.h>, before <sched.h>, twice in one unit (include guard), as C11
+# with -pedantic -Werror and, when a C++ compiler exists, as C++. It also
+# checks that no header declares anything in POSIX's sched_/SCHED_ namespace.
+#
+# Environment: SCHEDSIM_SOURCE_DIR (the repository root; defaults to the
+# parent of this script's folder). CC / CXX override the compilers.
+set -u
+
+src=${SCHEDSIM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+inc=$src/libsched/include
+cc=${CC:-cc}
+cxx=${CXX:-c++}
+
+if ! command -v "$cc" >/dev/null 2>&1; then
+  echo "SKIP: no C compiler ($cc)"
+  exit 77
+fi
+shopt -s nullglob
+headers=("$inc"/libsched/*.h)
+if [ ${#headers[@]} -eq 0 ]; then
+  echo "FAIL: no headers under $inc/libsched"
+  exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli_headers.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+cflags=(-std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only "-I$inc")
+cxxflags=(-std=c++11 -pedantic -Wall -Wextra -Werror -fsyntax-only "-I$inc")
+have_cxx=0
+if command -v "$cxx" >/dev/null 2>&1; then
+  have_cxx=1
+else
+  echo "note: no C++ compiler ($cxx); C++ checks skipped"
+fi
+
+fails=0
+checks=0
+
+# compile LANG NAME SOURCE-TEXT
+compile() {
+  local lang=$1 name=$2 text=$3 file out
+  checks=$((checks + 1))
+  if [ "$lang" = c ]; then
+    file=$tmp/$name.c
+    printf '%s\n' "$text" >"$file"
+    out=$("$cc" "${cflags[@]}" "$file" 2>&1)
+  else
+    file=$tmp/$name.cpp
+    printf '%s\n' "$text" >"$file"
+    out=$("$cxx" "${cxxflags[@]}" "$file" 2>&1)
+  fi
+  if [ $? -eq 0 ] && [ -z "$out" ]; then
+    echo "ok   $lang: $name"
+  else
+    echo "FAIL $lang: $name"
+    printf '%s\n' "$text" | sed 's/^/     | /'
+    printf '%s\n' "$out" | sed 's/^/     > /'
+    fails=$((fails + 1))
+  fi
+}
+
+for h in "${headers[@]}"; do
+  rel=libsched/$(basename "$h")
+  base=$(basename "$h" .h)
+  echo "== $rel"
+  alone="#include <$rel>"
+  after_pthread="#include <pthread.h>
+#include <$rel>"
+  before_sched="#include <$rel>
+#include <sched.h>"
+  twice="#include <$rel>
+#include <$rel>"
+  # A unit that uses the header's main entry points, so that a header whose
+  # declarations only parse when unused also fails.
+  use=""
+  if [ "$base" = libsched ]; then
+    use="#include <$rel>
+int lsched_header_probe(void);
+int lsched_header_probe(void) {
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  lsched_request r = LSCHED_REQUEST_INIT;
+  (void)o;
+  (void)s;
+  return lsched_request_validate(&r) == LSCHED_OK &&
+         lsched_strerror(LSCHED_ENOFIT) != 0 ? 0 : 1;
+}"
+  fi
+  for lang in c cxx; do
+    [ "$lang" = cxx ] && [ $have_cxx -eq 0 ] && continue
+    compile $lang "$base-alone" "$alone"
+    compile $lang "$base-after-pthread" "$after_pthread"
+    compile $lang "$base-before-sched" "$before_sched"
+    compile $lang "$base-twice" "$twice"
+    [ -n "$use" ] && compile $lang "$base-use" "$use"
+  done
+
+  # Identifiers (outside comments) that start with sched_ / SCHED_ belong to
+  # POSIX <sched.h>; libsched's own names start with lsched_ / LSCHED_.
+  checks=$((checks + 1))
+  bad=$("$cc" -std=c11 -fpreprocessed -dD -E -P "$h" 2>/dev/null |
+        grep -nE '(^|[^A-Za-z0-9_])(sched_|SCHED_)[A-Za-z0-9_]*' || true)
+  if [ -n "$bad" ]; then
+    echo "FAIL namespace: $rel uses the POSIX sched_/SCHED_ prefix:"
+    printf '%s\n' "$bad" | sed 's/^/     > /'
+    fails=$((fails + 1))
+  else
+    echo "ok   namespace: no sched_/SCHED_ identifiers in $rel"
+  fi
+done
+
+echo "$checks checks, $fails failed"
+[ $fails -eq 0 ]
