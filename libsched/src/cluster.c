@@ -99,8 +99,10 @@ int lsched_cluster_model_id(lsched_cluster *c, const char *name, int create) {
   }
   size_t len = strlen(name);
   char *copy = lsched__alloc(&c->a, len + 1);
-  if (!copy)
+  if (!copy) {
+    set_err(c, "out of memory adding GPU model '%s'", name);
     return LSCHED_ENOMEM;
+  }
   memcpy(copy, name, len + 1);
   c->model_names[c->nmodels] = copy;
   return c->nmodels++;
@@ -246,8 +248,11 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
                             int *out_id) {
   if (!c || !spec)
     return LSCHED_EINVAL;
-  if (spec->version == 0 || spec->version > LSCHED_NODE_SPEC_VERSION)
+  if (spec->version == 0 || spec->version > LSCHED_NODE_SPEC_VERSION) {
+    set_err(c, "node spec version %u not supported (1..%d)", spec->version,
+            LSCHED_NODE_SPEC_VERSION);
     return LSCHED_EVERSION;
+  }
   if (c->live_allocs > 0 || c->nattached > 0) {
     set_err(c, "nodes can only be added to an idle cluster with no policy");
     return LSCHED_ESTATE;

@@ -98,9 +98,11 @@ const lsched_policy_ops *lsched_registry_at(const lsched_registry *r,
 
 int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
                          const lsched_policy_ops *ops) {
-  if (!out || !c)
+  if (!out)
     return LSCHED_EINVAL;
   *out = NULL;
+  if (!c)
+    return LSCHED_EINVAL;
   int rc = ops_valid(ops);
   if (rc)
     return rc;
