@@ -422,6 +422,36 @@ LSCHED_API int lsched_policy_place(lsched_policy *p, const lsched_request *req,
                                    lsched_placement *out);
 LSCHED_API const char *lsched_policy_name(const lsched_policy *p);
 
+/* ---------------------------------------------------------------------- */
+/* Gang placement (jobs wider than one node)                               */
+
+/**
+ * Places and allocates a job of req->gpu_count GPUs that may be wider than
+ * any node, all-or-nothing, on as few nodes as possible, through policy p.
+ * The job is cut into parts: each part asks for as many GPUs as the largest
+ * node holding an allowed model has (fewer for the last part), tried from
+ * the widest part size down; each part's CPU and memory are the job's, split
+ * in proportion to its GPUs (exact integers; the remainder goes to the first
+ * part). Each part is allocated as soon as the policy places it, so later
+ * parts see earlier ones; if any part cannot be placed every allocated part
+ * is released and LSCHED_ENOFIT returned (the cluster is then as before).
+ * On LSCHED_OK, out[0..*nout) hold the allocated parts; release each with
+ * lsched_release(). A job that fits one node is placed as one part.
+ * Fractional requests (gpu_milli < 1000) are never split.
+ * Returns LSCHED_OK, LSCHED_ENOFIT, LSCHED_ELIMIT (more than max_out parts
+ * needed), LSCHED_EINVAL, or an allocation error.
+ */
+LSCHED_API int lsched_place_gang(lsched_policy *p, const lsched_request *req,
+                                 lsched_placement *out, int max_out,
+                                 int *nout);
+
+/**
+ * 1 if an empty cluster could hold the gang job req (as lsched_place_gang
+ * would cut it), 0 if never. O(nodes).
+ */
+LSCHED_API int lsched_can_ever_fit_gang(const lsched_cluster *c,
+                                        const lsched_request *req);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,103 @@
+/*
+ * Gang placement: a job wider than one node is cut into per-node parts and
+ * placed all-or-nothing through an ordinary placement policy (see the header
+ * for the exact rules). Parts are allocated as they are placed so that the
+ * policy sees them; on failure they are released in reverse order, which
+ * restores the cluster bit for bit.
+ */
+#include "internal.h"
+
+/* The largest GPU count of a node that req's models allow. */
+static int widest_node(const lsched_cluster *c, const lsched_request *req) {
+  int w = 0;
+  for (int i = 0; i < c->n; i++) {
+    const struct lsched_node *nd = &c->nodes[i];
+    if (nd->gpu_count > w &&
+        (!req->model_mask || (req->model_mask >> nd->model) & 1))
+      w = nd->gpu_count;
+  }
+  return w;
+}
+
+/* The part of req with k of its GPUs: CPU and memory in proportion, the
+ * remainder of the integer division on the first part. */
+static void part_request(const lsched_request *req, int k, int first,
+                         lsched_request *part) {
+  *part = *req;
+  int64_t g = req->gpu_count;
+  part->gpu_count = k;
+  part->cpu_milli = req->cpu_milli / g * k + (first ? req->cpu_milli % g : 0);
+  part->memory_mib =
+      req->memory_mib / g * k + (first ? req->memory_mib % g : 0);
+}
+
+int lsched_place_gang(lsched_policy *p, const lsched_request *req,
+                      lsched_placement *out, int max_out, int *nout) {
+  if (!p || !out || !nout || max_out < 1 ||
+      lsched_request_validate(req) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  *nout = 0;
+  lsched_cluster *c = p->c;
+  int w = widest_node(c, req);
+  if (req->gpu_count <= w || req->gpu_count == 0 ||
+      req->gpu_milli < LSCHED_GPU_MILLI) {
+    int rc = lsched_policy_place(p, req, &out[0]);
+    if (rc == LSCHED_OK && (rc = lsched_alloc(c, &out[0])) == LSCHED_OK)
+      *nout = 1;
+    return rc;
+  }
+  int left = req->gpu_count, rc = LSCHED_OK;
+  while (left > 0) {
+    if (*nout == max_out) {
+      rc = LSCHED_ELIMIT;
+      break;
+    }
+    rc = LSCHED_ENOFIT;
+    /* Widest part first: fewest nodes. */
+    for (int k = left < w ? left : w; k >= 1; k--) {
+      lsched_request part;
+      part_request(req, k, *nout == 0, &part);
+      if (lsched_policy_place(p, &part, &out[*nout]) != LSCHED_OK)
+        continue;
+      rc = lsched_alloc(c, &out[*nout]);
+      if (rc == LSCHED_OK) {
+        (*nout)++;
+        left -= k;
+      }
+      break;
+    }
+    if (rc != LSCHED_OK)
+      break;
+  }
+  if (rc != LSCHED_OK) {
+    while (*nout > 0) {
+      (*nout)--;
+      lsched_release(c, &out[*nout]);
+    }
+  }
+  return rc;
+}
+
+int lsched_can_ever_fit_gang(const lsched_cluster *c,
+                             const lsched_request *req) {
+  if (!c || lsched_request_validate(req) != LSCHED_OK)
+    return 0;
+  int w = widest_node(c, req);
+  if (req->gpu_count <= w || req->gpu_count == 0 ||
+      req->gpu_milli < LSCHED_GPU_MILLI)
+    return lsched_can_ever_fit(c, req);
+  /* On an empty cluster parts go widest first; count how many GPUs the
+   * nodes that can hold a part of their own size offer. */
+  int64_t g = req->gpu_count, avail = 0;
+  for (int i = 0; i < c->n && avail < g; i++) {
+    const struct lsched_node *nd = &c->nodes[i];
+    if (nd->gpu_count == 0 ||
+        (req->model_mask && !((req->model_mask >> nd->model) & 1)))
+      continue;
+    int k = nd->gpu_count;
+    if (nd->cpu_cap >= req->cpu_milli / g * k + req->cpu_milli % g &&
+        nd->mem_cap >= req->memory_mib / g * k + req->memory_mib % g)
+      avail += k;
+  }
+  return avail >= g;
+}
