@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_statistics_double.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,8 +101,22 @@ void sim_stats_compute(double *v, size_t n, sim_stats *out) {
   out->max = v[n - 1];
 }
 
+int sim_queue_parse(const char *name, sim_queue_kind *out) {
+  static const char *const names[] = {"fifo", "skip", "backfill", "priority"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *out = (sim_queue_kind)i;
+      return 0;
+    }
+  return -1;
+}
+
 void sim_result_free(sim_result *r) {
   free(r->js);
+  for (size_t g = 0; g < r->ngangs; g++)
+    free(r->gangs[g].parts);
+  free(r->gangs);
+  free(r->reserved_us);
   memset(r, 0, sizeof *r);
 }
 
@@ -131,6 +146,11 @@ typedef struct memo_entry {
   uint32_t gen;
 } memo_entry;
 
+typedef struct run_end {
+  int64_t end;
+  uint32_t job;
+} run_end;
+
 typedef struct engine {
   sim_cluster *sc;
   const trace *t;
@@ -144,6 +164,17 @@ typedef struct engine {
   size_t qhead, qlen;   /* live entries queue[qhead .. qhead+qlen) */
   size_t new_from;      /* queue offset (from qhead) of unseen arrivals */
   int freed;            /* resources released since the last pass */
+  int queue_changed;    /* arrivals since the last pass */
+  uint32_t head_tried;  /* head job that last failed (head-of-line modes) */
+  sim_gang *gangs;      /* parts of running/finished gang jobs */
+  size_t ngangs, gangs_cap;
+  uint32_t *run_list;   /* running jobs (any order) */
+  uint32_t *run_pos;    /* job -> index in run_list */
+  size_t nrun;
+  run_end *scratch_ends;
+  int64_t *reserved;    /* backfill: first reservation of each head job */
+  int reservation_valid;
+  int64_t reservation_t;
   memo_entry *memo;
   uint32_t memo_gen;
   /* time-weighted state */
@@ -209,8 +240,37 @@ static int64_t job_duration(const engine *e, const job_record *j) {
   return j->duration_us >= 0 ? j->duration_us : e->opt->unknown_duration_us;
 }
 
-/* Tries to start job j now. 1 started, 0 no fit, -1 internal error. */
-static int try_start(engine *e, uint32_t j, char *err, size_t errlen) {
+/* ---- placing, starting and finishing jobs ---- */
+
+/* Placements of job j (1 part, or its gang parts); returns the count. */
+static int job_parts(const engine *e, uint32_t j, lsched_placement *parts) {
+  const job_state *s = &e->js[j];
+  if (s->node <= -2) {
+    const sim_gang *g = &e->gangs[-2 - s->node];
+    memcpy(parts, g->parts, (size_t)g->n * sizeof *parts);
+    return g->n;
+  }
+  const job_record *jr = &e->t->jobs[j];
+  parts[0].node = s->node;
+  parts[0].gpu_count = jr->num_gpu;
+  parts[0].gpu_milli = jr->num_gpu > 0 ? s->gpu_milli : 0;
+  parts[0].gpu_mask = s->gpu_mask;
+  parts[0].cpu_milli = jr->cpu_milli;
+  parts[0].memory_mib = jr->memory_mib;
+  return 1;
+}
+
+static int64_t parts_milli(const lsched_placement *parts, int n) {
+  int64_t m = 0;
+  for (int i = 0; i < n; i++)
+    m += (int64_t)parts[i].gpu_count * parts[i].gpu_milli;
+  return m;
+}
+
+/* Places and allocates job j now (gang jobs all-or-nothing). 1 placed,
+ * 0 no fit (memoised per pass), -1 internal error. */
+static int place_job(engine *e, uint32_t j, lsched_placement *parts, int *n,
+                     char *err, size_t errlen) {
   const job_record *jr = &e->t->jobs[j];
   lsched_request req;
   build_request(e, jr, &req);
@@ -218,9 +278,8 @@ static int try_start(engine *e, uint32_t j, char *err, size_t errlen) {
   memo_entry *m = memo_slot(e, &req, &found);
   if (found)
     return 0;
-  lsched_placement p;
-  int rc = lsched_policy_place(e->pol, &req, &p);
-  if (rc == LSCHED_ENOFIT) {
+  int rc = lsched_place_gang(e->pol, &req, parts, SIM_MAX_PARTS, n);
+  if (rc == LSCHED_ENOFIT || rc == LSCHED_ELIMIT) {
     if (m) {
       m->cpu = req.cpu_milli;
       m->mem = req.memory_mib;
@@ -231,24 +290,88 @@ static int try_start(engine *e, uint32_t j, char *err, size_t errlen) {
     }
     return 0;
   }
-  if (rc == LSCHED_OK)
-    rc = lsched_alloc(e->sc->c, &p);
   if (rc != LSCHED_OK) {
     snprintf(err, errlen, "job %s: policy %s: %s (%s)",
              trace_job_name(e->t, j), e->opt->policy, lsched_strerror(rc),
              lsched_cluster_errmsg(e->sc->c));
     return -1;
   }
+  return 1;
+}
+
+static void unplace(engine *e, const lsched_placement *parts, int n) {
+  while (n-- > 0)
+    lsched_release(e->sc->c, &parts[n]);
+}
+
+/* Records job j as running on parts (not yet in the event heap). */
+static int mark_running(engine *e, uint32_t j, const lsched_placement *parts,
+                        int n) {
   job_state *s = &e->js[j];
   s->start_us = e->now;
-  s->node = p.node;
-  s->gpu_mask = p.gpu_mask;
-  s->gpu_milli = (int16_t)p.gpu_milli;
   s->status = JOB_RUNNING;
-  int64_t milli = (int64_t)p.gpu_count * p.gpu_milli;
-  e->alloc_milli += milli;
+  if (n == 1) {
+    s->node = parts[0].node;
+    s->gpu_mask = parts[0].gpu_mask;
+    s->gpu_milli = (int16_t)parts[0].gpu_milli;
+  } else {
+    if (e->ngangs == e->gangs_cap) {
+      size_t nc = e->gangs_cap ? 2 * e->gangs_cap : 64;
+      sim_gang *ng = realloc(e->gangs, nc * sizeof *ng);
+      if (!ng)
+        return -1;
+      e->gangs = ng;
+      e->gangs_cap = nc;
+    }
+    sim_gang *g = &e->gangs[e->ngangs];
+    g->parts = malloc((size_t)n * sizeof *parts);
+    if (!g->parts)
+      return -1;
+    memcpy(g->parts, parts, (size_t)n * sizeof *parts);
+    g->n = n;
+    s->node = -2 - (int32_t)e->ngangs++;
+    s->gpu_mask = 0;
+    s->gpu_milli = (int16_t)parts[0].gpu_milli;
+  }
+  e->run_pos[j] = (uint32_t)e->nrun;
+  e->run_list[e->nrun++] = j;
+  return 0;
+}
+
+/* Undoes mark_running (the job goes back to the queue). */
+static void unmark_running(engine *e, uint32_t j) {
+  job_state *s = &e->js[j];
+  if (s->node <= -2 && -2 - s->node == (int32_t)e->ngangs - 1) {
+    free(e->gangs[--e->ngangs].parts);
+  }
+  uint32_t pos = e->run_pos[j], last = e->run_list[--e->nrun];
+  e->run_list[pos] = last;
+  e->run_pos[last] = pos;
+  s->start_us = -1;
+  s->node = -1;
+  s->gpu_mask = 0;
+  s->gpu_milli = 0;
+  s->status = JOB_QUEUED;
+}
+
+/* Makes a marked job run: its completion event and the allocation sums. */
+static int commit_running(engine *e, uint32_t j,
+                          const lsched_placement *parts, int n) {
+  e->alloc_milli += parts_milli(parts, n);
   e->running++;
-  if (heap_push(&e->heap, e->now + job_duration(e, jr), j, EV_FINISH)) {
+  e->reservation_valid = 0;
+  return heap_push(&e->heap, e->now + job_duration(e, &e->t->jobs[j]), j,
+                   EV_FINISH);
+}
+
+/* Tries to start job j now. 1 started, 0 no fit, -1 internal error. */
+static int try_start(engine *e, uint32_t j, char *err, size_t errlen) {
+  lsched_placement parts[SIM_MAX_PARTS];
+  int n = 0;
+  int r = place_job(e, j, parts, &n, err, errlen);
+  if (r <= 0)
+    return r;
+  if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
@@ -257,56 +380,157 @@ static int try_start(engine *e, uint32_t j, char *err, size_t errlen) {
 
 static void finish(engine *e, uint32_t j, char *err, size_t errlen,
                    int *fail) {
-  const job_record *jr = &e->t->jobs[j];
   job_state *s = &e->js[j];
-  lsched_placement p;
-  p.node = s->node;
-  p.gpu_count = jr->num_gpu;
-  p.gpu_milli = jr->num_gpu > 0 ? s->gpu_milli : 0;
-  p.gpu_mask = s->gpu_mask;
-  p.cpu_milli = jr->cpu_milli;
-  p.memory_mib = jr->memory_mib;
-  int rc = lsched_release(e->sc->c, &p);
-  if (rc) {
-    snprintf(err, errlen, "job %s: release failed: %s (%s)",
-             trace_job_name(e->t, j), lsched_strerror(rc),
-             lsched_cluster_errmsg(e->sc->c));
-    *fail = 1;
-    return;
+  lsched_placement parts[SIM_MAX_PARTS];
+  int n = job_parts(e, j, parts);
+  for (int i = n - 1; i >= 0; i--) {
+    int rc = lsched_release(e->sc->c, &parts[i]);
+    if (rc) {
+      snprintf(err, errlen, "job %s: release failed: %s (%s)",
+               trace_job_name(e->t, j), lsched_strerror(rc),
+               lsched_cluster_errmsg(e->sc->c));
+      *fail = 1;
+      return;
+    }
   }
-  int64_t milli = (int64_t)p.gpu_count * p.gpu_milli;
-  e->alloc_milli -= milli;
+  e->alloc_milli -= parts_milli(parts, n);
   e->running--;
   e->done++;
+  uint32_t pos = e->run_pos[j], last = e->run_list[--e->nrun];
+  e->run_list[pos] = last;
+  e->run_pos[last] = pos;
   s->finish_us = e->now;
   s->status = JOB_DONE;
   e->freed = 1;
+  e->reservation_valid = 0;
 }
 
-/* One scheduling pass over the queue. 0, or -1 on internal error. */
-static int schedule(engine *e, char *err, size_t errlen) {
-  e->memo_gen++;
-  if (e->opt->queue == SIM_QUEUE_FIFO) {
-    /* Head-of-line blocking: only the head may start; once it failed it
-     * can only succeed after a release. */
-    if (!e->freed && e->new_from > 0)
-      return 0;
-    while (e->qlen > 0) {
-      uint32_t j = e->queue[e->qhead];
-      int r = try_start(e, j, err, errlen);
-      if (r < 0)
-        return -1;
-      if (r == 0)
-        break;
-      e->qhead++;
-      e->qlen--;
-    }
-    e->new_from = e->qlen; /* the head (if any) has been tried */
-    e->freed = 0;
+/* ---- queue order ---- */
+
+/* Priority class of a job for the `priority` discipline: Guaranteed 3,
+ * LS 2, Burstable 1, BE and unknown 0. Higher runs first. */
+static int job_priority(const job_record *jr) {
+  switch (jr->qos) {
+  case TRACE_QOS_GUARANTEED:
+    return 3;
+  case TRACE_QOS_LS:
+    return 2;
+  case TRACE_QOS_BURSTABLE:
+    return 1;
+  default:
     return 0;
   }
-  /* skip: without a release, jobs that failed before still fail, so only
-   * unseen arrivals need a try. Started jobs are compacted out. */
+}
+
+/* Appends an arrival; under `priority` it goes behind every queued job of
+ * its class or higher (FIFO within a class). */
+static void enqueue(engine *e, uint32_t j) {
+  size_t pos = e->qlen;
+  if (e->opt->queue == SIM_QUEUE_PRIORITY) {
+    int p = job_priority(&e->t->jobs[j]);
+    while (pos > 0 &&
+           job_priority(&e->t->jobs[e->queue[e->qhead + pos - 1]]) < p)
+      pos--;
+    memmove(&e->queue[e->qhead + pos + 1], &e->queue[e->qhead + pos],
+            (e->qlen - pos) * sizeof *e->queue);
+  }
+  e->queue[e->qhead + pos] = j;
+  e->qlen++;
+}
+
+/* Estimated end of job j if it started at `start`: the runtime estimate is
+ * the actual duration x the configured factor (rounded up to a microsecond;
+ * EASY backfilling needs estimates, not the truth). */
+static int64_t est_end(const engine *e, uint32_t j, int64_t start) {
+  double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
+  double d = ceil((double)job_duration(e, &e->t->jobs[j]) * f);
+  if (d > 9.2e18 - (double)start)
+    return INT64_MAX;
+  return start + (int64_t)d;
+}
+
+static int cmp_run_end(const void *a, const void *b) {
+  const run_end *x = a, *y = b;
+  if (x->end != y->end)
+    return x->end < y->end ? -1 : 1;
+  return (x->job > y->job) - (x->job < y->job);
+}
+
+/*
+ * EASY reservation of the head job h: the earliest estimated time at which
+ * h could start if nothing else started. Running jobs are released on the
+ * real cluster in order of estimated end (ties released together) and h is
+ * tried after each group; then everything is allocated back, which restores
+ * the state exactly. INT64_MAX if h cannot start even on the freed cluster.
+ * O(R log R + R x place) for R running jobs.
+ */
+static int64_t reservation(engine *e, uint32_t h, int *fail) {
+  size_t r = e->nrun;
+  run_end *ends = e->scratch_ends;
+  for (size_t i = 0; i < r; i++) {
+    uint32_t j = e->run_list[i];
+    ends[i].job = j;
+    ends[i].end = est_end(e, j, e->js[j].start_us);
+    if (ends[i].end < e->now)
+      ends[i].end = e->now; /* overran its estimate: assume it ends now */
+  }
+  qsort(ends, r, sizeof *ends, cmp_run_end);
+  lsched_request req;
+  build_request(e, &e->t->jobs[h], &req);
+  lsched_placement parts[SIM_MAX_PARTS], hp[SIM_MAX_PARTS];
+  int64_t t = INT64_MAX;
+  size_t released = 0;
+  while (released < r) {
+    int64_t te = ends[released].end;
+    while (released < r && ends[released].end == te) {
+      int n = job_parts(e, ends[released].job, parts);
+      for (int k = n - 1; k >= 0; k--)
+        if (lsched_release(e->sc->c, &parts[k]))
+          *fail = 1;
+      released++;
+    }
+    int hn = 0;
+    if (lsched_place_gang(e->pol, &req, hp, SIM_MAX_PARTS, &hn) ==
+        LSCHED_OK) {
+      unplace(e, hp, hn);
+      t = te;
+      break;
+    }
+  }
+  while (released-- > 0) {
+    int n = job_parts(e, ends[released].job, parts);
+    for (int k = 0; k < n; k++)
+      if (lsched_alloc(e->sc->c, &parts[k]))
+        *fail = 1;
+  }
+  return t;
+}
+
+/* ---- scheduling passes ---- */
+
+/* Head-of-line blocking (fifo, priority): start jobs from the head while
+ * they fit. The head is only retried after a release or when it changed. */
+static int pass_head(engine *e, char *err, size_t errlen) {
+  if (!e->freed && e->qlen > 0 && e->queue[e->qhead] == e->head_tried)
+    return 0;
+  while (e->qlen > 0) {
+    uint32_t j = e->queue[e->qhead];
+    int r = try_start(e, j, err, errlen);
+    if (r < 0)
+      return -1;
+    if (r == 0) {
+      e->head_tried = j;
+      break;
+    }
+    e->qhead++;
+    e->qlen--;
+  }
+  return 0;
+}
+
+/* skip: without a release, jobs that failed before still fail, so only
+ * unseen arrivals need a try. Started jobs are compacted out. */
+static int pass_skip(engine *e, char *err, size_t errlen) {
   size_t from = e->freed ? 0 : e->new_from;
   size_t w = e->qhead + from;
   for (size_t i = from; i < e->qlen; i++) {
@@ -318,9 +542,99 @@ static int schedule(engine *e, char *err, size_t errlen) {
       e->queue[w++] = j;
   }
   e->qlen = w - e->qhead;
+  return 0;
+}
+
+/*
+ * EASY backfilling: the head starts as soon as it fits; while it does not,
+ * it holds a reservation at its earliest estimated start time T, and a later
+ * job may start now only if it fits now and either its estimated end is
+ * <= T or, started, it leaves the head's reservation at or before T
+ * (checked by recomputing the reservation with it running).
+ */
+static int pass_backfill(engine *e, char *err, size_t errlen) {
+  int changed = e->freed || e->queue_changed;
+  if (pass_head(e, err, errlen))
+    return -1;
+  if (e->qlen < 2 || !changed)
+    return 0;
+  uint32_t h = e->queue[e->qhead];
+  int fail = 0;
+  if (!e->reservation_valid) {
+    e->reservation_t = reservation(e, h, &fail);
+    e->reservation_valid = 1;
+    if (e->reserved[h] < 0)
+      e->reserved[h] = e->reservation_t;
+  }
+  /* Without a release only unseen arrivals can newly qualify: the others
+   * failed to fit (resources only shrank) or would end after T (their end
+   * only moves later). */
+  size_t from = e->freed ? 1 : (e->new_from > 1 ? e->new_from : 1);
+  size_t w = e->qhead + from;
+  for (size_t i = from; i < e->qlen && !fail; i++) {
+    uint32_t j = e->queue[e->qhead + i];
+    lsched_placement parts[SIM_MAX_PARTS];
+    int n = 0;
+    int r = place_job(e, j, parts, &n, err, errlen);
+    if (r < 0)
+      return -1;
+    int start = 0;
+    if (r == 1) {
+      if (e->reservation_t == INT64_MAX ||
+          est_end(e, j, e->now) <= e->reservation_t) {
+        start = 1;
+      } else {
+        if (mark_running(e, j, parts, n)) {
+          snprintf(err, errlen, "out of memory");
+          return -1;
+        }
+        start = reservation(e, h, &fail) <= e->reservation_t;
+        unmark_running(e, j);
+      }
+      if (!start)
+        unplace(e, parts, n);
+    }
+    if (start) {
+      int64_t keep_t = e->reservation_t;
+      if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+      /* A backfilled job never moves T later; keep it to protect the head
+       * against later candidates in this pass. */
+      e->reservation_t = keep_t;
+      e->reservation_valid = 1;
+    } else {
+      e->queue[w++] = j;
+    }
+  }
+  if (fail) {
+    snprintf(err, errlen, "backfill: inconsistent release/allocation");
+    return -1;
+  }
+  e->qlen = w - e->qhead;
+  return 0;
+}
+
+/* One scheduling pass over the queue. 0, or -1 on internal error. */
+static int schedule(engine *e, char *err, size_t errlen) {
+  e->memo_gen++;
+  int rc;
+  switch (e->opt->queue) {
+  case SIM_QUEUE_SKIP:
+    rc = pass_skip(e, err, errlen);
+    break;
+  case SIM_QUEUE_BACKFILL:
+    rc = pass_backfill(e, err, errlen);
+    break;
+  default:
+    rc = pass_head(e, err, errlen);
+    break;
+  }
   e->new_from = e->qlen;
   e->freed = 0;
-  return 0;
+  e->queue_changed = 0;
+  return rc;
 }
 
 static void timeline_row(engine *e, int64_t total_milli) {
@@ -429,9 +743,20 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   rc = -2;
   e.js = calloc(t->n, sizeof *e.js);
   e.queue = malloc(t->n * sizeof *e.queue);
+  e.run_list = malloc(t->n * sizeof *e.run_list);
+  e.run_pos = malloc(t->n * sizeof *e.run_pos);
+  e.head_tried = UINT32_MAX;
+  if (opt->queue == SIM_QUEUE_BACKFILL) {
+    e.scratch_ends = malloc(t->n * sizeof *e.scratch_ends);
+    e.reserved = malloc(t->n * sizeof *e.reserved);
+    if (e.reserved)
+      for (size_t j = 0; j < t->n; j++)
+        e.reserved[j] = -1;
+  }
   e.memo = calloc(MEMO_SIZE, sizeof *e.memo);
   arr = malloc(t->n * sizeof *arr);
-  if (!e.js || !e.queue || !e.memo || !arr) {
+  if (!e.js || !e.queue || !e.memo || !arr || !e.run_list || !e.run_pos ||
+      (opt->queue == SIM_QUEUE_BACKFILL && (!e.scratch_ends || !e.reserved))) {
     snprintf(err, errlen, "out of memory");
     goto out;
   }
@@ -486,12 +811,13 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
         e.js[j].status = JOB_NEVER_MODEL;
         continue;
       }
-      if (!lsched_can_ever_fit(sc->c, &req)) {
+      if (!lsched_can_ever_fit_gang(sc->c, &req)) {
         e.js[j].status = JOB_NEVER_NO_NODE;
         continue;
       }
       e.js[j].status = JOB_QUEUED;
-      e.queue[e.qhead + e.qlen++] = j;
+      enqueue(&e, j);
+      e.queue_changed = 1;
     }
     if (schedule(&e, err, errlen))
       goto out;
@@ -534,9 +860,15 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
       out->completed++;
       qv[nq++] = (double)(s->start_us - jr->submit_us) / 1e6;
       jv[nj++] = (double)(s->finish_us - jr->submit_us) / 1e6;
-      cost_alloc += sc->node_price[s->node] * (double)jr->num_gpu *
-                    (double)s->gpu_milli / 1000.0 *
-                    (double)(s->finish_us - s->start_us) / US_PER_HOUR;
+      {
+        lsched_placement parts[SIM_MAX_PARTS];
+        int np = job_parts(&e, (uint32_t)j, parts);
+        for (int k = 0; k < np; k++)
+          cost_alloc += sc->node_price[parts[k].node] *
+                        (double)parts[k].gpu_count *
+                        (double)parts[k].gpu_milli / 1000.0 *
+                        (double)(s->finish_us - s->start_us) / US_PER_HOUR;
+      }
       if (s->finish_us > out->last_completion_us)
         out->last_completion_us = s->finish_us;
       break;
@@ -582,6 +914,12 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
                                    : 0;
   out->js = e.js;
   e.js = NULL;
+  out->reserved_us = e.reserved;
+  e.reserved = NULL;
+  out->gangs = e.gangs;
+  out->ngangs = e.ngangs;
+  e.gangs = NULL;
+  e.ngangs = 0;
   rc = 0;
 out:
   lsched_policy_destroy(e.pol);
@@ -589,6 +927,13 @@ out:
   heap_free(&e.heap);
   free(e.js);
   free(e.queue);
+  free(e.run_list);
+  free(e.run_pos);
+  free(e.scratch_ends);
+  free(e.reserved);
+  for (size_t g = 0; g < e.ngangs; g++)
+    free(e.gangs[g].parts);
+  free(e.gangs);
   free(e.memo);
   free(e.spec_mask);
   free(e.spec_absent);

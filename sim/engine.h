@@ -16,9 +16,23 @@
 #include "trace.h"
 
 typedef enum sim_queue_kind {
-  SIM_QUEUE_FIFO = 0, /* head-of-line blocking */
-  SIM_QUEUE_SKIP = 1  /* every waiting job in order; start each that fits */
+  SIM_QUEUE_FIFO = 0,     /* head-of-line blocking */
+  SIM_QUEUE_SKIP = 1,     /* every waiting job in order; start each that fits */
+  SIM_QUEUE_BACKFILL = 2, /* EASY backfilling (estimates: duration x factor) */
+  SIM_QUEUE_PRIORITY = 3  /* QoS classes, FIFO within a class, head blocks */
 } sim_queue_kind;
+
+/* Parses fifo|skip|backfill|priority; 0, or -1 for another name. */
+int sim_queue_parse(const char *name, sim_queue_kind *out);
+
+/* Most nodes one gang job may span. */
+#define SIM_MAX_PARTS 64
+
+/* The per-node parts of a job placed on several nodes. */
+typedef struct sim_gang {
+  int n;
+  lsched_placement *parts;
+} sim_gang;
 
 typedef enum job_status {
   JOB_PENDING = 0,    /* not yet arrived (only during a run) */
@@ -35,7 +49,7 @@ typedef struct job_state {
   int64_t start_us;  /* -1 if never started */
   int64_t finish_us; /* -1 if never finished */
   uint64_t gpu_mask; /* GPUs used on node */
-  int32_t node;      /* -1 if never placed */
+  int32_t node;      /* -1 if never placed; <= -2: gang, see sim_result */
   int16_t gpu_milli; /* milli taken per GPU (1000 on exclusive nodes) */
   uint8_t status;    /* job_status */
   uint8_t pad_;
@@ -47,6 +61,9 @@ typedef struct sim_options {
   uint64_t seed;
   /* Duration for jobs whose trace has none; < 0: such jobs are an error. */
   int64_t unknown_duration_us;
+  /* Runtime estimate = duration x estimate_factor, for backfilling (<= 0
+   * means 1: exact estimates). */
+  double estimate_factor;
   /* Where to write timeline.csv rows (header included); may be NULL. */
   FILE *timeline;
   /* Called about every 65536 events; may be NULL. */
@@ -71,6 +88,12 @@ typedef struct sim_result {
   int unpriced_gpus;
   uint64_t events;
   job_state *js; /* one per trace job, in trace order */
+  /* Jobs placed on several nodes: job_state.node = -2 - index here. */
+  sim_gang *gangs;
+  size_t ngangs;
+  /* backfill only: the first reservation (estimated start) each job got
+   * when it blocked the head of the queue; -1 if it never did. */
+  int64_t *reserved_us;
 } sim_result;
 
 /*

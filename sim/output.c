@@ -197,17 +197,37 @@ int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
       sim_fmt_seconds(c, sizeof c, s->finish_us);
       sim_fmt_seconds(d, sizeof d, s->start_us - jr->submit_us);
       sim_fmt_seconds(e, sizeof e, s->finish_us - jr->submit_us);
-      lsched_node_info ni;
-      lsched_cluster_node_info(sc->c, s->node, &ni);
+      /* A gang job lists its nodes and their GPU sets joined by '+'. */
+      const lsched_placement *parts = NULL;
+      lsched_placement one;
+      int np = 1;
+      if (s->node <= -2) {
+        parts = r->gangs[-2 - s->node].parts;
+        np = r->gangs[-2 - s->node].n;
+      } else {
+        one.node = s->node;
+        one.gpu_mask = s->gpu_mask;
+        parts = &one;
+      }
       fprintf(f, ",%s,%s,%s,", a, b, c);
-      csv_field(f, ni.name);
+      for (int k = 0; k < np; k++) {
+        lsched_node_info ni;
+        lsched_cluster_node_info(sc->c, parts[k].node, &ni);
+        if (k)
+          fputc('+', f);
+        csv_field(f, ni.name);
+      }
       fputc(',', f);
-      int first = 1;
-      for (int g = 0; g < 64; g++)
-        if ((s->gpu_mask >> g) & 1) {
-          fprintf(f, first ? "%d" : ";%d", g);
-          first = 0;
-        }
+      for (int k = 0; k < np; k++) {
+        if (k)
+          fputc('+', f);
+        int first = 1;
+        for (int g = 0; g < 64; g++)
+          if ((parts[k].gpu_mask >> g) & 1) {
+            fprintf(f, first ? "%d" : ";%d", g);
+            first = 0;
+          }
+      }
       fprintf(f, ",%d,%s,%s,%s\n", jr->num_gpu ? s->gpu_milli : 0, d, e,
               status_name(s->status));
     } else {

@@ -78,7 +78,7 @@ printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,2,T4\nn1,1000,1000,2,Q9\
 expect 2 "nodes.csv:3:" -- "$BIN" run --cluster "$T/nodes.csv" --trace builtin:default --policy first-fit
 
 # ---- a job no node can hold: counted and named, not an error
-trace_file wide "$good" "huge,1000,1000,64,1000,,LS,Running,0,10,0"
+trace_file wide "$good" "huge,1000,1000,256,1000,,LS,Running,0,10,0"
 expect 0 "huge" -- "$BIN" run --cluster "$CL" --trace "$T/wide.csv" --policy first-fit --out "$T/wide"
 grep -q '"no_node_fits":	1' "$T/wide/summary.json" && ok || bad "never-fit job counted"
 grep -q '^huge,0,,,,,1000,,,never_started:no_node_fits$' "$T/wide/jobs.csv" && ok || bad "never-fit row in jobs.csv: $(cat "$T/wide/jobs.csv")"

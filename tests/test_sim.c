@@ -413,6 +413,184 @@ START_TEST(fmt_seconds) {
 }
 END_TEST
 
+
+/* ----------------------------------------------- queue disciplines, gang */
+
+static void two_node_cluster(sim_cluster *sc, int g0, int g1) {
+  char json[1024], err[512];
+  snprintf(json, sizeof json,
+           "{\"name\": \"t\", \"node_groups\": ["
+           "{\"name\": \"n0\", \"count\": 1, \"gpu_model\": \"A100-80GB\", "
+           "\"gpus_per_node\": %d, \"cpu_milli\": 64000, \"memory_mib\": "
+           "64000, \"price_per_gpu_hour\": 1},"
+           "{\"name\": \"n1\", \"count\": 1, \"gpu_model\": \"A100-80GB\", "
+           "\"gpus_per_node\": %d, \"cpu_milli\": 64000, \"memory_mib\": "
+           "64000, \"price_per_gpu_hour\": 1}]}",
+           g0, g1);
+  ck_assert_msg(sim_cluster_from_json(sc, json, "test", &cat, 1, err,
+                                      sizeof err) == 0,
+                "%s", err);
+}
+
+/*
+ * n0: 4 GPUs, n1: 1 GPU. A t=0 2 GPUs 10 s; B t=1 4 GPUs 5 s (head, blocked:
+ * reservation at 10 when A ends); C t=2 2 GPUs 5 s (ends 7 <= 10:
+ * backfilled at 2); D t=3 1 GPU 20 s (fits only n1; ends 23 > 10 but leaves
+ * n0 alone, so B still starts at 10: backfilled at 3); F t=5 1 GPU 30 s
+ * (fits n0 at 7 when C ends, but would hold a GPU B needs at 10: waits,
+ * starts at 15 when B ends).
+ */
+START_TEST(backfill_hand_computed) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  two_node_cluster(&sc, 4, 1);
+  trace_init(&t);
+  t.path = strdup("bf.csv");
+  t.has_times = 1;
+  add(&t, "A", 0, 10, 2, 1000, NULL);
+  add(&t, "B", 1, 5, 4, 1000, NULL);
+  add(&t, "C", 2, 5, 2, 1000, NULL);
+  add(&t, "D", 3, 20, 1, 1000, NULL);
+  add(&t, "F", 5, 30, 1, 1000, NULL);
+  ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_BACKFILL, NULL, &r), 0);
+  ck_assert_int_eq(r.js[0].start_us, S(0));
+  ck_assert_int_eq(r.js[1].start_us, S(10));
+  ck_assert_int_eq(r.js[2].start_us, S(2));
+  ck_assert_int_eq(r.js[3].start_us, S(3));
+  ck_assert_int_eq(r.js[3].node, 1);
+  ck_assert_int_eq(r.js[4].start_us, S(15));
+  ck_assert_int_eq(r.reserved_us[1], S(10)); /* B's reservation, kept */
+  sim_result_free(&r);
+  /* fifo for contrast: C, D and F all wait behind B. */
+  ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
+  ck_assert_int_eq(r.js[2].start_us, S(15));
+  ck_assert_int_eq(r.js[3].start_us, S(15));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* EASY with exact estimates never delays a head job past the reservation
+ * it got: random workloads on a small cluster, every policy. */
+START_TEST(backfill_never_delays_reservation) {
+  sim_cluster sc;
+  two_node_cluster(&sc, 8, 4);
+  const char *pols[] = {"first-fit", "best-fit", "worst-fit"};
+  uint64_t x = 0x243F6A8885A308D3ull + (uint64_t)_i * 7919;
+  trace t;
+  trace_init(&t);
+  t.path = strdup("rand.csv");
+  t.has_times = 1;
+  int64_t submit = 0;
+  for (int k = 0; k < 120; k++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    submit += (int64_t)(x % 4);
+    int gpus = 1 + (int)((x >> 8) % 8);
+    int milli = (x >> 20) % 3 == 0 ? 250 + (int)((x >> 24) % 700) : 1000;
+    if (gpus > 1)
+      milli = 1000;
+    char name[16];
+    snprintf(name, sizeof name, "j%d", k);
+    add(&t, name, submit, 1 + (int64_t)((x >> 32) % 40), gpus, milli, NULL);
+  }
+  sim_result r;
+  ck_assert_int_eq(run(&sc, &t, pols[_i % 3], SIM_QUEUE_BACKFILL, NULL, &r),
+                   0);
+  int reserved = 0;
+  for (size_t j = 0; j < t.n; j++) {
+    ck_assert_int_eq(r.js[j].status, JOB_DONE);
+    if (r.reserved_us[j] >= 0) {
+      reserved++;
+      ck_assert_msg(r.js[j].start_us <= r.reserved_us[j],
+                    "job %zu started %lld after its reservation %lld", j,
+                    (long long)r.js[j].start_us,
+                    (long long)r.reserved_us[j]);
+    }
+  }
+  ck_assert_int_gt(reserved, 0); /* the workload does block the head */
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* priority: X (BE) runs 0-10; Y (BE, t=1) and Z (LS, t=2) wait; Z's class
+ * is higher, so Z runs 10-15 and Y 15-20. */
+START_TEST(priority_classes) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  two_node_cluster(&sc, 1, 0);
+  trace_init(&t);
+  t.path = strdup("prio.csv");
+  t.has_times = 1;
+  add(&t, "X", 0, 10, 1, 1000, NULL);
+  add(&t, "Y", 1, 5, 1, 1000, NULL);
+  add(&t, "Z", 2, 5, 1, 1000, NULL);
+  t.jobs[0].qos = TRACE_QOS_BE;
+  t.jobs[1].qos = TRACE_QOS_BE;
+  t.jobs[2].qos = TRACE_QOS_LS;
+  ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_PRIORITY, NULL, &r), 0);
+  ck_assert_int_eq(r.js[2].start_us, S(10));
+  ck_assert_int_eq(r.js[1].start_us, S(15));
+  sim_result_free(&r);
+  ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
+  ck_assert_int_eq(r.js[1].start_us, S(10));
+  ck_assert_int_eq(r.js[2].start_us, S(15));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* An 8-GPU job on two 4-GPU nodes runs as a gang; a 9-GPU job never can. */
+START_TEST(gang_job_in_replay) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  two_node_cluster(&sc, 4, 4);
+  trace_init(&t);
+  t.path = strdup("gang.csv");
+  t.has_times = 1;
+  add(&t, "small", 0, 10, 1, 1000, NULL);
+  add(&t, "wide", 1, 10, 8, 1000, NULL);
+  add(&t, "wider", 1, 10, 9, 1000, NULL);
+  ck_assert_int_eq(run(&sc, &t, "best-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
+  ck_assert_int_eq(r.js[1].start_us, S(10));
+  ck_assert_int_le(r.js[1].node, -2);
+  const sim_gang *g = &r.gangs[-2 - r.js[1].node];
+  ck_assert_int_eq(g->n, 2);
+  ck_assert_int_eq(g->parts[0].gpu_count + g->parts[1].gpu_count, 8);
+  ck_assert_int_ne(g->parts[0].node, g->parts[1].node);
+  ck_assert_int_eq(r.js[2].status, JOB_NEVER_NO_NODE);
+  /* allocation: 1 GPU for 10 s, then 8 GPUs for 10 s, over 20 s x 8. */
+  ck_assert_double_eq_tol(r.gpu_alloc_ratio_mean, 90.0 / 160.0, EPS);
+  ck_assert_double_eq_tol(r.cost_idle, (160.0 - 90.0) / 3600, EPS);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/jobs.csv", testutil_tmpdir());
+  char err[512];
+  ck_assert_int_eq(write_jobs_csv(path, &t, &sc, &r, err, sizeof err), 0);
+  FILE *f = fopen(path, "r");
+  char line[512];
+  int found = 0;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "wide,", 5) == 0) {
+      ck_assert_str_eq(line, "wide,1,10,20,n0+n1,0;1;2;3+0;1;2;3,1000,9,19,"
+                             "completed\n");
+      found = 1;
+    }
+  fclose(f);
+  ck_assert(found);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 /* ------------------------------------------------- the real Alibaba trace */
 
 /* Replays openb_pod_list_default on the 1,213-node GPU cluster with every
@@ -496,6 +674,10 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, cluster_spec_errors);
   tcase_add_test(tc, cluster_spec_aliases_and_prices);
   tcase_add_test(tc, fmt_seconds);
+  tcase_add_test(tc, backfill_hand_computed);
+  tcase_add_loop_test(tc, backfill_never_delays_reservation, 0, 30);
+  tcase_add_test(tc, priority_classes);
+  tcase_add_test(tc, gang_job_in_replay);
   suite_add_tcase(s, tc);
   tc = tcase_create("alibaba");
   tcase_set_timeout(tc, 600);
