@@ -344,6 +344,9 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
     c->max_cpu_cap = nd.cpu_cap;
   if (nd.gpu_count > c->max_gpu_count)
     c->max_gpu_count = nd.gpu_count;
+  int old_model_max = nd.model >= 0 ? c->model_max_gpus[nd.model] : 0;
+  if (nd.model >= 0 && nd.gpu_count > old_model_max)
+    c->model_max_gpus[nd.model] = nd.gpu_count;
   /* Appending at the end of the order keeps the tree valid if it has room;
    * otherwise it is rebuilt (amortised O(1) per node). */
   if (c->n > c->seg_size) {
@@ -356,6 +359,8 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
       c->nshapes = old_nshapes;
       c->max_cpu_cap = old_max_cpu_cap;
       c->max_gpu_count = old_max_gpu_count;
+      if (nd.model >= 0)
+        c->model_max_gpus[nd.model] = old_model_max;
       lsched__free(&c->a, name);
       return r;
     }

@@ -7,15 +7,14 @@
  */
 #include "internal.h"
 
-/* The largest GPU count of a node that req's models allow. */
+/* The largest GPU count of a node that req's models allow: O(models). */
 static int widest_node(const lsched_cluster *c, const lsched_request *req) {
+  if (!req->model_mask)
+    return c->max_gpu_count;
   int w = 0;
-  for (int i = 0; i < c->n; i++) {
-    const struct lsched_node *nd = &c->nodes[i];
-    if (nd->gpu_count > w &&
-        (!req->model_mask || (req->model_mask >> nd->model) & 1))
-      w = nd->gpu_count;
-  }
+  for (int m = 0; m < c->nmodels; m++)
+    if ((req->model_mask >> m) & 1 && c->model_max_gpus[m] > w)
+      w = c->model_max_gpus[m];
   return w;
 }
 

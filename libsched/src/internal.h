@@ -72,6 +72,7 @@ struct lsched_cluster {
 
   int64_t max_cpu_cap;   /* largest node CPU capacity */
   int max_gpu_count;     /* largest node GPU count */
+  int model_max_gpus[LSCHED_MAX_MODELS]; /* largest GPU count per model */
   int64_t live_allocs;   /* allocations not yet released */
 };
 
@@ -127,9 +128,103 @@ LSCHED_HIDDEN int lsched__place_best_score(const lsched_cluster *c,
                                            int *scratch, lsched_gpu_pick pick,
                                            lsched_placement *out);
 
+/*
+ * Like lsched__place_best_score() but without min-max normalisation: the
+ * highest raw score wins, ties to the earliest node in the visit order (the
+ * scoring of kube-scheduler plugins without ScoreExtensions). The chosen
+ * node's id goes to *node; -1 and LSCHED_ENOFIT when nothing fits. scratch
+ * must hold node-count ints. O(m) score calls for m candidates.
+ */
+LSCHED_HIDDEN int lsched__best_raw_score(const lsched_cluster *c,
+                                         const lsched_request *req,
+                                         lsched__score_fn score, void *ctx,
+                                         int *scratch, int *node);
+
+/* ---------------------------------------------------------------------- */
+/* Fragmentation internals (frag.c), shared by the meter and FGD.          */
+
+/* A task type as the evaluation loop reads it: the types that may run on
+ * one GPU model are stored contiguously per model. */
+struct lsched__ftype {
+  int64_t cpu;    /* CPU milli the type needs */
+  int64_t w;      /* weight */
+  int32_t ti;     /* index of its GPU share among the thresholds */
+  int32_t k;      /* GPU count */
+};
+
+/* A workload compiled for one cluster. */
+struct lsched__fragw {
+  int64_t W;               /* sum of weights; 0 = empty workload */
+  int nthr;                /* distinct GPU shares of the GPU types */
+  int *thr;                /* ascending */
+  struct lsched__ftype *ft; /* per-model lists, concatenated */
+  int moff[LSCHED_MAX_MODELS + 1]; /* model m: ft[moff[m] .. moff[m+1]) */
+};
+
+/* Per-node cache: F(n) x W and, per threshold j, the GPUs with at least
+ * thr[j] free (cnt) and the free milli of the others (small). */
+struct lsched__fragstate {
+  int n, nthr;
+  int64_t *F;
+  uint8_t *cnt;   /* n x nthr */
+  int32_t *small; /* n x nthr */
+  int64_t sum;    /* sum of F */
+};
+
+/* Compiles w (NULL or empty: an empty workload) for c. LSCHED_ENOMEM. */
+LSCHED_HIDDEN int lsched__fragw_build(struct lsched__fragw *fw,
+                                      const lsched_allocator *a,
+                                      const lsched_cluster *c,
+                                      const lsched_workload *w);
+LSCHED_HIDDEN void lsched__fragw_free(struct lsched__fragw *fw,
+                                      const lsched_allocator *a);
+/* Allocates and fills the cache of every node. LSCHED_ENOMEM. */
+LSCHED_HIDDEN int lsched__fragstate_init(struct lsched__fragstate *fs,
+                                         const lsched_allocator *a,
+                                         const lsched_cluster *c,
+                                         const struct lsched__fragw *fw);
+LSCHED_HIDDEN void lsched__fragstate_free(struct lsched__fragstate *fs,
+                                          const lsched_allocator *a);
+/* Recomputes the cache of one node from the cluster: O(T + G x D). */
+LSCHED_HIDDEN void lsched__fragstate_update(struct lsched__fragstate *fs,
+                                            const lsched_cluster *c,
+                                            const struct lsched__fragw *fw,
+                                            int node);
+/* Aggregates of GPU free shares g[0..G) for the thresholds: O(G x D). */
+LSCHED_HIDDEN void lsched__frag_aggregate(const struct lsched__fragw *fw,
+                                          const int *g, int G, uint8_t *cnt,
+                                          int32_t *small);
+
+/* F x W of a node state given its model, CPU free, aggregates and idle GPU
+ * milli: sum over the types that can run of w x small[ti], plus the weight
+ * of the others x idle. O(types of that model). */
+static inline int64_t lsched__frag_eval(const struct lsched__fragw *fw,
+                                        int model, int64_t cpu_free,
+                                        const uint8_t *cnt,
+                                        const int32_t *small, int64_t idle) {
+  if (idle <= 0 || fw->W == 0)
+    return 0;
+  if (model < 0)
+    return fw->W * idle;
+  int64_t okw = 0, acc = 0;
+  const struct lsched__ftype *e = fw->ft + fw->moff[model];
+  const struct lsched__ftype *end = fw->ft + fw->moff[model + 1];
+  for (; e < end; e++)
+    if (cpu_free >= e->cpu && cnt[e->ti] >= e->k) {
+      okw += e->w;
+      acc += e->w * small[e->ti];
+    }
+  return acc + (fw->W - okw) * idle;
+}
+
 /* Built-in policy tables. */
 extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_first_fit;
 extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_best_fit;
 extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_worst_fit;
+extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_random;
+extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_dot_product;
+extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_gpu_clustering;
+extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_gpu_packing;
+extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_fgd;
 
 #endif
