@@ -6,6 +6,8 @@
 #include "engine.h"
 #include "heap.h"
 
+#include <libsched/migrate.h>
+
 #include <gsl/gsl_statistics_double.h>
 #include <inttypes.h>
 #include <math.h>
@@ -117,6 +119,9 @@ void sim_result_free(sim_result *r) {
     free(r->gangs[g].parts);
   free(r->gangs);
   free(r->reserved_us);
+  free(r->migrations);
+  free(r->preemptions);
+  free(r->lost_gpu_s);
   memset(r, 0, sizeof *r);
 }
 
@@ -173,6 +178,19 @@ typedef struct engine {
   size_t nrun;
   run_end *scratch_ends;
   int64_t *reserved;    /* backfill: first reservation of each head job */
+  /* Migration / preemption (only with a policy that plans migrations). */
+  int can_plan;
+  double *node_gpu_gib;  /* GPU memory of each node's model, GiB */
+  int64_t *rem_us;       /* work left when the current segment started */
+  int64_t *seg_us;       /* start of the current run segment */
+  uint16_t *nmig, *npre; /* migrations and preemptions per job */
+  double *lost_gpu_s;    /* GPU-seconds of progress lost per job */
+  lsched_running *plan_run;
+  lsched_placement *plan_parts;
+  size_t plan_cap;
+  uint64_t migrations, preemptions;
+  uint32_t plan_failed;  /* head whose last plan failed */
+  int64_t total_milli;
   int reservation_valid;
   int64_t reservation_t;
   memo_entry *memo;
@@ -308,7 +326,8 @@ static void unplace(engine *e, const lsched_placement *parts, int n) {
 static int mark_running(engine *e, uint32_t j, const lsched_placement *parts,
                         int n) {
   job_state *s = &e->js[j];
-  s->start_us = e->now;
+  if (s->start_us < 0)
+    s->start_us = e->now; /* queue time counts to the first start */
   s->status = JOB_RUNNING;
   if (n == 1) {
     s->node = parts[0].node;
@@ -347,7 +366,8 @@ static void unmark_running(engine *e, uint32_t j) {
   uint32_t pos = e->run_pos[j], last = e->run_list[--e->nrun];
   e->run_list[pos] = last;
   e->run_pos[last] = pos;
-  s->start_us = -1;
+  if (!e->npre || e->npre[j] == 0)
+    s->start_us = -1;
   s->node = -1;
   s->gpu_mask = 0;
   s->gpu_milli = 0;
@@ -360,8 +380,13 @@ static int commit_running(engine *e, uint32_t j,
   e->alloc_milli += parts_milli(parts, n);
   e->running++;
   e->reservation_valid = 0;
-  return heap_push(&e->heap, e->now + job_duration(e, &e->t->jobs[j]), j,
-                   EV_FINISH);
+  int64_t work = job_duration(e, &e->t->jobs[j]);
+  if (e->rem_us) {
+    e->seg_us[j] = e->now;
+    work = e->rem_us[j];
+  }
+  return heap_push(&e->heap, e->now + work, j,
+                   EV_FINISH | (uint32_t)e->js[j].epoch << 8);
 }
 
 /* Tries to start job j now. 1 started, 0 no fit, -1 internal error. */
@@ -422,9 +447,20 @@ static int job_priority(const job_record *jr) {
   }
 }
 
+/* Makes room for one more queue entry: the array holds every job once, so
+ * moving the live entries to the front always leaves room (the head index
+ * only runs off the end when preempted jobs come back). */
+static void queue_room(engine *e) {
+  if (e->qhead + e->qlen < e->t->n)
+    return;
+  memmove(e->queue, e->queue + e->qhead, e->qlen * sizeof *e->queue);
+  e->qhead = 0;
+}
+
 /* Appends an arrival; under `priority` it goes behind every queued job of
  * its class or higher (FIFO within a class). */
 static void enqueue(engine *e, uint32_t j) {
+  queue_room(e);
   size_t pos = e->qlen;
   if (e->opt->queue == SIM_QUEUE_PRIORITY) {
     int p = job_priority(&e->t->jobs[j]);
@@ -449,6 +485,19 @@ static int64_t est_end(const engine *e, uint32_t j, int64_t start) {
   return start + (int64_t)d;
 }
 
+/* Estimated end of running job j: its current segment's start plus the
+ * estimate of the work it had left then (migrations and preemptions move
+ * segments). */
+static int64_t running_est_end(const engine *e, uint32_t j) {
+  if (!e->rem_us)
+    return est_end(e, j, e->js[j].start_us);
+  double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
+  double d = ceil((double)e->rem_us[j] * f);
+  if (d > 9.2e18 - (double)e->seg_us[j])
+    return INT64_MAX;
+  return e->seg_us[j] + (int64_t)d;
+}
+
 static int cmp_run_end(const void *a, const void *b) {
   const run_end *x = a, *y = b;
   if (x->end != y->end)
@@ -470,7 +519,7 @@ static int64_t reservation(engine *e, uint32_t h, int *fail) {
   for (size_t i = 0; i < r; i++) {
     uint32_t j = e->run_list[i];
     ends[i].job = j;
-    ends[i].end = est_end(e, j, e->js[j].start_us);
+    ends[i].end = running_est_end(e, j);
     if (ends[i].end < e->now)
       ends[i].end = e->now; /* overran its estimate: assume it ends now */
   }
@@ -504,6 +553,155 @@ static int64_t reservation(engine *e, uint32_t h, int *fail) {
         *fail = 1;
   }
   return t;
+}
+
+/* ---- migration and preemption ---- */
+
+/* What moving the job on p costs: fixed + per GiB of GPU memory it holds
+ * (GPUs x share x the node model's memory). */
+static double move_cost_s(const engine *e, const lsched_placement *p) {
+  double gib = (double)p->gpu_count * p->gpu_milli / 1000.0 *
+               e->node_gpu_gib[p->node];
+  return e->opt->migration_fixed_s + e->opt->migration_per_gib_s * gib;
+}
+
+static int grow_plan(engine *e, size_t need) {
+  if (need <= e->plan_cap)
+    return 0;
+  size_t nc = e->plan_cap ? e->plan_cap : 256;
+  while (nc < need)
+    nc *= 2;
+  lsched_running *r = realloc(e->plan_run, nc * sizeof *r);
+  if (r)
+    e->plan_run = r;
+  lsched_placement *p = realloc(e->plan_parts, nc * sizeof *p);
+  if (p)
+    e->plan_parts = p;
+  if (!r || !p)
+    return -1;
+  e->plan_cap = nc;
+  return 0;
+}
+
+/* Puts job j right behind the head of the queue (a preempted job resumes
+ * before later arrivals). */
+static void requeue_front(engine *e, uint32_t j) {
+  queue_room(e);
+  size_t pos = e->qlen > 0 ? 1 : 0;
+  memmove(&e->queue[e->qhead + pos + 1], &e->queue[e->qhead + pos],
+          (e->qlen - pos) * sizeof *e->queue);
+  e->queue[e->qhead + pos] = j;
+  e->qlen++;
+}
+
+/*
+ * The head h is blocked. If the cluster's free GPU capacity would hold it,
+ * asks the policy for a plan (budget: max_moves, max_moves_per_job, and the
+ * head's expected wait = its EASY reservation - now) and applies it:
+ * migration reserves the target, frees the source, and the job resumes on
+ * the target after its move cost with its remaining work; preemption stops
+ * the job, keeps the progress of whole checkpoint intervals, and requeues
+ * it behind the head. 1 if anything moved, 0 if not, -1 on error.
+ */
+static int defragment(engine *e, uint32_t h, char *err, size_t errlen) {
+  const job_record *jr = &e->t->jobs[h];
+  lsched_request req;
+  build_request(e, jr, &req);
+  if ((int64_t)req.gpu_count * req.gpu_milli > e->total_milli - e->alloc_milli)
+    return 0; /* not a fragmentation problem: capacity is short */
+  int fail = 0;
+  int64_t t = reservation(e, h, &fail);
+  if (fail || grow_plan(e, e->nrun + 1)) {
+    snprintf(err, errlen, "defrag: %s", fail ? "inconsistent state" : "out of memory");
+    return -1;
+  }
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  b.max_moves = e->opt->max_moves;
+  b.max_moves_per_job = e->opt->max_moves_per_job;
+  b.expected_wait_s = t == INT64_MAX ? 1e18 : (double)(t - e->now) / 1e6;
+  for (size_t i = 0; i < e->nrun; i++) {
+    uint32_t j = e->run_list[i];
+    lsched_running *r = &e->plan_run[i];
+    lsched_placement parts[SIM_MAX_PARTS];
+    int n = job_parts(e, j, parts);
+    e->plan_parts[i] = parts[0];
+    r->id = j;
+    build_request(e, &e->t->jobs[j], &r->request);
+    r->parts = n == 1 ? &e->plan_parts[i] : NULL;
+    r->nparts = n;
+    r->move_cost_s = move_cost_s(e, &parts[0]);
+    /* A job still inside its move (segment not started) is not moved. */
+    r->moves = e->seg_us[j] > e->now ? 1 << 20 : e->nmig[j] + e->npre[j];
+  }
+  lsched_move moves[64];
+  size_t nm = 0;
+  int rc = lsched_policy_plan_migrations(e->pol, &req, e->plan_run, e->nrun,
+                                         &b, moves, 64, &nm);
+  if (rc == LSCHED_ENOFIT || (rc == LSCHED_OK && nm == 0))
+    return 0;
+  if (rc != LSCHED_OK) {
+    snprintf(err, errlen, "defrag: %s", lsched_strerror(rc));
+    return -1;
+  }
+  for (size_t m = 0; m < nm; m++) {
+    uint32_t j = (uint32_t)e->plan_run[moves[m].index].id;
+    job_state *s = &e->js[j];
+    const lsched_placement *from = &moves[m].from;
+    double gpus = (double)from->gpu_count * from->gpu_milli / 1000.0;
+    int64_t end = e->seg_us[j] + e->rem_us[j];
+    if (!e->opt->preempt) {
+      double cost = move_cost_s(e, from);
+      if (lsched_alloc(e->sc->c, &moves[m].to) ||
+          lsched_release(e->sc->c, from)) {
+        snprintf(err, errlen, "defrag: move of %s failed: %s",
+                 trace_job_name(e->t, j), lsched_cluster_errmsg(e->sc->c));
+        return -1;
+      }
+      e->alloc_milli += parts_milli(&moves[m].to, 1) - parts_milli(from, 1);
+      e->rem_us[j] = end - e->now;
+      e->seg_us[j] = e->now + llround(cost * 1e6);
+      s->node = moves[m].to.node;
+      s->gpu_mask = moves[m].to.gpu_mask;
+      s->gpu_milli = (int16_t)moves[m].to.gpu_milli;
+      s->epoch++;
+      if (heap_push(&e->heap, e->seg_us[j] + e->rem_us[j], j,
+                    EV_FINISH | (uint32_t)s->epoch << 8)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+      e->nmig[j]++;
+      e->lost_gpu_s[j] += cost * gpus;
+      e->migrations++;
+    } else {
+      if (lsched_release(e->sc->c, from)) {
+        snprintf(err, errlen, "defrag: preemption of %s failed",
+                 trace_job_name(e->t, j));
+        return -1;
+      }
+      int64_t elapsed = e->now > e->seg_us[j] ? e->now - e->seg_us[j] : 0;
+      int64_t ck = llround(e->opt->checkpoint_s * 1e6);
+      int64_t kept = ck > 0 ? elapsed / ck * ck : 0;
+      if (kept > e->rem_us[j])
+        kept = e->rem_us[j];
+      e->rem_us[j] -= kept;
+      e->lost_gpu_s[j] += (double)(elapsed - kept) / 1e6 * gpus;
+      e->alloc_milli -= parts_milli(from, 1);
+      e->running--;
+      uint32_t pos = e->run_pos[j], last = e->run_list[--e->nrun];
+      e->run_list[pos] = last;
+      e->run_pos[last] = pos;
+      s->epoch++; /* its completion event is now stale */
+      s->status = JOB_QUEUED;
+      s->node = -1;
+      requeue_front(e, j);
+      e->npre[j]++;
+      e->preemptions++;
+    }
+  }
+  e->freed = 1;
+  e->reservation_valid = 0;
+  e->head_tried = UINT32_MAX;
+  return 1;
 }
 
 /* ---- scheduling passes ---- */
@@ -631,6 +829,24 @@ static int schedule(engine *e, char *err, size_t errlen) {
     rc = pass_head(e, err, errlen);
     break;
   }
+  /* A blocked head may get room by moving running jobs; a plan that failed
+   * is not retried for the same head until something was released. */
+  if (rc == 0 && e->can_plan && e->qlen > 0) {
+    uint32_t h = e->queue[e->qhead];
+    if (e->js[h].status == JOB_QUEUED && (e->freed || h != e->plan_failed)) {
+      int d = defragment(e, h, err, errlen);
+      if (d < 0)
+        return -1;
+      if (d == 0) {
+        e->plan_failed = h;
+      } else {
+        e->memo_gen++;
+        rc = e->opt->queue == SIM_QUEUE_SKIP       ? pass_skip(e, err, errlen)
+             : e->opt->queue == SIM_QUEUE_BACKFILL ? pass_backfill(e, err, errlen)
+                                                   : pass_head(e, err, errlen);
+      }
+    }
+  }
   e->new_from = e->qlen;
   e->freed = 0;
   e->queue_changed = 0;
@@ -737,6 +953,26 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     rc = -2;
     goto out;
   }
+  for (int i = 0; i < opt->npolicy_params; i++) {
+    char key[128];
+    const char *kv = opt->policy_params[i], *eq = strchr(kv, '=');
+    size_t kl = eq ? (size_t)(eq - kv) : 0;
+    if (!eq || kl == 0 || kl >= sizeof key) {
+      snprintf(err, errlen, "--policy-param '%s': expected KEY=VALUE", kv);
+      rc = -1;
+      goto out;
+    }
+    memcpy(key, kv, kl);
+    key[kl] = 0;
+    rc = lsched_policy_set_param(e.pol, key, eq + 1);
+    if (rc != LSCHED_OK) {
+      snprintf(err, errlen, "policy %s: parameter '%s' = '%s': %s",
+               opt->policy, key, eq + 1,
+               rc == LSCHED_ENOENT ? "unknown parameter" : lsched_strerror(rc));
+      rc = -1;
+      goto out;
+    }
+  }
   rc = resolve_specs(&e, cat, err, errlen);
   if (rc)
     goto out;
@@ -775,6 +1011,40 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
 
   lsched_totals tot;
   lsched_cluster_totals(sc->c, &tot);
+  e.total_milli = tot.gpu_milli;
+  e.plan_failed = UINT32_MAX;
+  {
+    /* Does the policy plan migrations? (ENOENT: no.) */
+    lsched_request probe = LSCHED_REQUEST_INIT;
+    lsched_move mv[1];
+    size_t nm;
+    e.can_plan = lsched_policy_plan_migrations(e.pol, &probe, NULL, 0, NULL,
+                                               mv, 1, &nm) != LSCHED_ENOENT;
+  }
+  if (e.can_plan) {
+    e.node_gpu_gib = calloc((size_t)sc->nodes + 1, sizeof *e.node_gpu_gib);
+    e.rem_us = malloc(t->n * sizeof *e.rem_us);
+    e.seg_us = calloc(t->n, sizeof *e.seg_us);
+    e.nmig = calloc(t->n, sizeof *e.nmig);
+    e.npre = calloc(t->n, sizeof *e.npre);
+    e.lost_gpu_s = calloc(t->n, sizeof *e.lost_gpu_s);
+    if (!e.scratch_ends)
+      e.scratch_ends = malloc(t->n * sizeof *e.scratch_ends);
+    if (!e.node_gpu_gib || !e.rem_us || !e.seg_us || !e.nmig || !e.npre ||
+        !e.lost_gpu_s || !e.scratch_ends) {
+      snprintf(err, errlen, "out of memory");
+      goto out;
+    }
+    for (size_t j = 0; j < t->n; j++)
+      e.rem_us[j] = job_duration(&e, &t->jobs[j]);
+    for (int i = 0; i < sc->nodes; i++) {
+      lsched_node_info ni;
+      lsched_cluster_node_info(sc->c, i, &ni);
+      const char *mname = lsched_cluster_model_name(sc->c, ni.gpu_model);
+      const gpu_model_info *gm = mname ? catalog_find(cat, mname) : NULL;
+      e.node_gpu_gib[i] = gm ? gm->memory_gib : 0;
+    }
+  }
   if (opt->timeline)
     fprintf(opt->timeline, "time,alloc_gpu_milli,alloc_ratio,running,queued\n");
 
@@ -795,6 +1065,10 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     while ((top = heap_top(&e.heap)) && top->time == tnext) {
       sim_event ev;
       heap_pop(&e.heap, &ev);
+      /* Migrated and preempted jobs leave stale completion events. */
+      if ((ev.kind >> 8 & 0xFF) != e.js[ev.job].epoch ||
+          e.js[ev.job].status != JOB_RUNNING)
+        continue;
       e.events++;
       finish(&e, ev.job, err, errlen, &fail);
       if (fail)
@@ -916,6 +1190,16 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   e.js = NULL;
   out->reserved_us = e.reserved;
   e.reserved = NULL;
+  out->migrations = e.nmig;
+  out->preemptions = e.npre;
+  out->lost_gpu_s = e.lost_gpu_s;
+  e.nmig = e.npre = NULL;
+  e.lost_gpu_s = NULL;
+  out->migrations_total = e.migrations;
+  out->preemptions_total = e.preemptions;
+  if (out->lost_gpu_s)
+    for (size_t j = 0; j < n; j++)
+      out->lost_gpu_s_total += out->lost_gpu_s[j];
   out->gangs = e.gangs;
   out->ngangs = e.ngangs;
   e.gangs = NULL;
@@ -931,6 +1215,14 @@ out:
   free(e.run_pos);
   free(e.scratch_ends);
   free(e.reserved);
+  free(e.node_gpu_gib);
+  free(e.rem_us);
+  free(e.seg_us);
+  free(e.nmig);
+  free(e.npre);
+  free(e.lost_gpu_s);
+  free(e.plan_run);
+  free(e.plan_parts);
   for (size_t g = 0; g < e.ngangs; g++)
     free(e.gangs[g].parts);
   free(e.gangs);

@@ -52,7 +52,7 @@ typedef struct job_state {
   int32_t node;      /* -1 if never placed; <= -2: gang, see sim_result */
   int16_t gpu_milli; /* milli taken per GPU (1000 on exclusive nodes) */
   uint8_t status;    /* job_status */
-  uint8_t pad_;
+  uint8_t epoch;     /* bumped when a migration or preemption moves its end */
 } job_state;
 
 typedef struct sim_options {
@@ -66,6 +66,21 @@ typedef struct sim_options {
   double estimate_factor;
   /* Where to write timeline.csv rows (header included); may be NULL. */
   FILE *timeline;
+  /* Migration (policies that plan migrations, e.g. defrag): a move costs
+   * migration_fixed_s + migration_per_gib_s x the GPU memory the job holds
+   * (GiB = GPUs x share x the model's memory); at most max_moves jobs per
+   * decision and max_moves_per_job moves per job (0 = 2 and 1). With
+   * preempt set, planned jobs are stopped and requeued instead, keeping
+   * the progress of whole checkpoint_s intervals (0 = nothing kept). */
+  double migration_fixed_s;
+  double migration_per_gib_s;
+  int max_moves;
+  int max_moves_per_job;
+  int preempt;
+  double checkpoint_s;
+  /* Policy parameters as "KEY=VALUE" (e.g. "base=first-fit" for defrag). */
+  char *const *policy_params;
+  int npolicy_params;
   /* Called about every 65536 events; may be NULL. */
   void (*progress)(int64_t now_us, uint64_t events, size_t done, size_t total,
                    void *user);
@@ -91,6 +106,13 @@ typedef struct sim_result {
   /* Jobs placed on several nodes: job_state.node = -2 - index here. */
   sim_gang *gangs;
   size_t ngangs;
+  /* Per job when the policy plans migrations (else NULL): moves,
+   * preemptions, and GPU-seconds of progress lost; and the totals. */
+  uint16_t *migrations;
+  uint16_t *preemptions;
+  double *lost_gpu_s;
+  uint64_t migrations_total, preemptions_total;
+  double lost_gpu_s_total;
   /* backfill only: the first reservation (estimated start) each job got
    * when it blocked the head of the queue; -1 if it never did. */
   int64_t *reserved_us;

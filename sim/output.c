@@ -133,6 +133,9 @@ int write_summary_json(const char *path, const run_meta *m,
   cJSON_AddNumberToObject(cost, "idle", r->cost_idle);
   cJSON_AddNumberToObject(cost, "unpriced_gpus", r->unpriced_gpus);
   cJSON_AddNumberToObject(o, "events", (double)r->events);
+  cJSON_AddNumberToObject(o, "migrations", (double)r->migrations_total);
+  cJSON_AddNumberToObject(o, "preemptions", (double)r->preemptions_total);
+  cJSON_AddNumberToObject(o, "lost_gpu_seconds", r->lost_gpu_s_total);
   char *text = cJSON_Print(o);
   cJSON_Delete(o);
   if (!text) {
@@ -178,13 +181,16 @@ static void csv_field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+static void migration_cols(FILE *f, const sim_result *r, size_t j);
+
 int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
                    const sim_result *r, char *err, size_t errlen) {
   out_file o;
   if (out_open(&o, path, err, errlen))
     return -1;
   FILE *f = o.f;
-  fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status\n",
+  fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,"
+        "migrations,preemptions,lost_gpu_seconds\n",
         f);
   char a[32], b[32], c[32], d[32], e[32];
   for (size_t j = 0; j < t->n; j++) {
@@ -228,12 +234,24 @@ int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
             first = 0;
           }
       }
-      fprintf(f, ",%d,%s,%s,%s\n", jr->num_gpu ? s->gpu_milli : 0, d, e,
+      fprintf(f, ",%d,%s,%s,%s", jr->num_gpu ? s->gpu_milli : 0, d, e,
               status_name(s->status));
+      migration_cols(f, r, j);
     } else {
-      fprintf(f, ",%s,,,,,%d,,,%s\n", a, jr->gpu_milli,
+      fprintf(f, ",%s,,,,,%d,,,%s", a, jr->gpu_milli,
               status_name(s->status));
+      migration_cols(f, r, j);
     }
   }
   return out_commit(&o, err, errlen);
+}
+
+/* The migration columns of one jobs.csv row (zeros without migration). */
+static void migration_cols(FILE *f, const sim_result *r, size_t j) {
+  if (!r->migrations) {
+    fputs(",0,0,0\n", f);
+    return;
+  }
+  fprintf(f, ",%u,%u,%.6f\n", (unsigned)r->migrations[j],
+          (unsigned)r->preemptions[j], r->lost_gpu_s[j]);
 }

@@ -580,12 +580,84 @@ START_TEST(gang_job_in_replay) {
   while (fgets(line, sizeof line, f))
     if (strncmp(line, "wide,", 5) == 0) {
       ck_assert_str_eq(line, "wide,1,10,20,n0+n1,0;1;2;3+0;1;2;3,1000,9,19,"
-                             "completed\n");
+                             "completed,0,0,0\n");
       found = 1;
     }
   fclose(f);
   ck_assert(found);
   sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+
+/* n0 and n1 have 4 GPUs. worst-fit spreads A (2 GPUs, 100 s) to n0 and B
+ * (2 GPUs, 100 s) to n1; W (4 GPUs, t=1) fits nowhere though 4 GPUs are
+ * free. defrag moves A to n1 (cost 5 s: A resumes at 6 with 99 s left and
+ * ends at 105, losing 5 s x 2 GPUs) and W starts at 1 on n0. With
+ * --preempt instead, A stops at 1 (no checkpoint: 1 s x 2 GPUs lost),
+ * queues behind W and restarts at 1 on n1 with all 100 s left. */
+START_TEST(migration_and_preemption) {
+  sim_cluster sc;
+  trace t;
+  sim_result r;
+  two_node_cluster(&sc, 4, 4);
+  trace_init(&t);
+  t.path = strdup("mig.csv");
+  t.has_times = 1;
+  add(&t, "A", 0, 100, 2, 1000, NULL);
+  add(&t, "B", 0, 100, 2, 1000, NULL);
+  add(&t, "W", 1, 10, 4, 1000, NULL);
+  char *params[] = {"base=worst-fit"};
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = "defrag";
+  o.unknown_duration_us = -1;
+  o.migration_fixed_s = 5;
+  o.policy_params = params;
+  o.npolicy_params = 1;
+  char err[512] = "";
+  ck_assert_msg(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err) == 0, "%s",
+                err);
+  ck_assert_int_eq(r.js[2].start_us, S(1));
+  ck_assert_int_eq(r.js[2].node, 0);
+  ck_assert_int_eq(r.js[0].start_us, S(0));
+  ck_assert_int_eq(r.js[0].finish_us, S(105));
+  ck_assert_int_eq(r.js[0].node, 1);
+  ck_assert_uint_eq(r.migrations[0], 1);
+  ck_assert_uint_eq(r.migrations[1], 0);
+  ck_assert_double_eq_tol(r.lost_gpu_s[0], 10, EPS);
+  ck_assert_uint_eq(r.migrations_total, 1);
+  ck_assert_uint_eq(r.events, 6); /* stale completion events not counted */
+  ck_assert_int_eq(lsched_cluster_check(sc.c), LSCHED_OK);
+  sim_result_free(&r);
+  /* without defrag W waits for A and B */
+  ck_assert_int_eq(run(&sc, &t, "worst-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
+  ck_assert_int_eq(r.js[2].start_us, S(100));
+  ck_assert_ptr_null(r.migrations);
+  sim_result_free(&r);
+  o.preempt = 1;
+  ck_assert_msg(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err) == 0, "%s",
+                err);
+  ck_assert_int_eq(r.js[2].start_us, S(1));
+  ck_assert_int_eq(r.js[0].start_us, S(0)); /* first start */
+  ck_assert_int_eq(r.js[0].finish_us, S(101));
+  ck_assert_uint_eq(r.preemptions[0], 1);
+  ck_assert_double_eq_tol(r.lost_gpu_s[0], 2, EPS);
+  sim_result_free(&r);
+  /* a checkpoint every 0.4 s keeps 0.8 s of A's 1 s */
+  o.checkpoint_s = 0.4;
+  ck_assert_msg(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err) == 0, "%s",
+                err);
+  ck_assert_int_eq(r.js[0].finish_us, S(101) - 800000);
+  ck_assert_double_eq_tol(r.lost_gpu_s[0], 0.4, EPS);
+  sim_result_free(&r);
+  /* a bad policy parameter is an input error */
+  char *bad[] = {"base=nope"};
+  o.policy_params = bad;
+  ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), -1);
+  ck_assert_ptr_nonnull(strstr(err, "base"));
   trace_free(&t);
   sim_cluster_free(&sc);
 }
@@ -678,6 +750,7 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, backfill_never_delays_reservation, 0, 30);
   tcase_add_test(tc, priority_classes);
   tcase_add_test(tc, gang_job_in_replay);
+  tcase_add_test(tc, migration_and_preemption);
   suite_add_tcase(s, tc);
   tc = tcase_create("alibaba");
   tcase_set_timeout(tc, 600);

@@ -132,5 +132,6 @@ LSCHED_HIDDEN int lsched__place_best_score(const lsched_cluster *c,
 extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_first_fit;
 extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_best_fit;
 extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_worst_fit;
+extern LSCHED_HIDDEN const lsched_policy_ops lsched__policy_defrag;
 
 #endif

@@ -70,6 +70,7 @@ int lsched_registry_add_builtins(lsched_registry *r) {
       &lsched__policy_first_fit,
       &lsched__policy_best_fit,
       &lsched__policy_worst_fit,
+      &lsched__policy_defrag,
   };
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
     int rc = lsched_registry_add(r, builtins[i]);

@@ -1,0 +1,80 @@
+/*
+ * libsched migration planning: which running jobs to move so that a waiting
+ * job fits. Part of the libsched public interface (see libsched.h for the
+ * conventions: errors, ownership, thread safety).
+ */
+#ifndef LIBSCHED_MIGRATE_H
+#define LIBSCHED_MIGRATE_H
+
+#include <libsched/libsched.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * A running job as the host sees it, offered to the planner. Only jobs with
+ * exactly one part (placed on one node) can be moved.
+ * - id: the host's identifier, returned unchanged in plans.
+ * - request: what the job asked for; a move places it anew with it.
+ * - parts/nparts: where it runs now (owned by the host).
+ * - move_cost_s: what moving it costs in seconds of its own progress
+ *   (checkpoint + transfer + restart), from the host's cost model.
+ * - moves: how often it has been moved already (for the per-job budget).
+ */
+typedef struct lsched_running {
+  uint64_t id;
+  lsched_request request; /* what it asked for (models, shares) */
+  const lsched_placement *parts;
+  int nparts;
+  double move_cost_s;
+  int moves;
+} lsched_running;
+
+#define LSCHED_DEFRAG_BUDGET_VERSION 1
+/**
+ * Limits of one planning decision. Append-only; zero means default.
+ * - max_moves: at most this many jobs moved (default 2).
+ * - max_moves_per_job: a job already moved this often is never moved again
+ *   (default 1).
+ * - expected_wait_s: how long the waiting job would wait without any move
+ *   (the host's estimate; a plan is only made when the moved jobs' lost
+ *   GPU-seconds, sum of move_cost_s x GPUs, are below expected_wait_s x the
+ *   waiting job's GPUs). Negative = unknown: no plan.
+ */
+typedef struct lsched_defrag_budget {
+  unsigned version;
+  int max_moves;
+  int max_moves_per_job;
+  double expected_wait_s;
+} lsched_defrag_budget;
+#define LSCHED_DEFRAG_BUDGET_INIT {LSCHED_DEFRAG_BUDGET_VERSION, 0, 0, -1.0}
+
+/** One planned move: running[index] goes from `from` to `to`. */
+typedef struct lsched_move {
+  size_t index;
+  lsched_placement from;
+  lsched_placement to;
+} lsched_move;
+
+/**
+ * Asks policy p for a plan that makes room for `waiting`. The moves are to
+ * be applied in order, each as lsched_alloc(to) then lsched_release(from)
+ * (targets are reserved before sources are freed, so nothing is ever
+ * over-committed); afterwards `waiting` fits. The cluster is unchanged on
+ * return (planning may allocate and release internally and restores the
+ * state exactly). Returns LSCHED_OK with *nout moves (0 when waiting
+ * already fits), LSCHED_ENOFIT when no plan within the budget exists,
+ * LSCHED_ENOENT when the policy does not plan migrations, LSCHED_EINVAL.
+ */
+LSCHED_API int lsched_policy_plan_migrations(
+    lsched_policy *p, const lsched_request *waiting,
+    const lsched_running *running, size_t nrunning,
+    const lsched_defrag_budget *budget, lsched_move *out, size_t max_out,
+    size_t *nout);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBSCHED_MIGRATE_H */
