@@ -31,15 +31,23 @@ struct defrag_state {
   const lsched_cluster *c;
 };
 
-static const lsched_policy_ops *find_builtin(const char *name) {
+/* The builtin policy `name` (through a temporary registry on the cluster's
+ * allocator). LSCHED_OK, LSCHED_EINVAL (no such builtin), LSCHED_ENOMEM. */
+static int find_builtin(const lsched_allocator *a, const char *name,
+                        const lsched_policy_ops **out) {
   lsched_registry *r;
-  if (lsched_registry_create(&r, NULL))
-    return NULL;
-  const lsched_policy_ops *ops = NULL;
-  if (lsched_registry_add_builtins(r) == LSCHED_OK)
-    ops = lsched_registry_find(r, name);
+  *out = NULL;
+  int rc = lsched_registry_create(&r, a);
+  if (rc)
+    return rc;
+  rc = lsched_registry_add_builtins(r);
+  if (rc == LSCHED_OK) {
+    *out = lsched_registry_find(r, name);
+    if (!*out)
+      rc = LSCHED_EINVAL;
+  }
   lsched_registry_destroy(r);
-  return ops;
+  return rc;
 }
 
 static void drop_base(struct defrag_state *s) {
@@ -51,8 +59,11 @@ static void drop_base(struct defrag_state *s) {
 }
 
 static int set_base(struct defrag_state *s, const char *name) {
-  const lsched_policy_ops *ops = find_builtin(name);
-  if (!ops || strcmp(ops->name, "defrag") == 0)
+  const lsched_policy_ops *ops;
+  int rc = find_builtin(&s->a, name, &ops);
+  if (rc)
+    return rc;
+  if (strcmp(ops->name, "defrag") == 0)
     return LSCHED_EINVAL;
   void *st = NULL;
   if (ops->state_size) {
@@ -60,7 +71,7 @@ static int set_base(struct defrag_state *s, const char *name) {
     if (!st)
       return LSCHED_ENOMEM;
   }
-  int rc = ops->init ? ops->init(st, s->c) : LSCHED_OK;
+  rc = ops->init ? ops->init(st, s->c) : LSCHED_OK;
   if (rc) {
     lsched__free(&s->a, st);
     return rc;

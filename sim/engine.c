@@ -643,6 +643,15 @@ static int defragment(engine *e, uint32_t h, char *err, size_t errlen) {
     snprintf(err, errlen, "defrag: %s", lsched_strerror(rc));
     return -1;
   }
+  /* Every source is released first, then every target allocated (a
+   * target may use room another moved job frees; see migrate.h). */
+  for (size_t m = 0; m < nm; m++)
+    if (lsched_release(e->sc->c, &moves[m].from)) {
+      snprintf(err, errlen, "defrag: release of %s failed: %s",
+               trace_job_name(e->t, (uint32_t)e->plan_run[moves[m].index].id),
+               lsched_cluster_errmsg(e->sc->c));
+      return -1;
+    }
   for (size_t m = 0; m < nm; m++) {
     uint32_t j = (uint32_t)e->plan_run[moves[m].index].id;
     job_state *s = &e->js[j];
@@ -651,8 +660,7 @@ static int defragment(engine *e, uint32_t h, char *err, size_t errlen) {
     int64_t end = e->seg_us[j] + e->rem_us[j];
     if (!e->opt->preempt) {
       double cost = move_cost_s(e, from);
-      if (lsched_alloc(e->sc->c, &moves[m].to) ||
-          lsched_release(e->sc->c, from)) {
+      if (lsched_alloc(e->sc->c, &moves[m].to)) {
         snprintf(err, errlen, "defrag: move of %s failed: %s",
                  trace_job_name(e->t, j), lsched_cluster_errmsg(e->sc->c));
         return -1;
@@ -673,11 +681,6 @@ static int defragment(engine *e, uint32_t h, char *err, size_t errlen) {
       e->lost_gpu_s[j] += cost * gpus;
       e->migrations++;
     } else {
-      if (lsched_release(e->sc->c, from)) {
-        snprintf(err, errlen, "defrag: preemption of %s failed",
-                 trace_job_name(e->t, j));
-        return -1;
-      }
       int64_t elapsed = e->now > e->seg_us[j] ? e->now - e->seg_us[j] : 0;
       int64_t ck = llround(e->opt->checkpoint_s * 1e6);
       int64_t kept = ck > 0 ? elapsed / ck * ck : 0;

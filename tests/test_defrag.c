@@ -97,10 +97,11 @@ START_TEST(two_moves_free_the_cheapest_node) {
   ck_assert_uint_ne(mv[0].to.gpu_mask, mv[1].to.gpu_mask);
   /* Applying the plan as documented makes the waiting job fit node 0,
    * never over-committing on the way. */
+  for (size_t k = 0; k < n; k++)
+    ck_assert_int_eq(lsched_release(c, &mv[k].from), LSCHED_OK);
   for (size_t k = 0; k < n; k++) {
     ck_assert_int_eq(lsched_alloc(c, &mv[k].to), LSCHED_OK);
     ck_assert_int_eq(lsched_cluster_check(c), LSCHED_OK);
-    ck_assert_int_eq(lsched_release(c, &mv[k].from), LSCHED_OK);
   }
   lsched_placement wp;
   ck_assert_int_eq(lsched_policy_place(pol, &w, &wp), LSCHED_OK);

@@ -58,10 +58,11 @@ typedef struct lsched_move {
 } lsched_move;
 
 /**
- * Asks policy p for a plan that makes room for `waiting`. The moves are to
- * be applied in order, each as lsched_alloc(to) then lsched_release(from)
- * (targets are reserved before sources are freed, so nothing is ever
- * over-committed); afterwards `waiting` fits. The cluster is unchanged on
+ * Asks policy p for a plan that makes room for `waiting`. Apply it by
+ * releasing every move's `from`, then allocating every move's `to` (a
+ * target may use room another moved job frees; releasing first never
+ * over-commits, and the targets were planned with the waiting job's room
+ * held back, so every allocation succeeds); afterwards `waiting` fits. The cluster is unchanged on
  * return (planning may allocate and release internally and restores the
  * state exactly). Returns LSCHED_OK with *nout moves (0 when waiting
  * already fits), LSCHED_ENOFIT when no plan within the budget exists,
