@@ -1882,9 +1882,10 @@ START_TEST(test_registry_builtins) {
   ck_assert_ptr_null(lsched_registry_find(r, "First-Fit"));
   ck_assert_ptr_null(lsched_registry_find(r, ""));
   /* Registering the builtins again adds nothing. */
+  size_t nb = lsched_registry_count(r);
   int rc = lsched_registry_add_builtins(r);
   ck_assert(rc == LSCHED_OK || rc == LSCHED_EEXIST);
-  ck_assert_uint_eq(lsched_registry_count(r), 3);
+  ck_assert_uint_eq(lsched_registry_count(r), nb);
   /* A distinct table under a taken name, or the same table again. */
   lsched_policy_ops dup = {0};
   dup.version = LSCHED_POLICY_OPS_VERSION;
