@@ -1117,13 +1117,15 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   out->first_arrival_us = arr[0].submit;
   out->last_completion_us = arr[0].submit;
   double *qv = malloc(n * sizeof *qv), *jv = malloc(n * sizeof *jv);
-  if (!qv || !jv) {
+  double *mv = malloc(n * sizeof *mv);
+  if (!qv || !jv || !mv) {
     free(qv);
     free(jv);
+    free(mv);
     snprintf(err, errlen, "out of memory");
     goto out;
   }
-  size_t nq = 0, nj = 0;
+  size_t nq = 0, nj = 0, nmv = 0;
   /* Allocated cost = sum over jobs of the node's price x GPUs taken x run
    * time, per job (exact per job, summed in trace order). */
   double cost_alloc = 0;
@@ -1136,6 +1138,8 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     case JOB_DONE:
       out->completed++;
       qv[nq++] = (double)(s->start_us - jr->submit_us) / 1e6;
+      if (jr->num_gpu > 1)
+        mv[nmv++] = qv[nq - 1];
       jv[nj++] = (double)(s->finish_us - jr->submit_us) / 1e6;
       {
         lsched_placement parts[SIM_MAX_PARTS];
@@ -1163,6 +1167,8 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   out->never_started = out->never_no_node + out->never_model + out->never_queued;
   sim_stats_compute(qv, nq, &out->queue_time_s);
   sim_stats_compute(jv, nj, &out->jct_s);
+  sim_stats_compute(mv, nmv, &out->queue_time_multigpu_s);
+  free(mv);
   free(qv);
   free(jv);
   /* Span [first arrival, last completion]; with no completion it is 0 and

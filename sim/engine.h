@@ -97,6 +97,7 @@ typedef struct sim_result {
   size_t never_no_node, never_model, never_queued;
   double gpu_alloc_ratio_mean;
   sim_stats queue_time_s, jct_s;
+  sim_stats queue_time_multigpu_s; /* completed jobs with more than 1 GPU */
   int64_t first_arrival_us, last_completion_us, makespan_us;
   double allocated_gpu_hours;
   double cost_total, cost_per_allocated_gpu_hour, cost_idle;

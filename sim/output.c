@@ -124,6 +124,8 @@ int write_summary_json(const char *path, const run_meta *m,
   cJSON_AddNumberToObject(o, "gpu_alloc_ratio_mean", r->gpu_alloc_ratio_mean);
   cJSON_AddItemToObject(o, "queue_time_s", stats_json(&r->queue_time_s));
   cJSON_AddItemToObject(o, "jct_s", stats_json(&r->jct_s));
+  cJSON_AddItemToObject(o, "queue_time_multigpu_s",
+                        stats_json(&r->queue_time_multigpu_s));
   cJSON_AddNumberToObject(o, "makespan_s", (double)r->makespan_us / 1e6);
   cJSON_AddNumberToObject(o, "allocated_gpu_hours", r->allocated_gpu_hours);
   cJSON *cost = cJSON_AddObjectToObject(o, "cost_usd");

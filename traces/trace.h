@@ -187,4 +187,21 @@ int synth_generate(trace *t, const synth_params *p, trace_error *err);
  */
 int trace_write_alibaba(const trace *t, const char *path, trace_error *err);
 
+/**
+ * Gives every job of t (typically a trace without times, such as the
+ * 5-column Alibaba multigpu lists) a synthetic submit time and duration,
+ * seeded and deterministic:
+ * - durations are drawn uniformly with replacement from the durations of
+ *   the jobs of `from` that have one (e.g. the Alibaba default trace);
+ * - arrivals are a Poisson process in t's file order whose rate makes the
+ *   offered GPU load `load` x cluster_gpus: rate = load x cluster_gpus /
+ *   (mean drawn duration x mean GPUs per job of t), GPUs per job =
+ *   num_gpu x gpu_milli / 1000.
+ * has_times becomes 1 and TRACE_JOB_NO_DURATION is cleared. 0, or -1 with
+ * err set (no durations in `from`, load or cluster_gpus not positive, no
+ * GPU demand in t).
+ */
+int trace_synthetic_times(trace *t, const trace *from, double load,
+                          int cluster_gpus, uint64_t seed, trace_error *err);
+
 #endif
