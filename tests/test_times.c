@@ -35,7 +35,8 @@ START_TEST(durations_drawn_and_rate_matches_load) {
       ck_assert_int_ge(t.jobs[i].submit_us, t.jobs[i - 1].submit_us);
     sum += (double)d / 1e6;
   }
-  /* rate = 0.5 x 100 GPUs / (mean duration x 2 GPUs per job) */
+  /* The window (20000 jobs) is far longer than any duration, so
+   * min(d, W) = d: rate = 0.5 x 100 GPUs / (mean duration x 2 GPUs). */
   double mean_d = sum / (double)t.n;
   ck_assert(fabs(mean_d - 20) < 1); /* uniform over {10, 30} */
   double rate = 0.5 * 100 / (mean_d * 2);
@@ -52,6 +53,27 @@ START_TEST(durations_drawn_and_rate_matches_load) {
   ck_assert_int_eq(trace_synthetic_times(&u, &from, 0.5, 100, 8, &err), 0);
   ck_assert(memcmp(t.jobs, u.jobs, t.n * sizeof *t.jobs) != 0);
   trace_free(&u);
+  trace_free(&t);
+  trace_free(&from);
+}
+END_TEST
+
+/* Heavy tail: 1 job in 100 runs 10^6 s, the others 100 s. The window must
+ * count the long ones only for its own length. */
+START_TEST(window_caps_long_jobs) {
+  trace t, from;
+  make(&t, 5000, 1, -1);
+  make(&from, 100, 1, 100);
+  from.jobs[0].duration_us = 1000000 * TRACE_US_PER_S;
+  trace_error err;
+  ck_assert_int_eq(trace_synthetic_times(&t, &from, 1.0, 50, 3, &err), 0);
+  double w = (double)t.jobs[t.n - 1].submit_us / 1e6, acc = 0;
+  for (size_t i = 0; i < t.n; i++) {
+    double d = (double)t.jobs[i].duration_us / 1e6;
+    acc += d < w ? d : w;
+  }
+  /* offered demand over the window ~ 50 GPUs (Poisson noise: 5%) */
+  ck_assert_msg(fabs(acc / w / 50 - 1) < 0.05, "demand %f", acc / w);
   trace_free(&t);
   trace_free(&from);
 }
@@ -82,6 +104,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("times");
   TCase *tc = tcase_create("synthetic");
   tcase_add_test(tc, durations_drawn_and_rate_matches_load);
+  tcase_add_test(tc, window_caps_long_jobs);
   tcase_add_test(tc, bad_inputs);
   suite_add_tcase(s, tc);
   return s;

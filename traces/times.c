@@ -52,10 +52,28 @@ int trace_synthetic_times(trace *t, const trace *from, double load,
     t->jobs[i].flags &= (uint8_t)~TRACE_JOB_NO_DURATION;
     sum += (double)durs[k];
   }
-  double mean_dur_s = sum / (double)t->n / 1e6;
-  double mean_gpus = gpus / (double)t->n;
-  double rate = load * cluster_gpus / ((mean_dur_s > 0 ? mean_dur_s : 1) *
-                                       mean_gpus);
+  /* The rate r makes the GPU demand offered during the arrival window
+   * W = n / r, each job counted for min(duration, W), equal to load x the
+   * cluster's GPUs on average:  r x g x E[min(d, n / r)] = load x C, with
+   * g the mean GPUs per job. (With the heavy-tailed durations of real
+   * traces, the plain mean duration would count months-long jobs in full
+   * and leave the window nearly idle.) The left side grows with r, so
+   * bisection on log r finds it. */
+  (void)sum;
+  double g = gpus / (double)t->n, target = load * cluster_gpus;
+  double lo = 1e-12, hi = 1e12;
+  for (int it = 0; it < 200; it++) {
+    double r = sqrt(lo * hi), w = (double)t->n / r, acc = 0;
+    for (size_t i = 0; i < t->n; i++) {
+      double d = (double)t->jobs[i].duration_us / 1e6;
+      acc += d < w ? d : w;
+    }
+    if (r * g * acc / (double)t->n < target)
+      lo = r;
+    else
+      hi = r;
+  }
+  double rate = sqrt(lo * hi);
   double now = 0;
   for (size_t i = 0; i < t->n; i++) {
     now += gsl_ran_exponential(rng, 1.0 / rate);

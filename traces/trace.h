@@ -193,10 +193,11 @@ int trace_write_alibaba(const trace *t, const char *path, trace_error *err);
  * seeded and deterministic:
  * - durations are drawn uniformly with replacement from the durations of
  *   the jobs of `from` that have one (e.g. the Alibaba default trace);
- * - arrivals are a Poisson process in t's file order whose rate makes the
- *   offered GPU load `load` x cluster_gpus: rate = load x cluster_gpus /
- *   (mean drawn duration x mean GPUs per job of t), GPUs per job =
- *   num_gpu x gpu_milli / 1000.
+ * - arrivals are a Poisson process in t's file order whose rate r makes
+ *   the GPU demand offered during the arrival window W = n / r (each job
+ *   counted for min(duration, W)) equal to `load` x cluster_gpus on
+ *   average: r x g x mean(min(d, W)) = load x cluster_gpus, g = mean GPUs
+ *   per job (num_gpu x gpu_milli / 1000).
  * has_times becomes 1 and TRACE_JOB_NO_DURATION is cleared. 0, or -1 with
  * err set (no durations in `from`, load or cluster_gpus not positive, no
  * GPU demand in t).

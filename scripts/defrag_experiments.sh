@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Gang placement, EASY backfilling and the defragmenting scheduler side by
+# side (issue #5 experiments):
+#   - the Alibaba multigpu20/multigpu30 pod lists (5 columns, no times) on
+#     the Alibaba GPU cluster, with synthetic times: Poisson arrivals at a
+#     GPU load of LOAD (default 0.9) and durations drawn from the default
+#     trace (same seed for every configuration);
+#   - the Philly trace on 1,000 A100-80GB GPUs (125 nodes x 8, whole GPUs).
+# Each under fifo, backfill, defrag+fifo and defrag+backfill (defrag wraps
+# best-fit), migration cost 0, 30, 120 and 600 s per move. Prints one table
+# (queue time p50/p95/p99 of multi-GPU jobs and of all jobs, mean GPU
+# allocation, stranded GPU milli when reported, migrations, GPU-seconds lost)
+# and writes it to OUT/table.csv.
+#   scripts/defrag_experiments.sh [OUT] [DATA_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-out/defrag}
+DATA=${2:-../shared/data}
+LOAD=${LOAD:-0.9}
+BIN=${SCHEDSIM:-build/schedsim}
+if [ ! -x "$BIN" ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build -j"$(nproc)" --target schedsim >/dev/null
+fi
+A=$DATA/alibaba-gpu-v2023
+mkdir -p "$OUT"
+TABLE=$OUT/table.csv
+echo "trace,config,migration_cost_s,q_multi_p50,q_multi_p95,q_multi_p99,q_all_p50,q_all_p95,q_all_p99,gpu_alloc_pct,stranded_gpu_milli_mean,migrations,lost_gpu_seconds" >"$TABLE"
+
+# json KEY [SUBKEY] FILE: a number from summary.json (cJSON prints one key
+# per line).
+json() {
+  if [ $# = 3 ]; then
+    awk -v k="\"$1\":" -v s="\"$2\":" '$1 == k {inside = 1} inside && $1 == s {gsub(/,/, "", $2); print $2; exit}' "$3"
+  else
+    awk -v k="\"$1\":" '$1 == k {gsub(/,/, "", $2); print $2; found = 1; exit} END {if (!found) print "-"}' "$2"
+  fi
+}
+
+run_one() { # TRACE_LABEL CONFIG COST ARGS...
+  local label=$1 config=$2 cost=$3
+  shift 3
+  local dir=$OUT/$label/$config-$cost
+  "$BIN" run --quiet --out "$dir" "$@" >"$dir.log" 2>&1 || {
+    echo "failed: $label $config $cost (see $dir.log)" >&2
+    return 1
+  }
+  local s=$dir/summary.json
+  printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%s,%s,%s\n' "$label" "$config" "$cost" \
+    "$(json queue_time_multigpu_s p50 "$s")" "$(json queue_time_multigpu_s p95 "$s")" \
+    "$(json queue_time_multigpu_s p99 "$s")" "$(json queue_time_s p50 "$s")" \
+    "$(json queue_time_s p95 "$s")" "$(json queue_time_s p99 "$s")" \
+    "$(awk -v v="$(json gpu_alloc_ratio_mean "$s")" 'BEGIN {print 100 * v}')" \
+    "$(json stranded_gpu_milli_mean "$s")" "$(json migrations "$s")" \
+    "$(json lost_gpu_seconds "$s")" >>"$TABLE"
+}
+
+experiment() { # LABEL ARGS...
+  local label=$1
+  shift
+  mkdir -p "$OUT/$label"
+  run_one "$label" fifo - --policy best-fit --queue fifo "$@"
+  run_one "$label" backfill - --policy best-fit --queue backfill "$@"
+  for cost in 0 30 120 600; do
+    run_one "$label" defrag-fifo "$cost" --policy defrag --queue fifo \
+      --migration-cost "$cost" "$@"
+    run_one "$label" defrag-backfill "$cost" --policy defrag --queue backfill \
+      --migration-cost "$cost" "$@"
+  done
+}
+
+for m in multigpu20 multigpu30; do
+  if [ -r "$A/openb_pod_list_$m.csv" ]; then
+    experiment "alibaba-$m" --cluster "$A/openb_node_list_gpu_node.csv" \
+      --trace "$A/openb_pod_list_$m.csv" --synthetic-load "$LOAD" \
+      --durations-from "$A/openb_pod_list_default.csv" --seed 1
+  else
+    echo "skipped alibaba-$m: $A/openb_pod_list_$m.csv not found" >&2
+  fi
+done
+if [ -r "$DATA/philly/philly.csv" ]; then
+  experiment philly --cluster sim/examples/a100-1000.json \
+    --trace "$DATA/philly/philly.csv" --seed 1
+else
+  echo "skipped philly: $DATA/philly/philly.csv not found" >&2
+fi
+column -s, -t "$TABLE"
