@@ -2,9 +2,10 @@
 # Gang placement, EASY backfilling and the defragmenting scheduler side by
 # side (issue #5 experiments):
 #   - the Alibaba multigpu20/multigpu30 pod lists (5 columns, no times) on
-#     the Alibaba GPU cluster, with synthetic times: Poisson arrivals at a
-#     GPU load of LOAD (default 0.9) and durations drawn from the default
-#     trace (same seed for every configuration);
+#     1,000 A100-80GB GPUs shared by milli (125 nodes x 8), with synthetic
+#     times: durations drawn from the default trace and Poisson arrivals
+#     offering LOAD (default 0.9) x the cluster's GPUs over the arrival
+#     window (same seed for every configuration; see trace_synthetic_times);
 #   - the Philly trace on 1,000 A100-80GB GPUs (125 nodes x 8, whole GPUs).
 # Each under fifo, backfill, defrag+fifo and defrag+backfill (defrag wraps
 # best-fit), migration cost 0, 30, 120 and 600 s per move. Prints one table
@@ -71,7 +72,7 @@ experiment() { # LABEL ARGS...
 
 for m in multigpu20 multigpu30; do
   if [ -r "$A/openb_pod_list_$m.csv" ]; then
-    experiment "alibaba-$m" --cluster "$A/openb_node_list_gpu_node.csv" \
+    experiment "alibaba-$m" --cluster sim/examples/a100-1000-shared.json \
       --trace "$A/openb_pod_list_$m.csv" --synthetic-load "$LOAD" \
       --durations-from "$A/openb_pod_list_default.csv" --seed 1
   else
