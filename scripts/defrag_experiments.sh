@@ -47,12 +47,12 @@ run_one() { # TRACE_LABEL CONFIG COST ARGS...
     return 1
   }
   local s=$dir/summary.json
-  printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%.2f,%s,%s,%s\n' "$label" "$config" "$cost" \
+  printf '%s,%s,%s,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,%.1f,%s,%.1f\n' "$label" "$config" "$cost" \
     "$(json queue_time_multigpu_s p50 "$s")" "$(json queue_time_multigpu_s p95 "$s")" \
     "$(json queue_time_multigpu_s p99 "$s")" "$(json queue_time_s p50 "$s")" \
     "$(json queue_time_s p95 "$s")" "$(json queue_time_s p99 "$s")" \
     "$(awk -v v="$(json gpu_alloc_ratio_mean "$s")" 'BEGIN {print 100 * v}')" \
-    "$(json stranded_gpu_milli_mean "$s")" "$(json migrations "$s")" \
+    "$(json stranded_gpu_milli_mean "$s" | sed 's/^-$/0/')" "$(json migrations "$s")" \
     "$(json lost_gpu_seconds "$s")" >>"$TABLE"
 }
 
