@@ -7,3 +7,4 @@ bash scripts/setup.sh >/dev/null
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DLSCHED_SANITIZE=OFF -DLSCHED_BUILD_TESTS=OFF >/dev/null
 cmake --build build-bench -j"$(nproc)" >/dev/null
 ./build-bench/bench/bench_replay "$@" "$(pwd)/../shared/data"
+./build-bench/bench/bench_mig

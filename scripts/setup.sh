@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages schedsim needs (skips apt when all are
 # present). Uses sudo when not run as root.
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config libgsl-dev libcsv-dev libcjson-dev check gnuplot-nox)
+PKGS=(build-essential cmake pkg-config libgsl-dev libcsv-dev libcjson-dev check gnuplot-nox zlib1g-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 /* The schedsim subcommands (see cli.h). */
 #include "cli.h"
 #include "output.h"
+#include "synth_mix.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +31,26 @@ static int parse_u64(const char *s, uint64_t *out) {
     return -1;
   *out = v;
   return 0;
+}
+
+int cli_load_status(const char *err) {
+  return strstr(err, "out of memory") ? 1 : 2;
+}
+
+int cli_parse_positive(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || !(v > 0) || v > 1e6)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+void cli_note_skipped(const trace *t) {
+  if (t->skipped)
+    fprintf(stderr, "note: %s: %zu records skipped (%s)\n", t->path,
+            t->skipped, t->skip_note ? t->skip_note : "reader rules");
 }
 
 static int parse_seconds_us(const char *s, int64_t *out) {
@@ -97,6 +118,11 @@ int cli_load_cluster(sim_cluster *sc, const char *path,
 
 int cli_load_trace(trace *t, const char *path, uint64_t seed, char *err,
                    size_t errlen) {
+  return cli_load_trace_as(t, path, seed, NULL, err, errlen);
+}
+
+int cli_load_trace_as(trace *t, const char *path, uint64_t seed,
+                      const trace_load_opts *lo, char *err, size_t errlen) {
   trace_error te;
   te.msg[0] = 0;
   int rc;
@@ -106,7 +132,7 @@ int cli_load_trace(trace *t, const char *path, uint64_t seed, char *err,
     p.seed = seed;
     rc = synth_generate(t, &p, &te);
   } else {
-    rc = trace_load(t, path, &te);
+    rc = trace_load_ex(t, path, lo, &te);
   }
   if (rc)
     snprintf(err, errlen, "%s", te.msg);
@@ -158,6 +184,19 @@ static void print_summary(FILE *f, const run_meta *m, const sim_result *r) {
           (double)r->makespan_us / 1e6, r->cost_total,
           r->cost_per_allocated_gpu_hour, r->cost_idle,
           r->unpriced_gpus ? " (unpriced GPUs excluded)" : "");
+  fprintf(f, "  running jobs (time-weighted mean) %.1f; GPU asked by running "
+             "jobs %.2f%%; $%.3f per job-hour\n",
+          r->running_jobs_mean, 100 * r->gpu_used_ratio_mean,
+          r->cost_per_job_hour);
+  if (r->mig)
+    fprintf(f, "  MIG (%d GPUs, --mig-map %s): slices in use %.2f%%, "
+               "fragmented slices %.1f (mean), %llu instances created, "
+               "%llu jobs waited %.0f s for reconfiguration\n",
+            r->mig->gpus, r->mig->map, 100 * r->mig->slice_util_mean,
+            r->mig->frag_slices_mean,
+            (unsigned long long)r->mig->created,
+            (unsigned long long)r->mig->reconfig_jobs,
+            r->mig->reconfig_wait_s);
 }
 
 /* Runs one replay and writes its outputs into outdir (may be NULL).
@@ -178,8 +217,10 @@ int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     opt.timeline = tl.f;
   }
   progress_state ps = {now_s(), 0, !quiet && isatty(2)};
-  opt.progress = progress_cb;
-  opt.progress_user = &ps;
+  if (!opt.progress) { /* compare/sweep workers bring their own */
+    opt.progress = progress_cb;
+    opt.progress_user = &ps;
+  }
   int rc = sim_run(sc, cat, t, &opt, res, err, sizeof err);
   progress_end(&ps);
   if (rc) {
@@ -209,7 +250,8 @@ io_fail:
 static void run_usage(FILE *f) {
   fputs(
       "usage: schedsim run --cluster FILE --trace FILE --policy NAME\n"
-      "                    [--queue fifo|skip] [--seed N] [--out DIR]\n"
+      "                    [--queue fifo|skip|backfill|priority] [--seed N]\n"
+      "                    [--out DIR] [--estimate-factor F]\n"
       "                    [--unknown-duration SECONDS] [--catalog FILE]\n"
       "                    [--price MODEL=USD]... [--check] [--quiet]\n"
       "\n"
@@ -218,18 +260,41 @@ static void run_usage(FILE *f) {
       "\n"
       "  --cluster FILE   JSON cluster spec or Alibaba node list CSV;\n"
       "                   'builtin:default' = 16x8 A100-80GB + 8x8 H100\n"
-      "  --trace FILE     Alibaba 2023 pod list (11 or 5 columns);\n"
+      "  --trace FILE     job trace, format detected (see --trace-format);\n"
       "                   'builtin:default' = the synthetic default workload\n"
       "  --policy NAME    see 'schedsim policies'\n"
       "  --queue          fifo: head-of-line blocking (default);\n"
-      "                   skip: start every waiting job that fits, in order\n"
+      "                   skip: start every waiting job that fits, in order;\n"
+      "                   backfill: EASY backfilling behind the head's\n"
+      "                   reservation; priority: QoS classes (Guaranteed >\n"
+      "                   LS > Burstable > BE), FIFO within a class\n"
+      "  --estimate-factor F  runtime estimate = duration x F (backfill; 1)\n"
+      "  --policy-param K=V   set a policy parameter (defrag: base=NAME)\n"
+      "  migration (policies that plan moves, e.g. --policy defrag):\n"
+      "  --migration-cost S   seconds per move (fixed part; 0)\n"
+      "  --migration-cost-per-gib S  seconds per GiB of GPU memory held (0)\n"
+      "  --max-moves M        moves per decision (2)\n"
+      "  --max-moves-per-job K  moves per job over its life (1)\n"
+      "  --preempt            stop and requeue instead of moving\n"
+      "  --synthetic-load L --durations-from FILE  give the trace synthetic\n"
+      "                   times: durations drawn from FILE, Poisson arrivals\n"
+      "                   offering L x the cluster's GPUs (seed --seed)\n"
+      "  --checkpoint-interval S  preempted jobs keep whole intervals (0)\n"
       "  --seed N         seed for randomised policies and builtin traces (1)\n"
       "  --out DIR        write summary.json, jobs.csv, timeline.csv\n"
       "  --unknown-duration S  run time for jobs whose trace has none\n"
       "  --catalog FILE   GPU catalog JSON instead of the built-in one\n"
       "  --price M=USD    override the per-GPU-hour price of model M\n"
       "  --check          check every libsched invariant after each event\n"
-      "  --quiet          no progress display\n",
+      "  --quiet          no progress display\n"
+      "  --trace-format NAME  read TRACE as NAME instead of detecting it:\n"
+      "                   " TRACE_FORMAT_NAMES "\n"
+      "  --swf-gpus-per-proc R  SWF: a job gets ceil(processors x R) GPUs (1)\n"
+      "  --mig-map M      MIG GPUs: a job's instance kind from its gpu_milli\n"
+      "                   by compute (slices/7), memory (slots/8) or both\n"
+      "                   (default); multi-GPU jobs take 7g per GPU\n"
+      "  --mig-requests FILE  explicit MIG requests per job (CSV job,profile,\n"
+      "                   gpu_memory_gib,compute_fraction)\n",
       f);
 }
 
@@ -239,9 +304,20 @@ typedef struct common_opts {
   const char *queue_name;
   uint64_t seed;
   int64_t unknown_us;
+  double estimate_factor;
+  double mig_fixed, mig_gib, checkpoint;
+  int max_moves, max_moves_job, preempt;
+  char *pparams[32];
+  int npparams;
+  double synth_load;
+  const char *durations_from;
+  sim_mig_map mig_map;       /* --mig-map */
+  const char *mig_requests;  /* --mig-requests */
+  const char *mix;           /* generate --mix */
   int check, quiet;
   char *prices[64];
   int nprices;
+  trace_load_opts load; /* --trace-format, --swf-gpus-per-proc */
 } common_opts;
 
 enum {
@@ -257,7 +333,22 @@ enum {
   OPT_CHECK,
   OPT_QUIET,
   OPT_JOBS,
-  OPT_HELP
+  OPT_HELP,
+  OPT_TRACE_FORMAT,
+  OPT_SWF_GPP,
+  OPT_ESTIMATE,
+  OPT_MIG_COST,
+  OPT_MIG_GIB,
+  OPT_MAX_MOVES,
+  OPT_MAX_MOVES_JOB,
+  OPT_PREEMPT,
+  OPT_CHECKPOINT,
+  OPT_PPARAM,
+  OPT_SYNTH_LOAD,
+  OPT_DUR_FROM,
+  OPT_MIG_MAP,
+  OPT_MIG_REQUESTS,
+  OPT_MIX
 };
 
 static const struct option common_long[] = {
@@ -268,12 +359,27 @@ static const struct option common_long[] = {
     {"seed", required_argument, 0, OPT_SEED},
     {"out", required_argument, 0, OPT_OUT},
     {"unknown-duration", required_argument, 0, OPT_UNKNOWN},
+    {"estimate-factor", required_argument, 0, OPT_ESTIMATE},
+    {"migration-cost", required_argument, 0, OPT_MIG_COST},
+    {"migration-cost-per-gib", required_argument, 0, OPT_MIG_GIB},
+    {"max-moves", required_argument, 0, OPT_MAX_MOVES},
+    {"max-moves-per-job", required_argument, 0, OPT_MAX_MOVES_JOB},
+    {"preempt", no_argument, 0, OPT_PREEMPT},
+    {"checkpoint-interval", required_argument, 0, OPT_CHECKPOINT},
+    {"policy-param", required_argument, 0, OPT_PPARAM},
+    {"synthetic-load", required_argument, 0, OPT_SYNTH_LOAD},
+    {"durations-from", required_argument, 0, OPT_DUR_FROM},
     {"catalog", required_argument, 0, OPT_CATALOG},
     {"price", required_argument, 0, OPT_PRICE},
     {"check", no_argument, 0, OPT_CHECK},
     {"quiet", no_argument, 0, OPT_QUIET},
     {"jobs", required_argument, 0, OPT_JOBS},
     {"help", no_argument, 0, OPT_HELP},
+    {"trace-format", required_argument, 0, OPT_TRACE_FORMAT},
+    {"swf-gpus-per-proc", required_argument, 0, OPT_SWF_GPP},
+    {"mig-map", required_argument, 0, OPT_MIG_MAP},
+    {"mig-requests", required_argument, 0, OPT_MIG_REQUESTS},
+    {"mix", required_argument, 0, OPT_MIX},
     {0, 0, 0, 0}};
 
 /* Parses the options every command shares. Returns -1 to continue, or an
@@ -318,13 +424,9 @@ static int parse_common(int argc, char **argv, common_opts *o,
       o->policy = optarg;
       break;
     case OPT_QUEUE:
-      if (strcmp(optarg, "fifo") == 0)
-        o->queue = SIM_QUEUE_FIFO;
-      else if (strcmp(optarg, "skip") == 0)
-        o->queue = SIM_QUEUE_SKIP;
-      else {
-        fprintf(stderr, "schedsim: --queue '%s': expected fifo or skip\n",
-                optarg);
+      if (sim_queue_parse(optarg, &o->queue)) {
+        fprintf(stderr, "schedsim: --queue '%s': expected fifo, skip, "
+                        "backfill or priority\n", optarg);
         return 2;
       }
       o->queue_name = optarg;
@@ -339,6 +441,92 @@ static int parse_common(int argc, char **argv, common_opts *o,
     case OPT_OUT:
       o->out = optarg;
       break;
+    case OPT_MIG_COST:
+    case OPT_MIG_GIB:
+    case OPT_CHECKPOINT: {
+      int64_t us;
+      if (parse_seconds_us(optarg, &us)) {
+        fprintf(stderr, "schedsim: --%s '%s': expected seconds >= 0\n",
+                c == OPT_MIG_COST  ? "migration-cost"
+                : c == OPT_MIG_GIB ? "migration-cost-per-gib"
+                                   : "checkpoint-interval",
+                optarg);
+        return 2;
+      }
+      double v = (double)us / 1e6;
+      if (c == OPT_MIG_COST)
+        o->mig_fixed = v;
+      else if (c == OPT_MIG_GIB)
+        o->mig_gib = v;
+      else
+        o->checkpoint = v;
+      break;
+    }
+    case OPT_MAX_MOVES:
+    case OPT_MAX_MOVES_JOB: {
+      uint64_t v;
+      if (parse_u64(optarg, &v) || v < 1 || v > 64) {
+        fprintf(stderr, "schedsim: --%s '%s': expected 1..64\n",
+                c == OPT_MAX_MOVES ? "max-moves" : "max-moves-per-job",
+                optarg);
+        return 2;
+      }
+      if (c == OPT_MAX_MOVES)
+        o->max_moves = (int)v;
+      else
+        o->max_moves_job = (int)v;
+      break;
+    }
+    case OPT_PREEMPT:
+      o->preempt = 1;
+      break;
+    case OPT_SYNTH_LOAD: {
+      char *end;
+      errno = 0;
+      o->synth_load = strtod(optarg, &end);
+      if (errno || end == optarg || *end || !isfinite(o->synth_load) ||
+          o->synth_load <= 0 || o->synth_load > 1000) {
+        fprintf(stderr, "schedsim: --synthetic-load '%s': expected a number "
+                        "> 0\n", optarg);
+        return 2;
+      }
+      break;
+    }
+    case OPT_DUR_FROM:
+      o->durations_from = optarg;
+      break;
+    case OPT_MIG_MAP:
+      if (sim_mig_map_parse(optarg, &o->mig_map)) {
+        fprintf(stderr, "schedsim: --mig-map '%s': expected compute, memory "
+                        "or both\n", optarg);
+        return 2;
+      }
+      break;
+    case OPT_MIG_REQUESTS:
+      o->mig_requests = optarg;
+      break;
+    case OPT_MIX:
+      o->mix = optarg;
+      break;
+    case OPT_PPARAM:
+      if (o->npparams == 32) {
+        fprintf(stderr, "schedsim: too many --policy-param options\n");
+        return 2;
+      }
+      o->pparams[o->npparams++] = optarg;
+      break;
+    case OPT_ESTIMATE: {
+      char *end;
+      errno = 0;
+      o->estimate_factor = strtod(optarg, &end);
+      if (errno || end == optarg || *end || !isfinite(o->estimate_factor) ||
+          o->estimate_factor <= 0 || o->estimate_factor > 1e6) {
+        fprintf(stderr, "schedsim: --estimate-factor '%s': expected a "
+                        "number > 0\n", optarg);
+        return 2;
+      }
+      break;
+    }
     case OPT_UNKNOWN:
       if (parse_seconds_us(optarg, &o->unknown_us)) {
         fprintf(stderr, "schedsim: --unknown-duration '%s': expected "
@@ -369,6 +557,21 @@ static int parse_common(int argc, char **argv, common_opts *o,
         return 2;
       }
       break;
+    case OPT_TRACE_FORMAT:
+      o->load.format = trace_format_from_name(optarg);
+      if (o->load.format == TRACE_FMT_UNKNOWN) {
+        fprintf(stderr, "schedsim: --trace-format '%s': expected one of "
+                        TRACE_FORMAT_NAMES "\n", optarg);
+        return 2;
+      }
+      break;
+    case OPT_SWF_GPP:
+      if (cli_parse_positive(optarg, &o->load.swf_gpus_per_proc)) {
+        fprintf(stderr, "schedsim: --swf-gpus-per-proc '%s': expected a "
+                        "number > 0\n", optarg);
+        return 2;
+      }
+      break;
     }
   }
   if (optind < argc) {
@@ -384,7 +587,12 @@ int cmd_run(int argc, char **argv) {
   static const int allowed[] = {OPT_CLUSTER, OPT_TRACE, OPT_POLICY,
                                 OPT_QUEUE,   OPT_SEED,  OPT_OUT,
                                 OPT_UNKNOWN, OPT_CATALOG, OPT_PRICE,
-                                OPT_CHECK,   OPT_QUIET, 0};
+                                OPT_CHECK,   OPT_QUIET, OPT_TRACE_FORMAT,
+                                OPT_SWF_GPP, OPT_ESTIMATE, OPT_MIG_COST,
+                                OPT_MIG_GIB, OPT_MAX_MOVES, OPT_MAX_MOVES_JOB,
+                                OPT_PREEMPT, OPT_CHECKPOINT, OPT_PPARAM,
+                                OPT_SYNTH_LOAD, OPT_DUR_FROM, OPT_MIG_MAP,
+                                OPT_MIG_REQUESTS, 0};
   common_opts o;
   uint64_t jobs = 0;
   int st = parse_common(argc, argv, &o, allowed, &jobs, run_usage);
@@ -404,23 +612,60 @@ int cmd_run(int argc, char **argv) {
   if (cli_load_catalog(&cat, o.catalog, o.prices, o.nprices, err,
                        sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
-    return 2;
+    return cli_load_status(err);
   }
   int status = 2;
   if (cli_load_cluster(&sc, o.cluster, &cat, o.check, err, sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
     catalog_free(&cat);
-    return 2;
+    return cli_load_status(err);
   }
-  if (cli_load_trace(&t, o.trace, o.seed, err, sizeof err)) {
+  if (cli_load_trace_as(&t, o.trace, o.seed, &o.load, err, sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
+    status = cli_load_status(err);
     goto out;
+  }
+  cli_note_skipped(&t);
+  if (o.synth_load > 0 || o.durations_from) {
+    /* Synthetic times (e.g. for the 5-column multigpu lists): durations
+     * drawn from another trace, Poisson arrivals at the given load. */
+    if (!(o.synth_load > 0) || !o.durations_from) {
+      fprintf(stderr, "schedsim run: --synthetic-load and --durations-from "
+                      "go together\n");
+      goto out;
+    }
+    trace from;
+    trace_init(&from);
+    trace_error te;
+    if (trace_load(&from, o.durations_from, &te) ||
+        trace_synthetic_times(&t, &from, o.synth_load, sc.gpus, o.seed,
+                              &te)) {
+      fprintf(stderr, "schedsim: %s\n", te.msg);
+      trace_free(&from);
+      goto out;
+    }
+    trace_free(&from);
+    fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x the "
+                    "cluster's GPUs, durations drawn from %s (seed %llu)\n",
+            t.path, o.synth_load, o.durations_from,
+            (unsigned long long)o.seed);
   }
   sim_options opt = {0};
   opt.policy = o.policy;
   opt.queue = o.queue;
   opt.seed = o.seed;
   opt.unknown_duration_us = o.unknown_us;
+  opt.estimate_factor = o.estimate_factor;
+  opt.migration_fixed_s = o.mig_fixed;
+  opt.migration_per_gib_s = o.mig_gib;
+  opt.max_moves = o.max_moves;
+  opt.max_moves_per_job = o.max_moves_job;
+  opt.preempt = o.preempt;
+  opt.checkpoint_s = o.checkpoint;
+  opt.policy_params = o.pparams;
+  opt.npolicy_params = o.npparams;
+  opt.mig_map = o.mig_map;
+  opt.mig_requests = o.mig_requests;
   if (!t.has_times)
     fprintf(stderr,
             "note: %s has no times: every job arrives at 0%s\n", t.path,
@@ -502,6 +747,16 @@ int cmd_models(int argc, char **argv) {
     printf("%-16s %6.0f %7.1f %5.0f %4s %9s  %s (%s)\n", m->name,
            m->memory_gib, m->bf16_tflops, m->tdp_w, m->mig ? "yes" : "no",
            price, m->price_source, m->price_date[0] ? m->price_date : "-");
+    if (m->nmig) {
+      /* MIG profiles: name (kind, GiB, SMs; * = unverified values). */
+      printf("%-16s  MIG:", "");
+      for (int k = 0; k < m->nmig; k++) {
+        const gpu_mig_profile *p = &m->mig_profiles[k];
+        printf(" %s(%s %.2fGiB %dSM%s)", p->name, lsched_mig_kind_name(p->kind),
+               p->memory_gib, p->sm_count, p->verified ? "" : "*");
+      }
+      putchar('\n');
+    }
   }
   catalog_free(&cat);
   return 0;
@@ -510,16 +765,19 @@ int cmd_models(int argc, char **argv) {
 /* ------------------------------------------------------------- generate */
 
 static void generate_usage(FILE *f) {
-  fputs("usage: schedsim generate --out FILE [--jobs N] [--seed N]\n"
+  fputs("usage: schedsim generate --out FILE [--jobs N] [--seed N] "
+        "[--mix FILE]\n"
         "\n"
         "Writes the synthetic default workload (Poisson arrivals, lognormal\n"
         "durations, a mix of whole- and fractional-GPU shapes; see\n"
-        "traces/synth.c) as an Alibaba pod list.\n",
+        "traces/synth.c) as an Alibaba pod list.\n"
+        "  --mix FILE   JSON workload mix instead of the default one: request\n"
+        "               shapes with weights, arrival rate, durations (README)\n",
         f);
 }
 
 int cmd_generate(int argc, char **argv) {
-  static const int allowed[] = {OPT_OUT, OPT_SEED, OPT_JOBS, 0};
+  static const int allowed[] = {OPT_OUT, OPT_SEED, OPT_JOBS, OPT_MIX, 0};
   common_opts o;
   uint64_t jobs = 0;
   int st = parse_common(argc, argv, &o, allowed, &jobs, generate_usage);
@@ -532,13 +790,23 @@ int cmd_generate(int argc, char **argv) {
   }
   synth_params p;
   synth_default_params(&p);
+  synth_shape *mix_shapes = NULL;
+  if (o.mix) {
+    char merr[ERRLEN];
+    if (synth_mix_load(o.mix, &p, &mix_shapes, merr, sizeof merr)) {
+      fprintf(stderr, "schedsim: %s\n", merr);
+      return 2;
+    }
+  }
   p.seed = o.seed;
   if (jobs)
     p.jobs = jobs;
   trace t;
   trace_init(&t);
   trace_error te;
-  if (synth_generate(&t, &p, &te)) {
+  int grc = synth_generate(&t, &p, &te);
+  free(mix_shapes);
+  if (grc) {
     fprintf(stderr, "schedsim: %s\n", te.msg);
     return 2;
   }

@@ -27,6 +27,17 @@ int cli_load_cluster(sim_cluster *sc, const char *path,
  * "builtin:default" with the given seed. */
 int cli_load_trace(trace *t, const char *path, uint64_t seed, char *err,
                    size_t errlen);
+/* cli_load_trace with trace_load_ex options (lo NULL = detect). */
+int cli_load_trace_as(trace *t, const char *path, uint64_t seed,
+                      const trace_load_opts *lo, char *err, size_t errlen);
+/* The exit status of a failed load: 1 when its message says it ran out of
+ * memory (a failure of the run, not of its input), else 2 (bad input). */
+int cli_load_status(const char *err);
+/* Strict number in (0, 1e6]; 0 or -1. */
+int cli_parse_positive(const char *s, double *out);
+/* "note: PATH: N records skipped (why)" on stderr when a reader skipped
+ * records. */
+void cli_note_skipped(const trace *t);
 /* One replay with outputs in outdir (NULL: none). Returns an exit status. */
 int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
                const sim_options *base, const char *outdir, run_meta *meta,

@@ -22,6 +22,8 @@ void sim_cluster_free(sim_cluster *sc) {
   free(sc->name);
   free(sc->node_price);
   free(sc->node_priced);
+  free(sc->mig_reconfig_us);
+  free(sc->mig_scope_node);
   memset(sc, 0, sizeof *sc);
 }
 
@@ -38,11 +40,39 @@ static int begin(sim_cluster *sc, int check_invariants, char *err,
   return 0;
 }
 
-/* Adds n nodes of one kind; grows the price arrays. */
+/* The MIG settings of a node group. */
+typedef struct mig_group {
+  int dynamic;
+  lsched_mig_instance layout[LSCHED_MIG_MAX_INSTANCES];
+  int nlayout;
+  int64_t reconfig_us;
+  int scope_node;
+} mig_group;
+
+/* Gives libsched the instance memory of each kind of a MIG model (once). */
+static int set_mig_memory(sim_cluster *sc, const gpu_model_info *gm, int model,
+                          const char *origin, const char *where, char *err,
+                          size_t errlen) {
+  int64_t mem[LSCHED_MIG_KINDS] = {0};
+  for (int i = 0; i < gm->nmig; i++)
+    mem[gm->mig_profiles[i].kind - 1] =
+        llround(gm->mig_profiles[i].memory_gib * 1024.0);
+  int rc = lsched_mig_set_model_memory(sc->c, model, mem);
+  if (rc) {
+    snprintf(err, errlen, "%s: %s: MIG profiles of %s: %s", origin, where,
+             gm->name, lsched_strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
+/* Adds n nodes of one kind; grows the price arrays. mg: MIG settings, NULL
+ * for other modes. */
 static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
                      const char *prefix, int count, const gpu_model_info *gm,
                      int gpus, int64_t cpu, int64_t mem, lsched_gpu_mode mode,
-                     int priced, double price, char *err, size_t errlen) {
+                     int priced, double price, const mig_group *mg, char *err,
+                     size_t errlen) {
   int model = -1;
   if (gpus > 0) {
     model = lsched_cluster_model_id(sc->c, gm->name, 1);
@@ -51,6 +81,8 @@ static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
                lsched_strerror(model));
       return -1;
     }
+    if (gm->nmig && set_mig_memory(sc, gm, model, origin, where, err, errlen))
+      return -1;
   }
   size_t nn = (size_t)sc->nodes + (size_t)count;
   double *np = realloc(sc->node_price, nn * sizeof *np);
@@ -59,7 +91,13 @@ static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
   uint8_t *nq = realloc(sc->node_priced, nn);
   if (nq)
     sc->node_priced = nq;
-  if (!np || !nq) {
+  int64_t *nr = realloc(sc->mig_reconfig_us, nn * sizeof *nr);
+  if (nr)
+    sc->mig_reconfig_us = nr;
+  uint8_t *ns = realloc(sc->mig_scope_node, nn);
+  if (ns)
+    sc->mig_scope_node = ns;
+  if (!np || !nq || !nr || !ns) {
     snprintf(err, errlen, "%s: out of memory", origin);
     return -1;
   }
@@ -76,6 +114,11 @@ static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
     s.gpu_count = gpus;
     s.gpu_model = model;
     s.gpu_mode = mode;
+    if (mg) {
+      s.mig_dynamic = mg->dynamic;
+      s.mig_layout = mg->layout;
+      s.mig_layout_count = mg->nlayout;
+    }
     int id, rc = lsched_cluster_add_node(sc->c, &s, &id);
     if (rc) {
       snprintf(err, errlen, "%s: %s: %s (%s)", origin, where,
@@ -84,6 +127,12 @@ static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
     }
     sc->node_price[id] = priced ? price : 0;
     sc->node_priced[id] = (uint8_t)(priced || gpus == 0);
+    sc->mig_reconfig_us[id] = mg ? mg->reconfig_us : 0;
+    sc->mig_scope_node[id] = (uint8_t)(mg ? mg->scope_node : 0);
+    if (mode == LSCHED_GPU_MIG)
+      sc->mig_gpus += gpus;
+    else
+      sc->plain_gpus += gpus;
     if (!priced)
       sc->unpriced_gpus += gpus;
     sc->nodes++;
@@ -115,6 +164,272 @@ static int get_int(const cJSON *g, const char *key, int64_t lo, int64_t hi,
   return 1;
 }
 
+/* Named layouts (every GPU of the group gets the same instances). */
+static const struct {
+  const char *name;
+  int n;
+  lsched_mig_instance v[LSCHED_MIG_MAX_INSTANCES];
+} named_layouts[] = {
+    {"all-1g", 7, {{1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {1, 6}}},
+    {"all-1g-2x", 4, {{2, 0}, {2, 2}, {2, 4}, {2, 6}}},
+    {"all-2g", 3, {{3, 0}, {3, 2}, {3, 4}}},
+    {"all-3g", 2, {{4, 0}, {4, 4}}},
+    {"all-7g", 1, {{6, 0}}},
+    /* 3g + 2g + 1g + 1g: all 7 slices and 8 slots. */
+    {"balanced", 4, {{3, 0}, {1, 2}, {1, 3}, {4, 4}}},
+};
+#define NAMED_LAYOUTS \
+  "all-1g, all-1g-2x, all-2g, all-3g, all-7g, balanced"
+
+/* The instance text of layout entry v for messages ("2g.20gb@4"). */
+static void inst_text(char *buf, size_t len, const gpu_model_info *gm,
+                      const lsched_mig_instance *v) {
+  const gpu_mig_profile *p = catalog_mig_kind(gm, v->kind);
+  snprintf(buf, len, "%s@%d", p ? p->name : lsched_mig_kind_name(v->kind),
+           v->start);
+}
+
+/* One "profile@start" entry of an explicit layout. */
+static int parse_instance(const char *text, const gpu_model_info *gm,
+                          lsched_mig_instance *out, const char *origin,
+                          const char *where, char *err, size_t errlen) {
+  const char *at = strrchr(text, '@');
+  char name[64];
+  size_t len = at ? (size_t)(at - text) : 0;
+  if (!at || len == 0 || len >= sizeof name || !at[1]) {
+    snprintf(err, errlen, "%s: %s: '%s': expected PROFILE@START, e.g. "
+             "\"%s@0\"", origin, where, text,
+             gm->nmig ? gm->mig_profiles[gm->nmig - 1].name : "7g.80gb");
+    return -1;
+  }
+  memcpy(name, text, len);
+  name[len] = 0;
+  const gpu_mig_profile *p = catalog_mig_profile(gm, name);
+  if (!p) {
+    int n = snprintf(err, errlen, "%s: %s: unknown MIG profile '%s' for %s "
+                     "(profiles:", origin, where, name, gm->name);
+    for (int i = 0; i < gm->nmig && n > 0 && (size_t)n < errlen; i++)
+      n += snprintf(err + n, errlen - (size_t)n, " %s",
+                    gm->mig_profiles[i].name);
+    if (n > 0 && (size_t)n < errlen)
+      snprintf(err + n, errlen - (size_t)n, ")");
+    return -1;
+  }
+  char *end;
+  errno = 0;
+  long st = strtol(at + 1, &end, 10);
+  if (errno || *end || end == at + 1 || st < 0 || st > 7 ||
+      !lsched_mig_slot_mask(p->kind, (int)st)) {
+    char valid[64] = "";
+    unsigned m = lsched_mig_kind_starts(p->kind);
+    for (int s = 0, n = 0; s < 8; s++)
+      if ((m >> s) & 1)
+        n += snprintf(valid + n, sizeof valid - (size_t)n, "%s%d",
+                      n ? ", " : "", s);
+    snprintf(err, errlen, "%s: %s: '%s': %s cannot start at slot %s "
+             "(valid starts: %s)", origin, where, text, p->name, at + 1,
+             valid);
+    return -1;
+  }
+  out->kind = p->kind;
+  out->start = (int)st;
+  return 0;
+}
+
+/* The MIG keys of a node group: mig_layout, mig_reconfig_s,
+ * mig_reconfig_scope. Checks them against the mode and the model's
+ * profiles; errors name the file and the key. */
+static int parse_mig_group(const cJSON *g, lsched_gpu_mode mode,
+                           const gpu_model_info *gm, int gpus, mig_group *mg,
+                           const char *origin, const char *where, char *err,
+                           size_t errlen) {
+  const cJSON *lay = cJSON_GetObjectItemCaseSensitive(g, "mig_layout");
+  const cJSON *rs = cJSON_GetObjectItemCaseSensitive(g, "mig_reconfig_s");
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(g, "mig_reconfig_scope");
+  if (mode != LSCHED_GPU_MIG) {
+    const char *k = lay ? "mig_layout" : rs ? "mig_reconfig_s"
+                                     : sc ? "mig_reconfig_scope" : NULL;
+    if (k) {
+      snprintf(err, errlen, "%s: %s: '%s' needs gpu_mode mig-static or "
+               "mig-dynamic", origin, where, k);
+      return -1;
+    }
+    return 0;
+  }
+  if (gpus > 0 && (!gm->mig || gm->nmig == 0)) {
+    snprintf(err, errlen, "%s: %s.gpu_mode: GPU model %s has no MIG "
+             "profiles in the catalog (MIG models: A100-SXM4-40GB, "
+             "A100-SXM4-80GB, H100-SXM5-80GB, H100-PCIE-80GB, H100-NVL-94GB, "
+             "H200-SXM-141GB)", origin, where, gm->name);
+    return -1;
+  }
+  if (!mg->dynamic && !lay) {
+    snprintf(err, errlen, "%s: %s: gpu_mode mig-static needs 'mig_layout' "
+             "(%s, or a list of \"profile@start\")", origin, where,
+             NAMED_LAYOUTS);
+    return -1;
+  }
+  if (!mg->dynamic && (rs || sc)) {
+    snprintf(err, errlen, "%s: %s: '%s' needs gpu_mode mig-dynamic (a "
+             "static layout is never reconfigured)", origin, where,
+             rs ? "mig_reconfig_s" : "mig_reconfig_scope");
+    return -1;
+  }
+  char key[160];
+  if (lay && cJSON_IsString(lay)) {
+    size_t i = 0, n = sizeof named_layouts / sizeof named_layouts[0];
+    while (i < n && strcmp(named_layouts[i].name, lay->valuestring) != 0)
+      i++;
+    if (i == n) {
+      snprintf(err, errlen, "%s: %s.mig_layout: unknown layout '%s' (%s, or "
+               "a list of \"profile@start\")", origin, where,
+               lay->valuestring, NAMED_LAYOUTS);
+      return -1;
+    }
+    mg->nlayout = named_layouts[i].n;
+    memcpy(mg->layout, named_layouts[i].v, sizeof mg->layout);
+    for (int j = 0; j < mg->nlayout && gpus > 0; j++)
+      if (!catalog_mig_kind(gm, mg->layout[j].kind)) {
+        snprintf(err, errlen, "%s: %s.mig_layout: '%s' uses a %s profile, "
+                 "which %s does not offer", origin, where, lay->valuestring,
+                 lsched_mig_kind_name(mg->layout[j].kind), gm->name);
+        return -1;
+      }
+  } else if (lay && cJSON_IsArray(lay)) {
+    const cJSON *e;
+    int j = 0;
+    unsigned used = 0;
+    cJSON_ArrayForEach(e, lay) {
+      snprintf(key, sizeof key, "%s.mig_layout[%d]", where, j);
+      if (!cJSON_IsString(e)) {
+        snprintf(err, errlen, "%s: %s: must be a string \"profile@start\"",
+                 origin, key);
+        return -1;
+      }
+      if (j == LSCHED_MIG_MAX_INSTANCES) {
+        snprintf(err, errlen, "%s: %s: more than %d instances on one GPU",
+                 origin, key, LSCHED_MIG_MAX_INSTANCES);
+        return -1;
+      }
+      lsched_mig_instance v;
+      if (gpus == 0 || !gm) {
+        snprintf(err, errlen, "%s: %s: a node group without GPUs has no "
+                 "MIG layout", origin, key);
+        return -1;
+      }
+      if (parse_instance(e->valuestring, gm, &v, origin, key, err, errlen))
+        return -1;
+      unsigned m = lsched_mig_slot_mask(v.kind, v.start);
+      if (used & m) {
+        for (int o = 0; o < j; o++)
+          if (lsched_mig_slot_mask(mg->layout[o].kind, mg->layout[o].start) &
+              m) {
+            char other[64];
+            inst_text(other, sizeof other, gm, &mg->layout[o]);
+            snprintf(err, errlen, "%s: %s: '%s' overlaps '%s' (memory slots "
+                     "may hold one instance each)", origin, key,
+                     e->valuestring, other);
+            return -1;
+          }
+      }
+      used |= m;
+      mg->layout[j] = v;
+      mg->nlayout = ++j;
+    }
+    if (j == 0 && !mg->dynamic) {
+      snprintf(err, errlen, "%s: %s.mig_layout: empty (a static layout "
+               "needs at least one instance)", origin, where);
+      return -1;
+    }
+  } else if (lay) {
+    snprintf(err, errlen, "%s: %s.mig_layout: must be a layout name (%s) or "
+             "a list of \"profile@start\"", origin, where, NAMED_LAYOUTS);
+    return -1;
+  }
+  mg->scope_node = 0;
+  if (sc) {
+    if (!cJSON_IsString(sc) || (strcmp(sc->valuestring, "gpu") != 0 &&
+                                strcmp(sc->valuestring, "node") != 0)) {
+      snprintf(err, errlen, "%s: %s.mig_reconfig_scope: must be \"gpu\" "
+               "(a new instance waits for its GPU) or \"node\" (every "
+               "change stalls the node's new placements)", origin, where);
+      return -1;
+    }
+    mg->scope_node = sc->valuestring[0] == 'n';
+  }
+  double secs = mg->scope_node ? SIM_MIG_RECONFIG_NODE_S
+                               : SIM_MIG_RECONFIG_GPU_S;
+  if (rs) {
+    if (!cJSON_IsNumber(rs) || !isfinite(rs->valuedouble) ||
+        rs->valuedouble < 0 || rs->valuedouble > 1e7) {
+      snprintf(err, errlen, "%s: %s.mig_reconfig_s: must be a number of "
+               "seconds in 0..1e7", origin, where);
+      return -1;
+    }
+    secs = rs->valuedouble;
+  }
+  mg->reconfig_us = llround(secs * 1e6);
+  return 0;
+}
+
+/* Node names must be unique (jobs.csv and the MIG and migration reports
+ * name nodes): two groups with the same name, or a name such as "a-1" next
+ * to a group "a" of two nodes, would make one name stand for two nodes.
+ * O(n log n). Found by tests/fuzz/fuzz_cluster.c. */
+typedef struct named_node {
+  const char *name;
+  int id;
+} named_node;
+
+static int cmp_named(const void *a, const void *b) {
+  const named_node *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+/* The index of the node group that made node `id`. */
+static int group_of(const cJSON *groups, int id) {
+  const cJSON *g;
+  int gi = 0;
+  double end = 0;
+  cJSON_ArrayForEach(g, groups) {
+    end += cJSON_GetObjectItemCaseSensitive(g, "count")->valuedouble;
+    if (id < end)
+      return gi;
+    gi++;
+  }
+  return gi - 1;
+}
+
+static int unique_node_names(const sim_cluster *sc, const cJSON *groups,
+                             const char *origin, char *err, size_t errlen) {
+  named_node *v = malloc((size_t)(sc->nodes ? sc->nodes : 1) * sizeof *v);
+  if (!v) {
+    snprintf(err, errlen, "%s: out of memory", origin);
+    return -1;
+  }
+  for (int i = 0; i < sc->nodes; i++) {
+    lsched_node_info ni;
+    lsched_cluster_node_info(sc->c, i, &ni);
+    v[i].name = ni.name;
+    v[i].id = i;
+  }
+  qsort(v, (size_t)sc->nodes, sizeof *v, cmp_named);
+  int rc = 0;
+  for (int i = 1; i < sc->nodes && rc == 0; i++)
+    if (strcmp(v[i - 1].name, v[i].name) == 0) {
+      snprintf(err, errlen,
+               "%s: node_groups[%d].name: node name '%s' is also made by "
+               "node_groups[%d] (node names must be unique: give the groups "
+               "distinct names)",
+               origin, group_of(groups, v[i].id), v[i].name,
+               group_of(groups, v[i - 1].id));
+      rc = -1;
+    }
+  free(v);
+  return rc;
+}
+
 int sim_cluster_from_json(sim_cluster *sc, const char *text,
                           const char *origin, const gpu_catalog *cat,
                           int check_invariants, char *err, size_t errlen) {
@@ -130,7 +445,7 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
   static const char *const group_keys[] = {
       "name",     "count",      "gpu_model",          "gpus_per_node",
       "cpu_milli", "memory_mib", "gpu_mode", "price_per_gpu_hour",
-      "mig_layout", NULL};
+      "mig_layout", "mig_reconfig_s", "mig_reconfig_scope", NULL};
   int rc = -1;
   if (!cJSON_IsObject(root)) {
     snprintf(err, errlen, "%s: the cluster spec must be a JSON object",
@@ -141,6 +456,12 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
     goto out;
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
   sc->name = json_strdup(cJSON_IsString(name) ? name->valuestring : origin);
+  /* Unchecked, a NULL name left "cluster" out of summary.json
+   * (tests/test_faults.c). */
+  if (!sc->name) {
+    snprintf(err, errlen, "%s: out of memory", origin);
+    goto out;
+  }
   const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "node_groups");
   if (!cJSON_IsArray(groups) || cJSON_GetArraySize(groups) == 0) {
     snprintf(err, errlen, "%s: 'node_groups' must be a non-empty array",
@@ -159,6 +480,14 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
     if (json_check_keys(g, group_keys, origin, where, err, errlen))
       goto out;
     const cJSON *gname = cJSON_GetObjectItemCaseSensitive(g, "name");
+    /* Node names are made from the group name: one that is not a string
+     * was ignored, and one too long for prefix was cut, silently
+     * (tests/cli_hostile.sh). */
+    if (gname && (!cJSON_IsString(gname) || strlen(gname->valuestring) > 100)) {
+      snprintf(err, errlen, "%s: %s.name: must be a string of at most 100 "
+               "bytes", origin, where);
+      goto out;
+    }
     char prefix[128];
     snprintf(prefix, sizeof prefix, "%s",
              cJSON_IsString(gname) ? gname->valuestring : where);
@@ -189,6 +518,8 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
       }
     }
     lsched_gpu_mode mode = LSCHED_GPU_SHARED;
+    mig_group mg;
+    memset(&mg, 0, sizeof mg);
     const cJSON *gmode = cJSON_GetObjectItemCaseSensitive(g, "gpu_mode");
     if (gmode) {
       const char *m = cJSON_IsString(gmode) ? gmode->valuestring : "";
@@ -197,38 +528,39 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
       else if (strcmp(m, "shared") == 0)
         mode = LSCHED_GPU_SHARED;
       else if (strcmp(m, "mig-static") == 0 || strcmp(m, "mig-dynamic") == 0) {
-        snprintf(err, errlen, "%s: %s: gpu_mode '%s' is not implemented in "
-                 "this version (exclusive or shared)", origin, where, m);
-        goto out;
+        mode = LSCHED_GPU_MIG;
+        mg.dynamic = m[4] == 'd';
       } else {
         snprintf(err, errlen, "%s: %s: unknown gpu_mode '%s' (exclusive, "
                  "shared, mig-static, mig-dynamic)", origin, where, m);
         goto out;
       }
     }
-    if (cJSON_GetObjectItemCaseSensitive(g, "mig_layout")) {
-      snprintf(err, errlen, "%s: %s: 'mig_layout' needs gpu_mode mig-static",
-               origin, where);
+    if (parse_mig_group(g, mode, gm, (int)gpus, &mg, origin, where, err,
+                        errlen))
       goto out;
-    }
     int priced = gm ? gm->has_price : 1;
     double price = gm ? gm->price_per_gpu_hour : 0;
     const cJSON *pv = cJSON_GetObjectItemCaseSensitive(g, "price_per_gpu_hour");
     if (pv) {
+      /* At most CATALOG_MAX_PRICE, so that costs stay finite. */
       if (!cJSON_IsNumber(pv) || !isfinite(pv->valuedouble) ||
-          pv->valuedouble < 0) {
+          pv->valuedouble < 0 || pv->valuedouble > CATALOG_MAX_PRICE) {
         snprintf(err, errlen, "%s: %s: 'price_per_gpu_hour' must be a "
-                 "non-negative number", origin, where);
+                 "number in 0..%g", origin, where, CATALOG_MAX_PRICE);
         goto out;
       }
       priced = 1;
       price = pv->valuedouble;
     }
     if (add_nodes(sc, origin, where, prefix, (int)count, gm, (int)gpus, cpu,
-                  mem, mode, priced, price, err, errlen))
+                  mem, mode, priced, price,
+                  mode == LSCHED_GPU_MIG ? &mg : NULL, err, errlen))
       goto out;
     gi++;
   }
+  if (unique_node_names(sc, groups, origin, err, errlen))
+    goto out;
   rc = 0;
 out:
   cJSON_Delete(root);
@@ -253,6 +585,10 @@ static int from_node_csv(sim_cluster *sc, const char *path,
   int rc = -1;
   const char *base = strrchr(path, '/');
   sc->name = json_strdup(base ? base + 1 : path);
+  if (!sc->name) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    goto out;
+  }
   for (size_t i = 0; i < nl.n; i++) {
     const node_row *r = &nl.rows[i];
     char where[64];
@@ -266,10 +602,23 @@ static int from_node_csv(sim_cluster *sc, const char *path,
         goto out;
       }
     }
+    /* libsched's per-node limits, reported with the field (before, the
+     * message named the line only: tests/cli_hostile.sh). */
+    const char *over = r->cpu_milli > LSCHED_MAX_CPU_MILLI ? "cpu_milli"
+                       : r->memory_mib > LSCHED_MAX_MEMORY_MIB ? "memory_mib"
+                                                               : NULL;
+    if (over) {
+      snprintf(err, errlen, "%s:%d: field '%s': above the limit of %lld per "
+               "node (got '%lld')", path, (int)r->line, over,
+               (long long)(over[0] == 'c' ? LSCHED_MAX_CPU_MILLI
+                                          : LSCHED_MAX_MEMORY_MIB),
+               (long long)(over[0] == 'c' ? r->cpu_milli : r->memory_mib));
+      goto out;
+    }
     /* The Alibaba cluster shares GPUs by milli: nodes are "shared". */
     if (add_nodes(sc, path, where, r->name, 1, gm, r->gpus, r->cpu_milli,
                   r->memory_mib, LSCHED_GPU_SHARED, gm ? gm->has_price : 1,
-                  gm ? gm->price_per_gpu_hour : 0, err, errlen))
+                  gm ? gm->price_per_gpu_hour : 0, NULL, err, errlen))
       goto out;
   }
   rc = 0;

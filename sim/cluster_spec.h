@@ -18,7 +18,19 @@ typedef struct sim_cluster {
   double *node_price;    /* USD per GPU-hour of each node's GPUs (0 unpriced) */
   uint8_t *node_priced;  /* 1 if node_price is known */
   int unpriced_gpus;     /* GPUs without a price: left out of costs */
+  /* MIG (gpu_mode mig-static / mig-dynamic): per node, the reconfiguration
+   * delay of a new instance (us) and its scope (1 = the whole node stalls,
+   * 0 = per GPU); 0 for other nodes. */
+  int64_t *mig_reconfig_us;
+  uint8_t *mig_scope_node;
+  int mig_gpus;          /* GPUs in MIG mode */
+  int plain_gpus;        /* GPUs in exclusive or shared mode */
 } sim_cluster;
+
+/* Default reconfiguration delays: 5 s per GPU; 120 s for the whole node
+ * (a Kubernetes operator restarting the device plugin). */
+#define SIM_MIG_RECONFIG_GPU_S 5.0
+#define SIM_MIG_RECONFIG_NODE_S 120.0
 
 /*
  * Loads a cluster from a JSON spec or an Alibaba node CSV (detected from the

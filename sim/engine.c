@@ -4,6 +4,7 @@
  * that computes them.
  */
 #include "engine.h"
+#include "fragtrack.h"
 #include "heap.h"
 
 #include <libsched/migrate.h>
@@ -122,6 +123,7 @@ void sim_result_free(sim_result *r) {
   free(r->migrations);
   free(r->preemptions);
   free(r->lost_gpu_s);
+  sim_mig_result_free(r->mig);
   memset(r, 0, sizeof *r);
 }
 
@@ -149,6 +151,8 @@ typedef struct memo_entry {
   uint64_t mask;
   int32_t k, milli;
   uint32_t gen;
+  int32_t mig; /* MIG kind | compute << 3 (memory: in mem's place below) */
+  int64_t mig_mem;
 } memo_entry;
 
 typedef struct run_end {
@@ -191,6 +195,8 @@ typedef struct engine {
   uint64_t migrations, preemptions;
   uint32_t plan_failed;  /* head whose last plan failed */
   int64_t total_milli;
+  sim_mig *mig;         /* MIG state; NULL without MIG GPUs */
+  sim_fragtrack *ft;    /* fragmentation and stranded capacity */
   int reservation_valid;
   int64_t reservation_t;
   memo_entry *memo;
@@ -214,6 +220,12 @@ static void build_request(const engine *e, const job_record *j,
   r->gpu_milli = j->num_gpu > 0 ? j->gpu_milli : 0;
   r->model_mask = j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0;
   r->priority = j->qos;
+  if (e->mig)
+    sim_mig_request(e->mig, (uint32_t)(j - e->t->jobs), r);
+}
+
+static int32_t memo_mig(const lsched_request *r) {
+  return r->mig_kind | r->mig_compute_milli << 3;
 }
 
 static uint32_t memo_hash(const lsched_request *r) {
@@ -222,6 +234,7 @@ static uint32_t memo_hash(const lsched_request *r) {
   h ^= ((uint64_t)r->gpu_count << 32 | (uint32_t)r->gpu_milli) *
        0x165667B19E3779F9ull;
   h ^= r->model_mask * 0x27D4EB2F165667C5ull;
+  h ^= (uint64_t)memo_mig(r) * 0x9E3779B97F4A7C15ull ^ (uint64_t)r->mig_memory_mib;
   h ^= h >> 29;
   return (uint32_t)(h % MEMO_SIZE);
 }
@@ -236,7 +249,8 @@ static memo_entry *memo_slot(engine *e, const lsched_request *r, int *found) {
     }
     if (m->cpu == r->cpu_milli && m->mem == r->memory_mib &&
         m->k == r->gpu_count && m->milli == r->gpu_milli &&
-        m->mask == r->model_mask) {
+        m->mask == r->model_mask && m->mig == memo_mig(r) &&
+        m->mig_mem == r->mig_memory_mib) {
       *found = 1;
       return m;
     }
@@ -250,6 +264,9 @@ static void advance(engine *e, int64_t t) {
   int64_t dt = t - e->now;
   if (dt > 0) {
     e->alloc_area += (i128)e->alloc_milli * dt;
+    fragtrack_advance(e->ft, dt);
+    if (e->mig)
+      sim_mig_advance(e->mig, dt);
   }
   e->now = t;
 }
@@ -275,6 +292,7 @@ static int job_parts(const engine *e, uint32_t j, lsched_placement *parts) {
   parts[0].gpu_mask = s->gpu_mask;
   parts[0].cpu_milli = jr->cpu_milli;
   parts[0].memory_mib = jr->memory_mib;
+  sim_mig_fill(e->mig, j, &parts[0]);
   return 1;
 }
 
@@ -292,22 +310,35 @@ static int place_job(engine *e, uint32_t j, lsched_placement *parts, int *n,
   const job_record *jr = &e->t->jobs[j];
   lsched_request req;
   build_request(e, jr, &req);
-  int found = 0;
-  memo_entry *m = memo_slot(e, &req, &found);
-  if (found)
-    return 0;
-  int rc = lsched_place_gang(e->pol, &req, parts, SIM_MAX_PARTS, n);
-  if (rc == LSCHED_ENOFIT || rc == LSCHED_ELIMIT) {
-    if (m) {
-      m->cpu = req.cpu_milli;
-      m->mem = req.memory_mib;
-      m->k = req.gpu_count;
-      m->milli = req.gpu_milli;
-      m->mask = req.model_mask;
-      m->gen = e->memo_gen;
+  /* On a cluster with MIG and plain GPUs a job tries its MIG variant when
+   * its plain one does not fit (mig_sim.h). */
+  int rc = LSCHED_ENOFIT;
+  for (int v = 0; v < 2 && rc == LSCHED_ENOFIT; v++) {
+    if (v == 1 && !(e->mig && sim_mig_other(e->mig, j, &req)))
+      break;
+    int found = 0;
+    memo_entry *m = memo_slot(e, &req, &found);
+    if (found)
+      continue;
+    if (e->mig)
+      sim_mig_before_place(e->mig);
+    rc = lsched_place_gang(e->pol, &req, parts, SIM_MAX_PARTS, n);
+    if (rc == LSCHED_ENOFIT || rc == LSCHED_ELIMIT) {
+      if (m) {
+        m->cpu = req.cpu_milli;
+        m->mem = req.memory_mib;
+        m->k = req.gpu_count;
+        m->milli = req.gpu_milli;
+        m->mask = req.model_mask;
+        m->mig = memo_mig(&req);
+        m->mig_mem = req.mig_memory_mib;
+        m->gen = e->memo_gen;
+      }
+      rc = LSCHED_ENOFIT;
     }
-    return 0;
   }
+  if (rc == LSCHED_ENOFIT)
+    return 0;
   if (rc != LSCHED_OK) {
     snprintf(err, errlen, "job %s: policy %s: %s (%s)",
              trace_job_name(e->t, j), e->opt->policy, lsched_strerror(rc),
@@ -354,6 +385,11 @@ static int mark_running(engine *e, uint32_t j, const lsched_placement *parts,
   }
   e->run_pos[j] = (uint32_t)e->nrun;
   e->run_list[e->nrun++] = j;
+  fragtrack_queued(e->ft, j, -1);
+  if (e->mig) {
+    sim_mig_placed(e->mig, j, parts, n);
+    sim_mig_queued(e->mig, j, -1);
+  }
   return 0;
 }
 
@@ -372,6 +408,9 @@ static void unmark_running(engine *e, uint32_t j) {
   s->gpu_mask = 0;
   s->gpu_milli = 0;
   s->status = JOB_QUEUED;
+  fragtrack_queued(e->ft, j, 1);
+  if (e->mig)
+    sim_mig_queued(e->mig, j, 1);
 }
 
 /* Makes a marked job run: its completion event and the allocation sums. */
@@ -381,11 +420,16 @@ static int commit_running(engine *e, uint32_t j,
   e->running++;
   e->reservation_valid = 0;
   int64_t work = job_duration(e, &e->t->jobs[j]);
+  /* A new MIG instance is usable after its reconfiguration delay: the job
+   * holds its resources from now and runs from now + wait. */
+  int64_t wait = e->mig ? sim_mig_commit(e->mig, j, parts, n, e->now) : 0;
+  if (wait > 0 && e->js[j].start_us == e->now)
+    e->js[j].start_us += wait;
   if (e->rem_us) {
-    e->seg_us[j] = e->now;
+    e->seg_us[j] = e->now + wait;
     work = e->rem_us[j];
   }
-  return heap_push(&e->heap, e->now + work, j,
+  return heap_push(&e->heap, e->now + wait + work, j,
                    EV_FINISH | (uint32_t)e->js[j].epoch << 8);
 }
 
@@ -421,6 +465,7 @@ static void finish(engine *e, uint32_t j, char *err, size_t errlen,
   e->alloc_milli -= parts_milli(parts, n);
   e->running--;
   e->done++;
+  fragtrack_completed(e->ft);
   uint32_t pos = e->run_pos[j], last = e->run_list[--e->nrun];
   e->run_list[pos] = last;
   e->run_pos[last] = pos;
@@ -472,6 +517,9 @@ static void enqueue(engine *e, uint32_t j) {
   }
   e->queue[e->qhead + pos] = j;
   e->qlen++;
+  fragtrack_queued(e->ft, j, 1);
+  if (e->mig)
+    sim_mig_queued(e->mig, j, 1);
 }
 
 /* Estimated end of job j if it started at `start`: the runtime estimate is
@@ -592,6 +640,9 @@ static void requeue_front(engine *e, uint32_t j) {
           (e->qlen - pos) * sizeof *e->queue);
   e->queue[e->qhead + pos] = j;
   e->qlen++;
+  fragtrack_queued(e->ft, j, 1);
+  if (e->mig)
+    sim_mig_queued(e->mig, j, 1);
 }
 
 /*
@@ -671,6 +722,8 @@ static int defragment(engine *e, uint32_t h, char *err, size_t errlen) {
       s->node = moves[m].to.node;
       s->gpu_mask = moves[m].to.gpu_mask;
       s->gpu_milli = (int16_t)moves[m].to.gpu_milli;
+      if (e->mig)
+        sim_mig_placed(e->mig, j, &moves[m].to, 1);
       s->epoch++;
       if (heap_push(&e->heap, e->seg_us[j] + e->rem_us[j], j,
                     EV_FINISH | (uint32_t)s->epoch << 8)) {
@@ -860,8 +913,14 @@ static void timeline_row(engine *e, int64_t total_milli) {
   char ts[32];
   sim_fmt_seconds(ts, sizeof ts, e->now);
   double ratio = total_milli ? (double)e->alloc_milli / (double)total_milli : 0;
-  fprintf(e->opt->timeline, "%s,%" PRId64 ",%.6f,%zu,%zu\n", ts,
-          e->alloc_milli, ratio, e->running, e->qlen);
+  fragtrack_values fv;
+  fragtrack_get(e->ft, &fv);
+  fprintf(e->opt->timeline, "%s,%" PRId64 ",%.6f,%zu,%zu,%.3f,%.6f,%" PRId64,
+          ts, e->alloc_milli, ratio, e->running, e->qlen, fv.frag_amount,
+          fv.frag_rate, fv.stranded_gpu_milli);
+  if (e->mig)
+    sim_mig_timeline(e->mig, e->opt->timeline);
+  fputc('\n', e->opt->timeline);
 }
 
 static int resolve_specs(engine *e, const gpu_catalog *cat, char *err,
@@ -979,6 +1038,32 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   rc = resolve_specs(&e, cat, err, errlen);
   if (rc)
     goto out;
+  {
+    int user_mix = 0;
+    for (int i = 0; i < opt->npolicy_params; i++)
+      user_mix |= strncmp(opt->policy_params[i], "mix=", 4) == 0;
+    rc = sim_mig_begin(&e.mig, sc, cat, t, opt->mig_map, opt->mig_requests,
+                       e.pol, user_mix, err, errlen);
+    if (rc) {
+      if (rc == -2)
+        snprintf(err, errlen, "out of memory");
+      goto out;
+    }
+  }
+  /* Fragmentation: the trace's typical task types are the workload of the
+   * meter and of fragmentation-aware policies (fgd). */
+  if (fragtrack_begin(&e.ft, sc, t, e.spec_mask, e.spec_absent)) {
+    snprintf(err, errlen, "out of memory");
+    rc = -2;
+    goto out;
+  }
+  rc = lsched_policy_set_workload(e.pol, fragtrack_workload(e.ft));
+  if (rc != LSCHED_OK && rc != LSCHED_ENOENT) {
+    snprintf(err, errlen, "policy %s: workload: %s", opt->policy,
+             lsched_strerror(rc));
+    rc = -2;
+    goto out;
+  }
   rc = -2;
   e.js = calloc(t->n, sizeof *e.js);
   e.queue = malloc(t->n * sizeof *e.queue);
@@ -1049,7 +1134,10 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     }
   }
   if (opt->timeline)
-    fprintf(opt->timeline, "time,alloc_gpu_milli,alloc_ratio,running,queued\n");
+    fprintf(opt->timeline,
+            "time,alloc_gpu_milli,alloc_ratio,running,queued,frag_amount,"
+            "frag_rate,stranded_gpu_milli%s\n",
+            e.mig ? ",mig_slices_used,mig_frag_slices" : "");
 
   size_t next = 0, n = t->n;
   e.now = arr[0].submit;
@@ -1088,7 +1176,9 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
         e.js[j].status = JOB_NEVER_MODEL;
         continue;
       }
-      if (!lsched_can_ever_fit_gang(sc->c, &req)) {
+      if (!lsched_can_ever_fit_gang(sc->c, &req) &&
+          !(e.mig && sim_mig_other(e.mig, j, &req) &&
+            lsched_can_ever_fit_gang(sc->c, &req))) {
         e.js[j].status = JOB_NEVER_NO_NODE;
         continue;
       }
@@ -1102,6 +1192,8 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     top = heap_top(&e.heap);
     int more_now = (next < n && arr[next].submit == tnext) ||
                    (top && top->time == tnext);
+    if (!more_now && fragtrack_update(e.ft))
+      goto out;
     if (opt->timeline && !more_now)
       timeline_row(&e, tot.gpu_milli);
     if (opt->progress && e.events >= next_progress) {
@@ -1126,6 +1218,7 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     goto out;
   }
   size_t nq = 0, nj = 0, nmv = 0;
+  double run_us = 0, used_milli_us = 0; /* over completed jobs */
   /* Allocated cost = sum over jobs of the node's price x GPUs taken x run
    * time, per job (exact per job, summed in trace order). */
   double cost_alloc = 0;
@@ -1141,6 +1234,9 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
       if (jr->num_gpu > 1)
         mv[nmv++] = qv[nq - 1];
       jv[nj++] = (double)(s->finish_us - jr->submit_us) / 1e6;
+      run_us += (double)(s->finish_us - s->start_us);
+      used_milli_us += (double)jr->num_gpu * jr->gpu_milli *
+                       (double)(s->finish_us - s->start_us);
       {
         lsched_placement parts[SIM_MAX_PARTS];
         int np = job_parts(&e, (uint32_t)j, parts);
@@ -1195,6 +1291,20 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   out->cost_per_allocated_gpu_hour =
       out->allocated_gpu_hours > 0 ? out->cost_total / out->allocated_gpu_hours
                                    : 0;
+  out->job_hours = run_us / US_PER_HOUR;
+  out->running_jobs_mean = span > 0 ? run_us / span : 0;
+  out->cost_per_job_hour =
+      out->job_hours > 0 ? out->cost_total / out->job_hours : 0;
+  out->gpu_used_ratio_mean =
+      span > 0 && tot.gpu_milli > 0
+          ? used_milli_us / (double)tot.gpu_milli / span
+          : 0;
+  fragtrack_means(e.ft, span, &out->frag_amount_mean, &out->frag_rate_mean,
+                  &out->stranded_gpu_milli_mean);
+  if (e.mig && !(out->mig = sim_mig_finish(e.mig, out->makespan_us))) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
   out->js = e.js;
   e.js = NULL;
   out->reserved_us = e.reserved;
@@ -1215,6 +1325,7 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   e.ngangs = 0;
   rc = 0;
 out:
+  fragtrack_free(e.ft);
   lsched_policy_destroy(e.pol);
   lsched_registry_destroy(reg);
   heap_free(&e.heap);
@@ -1238,6 +1349,7 @@ out:
   free(e.memo);
   free(e.spec_mask);
   free(e.spec_absent);
+  sim_mig_free(e.mig);
   free(arr);
   if (rc == -2 && !err[0])
     snprintf(err, errlen, "internal error");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "cluster_spec.h"
+#include "mig_sim.h"
 #include "trace.h"
 
 typedef enum sim_queue_kind {
@@ -85,6 +86,10 @@ typedef struct sim_options {
   void (*progress)(int64_t now_us, uint64_t events, size_t done, size_t total,
                    void *user);
   void *progress_user;
+  /* MIG (mig_sim.h): how jobs map to instance kinds, and a file of
+   * explicit MIG requests (NULL: none). */
+  sim_mig_map mig_map;
+  const char *mig_requests;
 } sim_options;
 
 typedef struct sim_stats {
@@ -117,6 +122,16 @@ typedef struct sim_result {
   /* backfill only: the first reservation (estimated start) each job got
    * when it blocked the head of the queue; -1 if it never did. */
   int64_t *reserved_us;
+  /* Every run: time-weighted mean of running jobs; job-hours run by the
+   * completed jobs (start to finish); cost_total / job_hours; and the
+   * time-weighted GPU milli the running jobs asked for (their trace
+   * gpu_milli, not what their mode took) / all GPU milli. */
+  double running_jobs_mean, job_hours, cost_per_job_hour, gpu_used_ratio_mean;
+  /* Time-weighted means over [first arrival, last completion] of the FGD
+   * fragmentation amount (milli-GPU) and rate (0..1) under the trace's
+   * typical task types, and of the stranded GPU milli (fragtrack.h). */
+  double frag_amount_mean, frag_rate_mean, stranded_gpu_milli_mean;
+  sim_mig_result *mig; /* NULL without MIG GPUs */
 } sim_result;
 
 /*

@@ -13,12 +13,56 @@ char *json_strdup(const char *s) {
   return d;
 }
 
+/* See json_hooks_install() in jsonutil.h (tests/test_faults.c fails each
+ * allocation in turn to show that every path reports it). */
+static int alloc_failed;
+
+static void *hook_malloc(size_t n) {
+  void *p = malloc(n);
+  if (!p)
+    alloc_failed = 1;
+  return p;
+}
+
+static void hook_free(void *p) { free(p); }
+
+void json_hooks_install(void) {
+  static int installed;
+  if (installed)
+    return;
+  cJSON_Hooks h = {hook_malloc, hook_free};
+  cJSON_InitHooks(&h);
+  installed = 1;
+}
+
+void json_add_item(cJSON *obj, const char *key, cJSON *item) {
+  if (!cJSON_AddItemToObject(obj, key, item))
+    cJSON_Delete(item);
+}
+
+void json_add_to_array(cJSON *arr, cJSON *item) {
+  if (!cJSON_AddItemToArray(arr, item))
+    cJSON_Delete(item);
+}
+
+int json_alloc_failed(void) {
+  int f = alloc_failed;
+  alloc_failed = 0;
+  return f;
+}
+
 cJSON *json_parse_located(const char *text, const char *origin, char *err,
                           size_t errlen) {
   const char *end = NULL;
+  json_hooks_install();
+  json_alloc_failed();
   cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
   if (root)
     return root;
+  if (json_alloc_failed()) {
+    snprintf(err, errlen, "%s: out of memory", origin);
+    return NULL;
+  }
   /* cJSON reports where parsing stopped; turn it into a line number. */
   int line = 1;
   const char *p = text;

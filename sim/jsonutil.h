@@ -20,4 +20,22 @@ int json_check_keys(const cJSON *obj, const char *const *allowed,
 /* Duplicates a string (NULL on out of memory). */
 char *json_strdup(const char *s);
 
+/*
+ * cJSON reports neither a failed allocation while parsing (it says "syntax
+ * error") nor one while building (the member is silently left out, so a
+ * summary.json would be written without it). json_hooks_install() makes
+ * cJSON allocate through malloc/free wrappers that remember a failure
+ * (process-wide; idempotent); json_alloc_failed() returns 1 if an
+ * allocation failed since the previous call, and clears the flag. Call
+ * both before building a document, and json_alloc_failed() again before
+ * writing it. json_parse_located() does this itself.
+ */
+void json_hooks_install(void);
+int json_alloc_failed(void);
+/* cJSON_AddItemToObject / cJSON_AddItemToArray that free item when it
+ * cannot be added (out of memory, or a NULL container): cJSON leaves it to
+ * the caller, and the writers that pass a freshly made item leaked it. */
+void json_add_item(cJSON *obj, const char *key, cJSON *item);
+void json_add_to_array(cJSON *arr, cJSON *item);
+
 #endif

@@ -4,6 +4,8 @@
  * input, 1 other failure (DESIGN.md section 7).
  */
 #include "cli.h"
+#include "fill.h"
+#include "research.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +15,11 @@ static void usage(FILE *f) {
         "\n"
         "commands:\n"
         "  run        replay a trace on a cluster with one policy\n"
+        "  compare    several policies/queues/clusters on one trace, in\n"
+        "             parallel: one table, compare.csv and plots\n"
+        "  sweep      a grid of runs from a JSON manifest, resumable,\n"
+        "             merged into sweep.csv\n"
+        "  fill       the FGD paper's fill mode: unallocated GPU % vs arrived %\n"
         "  demo       compare every policy on the built-in default workload\n"
         "  generate   write a synthetic trace (Alibaba pod-list format)\n"
         "  policies   list the placement policies\n"
@@ -40,6 +47,12 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "run") == 0)
     return cmd_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "compare") == 0)
+    return cmd_compare(argc - 1, argv + 1);
+  if (strcmp(cmd, "sweep") == 0)
+    return cmd_sweep(argc - 1, argv + 1);
+  if (strcmp(cmd, "fill") == 0)
+    return cmd_fill(argc - 1, argv + 1);
   if (strcmp(cmd, "demo") == 0)
     return cmd_demo(argc - 1, argv + 1);
   if (strcmp(cmd, "generate") == 0)

@@ -1,4 +1,5 @@
 #include "output.h"
+#include "jsonutil.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -43,6 +44,9 @@ int out_open(out_file *o, const char *path, char *err, size_t errlen) {
   if (!o->path || !o->tmp) {
     free(o->path);
     free(o->tmp);
+    /* Cleared, so that out_abort() after a failed open frees nothing
+     * twice (a double free found by tests/test_faults.c). */
+    memset(o, 0, sizeof *o);
     snprintf(err, errlen, "%s: out of memory", path);
     return -1;
   }
@@ -102,8 +106,46 @@ static cJSON *stats_json(const sim_stats *s) {
   return o;
 }
 
+/* Per-kind figures as {"1g": .., "1g-2x": .., ...}. */
+static cJSON *kinds_json(const double *v) {
+  cJSON *o = cJSON_CreateObject();
+  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
+    cJSON_AddNumberToObject(o, lsched_mig_kind_name(k + 1), v[k]);
+  return o;
+}
+
+/* summary.json "mig" (README "MIG metrics"). */
+static void add_mig_json(cJSON *o, const sim_mig_result *m) {
+  cJSON *g = cJSON_AddObjectToObject(o, "mig");
+  double v[LSCHED_MIG_KINDS];
+  cJSON_AddNumberToObject(g, "gpus", m->gpus);
+  cJSON_AddStringToObject(g, "map", m->map);
+  cJSON_AddNumberToObject(g, "slice_util_mean", m->slice_util_mean);
+  cJSON_AddNumberToObject(g, "frag_slices_mean", m->frag_slices_mean);
+  cJSON_AddNumberToObject(g, "frag_slices_max", m->frag_slices_max);
+  cJSON_AddNumberToObject(g, "frag_ratio_mean", m->frag_ratio_mean);
+  json_add_item(g, "instances_in_use_mean", kinds_json(m->in_use_mean));
+  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
+    v[k] = (double)m->in_use_max[k];
+  json_add_item(g, "instances_in_use_max", kinds_json(v));
+  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
+    v[k] = (double)m->requested[k];
+  json_add_item(g, "jobs_requested", kinds_json(v));
+  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
+    v[k] = (double)m->placed[k];
+  json_add_item(g, "jobs_placed", kinds_json(v));
+  cJSON_AddNumberToObject(g, "instances_created", (double)m->created);
+  cJSON_AddNumberToObject(g, "instances_destroyed", (double)m->destroyed);
+  cJSON_AddNumberToObject(g, "reconfig_jobs", (double)m->reconfig_jobs);
+  cJSON_AddNumberToObject(g, "reconfig_wait_s", m->reconfig_wait_s);
+}
+
 int write_summary_json(const char *path, const run_meta *m,
                        const sim_result *r, char *err, size_t errlen) {
+  /* A member cJSON could not allocate is left out silently: such a
+   * summary is not written (json_alloc_failed below). */
+  json_hooks_install();
+  json_alloc_failed();
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "mode", m->mode);
   cJSON_AddStringToObject(o, "policy", m->policy);
@@ -122,9 +164,13 @@ int write_summary_json(const char *path, const run_meta *m,
                           (double)r->never_model);
   cJSON_AddNumberToObject(why, "still_queued", (double)r->never_queued);
   cJSON_AddNumberToObject(o, "gpu_alloc_ratio_mean", r->gpu_alloc_ratio_mean);
-  cJSON_AddItemToObject(o, "queue_time_s", stats_json(&r->queue_time_s));
-  cJSON_AddItemToObject(o, "jct_s", stats_json(&r->jct_s));
-  cJSON_AddItemToObject(o, "queue_time_multigpu_s",
+  cJSON_AddNumberToObject(o, "frag_amount_mean", r->frag_amount_mean);
+  cJSON_AddNumberToObject(o, "frag_rate_mean", r->frag_rate_mean);
+  cJSON_AddNumberToObject(o, "stranded_gpu_milli_mean",
+                          r->stranded_gpu_milli_mean);
+  json_add_item(o, "queue_time_s", stats_json(&r->queue_time_s));
+  json_add_item(o, "jct_s", stats_json(&r->jct_s));
+  json_add_item(o, "queue_time_multigpu_s",
                         stats_json(&r->queue_time_multigpu_s));
   cJSON_AddNumberToObject(o, "makespan_s", (double)r->makespan_us / 1e6);
   cJSON_AddNumberToObject(o, "allocated_gpu_hours", r->allocated_gpu_hours);
@@ -134,13 +180,20 @@ int write_summary_json(const char *path, const run_meta *m,
                           r->cost_per_allocated_gpu_hour);
   cJSON_AddNumberToObject(cost, "idle", r->cost_idle);
   cJSON_AddNumberToObject(cost, "unpriced_gpus", r->unpriced_gpus);
+  cJSON_AddNumberToObject(cost, "per_job_hour", r->cost_per_job_hour);
   cJSON_AddNumberToObject(o, "events", (double)r->events);
   cJSON_AddNumberToObject(o, "migrations", (double)r->migrations_total);
   cJSON_AddNumberToObject(o, "preemptions", (double)r->preemptions_total);
   cJSON_AddNumberToObject(o, "lost_gpu_seconds", r->lost_gpu_s_total);
+  cJSON_AddNumberToObject(o, "running_jobs_mean", r->running_jobs_mean);
+  cJSON_AddNumberToObject(o, "job_hours", r->job_hours);
+  cJSON_AddNumberToObject(o, "gpu_used_ratio_mean", r->gpu_used_ratio_mean);
+  if (r->mig)
+    add_mig_json(o, r->mig);
   char *text = cJSON_Print(o);
   cJSON_Delete(o);
-  if (!text) {
+  if (!text || json_alloc_failed()) {
+    cJSON_free(text);
     snprintf(err, errlen, "%s: out of memory", path);
     return -1;
   }
@@ -192,7 +245,7 @@ int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
     return -1;
   FILE *f = o.f;
   fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,"
-        "migrations,preemptions,lost_gpu_seconds\n",
+        "migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s\n",
         f);
   char a[32], b[32], c[32], d[32], e[32];
   for (size_t j = 0; j < t->n; j++) {
@@ -250,10 +303,19 @@ int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
 
 /* The migration columns of one jobs.csv row (zeros without migration). */
 static void migration_cols(FILE *f, const sim_result *r, size_t j) {
-  if (!r->migrations) {
-    fputs(",0,0,0\n", f);
-    return;
+  if (!r->migrations)
+    fputs(",0,0,0", f);
+  else
+    fprintf(f, ",%u,%u,%.6f", (unsigned)r->migrations[j],
+            (unsigned)r->preemptions[j], r->lost_gpu_s[j]);
+  /* MIG: "kind@start" of the job's instance and its reconfiguration wait;
+   * empty for jobs without an instance. */
+  if (r->mig && r->mig->kind[j] && r->js[j].status == JOB_DONE) {
+    char w[32];
+    sim_fmt_seconds(w, sizeof w, r->mig->wait_us[j]);
+    fprintf(f, ",%s@%d,%s\n", lsched_mig_kind_name(r->mig->kind[j]),
+            r->mig->start[j], w);
+  } else {
+    fputs(",,\n", f);
   }
-  fprintf(f, ",%u,%u,%.6f\n", (unsigned)r->migrations[j],
-          (unsigned)r->preemptions[j], r->lost_gpu_s[j]);
 }

@@ -211,6 +211,18 @@ static void assert_valid(const lsched_cluster *c, const lsched_request *req,
             "%s: a CPU-only request got GPUs", who);
     return;
   }
+  if (info.gpu_mode == LSCHED_GPU_MIG || req->mig_kind) {
+    /* MIG: only MIG requests on MIG GPUs, an instance of at least the kind
+     * the request maps to there, at a valid start, with its milli. */
+    REQ_MSG(info.gpu_mode == LSCHED_GPU_MIG && req->mig_kind,
+            "%s: MIG and non-MIG mixed (node mode %d, request kind %d)", who,
+            (int)info.gpu_mode, req->mig_kind);
+    REQ(p->mig_kind >= lsched_mig_request_kind(c, info.gpu_model, req));
+    REQ(lsched_mig_slot_mask(p->mig_kind, p->mig_start) != 0);
+    REQ_EQ(p->gpu_milli, lsched_mig_kind_milli(p->mig_kind));
+    REQ(info.gpu_count == 64 || (p->gpu_mask >> info.gpu_count) == 0);
+    return;
+  }
   int want =
       info.gpu_mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : req->gpu_milli;
   REQ_MSG(p->gpu_milli == want, "%s: milli %d on a %s node, expected %d", who,
@@ -833,6 +845,132 @@ START_TEST(conf_random_fill) {
 END_TEST
 
 /* ---------------------------------------------------------------------- */
+/* MIG (<libsched/mig.h>): every policy, MIG and plain requests mixed       */
+
+static int mig_node(lsched_cluster *c, int gpus, int model, int dynamic,
+                    const lsched_mig_instance *layout, int n) {
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 64000;
+  s.memory_mib = 524288;
+  s.gpu_count = gpus;
+  s.gpu_model = model;
+  s.gpu_mode = LSCHED_GPU_MIG;
+  s.mig_dynamic = dynamic;
+  s.mig_layout = layout;
+  s.mig_layout_count = n;
+  int id = -1;
+  int rc = lsched_cluster_add_node(c, &s, &id);
+  REQ_MSG(rc == LSCHED_OK, "add_node: %s", lsched_err_name(rc));
+  return id;
+}
+
+/* Dynamic and static MIG nodes of two models beside shared and exclusive
+ * ones. */
+static void mig_cluster(lsched_cluster *c) {
+  static const lsched_mig_instance balanced[] = {
+      {LSCHED_MIG_2G, 0}, {LSCHED_MIG_1G, 2}, {LSCHED_MIG_1G, 3},
+      {LSCHED_MIG_3G, 4}};
+  static const lsched_mig_instance all1g[] = {
+      {1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}, {1, 6}};
+  node(c, 64000, 524288, 4, 0, LSCHED_GPU_SHARED);    /* 0 */
+  mig_node(c, 4, 0, 1, NULL, 0);                      /* 1 dynamic */
+  mig_node(c, 2, 1, 0, balanced, 4);                  /* 2 static */
+  node(c, 64000, 524288, 2, 1, LSCHED_GPU_EXCLUSIVE); /* 3 */
+  mig_node(c, 2, 2, 0, all1g, 7);                     /* 4 static */
+  mig_node(c, 8, 1, 1, NULL, 0);                      /* 5 dynamic */
+}
+
+static lsched_request mig_request(struct rng *r) {
+  lsched_request q = mkreq((int64_t)rng_below(r, 8000),
+                           (int64_t)rng_below(r, 65536),
+                           rng_below(r, 10) ? 1 : 2, 0, 0);
+  q.mig_kind = 1 + (int)rng_below(r, 6);
+  if (rng_below(r, 4) == 0) {
+    q.mig_kind = LSCHED_MIG_ANY;
+    q.mig_compute_milli = (int)rng_below(r, 1001);
+  }
+  if (rng_below(r, 5) == 0)
+    q.model_mask = 1 + rng_below(r, 7);
+  return q;
+}
+
+START_TEST(conf_mig_mixed) {
+  struct rng r;
+  rng_seed(&r, 404);
+  for (int round = 0; round < 4; round++) {
+    struct conf k;
+    conf_begin(&k, _i);
+    mig_cluster(k.c);
+    conf_attach(&k);
+    int mig_ok = 0, plain_ok = 0;
+    lsched_placement live[400];
+    int nlive = 0;
+    for (int step = 0; step < 300; step++) {
+      if (nlive > 0 && rng_below(&r, 4) == 0) {
+        int j = (int)rng_below(&r, (uint64_t)nlive);
+        REQ_EQ(lsched_release(k.c, &live[j]), LSCHED_OK);
+        live[j] = live[--nlive];
+        continue;
+      }
+      lsched_request q =
+          rng_below(&r, 3) ? mig_request(&r) : random_request(&r);
+      lsched_placement p;
+      /* place() checks purity, validity and ENOFIT-only-when-nothing-fits. */
+      if (place_alloc(&k, &q, &p) != LSCHED_OK)
+        continue;
+      if (q.mig_kind)
+        mig_ok++;
+      else if (q.gpu_count)
+        plain_ok++;
+      live[nlive++] = p;
+    }
+    REQ(mig_ok > 10 && plain_ok > 5);
+    while (nlive > 0)
+      REQ_EQ(lsched_release(k.c, &live[--nlive]), LSCHED_OK);
+    lsched_totals t;
+    lsched_cluster_totals(k.c, &t);
+    REQ_EQ(t.gpu_milli_free, t.gpu_milli);
+    conf_end(&k);
+  }
+}
+END_TEST
+
+START_TEST(conf_mig_modes_apart) {
+  struct conf k;
+  lsched_placement p;
+  /* Only MIG nodes: plain GPU requests never fit, CPU-only ones do. */
+  conf_begin(&k, _i);
+  mig_node(k.c, 2, 0, 1, NULL, 0);
+  mig_node(k.c, 2, 0, 1, NULL, 0);
+  conf_attach(&k);
+  lsched_request q = mkreq(0, 0, 1, 100, 0);
+  ck_assert_int_eq(lsched_can_ever_fit(k.c, &q), 0);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  q = mkreq(0, 0, 1, 1000, 0);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  q = mkreq(100, 100, 0, 0, 0);
+  ck_assert_int_eq(place_alloc(&k, &q, &p), LSCHED_OK);
+  /* Fill with 1g instances: 7 per GPU, then nothing. */
+  int got = 0;
+  q = mkreq(0, 0, 1, 0, 0);
+  q.mig_kind = LSCHED_MIG_1G;
+  while (got < 40 && place_alloc(&k, &q, &p) == LSCHED_OK)
+    got++;
+  ck_assert_int_eq(got, 28);
+  conf_end(&k);
+  /* No MIG node: MIG requests never fit. */
+  conf_begin(&k, _i);
+  mixed_cluster(k.c);
+  conf_attach(&k);
+  q = mkreq(0, 0, 1, 0, 0);
+  q.mig_kind = LSCHED_MIG_7G;
+  ck_assert_int_eq(lsched_can_ever_fit(k.c, &q), 0);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  conf_end(&k);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
 
 START_TEST(conf_registry_complete) {
   /* Every registered policy has a name, a description and a place hook,
@@ -868,6 +1006,8 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, conf_place_pure, 0, n);
   tcase_add_loop_test(tc, conf_deterministic, 0, n);
   tcase_add_loop_test(tc, conf_random_fill, 0, n);
+  tcase_add_loop_test(tc, conf_mig_mixed, 0, n);
+  tcase_add_loop_test(tc, conf_mig_modes_apart, 0, n);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include <check.h>
+#include <libsched/migrate.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -2287,6 +2288,211 @@ START_TEST(test_alloc_failure_loop) {
 }
 END_TEST
 
+/*
+ * The paths added after the create paths above: MIG (model memory, static
+ * and dynamic MIG nodes, instance creation by alloc), workloads (growth
+ * and keep_popular), fragmentation (meter, cluster and node measures,
+ * policies given a workload), gang placement and migration plans. Every
+ * call runs under the failing allocator: LSCHED_ENOMEM exactly when the
+ * failure hit it, the cluster then unchanged and consistent, and the call
+ * retried. Returns the number of allocation calls.
+ */
+static void totals_eq(const lsched_cluster *c, const lsched_totals *t,
+                      const char *what) {
+  lsched_totals now;
+  lsched_cluster_totals(c, &now);
+  ck_assert_msg(memcmp(&now, t, sizeof now) == 0,
+                "%s changed the cluster although it failed", what);
+  assert_cluster_consistent(c);
+}
+
+/* Runs CALL; an injected failure must give ENOMEM and change nothing;
+ * then CALL runs again (the failure is spent) and must give OK_RC. */
+#define AF_TRY(c, ca, what, ok_rc, CALL)                                       \
+  do {                                                                         \
+    lsched_totals t0_;                                                         \
+    if (c)                                                                     \
+      lsched_cluster_totals(c, &t0_);                                          \
+    long b_ = (ca)->failures;                                                  \
+    int r_ = (CALL);                                                           \
+    if (FAILED_DURING(ca, b_)) {                                               \
+      ck_assert_msg(r_ == LSCHED_ENOMEM, "%s: failed allocation %ld gave %s",  \
+                    what, (ca)->fail_at, lsched_err_name(r_));                 \
+      if (c)                                                                   \
+        totals_eq(c, &t0_, what);                                              \
+      r_ = (CALL);                                                             \
+    }                                                                          \
+    ck_assert_msg(r_ == (ok_rc), "%s: %s", what, lsched_err_name(r_));         \
+  } while (0)
+
+static long run_more_paths(struct counting_alloc *ca) {
+  lsched_allocator al = {ca_alloc, ca_realloc, ca_free, ca};
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  o.allocator = &al;
+  o.check_invariants = 1;
+  lsched_cluster *c = NULL;
+  lsched_cluster *none = NULL;
+  AF_TRY(none, ca, "cluster_create", LSCHED_OK, lsched_cluster_create(&c, &o));
+  int id;
+  AF_TRY(c, ca, "model_id", 0,
+         (id = lsched_cluster_model_id(c, "A100", 1)) < 0 ? id : 0);
+  int64_t mem[LSCHED_MIG_KINDS] = {9728, 19968, 19968, 40192, 40192, 80640};
+  AF_TRY(c, ca, "mig_set_model_memory", LSCHED_OK,
+         lsched_mig_set_model_memory(c, 0, mem));
+  static const lsched_mig_instance balanced[] = {
+      {LSCHED_MIG_2G, 0}, {LSCHED_MIG_1G, 2}, {LSCHED_MIG_1G, 3},
+      {LSCHED_MIG_3G, 4}};
+  for (int i = 0; i < 5; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    static const char *const names[] = {"s0", "s1", "e0", "ms", "md"};
+    s.name = names[i];
+    s.cpu_milli = 64000;
+    s.memory_mib = 262144;
+    s.gpu_count = i < 3 ? 8 : 2;
+    s.gpu_model = 0;
+    s.gpu_mode = i < 2 ? LSCHED_GPU_SHARED
+                 : i == 2 ? LSCHED_GPU_EXCLUSIVE
+                          : LSCHED_GPU_MIG;
+    if (i == 3) {
+      s.mig_layout = balanced;
+      s.mig_layout_count = 4;
+    }
+    s.mig_dynamic = i == 4;
+    AF_TRY(c, ca, "add_node (MIG)", LSCHED_OK,
+           lsched_cluster_add_node(c, &s, NULL));
+  }
+  ck_assert_int_eq(lsched_cluster_node_count(c), 5);
+
+  lsched_workload *w = NULL;
+  AF_TRY(none, ca, "workload_create", LSCHED_OK,
+         lsched_workload_create(&w, &al));
+  for (int i = 0; i < 40; i++) { /* enough to grow and rehash */
+    lsched_task_type t = {1000 * (i % 7), 1 + i % 3, i % 3 ? 1000 : 100 * (1 + i % 9),
+                          0, (uint64_t)(1 + i)};
+    AF_TRY(none, ca, "workload_add", LSCHED_OK, lsched_workload_add(w, &t));
+  }
+  AF_TRY(none, ca, "workload_keep_popular", LSCHED_OK,
+         lsched_workload_keep_popular(w, 95));
+
+  lsched_registry *r = NULL;
+  AF_TRY(none, ca, "registry_create", LSCHED_OK,
+         lsched_registry_create(&r, &al));
+  AF_TRY(none, ca, "add_builtins", LSCHED_OK, lsched_registry_add_builtins(r));
+  static const char *const pn[] = {"fgd", "mig-aware", "defrag", "best-fit"};
+  lsched_policy *pol[4] = {NULL};
+  for (int i = 0; i < 4; i++) {
+    const lsched_policy_ops *ops = lsched_registry_find(r, pn[i]);
+    ck_assert_ptr_nonnull(ops);
+    AF_TRY(c, ca, "policy_create", LSCHED_OK,
+           lsched_policy_create(&pol[i], c, ops));
+  }
+  AF_TRY(c, ca, "set_workload fgd", LSCHED_OK,
+         lsched_policy_set_workload(pol[0], w));
+  AF_TRY(c, ca, "set_workload mig-aware", LSCHED_OK,
+         lsched_policy_set_workload(pol[1], w));
+  AF_TRY(c, ca, "defrag base", LSCHED_OK,
+         lsched_policy_set_param(pol[2], "base", "first-fit"));
+  lsched_fragmeter *m = NULL;
+  AF_TRY(c, ca, "fragmeter_create", LSCHED_OK,
+         lsched_fragmeter_create(&m, c, w));
+  lsched_frag fr;
+  double fn;
+  AF_TRY(c, ca, "frag_cluster", LSCHED_OK, lsched_frag_cluster(c, w, &fr));
+  AF_TRY(c, ca, "frag_node", LSCHED_OK, lsched_frag_node(c, w, 0, &fn));
+
+  /* Jobs: shared shares by FGD, a whole-GPU job by defrag (its base),
+   * MIG instances created on the dynamic node by mig-aware. */
+  lsched_placement pl[16];
+  int np = 0;
+  lsched_request q = mkreq(1000, 1024, 1, 500, 0);
+  for (int i = 0; i < 3; i++) {
+    AF_TRY(c, ca, "place fgd", LSCHED_OK, lsched_policy_place(pol[0], &q, &pl[np]));
+    AF_TRY(c, ca, "alloc", LSCHED_OK, lsched_alloc(c, &pl[np]));
+    np++;
+  }
+  lsched_request whole = mkreq(1000, 1024, 4, 1000, 0);
+  AF_TRY(c, ca, "place defrag", LSCHED_OK,
+         lsched_policy_place(pol[2], &whole, &pl[np]));
+  AF_TRY(c, ca, "alloc", LSCHED_OK, lsched_alloc(c, &pl[np]));
+  np++;
+  lsched_request mq = LSCHED_REQUEST_INIT;
+  mq.gpu_count = 1;
+  mq.mig_kind = LSCHED_MIG_3G;
+  for (int i = 0; i < 3; i++) {
+    AF_TRY(c, ca, "place mig-aware", LSCHED_OK,
+           lsched_policy_place(pol[1], &mq, &pl[np]));
+    AF_TRY(c, ca, "alloc (MIG)", LSCHED_OK, lsched_alloc(c, &pl[np]));
+    np++;
+  }
+  /* A gang job over several nodes, released part by part. */
+  lsched_placement parts[8];
+  int nparts = 0;
+  lsched_request gang = mkreq(2000, 2048, 12, 1000, 0);
+  AF_TRY(c, ca, "place_gang", LSCHED_OK,
+         lsched_place_gang(pol[3], &gang, parts, 8, &nparts));
+  ck_assert_int_ge(nparts, 2);
+  for (int k = nparts - 1; k >= 0; k--)
+    ck_assert_int_eq(lsched_release(c, &parts[k]), LSCHED_OK);
+  /* A migration plan for a job that fits nowhere as things are. */
+  lsched_running run[16];
+  for (int i = 0; i < np; i++) {
+    memset(&run[i], 0, sizeof run[i]);
+    run[i].id = (uint64_t)i;
+    run[i].request = i < 3 ? q : i == 3 ? whole : mq;
+    run[i].parts = &pl[i];
+    run[i].nparts = 1;
+    run[i].move_cost_s = 1;
+  }
+  lsched_request wait = mkreq(1000, 1024, 8, 1000, 0);
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  b.expected_wait_s = 1e6;
+  b.max_moves = 4;
+  lsched_move mv[8];
+  size_t nmv = 0;
+  lsched_totals t0;
+  lsched_cluster_totals(c, &t0);
+  long b0 = ca->failures;
+  int rc = lsched_policy_plan_migrations(pol[2], &wait, run, (size_t)np, &b,
+                                         mv, 8, &nmv);
+  if (FAILED_DURING(ca, b0))
+    ck_assert_msg(rc == LSCHED_ENOMEM, "plan_migrations: %s",
+                  lsched_err_name(rc));
+  else
+    ck_assert_msg(rc == LSCHED_OK || rc == LSCHED_ENOFIT, "plan: %s",
+                  lsched_err_name(rc));
+  totals_eq(c, &t0, "plan_migrations");
+  AF_TRY(c, ca, "frag_cluster", LSCHED_OK, lsched_frag_cluster(c, w, &fr));
+  lsched_frag inc;
+  lsched_fragmeter_get(m, &inc);
+  ck_assert_int_eq(inc.amount_weighted, fr.amount_weighted);
+  for (int i = np - 1; i >= 0; i--)
+    ck_assert_int_eq(lsched_release(c, &pl[i]), LSCHED_OK);
+  lsched_fragmeter_destroy(m);
+  for (int i = 0; i < 4; i++)
+    lsched_policy_destroy(pol[i]);
+  lsched_registry_destroy(r);
+  lsched_workload_destroy(w);
+  lsched_cluster_destroy(c);
+  ck_assert_msg(ca->live == 0, "%ld allocations leaked (fail_at %ld)", ca->live,
+                ca->fail_at);
+  return ca->calls;
+}
+
+START_TEST(test_alloc_failure_more_paths) {
+  struct counting_alloc dry = {0, 0, 0, 0};
+  long total = run_more_paths(&dry);
+  ck_assert_int_gt(total, 20);
+  long n;
+  for (n = 1; n < 100000; n++) {
+    struct counting_alloc ca = {0, n, 0, 0};
+    run_more_paths(&ca);
+    if (ca.failures == 0)
+      break;
+  }
+  ck_assert_int_eq(n, total + 1);
+}
+END_TEST
+
 /* A custom allocator with a NULL member counts as absent (libc used). */
 START_TEST(test_partial_allocator) {
   struct counting_alloc ca = {0, 1, 0, 0};
@@ -2359,6 +2565,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_alloc_failure_loop);
   tcase_add_test(tc, test_partial_allocator);
+  tcase_add_test(tc, test_alloc_failure_more_paths);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -169,6 +169,11 @@ long csvrows_read(const char *path, csvrow_fn fn, void *user,
     trace_seterr(err, "%s: out of memory", path);
     return -1;
   }
+  /* libcsv grows its field buffer by a fixed block (128 bytes by
+   * default), which makes a long field quadratic: a 10 MB line took
+   * minutes under AddressSanitizer (tests/test_hostile.c). 1 MiB blocks
+   * bound a record of RECORD_MAX_BYTES to 16 reallocations. */
+  csv_set_blk_size(&p, (size_t)1 << 20);
   char chunk[65536];
   size_t n;
   int first = 1;

@@ -100,10 +100,13 @@ int trace_add_job(trace *t, const job_record *job, const char *name,
 
 /* ------------------------------------------------------------ loading */
 
-/* Every format trace_load knows, tried in order against the header. */
+/* Every CSV format trace_load knows, tried in order against the header
+ * (SWF is not CSV: trace_load_ex sniffs it first). */
 static const trace_reader *const readers[] = {
-    &trace_alibaba_pod_reader,
-    &trace_alibaba_multi_reader,
+    &trace_alibaba_pod_reader,   &trace_alibaba_multi_reader,
+    &trace_pai_reader,           &trace_tiresias_reader,
+    &trace_tiresias_tf_reader,   &trace_philly_reader,
+    &trace_generic_reader,
 };
 #define NREADERS (sizeof readers / sizeof readers[0])
 
@@ -111,6 +114,8 @@ typedef struct load_state {
   trace *t;
   const char *path;
   const trace_reader *reader; /* NULL until the header is read */
+  enum trace_format forced;   /* TRACE_FMT_UNKNOWN: detect */
+  int headerless;             /* forced format, first record was data */
 } load_state;
 
 static void unknown_header(const load_state *st, const csvrow *row,
@@ -118,23 +123,43 @@ static void unknown_header(const load_state *st, const csvrow *row,
   char got[80];
   csvrow_quote_joined(row, got, sizeof got);
   /* Every header we accept, so the user can fix the file. */
-  char want[400], cols[200];
+  char want[600], cols[200];
   size_t w = 0;
   want[0] = '\0';
-  for (size_t r = 0; r < NREADERS && w < sizeof want; r++) {
+  /* The header sharing most column names with the row, then the two
+   * Alibaba headers (the message stays short; it may be cut at its end,
+   * so the closest header comes first). */
+  size_t best = 0, best_hits = 0;
+  for (size_t r = 0; r < NREADERS; r++) {
+    size_t hits = 0;
+    for (size_t i = 0; i < row->nfields && i < CSVROW_MAX_FIELDS; i++)
+      for (size_t c = 0; c < readers[r]->ncolumns; c++)
+        if (strcmp(row->field[i], readers[r]->columns[c]) == 0)
+          hits++;
+    if (hits > best_hits)
+      best = r, best_hits = hits;
+  }
+  size_t order[3] = {best, 0, 1};
+  for (size_t k = 0; k < 3 && w < sizeof want; k++) {
+    size_t r = order[k];
+    if (k > 0 && r == best)
+      continue;
     trace_join_columns(cols, sizeof cols, readers[r]->columns,
                        readers[r]->ncolumns);
-    int k = snprintf(want + w, sizeof want - w, "%s'%s' (%s)",
-                     r == 0 ? "" : " or ", cols, readers[r]->what);
-    if (k < 0)
+    int len = snprintf(want + w, sizeof want - w, "%s'%s' (%s)",
+                       w == 0 ? "" : " or ", cols, readers[r]->what);
+    if (len < 0)
       break;
-    w += (size_t)k;
+    w += (size_t)len;
   }
   const char *hint = csvrow_is_header(row, node_list_columns, 5)
                          ? " (this is a node list, not a job trace)"
                          : "";
-  trace_seterr(err, "%s:%d: unrecognised header '%s'%s; expected %s", st->path,
-               row->line, got, hint, want);
+  trace_seterr(err,
+               "%s:%d: unrecognised header '%s'%s; formats: "
+               TRACE_FORMAT_NAMES " (README 'Traces'; --trace-format NAME "
+               "forces one); expected %s",
+               st->path, row->line, got, hint, want);
 }
 
 static int load_row(const csvrow *row, void *user, trace_error *err) {
@@ -142,20 +167,116 @@ static int load_row(const csvrow *row, void *user, trace_error *err) {
   if (st->reader)
     return st->reader->row(st->t, row, st->path, err);
   for (size_t r = 0; r < NREADERS; r++)
-    if (csvrow_is_header(row, readers[r]->columns, readers[r]->ncolumns)) {
+    if ((!st->forced || readers[r]->format == st->forced) &&
+        csvrow_is_header(row, readers[r]->columns, readers[r]->ncolumns)) {
       st->reader = readers[r];
       return 0;
     }
+  if (st->forced) {
+    /* A forced format may come without its header line (the upstream PAI
+     * files have none): the first record is data. A format with several
+     * layouts (Tiresias) then reads its first one. */
+    for (size_t r = 0; r < NREADERS && !st->reader; r++)
+      if (readers[r]->format == st->forced)
+        st->reader = readers[r];
+    if (st->reader) {
+      st->headerless = 1;
+      return st->reader->row(st->t, row, st->path, err);
+    }
+  }
   unknown_header(st, row, err);
   return -1;
 }
 
+static const struct {
+  const char *name;
+  enum trace_format format;
+} format_names[] = {{"alibaba", TRACE_FMT_ALIBABA_POD},
+                    {"alibaba-multi", TRACE_FMT_ALIBABA_POD_MULTI},
+                    {"swf", TRACE_FMT_SWF},
+                    {"pai", TRACE_FMT_PAI},
+                    {"tiresias", TRACE_FMT_TIRESIAS},
+                    {"philly", TRACE_FMT_PHILLY},
+                    {"generic", TRACE_FMT_GENERIC}};
+#define NFORMAT_NAMES (sizeof format_names / sizeof format_names[0])
+
+enum trace_format trace_format_from_name(const char *name) {
+  for (size_t i = 0; name && i < NFORMAT_NAMES; i++)
+    if (strcmp(name, format_names[i].name) == 0)
+      return format_names[i].format;
+  return TRACE_FMT_UNKNOWN;
+}
+
+const char *trace_format_name(enum trace_format f) {
+  for (size_t i = 0; i < NFORMAT_NAMES; i++)
+    if (format_names[i].format == f)
+      return format_names[i].name;
+  return "unknown";
+}
+
 int trace_load(trace *t, const char *path, trace_error *err) {
+  return trace_load_ex(t, path, NULL, err);
+}
+
+int trace_load_ex(trace *t, const char *path, const trace_load_opts *opts,
+                  trace_error *err) {
   trace_free(t);
+  trace_load_opts o = TRACE_LOAD_OPTS_INIT;
+  if (opts)
+    o = *opts;
+  if (o.format != TRACE_FMT_UNKNOWN &&
+      strcmp(trace_format_name(o.format), "unknown") == 0) {
+    trace_seterr(err, "%s: unknown trace format %d", path, (int)o.format);
+    return -1;
+  }
   trace fresh;
   trace_init(&fresh);
-  load_state st = {.t = &fresh, .path = path, .reader = NULL};
+  int swf = o.format == TRACE_FMT_SWF;
+  if (o.format == TRACE_FMT_UNKNOWN) {
+    swf = trace_swf_sniff(path);
+    if (swf == -2) {
+      trace_seterr(err, "%s: out of memory", path);
+      return -1;
+    }
+    if (swf < 0) /* unreadable: let the CSV path name the error */
+      swf = 0;
+  }
+  if (swf) {
+    if (trace_swf_load(&fresh, path, &o, err) != 0) {
+      trace_free(&fresh);
+      return -1;
+    }
+    fresh.path = strdup(path);
+    if (!fresh.path) {
+      trace_seterr(err, "%s: out of memory", path);
+      trace_free(&fresh);
+      return -1;
+    }
+    fresh.format = TRACE_FMT_SWF;
+    fresh.has_times = 1;
+    *t = fresh;
+    return 0;
+  }
+  if (trace_is_gzip(path) == 1) {
+    trace_seterr(err,
+                 "%s: gzip-compressed, but not SWF (only SWF is read "
+                 "compressed; gunzip other formats first)",
+                 path);
+    return -1;
+  }
+  load_state st = {
+      .t = &fresh, .path = path, .reader = NULL, .forced = o.format};
   long rows = csvrows_read(path, load_row, &st, err);
+  if (rows >= 1 && st.headerless)
+    rows++; /* every record was data: count a header for the checks */
+  if (rows >= 2 && fresh.n == 0) {
+    trace_seterr(err, "%s: no jobs (%zu records skipped: %s)", path,
+                 fresh.skipped, fresh.skip_note ? fresh.skip_note : "");
+    rows = -1;
+  }
+  if (rows >= 2 && st.reader->finish &&
+      st.reader->finish(&fresh, path, err) != 0)
+    rows = -1;
   if (rows == 0)
     trace_seterr(err, "%s: empty file", path);
   else if (rows == 1)

@@ -50,13 +50,20 @@ enum {
    * duration is deletion - creation. */
   TRACE_JOB_NEVER_SCHEDULED = 1,
   /* The duration was not in the trace. */
-  TRACE_JOB_NO_DURATION = 2
+  TRACE_JOB_NO_DURATION = 2,
+  /* The duration is an estimate (SWF: requested time, run time missing). */
+  TRACE_JOB_ESTIMATED_DURATION = 4
 };
 
 enum trace_format {
   TRACE_FMT_UNKNOWN = 0,
   TRACE_FMT_ALIBABA_POD = 1,      /* 11-column openb_pod_list */
-  TRACE_FMT_ALIBABA_POD_MULTI = 2 /* 5-column multigpu variant, no times */
+  TRACE_FMT_ALIBABA_POD_MULTI = 2, /* 5-column multigpu variant, no times */
+  TRACE_FMT_SWF = 3,      /* Standard Workload Format (traces/swf.c) */
+  TRACE_FMT_PAI = 4,      /* Alibaba PAI 2020 task table (traces/pai.c) */
+  TRACE_FMT_TIRESIAS = 5, /* Tiresias job CSV (traces/tiresias.c) */
+  TRACE_FMT_PHILLY = 6,   /* Philly jobs, adaptdl layout (traces/philly.c) */
+  TRACE_FMT_GENERIC = 7   /* the documented generic CSV (traces/generic.c) */
 };
 
 typedef struct trace {
@@ -69,6 +76,11 @@ typedef struct trace {
   size_t names_len, names_cap;
   char **specs;           /* distinct gpu_spec strings ("V100M16|V100M32") */
   int nspecs, specs_cap;
+  /* Records a reader skipped by its documented rules (SWF: cancelled
+   * before start, partial-execution lines, no processors, no run time;
+   * PAI: tasks without start or end time); skip_note says which. */
+  size_t skipped;
+  const char *skip_note; /* static text, NULL when nothing was skipped */
 } trace;
 
 typedef struct trace_error {
@@ -84,7 +96,8 @@ const char *trace_job_name(const trace *t, size_t i);
 
 /**
  * Reads a trace file, detecting the format from the header line (an
- * Alibaba 2023 pod list with 11 or 5 columns). 0 on success, -1 with
+ * Alibaba 2023 pod list with 11 or 5 columns, or any other format
+ * trace_load_ex detects). 0 on success, -1 with
  * err->msg set. An empty file or a header without jobs is an error.
  * t must be initialised; its previous contents are freed. On error t is
  * left empty. err may be NULL.
@@ -96,6 +109,37 @@ const char *trace_job_name(const trace *t, size_t i);
  * upstream README's spelling of "no constraint") means any model.
  */
 int trace_load(trace *t, const char *path, trace_error *err);
+
+/** Options of trace_load_ex; zero (or TRACE_LOAD_OPTS_INIT) = defaults. */
+typedef struct trace_load_opts {
+  /* TRACE_FMT_UNKNOWN: detect from the header (or SWF from its content).
+   * Any other value forces that reader; a CSV file may then omit its
+   * header line (the first record is data unless it is the header). */
+  enum trace_format format;
+  /* SWF: GPUs per processor; a job gets ceil(processors x rate) whole
+   * GPUs. 0 means the default, 1. */
+  double swf_gpus_per_proc;
+} trace_load_opts;
+#define TRACE_LOAD_OPTS_INIT {TRACE_FMT_UNKNOWN, 0}
+
+/**
+ * trace_load with options (opts NULL = defaults). Detects, besides the
+ * Alibaba pod lists: SWF (first non-blank line a ';' comment, or 18
+ * whitespace-separated numbers; gzip-compressed files are read directly),
+ * the PAI 2020 task table, Tiresias, Philly and the generic CSV by their
+ * exact headers (README "Traces" documents each mapping).
+ */
+int trace_load_ex(trace *t, const char *path, const trace_load_opts *opts,
+                  trace_error *err);
+
+/** Format by CLI name (alibaba, alibaba-multi, swf, pai, tiresias, philly,
+ * generic); TRACE_FMT_UNKNOWN for anything else. */
+enum trace_format trace_format_from_name(const char *name);
+/** CLI name of a format ("unknown" for TRACE_FMT_UNKNOWN). */
+const char *trace_format_name(enum trace_format f);
+/** The accepted names, comma-separated, for messages. */
+#define TRACE_FORMAT_NAMES \
+  "alibaba, alibaba-multi, swf, pai, tiresias, philly, generic"
 
 /**
  * Appends a job; name is copied; spec NULL or "" = any model, otherwise it

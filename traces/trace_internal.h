@@ -106,10 +106,45 @@ typedef struct trace_reader {
   int has_times;
   /* Appends the job of one data record to t; 0 or -1 with err set. */
   int (*row)(trace *t, const csvrow *row, const char *path, trace_error *err);
+  /* Optional: runs once after the last record (Philly shifts times to the
+   * earliest submit); 0 or -1 with err set. */
+  int (*finish)(trace *t, const char *path, trace_error *err);
 } trace_reader;
 
 extern const trace_reader trace_alibaba_pod_reader;
 extern const trace_reader trace_alibaba_multi_reader;
+extern const trace_reader trace_pai_reader;
+extern const trace_reader trace_tiresias_reader;
+extern const trace_reader trace_tiresias_tf_reader;
+extern const trace_reader trace_philly_reader;
+extern const trace_reader trace_generic_reader;
+
+/*
+ * SWF (traces/swf.c), which is not CSV. trace_swf_sniff: 1 if the file
+ * (plain or gzip) looks like SWF, 0 if not, -1 when it cannot be read,
+ * -2 when out of memory.
+ * trace_swf_load fills the empty trace t (path, format and has_times are
+ * set by the caller); 0 or -1 with err set.
+ */
+int trace_swf_sniff(const char *path);
+int trace_swf_load(trace *t, const char *path, const trace_load_opts *opts,
+                   trace_error *err);
+/* 1 if the file starts with the gzip magic bytes, 0 if not, -1 on I/O. */
+int trace_is_gzip(const char *path);
+
+/*
+ * Parses a non-negative decimal number ("12", "12.5", "1.5e3") exactly into
+ * millionths (*out = value x 10^6, rounded half up), at most
+ * TRACE_MAX_TIME_S units. Same syntax as trace_parse_time_us, with
+ * messages that speak of a number rather than a time. 0, or -1 with a
+ * reason in why (traces/readutil.c).
+ */
+int trace_parse_fixed6(const char *s, size_t len, int64_t *out,
+                       char why[TRACE_WHY_MAX]);
+
+/* Appends a job, or sets "PATH:LINE: out of memory"; 0 or -1. */
+int trace_add_or_oom(trace *t, const job_record *j, const char *name,
+                     const char *spec, const char *path, trace_error *err);
 
 /* The node-list header, so trace_load can say "that is a node list". */
 extern const char *const node_list_columns[5];

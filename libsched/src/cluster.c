@@ -8,6 +8,7 @@
  * alloc and release update one node and O(log n) tree entries.
  */
 #include "internal.h"
+#include "mig_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +71,7 @@ void lsched_cluster_destroy(lsched_cluster *c) {
   lsched__free(&a, c->seg);
   lsched__free(&a, c->shapes);
   lsched__free(&a, c->attached);
+  lsched__mig_free(c);
   lsched__free(&a, c);
 }
 
@@ -137,6 +139,9 @@ static void node_refresh(const lsched_cluster *c, struct lsched_node *nd) {
   nd->gpus_nonzero_free = nonzero;
   nd->max_gpu_free = mx;
   nd->gpu_free_sum = sum;
+  nd->mig_fit = nd->mode == LSCHED_GPU_MIG && nd->gpu_count > 0
+                    ? lsched__mig_node_fit(c, nd)
+                    : 0;
 }
 
 static void seg_leaf(struct lsched_seg *s, const struct lsched_node *nd) {
@@ -147,6 +152,13 @@ static void seg_leaf(struct lsched_seg *s, const struct lsched_node *nd) {
   s->gpus_nonzero_free = nd->gpus_nonzero_free;
   s->gpu_count = nd->gpu_count;
   s->models = nd->gpu_count > 0 ? (UINT64_C(1) << nd->model) : 0;
+  s->mig_fit = nd->mig_fit;
+  if (nd->mode == LSCHED_GPU_MIG) {
+    /* MIG GPUs serve MIG requests only: hide them from the others. */
+    s->max_gpu_free = 0;
+    s->gpus_full_free = 0;
+    s->gpus_nonzero_free = 0;
+  }
 }
 
 #define MAX_(a, b) ((a) > (b) ? (a) : (b))
@@ -160,6 +172,7 @@ static void seg_combine(struct lsched_seg *out, const struct lsched_seg *l,
   out->gpus_nonzero_free = MAX_(l->gpus_nonzero_free, r->gpus_nonzero_free);
   out->gpu_count = MAX_(l->gpu_count, r->gpu_count);
   out->models = l->models | r->models;
+  out->mig_fit = (uint8_t)(l->mig_fit | r->mig_fit);
 }
 
 static void seg_pull(struct lsched_seg *s, int i) {
@@ -172,8 +185,7 @@ static int seg_build(lsched_cluster *c) {
   while (size < c->n)
     size *= 2;
   if (size != c->seg_size) {
-    struct lsched_seg *s =
-        lsched__calloc(&c->a, 2 * (size_t)size, sizeof *s);
+    struct lsched_seg *s = lsched__calloc(&c->a, 2 * (size_t)size, sizeof *s);
     if (!s)
       return LSCHED_ENOMEM;
     lsched__free(&c->a, c->seg);
@@ -203,6 +215,12 @@ static void seg_update(lsched_cluster *c, int node) {
       break;
     c->seg[i] = v;
   }
+}
+
+void lsched__node_changed(lsched_cluster *c, int node) {
+  node_refresh(c, &c->nodes[node]);
+  if (c->seg_size > 0)
+    seg_update(c, node);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -282,10 +300,29 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
     return LSCHED_ENOENT;
   }
   if (spec->gpu_mode != LSCHED_GPU_EXCLUSIVE &&
-      spec->gpu_mode != LSCHED_GPU_SHARED) {
+      spec->gpu_mode != LSCHED_GPU_SHARED && spec->gpu_mode != LSCHED_GPU_MIG) {
     set_err(c, "node '%s': unknown GPU mode %d", spec->name ? spec->name : "",
             (int)spec->gpu_mode);
     return LSCHED_EINVAL;
+  }
+  /* MIG: the layout is checked before anything changes. */
+  const int is_mig = spec->gpu_mode == LSCHED_GPU_MIG && spec->gpu_count > 0;
+  if (spec->gpu_mode == LSCHED_GPU_MIG && spec->version < 2) {
+    set_err(c, "node '%s': GPU mode MIG needs node spec version 2",
+            spec->name ? spec->name : "");
+    return LSCHED_EINVAL;
+  }
+  if (is_mig) {
+    int bad;
+    int lr =
+        lsched_mig_layout_check(spec->mig_layout, spec->mig_layout_count, &bad);
+    if (lr) {
+      set_err(c, "node '%s': MIG layout entry %d %s",
+              spec->name ? spec->name : "", bad,
+              lr == LSCHED_ERANGE ? "overlaps an earlier one"
+                                  : "is not a valid kind and start");
+      return lr;
+    }
   }
   if (c->n == INT32_MAX / 2 || c->ngpus > INT32_MAX / 2)
     return LSCHED_ELIMIT;
@@ -302,8 +339,11 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
   if (!np)
     return LSCHED_ENOMEM;
   c->pos_of = np;
+  /* One spare entry keeps gpu_free non-NULL once a node exists, so that
+   * gpu_free + gpu_off is defined for nodes without GPUs too (NULL + 0 is
+   * undefined behaviour: clang's UBSan, tests/fuzz/fuzz_libsched.c). */
   if ((r = grow(&c->a, (void **)&c->gpu_free, &c->gpu_pool_cap,
-                c->ngpus + spec->gpu_count, sizeof *c->gpu_free)))
+                c->ngpus + spec->gpu_count + 1, sizeof *c->gpu_free)))
     return r;
   char *name = NULL;
   if (spec->name) {
@@ -322,12 +362,22 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
   nd.model = spec->gpu_count > 0 ? spec->gpu_model : -1;
   nd.mode = spec->gpu_mode;
   nd.gpu_off = c->ngpus;
+  if (is_mig && (r = lsched__mig_add_node(c, &nd, spec))) {
+    set_err(c, "node '%s': %s", spec->name ? spec->name : "",
+            r == LSCHED_EINVAL ? "its MIG layout uses a kind the model does "
+                                 "not offer"
+                               : lsched_strerror(r));
+    lsched__free(&c->a, name);
+    return r;
+  }
   /* Saved so that a failing seg_build() below can undo everything this
    * call changed (test_libsched: alloc-failure loop). */
   const int old_nshapes = c->nshapes;
   const int64_t old_max_cpu_cap = c->max_cpu_cap;
   const int old_max_gpu_count = c->max_gpu_count;
   if ((r = add_shape(c, &nd))) {
+    if (is_mig)
+      lsched__mig_drop_node(c, &nd);
     lsched__free(&c->a, name);
     return r;
   }
@@ -361,6 +411,8 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
       c->max_gpu_count = old_max_gpu_count;
       if (nd.model >= 0)
         c->model_max_gpus[nd.model] = old_model_max;
+      if (is_mig)
+        lsched__mig_drop_node(c, &nd);
       lsched__free(&c->a, name);
       return r;
     }
@@ -459,6 +511,20 @@ int lsched_request_validate(const lsched_request *req) {
     return LSCHED_EINVAL;
   if (req->cpu_milli < 0 || req->memory_mib < 0 || req->gpu_count < 0)
     return LSCHED_EINVAL;
+  if (req->version >= 2) {
+    if (req->mig_kind < LSCHED_MIG_NONE || req->mig_kind > LSCHED_MIG_7G ||
+        req->mig_compute_milli < 0 ||
+        req->mig_compute_milli > LSCHED_GPU_MILLI || req->mig_memory_mib < 0)
+      return LSCHED_EINVAL;
+    if (req->mig_kind == LSCHED_MIG_NONE &&
+        (req->mig_compute_milli != 0 || req->mig_memory_mib != 0))
+      return LSCHED_EINVAL;
+    if (req->mig_kind != LSCHED_MIG_NONE)
+      return req->gpu_count >= 1 && req->gpu_milli >= 0 &&
+                     req->gpu_milli <= LSCHED_GPU_MILLI
+                 ? LSCHED_OK
+                 : LSCHED_EINVAL;
+  }
   if (req->gpu_count == 0)
     return req->gpu_milli == 0 ? LSCHED_OK : LSCHED_EINVAL;
   if (req->gpu_milli < 1 || req->gpu_milli > LSCHED_GPU_MILLI)
@@ -473,6 +539,11 @@ int lsched__node_fits(const lsched_cluster *c, const struct lsched_node *nd,
   int k = req->gpu_count;
   if (k == 0)
     return 1;
+  /* MIG requests fit MIG GPUs only, and the others never fit them. */
+  if (lsched__req_mig(req))
+    return nd->mode == LSCHED_GPU_MIG && lsched__mig_node_fits(c, nd, req);
+  if (nd->mode == LSCHED_GPU_MIG)
+    return 0;
   if (nd->gpu_count < k)
     return 0;
   if (req->model_mask && !(req->model_mask & (UINT64_C(1) << nd->model)))
@@ -495,7 +566,13 @@ int lsched_effective_milli(const lsched_cluster *c, int node,
                            const lsched_request *req) {
   if (!c || !req || node < 0 || node >= c->n)
     return LSCHED_EINVAL;
-  return lsched__eff_milli(&c->nodes[node], req);
+  const struct lsched_node *nd = &c->nodes[node];
+  if (nd->mode == LSCHED_GPU_MIG && req->gpu_count > 0 &&
+      lsched__req_mig(req)) {
+    int k = lsched__mig_model_kind(c, nd->model, req);
+    return k > 0 ? lsched__mig_milli[k] : LSCHED_ENOENT;
+  }
+  return lsched__eff_milli(nd, req);
 }
 
 int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
@@ -508,13 +585,20 @@ int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
 int lsched_can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
   if (!c || lsched_request_validate(req) != LSCHED_OK)
     return 0;
+  if (lsched__req_mig(req)) {
+    /* Static layouts differ per GPU: one pass over the nodes, O(nodes). */
+    for (int i = 0; i < c->n; i++)
+      if (lsched__mig_node_ever(c, &c->nodes[i], req))
+        return 1;
+    return 0;
+  }
   for (int i = 0; i < c->nshapes; i++) {
     const struct lsched_shape *s = &c->shapes[i];
     if (s->cpu_cap < req->cpu_milli || s->mem_cap < req->memory_mib)
       continue;
     if (req->gpu_count == 0)
       return 1;
-    if (s->gpu_count < req->gpu_count)
+    if (s->gpu_count < req->gpu_count || s->mode == LSCHED_GPU_MIG)
       continue;
     if (req->model_mask && !(req->model_mask & (UINT64_C(1) << s->model)))
       continue;
@@ -534,6 +618,8 @@ static int seg_may_fit(const struct lsched_seg *s, const lsched_request *req) {
     return 0;
   if (req->model_mask && !(req->model_mask & s->models))
     return 0;
+  if (lsched__req_mig(req))
+    return (s->mig_fit >> (lsched__mig_kind_lb(req) - 1)) != 0;
   if (req->gpu_milli == LSCHED_GPU_MILLI)
     return s->gpus_full_free >= k;
   /* On exclusive nodes a fractional request needs whole free GPUs, which
@@ -579,7 +665,11 @@ int lsched__collect_fits(const lsched_cluster *c, const lsched_request *req,
 
 int lsched_next_fit(const lsched_cluster *c, const lsched_request *req,
                     int from) {
-  if (!c || !req || c->n == 0 || from >= c->n)
+  /* A malformed request fits nowhere, as lsched_fits() says; before, a
+   * negative CPU or memory ask was found a node (tests/fuzz/
+   * fuzz_libsched.c). O(1). */
+  if (!c || lsched_request_validate(req) != LSCHED_OK || c->n == 0 ||
+      from >= c->n)
     return -1;
   if (from < 0)
     from = 0;
@@ -607,9 +697,16 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
   out->gpu_count = req->gpu_count;
   out->gpu_milli = lsched__eff_milli(nd, req);
   out->gpu_mask = 0;
+  out->mig_kind = 0;
+  out->mig_start = 0;
   int k = req->gpu_count, d = out->gpu_milli;
-  if (k == 0)
+  if (k == 0) {
+    out->gpu_milli = 0;
     return LSCHED_OK;
+  }
+  if (nd->mode == LSCHED_GPU_MIG) /* a MIG request (node_fits said so) */
+    return lsched__mig_choose(
+        c, node, lsched__mig_model_kind(c, nd->model, req), k, rule, out);
   const int *g = c->gpu_free + nd->gpu_off;
   if (rule == LSCHED_PICK_LOWEST ||
       (rule == LSCHED_PICK_TIGHTEST && d == LSCHED_GPU_MILLI)) {
@@ -627,8 +724,8 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
     for (int i = 0; i < nd->gpu_count; i++) {
       if (g[i] < d || (out->gpu_mask >> i) & 1)
         continue;
-      if (best < 0 || (rule == LSCHED_PICK_TIGHTEST ? g[i] < g[best]
-                                                     : g[i] > g[best]))
+      if (best < 0 ||
+          (rule == LSCHED_PICK_TIGHTEST ? g[i] < g[best] : g[i] > g[best]))
         best = i;
     }
     out->gpu_mask |= UINT64_C(1) << best;
@@ -687,6 +784,8 @@ static int check_placement(lsched_cluster *c, const lsched_placement *p,
   return LSCHED_OK;
 }
 
+static int check_after(lsched_cluster *c, int id);
+
 static void notify(lsched_cluster *c, const lsched_placement *p, int alloc) {
   for (int i = 0; i < c->nattached; i++) {
     lsched_policy *pol = c->attached[i];
@@ -709,6 +808,14 @@ int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {
             (long long)nd->cpu_free, (long long)nd->mem_free);
     return LSCHED_ERANGE;
   }
+  const int mig = nd->mode == LSCHED_GPU_MIG && p->gpu_count > 0;
+  if (mig) {
+    char why[160];
+    if ((r = lsched__mig_check_alloc(c, p, why, sizeof why))) {
+      set_err(c, "alloc: %s", why);
+      return r;
+    }
+  }
   int *g = c->gpu_free + nd->gpu_off;
   for (int i = 0; i < nd->gpu_count; i++)
     if ((p->gpu_mask >> i) & 1 && g[i] < p->gpu_milli) {
@@ -721,12 +828,14 @@ int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {
   for (int i = 0; i < nd->gpu_count; i++)
     if ((p->gpu_mask >> i) & 1)
       g[i] -= p->gpu_milli;
+  if (mig)
+    lsched__mig_apply(c, p, 1);
   node_refresh(c, nd);
   seg_update(c, p->node);
   c->live_allocs++;
   notify(c, p, 1);
   if (c->check_invariants)
-    return lsched_cluster_check(c);
+    return check_after(c, p->node);
   return LSCHED_OK;
 }
 
@@ -751,6 +860,14 @@ int lsched_release(lsched_cluster *c, const lsched_placement *p) {
             p->node);
     return LSCHED_ERANGE;
   }
+  const int mig = nd->mode == LSCHED_GPU_MIG && p->gpu_count > 0;
+  if (mig) {
+    char why[160];
+    if ((r = lsched__mig_check_release(c, p, why, sizeof why))) {
+      set_err(c, "release: %s", why);
+      return r;
+    }
+  }
   int *g = c->gpu_free + nd->gpu_off;
   for (int i = 0; i < nd->gpu_count; i++)
     if ((p->gpu_mask >> i) & 1 && g[i] + p->gpu_milli > LSCHED_GPU_MILLI) {
@@ -763,12 +880,14 @@ int lsched_release(lsched_cluster *c, const lsched_placement *p) {
   for (int i = 0; i < nd->gpu_count; i++)
     if ((p->gpu_mask >> i) & 1)
       g[i] += p->gpu_milli;
+  if (mig)
+    lsched__mig_apply(c, p, 0);
   node_refresh(c, nd);
   seg_update(c, p->node);
   c->live_allocs--;
   notify(c, p, 0);
   if (c->check_invariants)
-    return lsched_cluster_check(c);
+    return check_after(c, p->node);
   return LSCHED_OK;
 }
 
@@ -780,7 +899,74 @@ static int seg_equal(const struct lsched_seg *a, const struct lsched_seg *b) {
          a->max_gpu_free == b->max_gpu_free &&
          a->gpus_full_free == b->gpus_full_free &&
          a->gpus_nonzero_free == b->gpus_nonzero_free &&
-         a->gpu_count == b->gpu_count && a->models == b->models;
+         a->gpu_count == b->gpu_count && a->models == b->models &&
+         a->mig_fit == b->mig_fit;
+}
+
+/* Every invariant of node id alone: ranges, exclusive shares, cached
+ * aggregates, order and its index leaf. O(GPUs of the node). */
+static int check_node(lsched_cluster *c, int id) {
+  const struct lsched_node *nd = &c->nodes[id];
+  if (nd->cpu_free < 0 || nd->cpu_free > nd->cpu_cap || nd->mem_free < 0 ||
+      nd->mem_free > nd->mem_cap) {
+    set_err(c, "node %d: CPU %lld/%lld or memory %lld/%lld out of range", id,
+            (long long)nd->cpu_free, (long long)nd->cpu_cap,
+            (long long)nd->mem_free, (long long)nd->mem_cap);
+    return LSCHED_ESTATE;
+  }
+  const int *g = c->gpu_free + nd->gpu_off;
+  for (int i = 0; i < nd->gpu_count; i++) {
+    if (g[i] < 0 || g[i] > LSCHED_GPU_MILLI ||
+        (nd->mode == LSCHED_GPU_EXCLUSIVE && g[i] != 0 &&
+         g[i] != LSCHED_GPU_MILLI)) {
+      set_err(c, "node %d GPU %d: free share %d invalid", id, i, g[i]);
+      return LSCHED_ESTATE;
+    }
+  }
+  struct lsched_node copy = *nd;
+  node_refresh(c, &copy);
+  if (copy.gpus_full_free != nd->gpus_full_free ||
+      copy.gpus_nonzero_free != nd->gpus_nonzero_free ||
+      copy.max_gpu_free != nd->max_gpu_free ||
+      copy.gpu_free_sum != nd->gpu_free_sum || copy.mig_fit != nd->mig_fit) {
+    set_err(c, "node %d: cached GPU aggregates differ from the pool", id);
+    return LSCHED_ESTATE;
+  }
+  if (c->order[c->pos_of[id]] != id) {
+    set_err(c, "node %d: order and position disagree", id);
+    return LSCHED_ESTATE;
+  }
+  struct lsched_seg leaf;
+  seg_leaf(&leaf, nd);
+  if (!seg_equal(&leaf, &c->seg[c->seg_size + c->pos_of[id]])) {
+    set_err(c, "node %d: index leaf is stale", id);
+    return LSCHED_ESTATE;
+  }
+  return LSCHED_OK;
+}
+
+/* The index entries above node id's leaf equal their children's
+ * combination. O(log n). */
+static int check_path(lsched_cluster *c, int id) {
+  for (int i = (c->seg_size + c->pos_of[id]) / 2; i >= 1; i /= 2) {
+    struct lsched_seg want;
+    seg_combine(&want, &c->seg[2 * i], &c->seg[2 * i + 1]);
+    if (!seg_equal(&want, &c->seg[i])) {
+      set_err(c, "index entry %d is stale", i);
+      return LSCHED_ESTATE;
+    }
+  }
+  return LSCHED_OK;
+}
+
+/* The check_invariants option, after an alloc or release on node id: only
+ * that node and its index path can have changed, so they are checked every
+ * time (O(GPUs + log n)); the whole cluster every 1024th operation. */
+static int check_after(lsched_cluster *c, int id) {
+  if (++c->check_ops % 1024 == 0)
+    return lsched_cluster_check(c);
+  int rc = check_node(c, id);
+  return rc ? rc : check_path(c, id);
 }
 
 int lsched_cluster_check(const lsched_cluster *cc) {
@@ -790,51 +976,26 @@ int lsched_cluster_check(const lsched_cluster *cc) {
   int gpus = 0;
   for (int id = 0; id < c->n; id++) {
     const struct lsched_node *nd = &c->nodes[id];
-    if (nd->cpu_free < 0 || nd->cpu_free > nd->cpu_cap || nd->mem_free < 0 ||
-        nd->mem_free > nd->mem_cap) {
-      set_err(c, "node %d: CPU %lld/%lld or memory %lld/%lld out of range", id,
-              (long long)nd->cpu_free, (long long)nd->cpu_cap,
-              (long long)nd->mem_free, (long long)nd->mem_cap);
-      return LSCHED_ESTATE;
-    }
     if (nd->gpu_off != gpus) {
       set_err(c, "node %d: GPU pool offset %d, expected %d", id, nd->gpu_off,
               gpus);
       return LSCHED_ESTATE;
     }
-    const int *g = c->gpu_free + nd->gpu_off;
-    for (int i = 0; i < nd->gpu_count; i++) {
-      if (g[i] < 0 || g[i] > LSCHED_GPU_MILLI ||
-          (nd->mode == LSCHED_GPU_EXCLUSIVE && g[i] != 0 &&
-           g[i] != LSCHED_GPU_MILLI)) {
-        set_err(c, "node %d GPU %d: free share %d invalid", id, i, g[i]);
-        return LSCHED_ESTATE;
-      }
-    }
-    struct lsched_node copy = *nd;
-    node_refresh(c, &copy);
-    if (copy.gpus_full_free != nd->gpus_full_free ||
-        copy.gpus_nonzero_free != nd->gpus_nonzero_free ||
-        copy.max_gpu_free != nd->max_gpu_free ||
-        copy.gpu_free_sum != nd->gpu_free_sum) {
-      set_err(c, "node %d: cached GPU aggregates differ from the pool", id);
-      return LSCHED_ESTATE;
-    }
-    if (c->order[c->pos_of[id]] != id) {
-      set_err(c, "node %d: order and position disagree", id);
-      return LSCHED_ESTATE;
-    }
-    struct lsched_seg leaf;
-    seg_leaf(&leaf, nd);
-    if (!seg_equal(&leaf, &c->seg[c->seg_size + c->pos_of[id]])) {
-      set_err(c, "node %d: index leaf is stale", id);
-      return LSCHED_ESTATE;
-    }
+    int rc = check_node(c, id);
+    if (rc)
+      return rc;
     gpus += nd->gpu_count;
   }
   if (gpus != c->ngpus) {
     set_err(c, "GPU pool holds %d GPUs, nodes %d", c->ngpus, gpus);
     return LSCHED_ESTATE;
+  }
+  {
+    char why[200];
+    if (lsched__mig_check(c, why, sizeof why) != LSCHED_OK) {
+      set_err(c, "%s", why);
+      return LSCHED_ESTATE;
+    }
   }
   for (int i = c->seg_size - 1; i >= 1; i--) {
     struct lsched_seg want;

@@ -93,6 +93,9 @@ int lsched_can_ever_fit_gang(const lsched_cluster *c,
     if (nd->gpu_count == 0 ||
         (req->model_mask && !((req->model_mask >> nd->model) & 1)))
       continue;
+    /* MIG requests fit MIG GPUs only, and only they do (mig.h). */
+    if ((nd->mode == LSCHED_GPU_MIG) != (lsched__req_mig(req) != 0))
+      continue;
     int k = nd->gpu_count;
     if (nd->cpu_cap >= req->cpu_milli / g * k + req->cpu_milli % g &&
         nd->mem_cap >= req->memory_mib / g * k + req->memory_mib % g)

@@ -71,6 +71,14 @@ int lsched_registry_add_builtins(lsched_registry *r) {
       &lsched__policy_best_fit,
       &lsched__policy_worst_fit,
       &lsched__policy_defrag,
+      &lsched__policy_random,
+      &lsched__policy_dot_product,
+      &lsched__policy_gpu_clustering,
+      &lsched__policy_gpu_packing,
+      &lsched__policy_fgd,
+      &lsched__policy_mig_first_fit,
+      &lsched__policy_mig_best_fit,
+      &lsched__policy_mig_aware,
   };
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
     int rc = lsched_registry_add(r, builtins[i]);

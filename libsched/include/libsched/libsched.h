@@ -123,7 +123,10 @@ typedef enum lsched_gpu_mode {
   /** Whole GPUs only: a fractional request takes a whole GPU. */
   LSCHED_GPU_EXCLUSIVE = 0,
   /** Fractional shares in milli-GPU; several requests may share one GPU. */
-  LSCHED_GPU_SHARED = 1
+  LSCHED_GPU_SHARED = 1,
+  /** NVIDIA MIG on every GPU (static or dynamic instances; see
+   * <libsched/mig.h>). Only MIG requests fit its GPUs. */
+  LSCHED_GPU_MIG = 2
 } lsched_gpu_mode;
 
 typedef struct lsched_cluster lsched_cluster;
@@ -132,8 +135,10 @@ typedef struct lsched_cluster lsched_cluster;
 /**
  * Options for lsched_cluster_create(). Append-only; zero means default.
  * - allocator: NULL for libc.
- * - check_invariants: non-zero runs lsched_cluster_check() after every
- *   successful alloc and release (O(nodes + GPUs) each: for tests and debug).
+ * - check_invariants: non-zero checks the invariants after every successful
+ *   alloc and release: the node it touched and that node's index path every
+ *   time (only they can change; O(GPUs + log nodes)), and the whole cluster
+ *   (lsched_cluster_check) every 1024th operation. For tests and debug.
  */
 typedef struct lsched_cluster_opts {
   unsigned version;
@@ -172,10 +177,17 @@ LSCHED_API const char *lsched_cluster_model_name(const lsched_cluster *c,
 /** Number of models added so far. */
 LSCHED_API int lsched_cluster_model_count(const lsched_cluster *c);
 
-#define LSCHED_NODE_SPEC_VERSION 1
+#define LSCHED_NODE_SPEC_VERSION 2
+struct lsched_mig_instance; /* <libsched/mig.h> */
 /**
  * A node to add. gpu_model is a model id (ignored when gpu_count is 0).
  * cpu_milli and memory_mib must be >= 0; gpu_count 0..LSCHED_MAX_GPUS_PER_NODE.
+ * Version 2 (MIG): with gpu_mode LSCHED_GPU_MIG, mig_dynamic chooses
+ * dynamic (non-zero) or static instances, and every GPU starts with the
+ * idle instances mig_layout[0..mig_layout_count) (copied; they must pass
+ * lsched_mig_layout_check() and be offered by the model, see
+ * lsched_mig_set_model_memory(); may be empty). The MIG fields are ignored
+ * in the other modes; a version-1 spec cannot ask for LSCHED_GPU_MIG.
  */
 typedef struct lsched_node_spec {
   unsigned version;
@@ -185,9 +197,13 @@ typedef struct lsched_node_spec {
   int gpu_count;
   int gpu_model;
   lsched_gpu_mode gpu_mode;
+  /* version 2 */
+  int mig_dynamic;
+  const struct lsched_mig_instance *mig_layout;
+  int mig_layout_count;
 } lsched_node_spec;
 #define LSCHED_NODE_SPEC_INIT                                                  \
-  {LSCHED_NODE_SPEC_VERSION, NULL, 0, 0, 0, -1, LSCHED_GPU_SHARED}
+  {LSCHED_NODE_SPEC_VERSION, NULL, 0, 0, 0, -1, LSCHED_GPU_SHARED, 0, NULL, 0}
 
 /**
  * Adds a node; its id (0, 1, ...) goes to *out_id (may be NULL).
@@ -241,16 +257,17 @@ LSCHED_API const int *lsched_cluster_order(const lsched_cluster *c);
 
 /**
  * Checks every invariant: 0 <= free <= capacity for CPU, memory and each
- * GPU, exclusive GPUs either whole or empty, and every cached aggregate
- * equal to its recomputation. LSCHED_OK or LSCHED_ESTATE (detail in errmsg).
- * O(nodes + GPUs).
+ * GPU, exclusive GPUs either whole or empty, every MIG GPU's instances
+ * valid and disjoint with its slot bitmaps and free milli matching them,
+ * and every cached aggregate equal to its recomputation. LSCHED_OK or
+ * LSCHED_ESTATE (detail in errmsg). O(nodes + GPUs).
  */
 LSCHED_API int lsched_cluster_check(const lsched_cluster *c);
 
 /* ---------------------------------------------------------------------- */
 /* Requests and placements                                                 */
 
-#define LSCHED_REQUEST_VERSION 1
+#define LSCHED_REQUEST_VERSION 2
 /**
  * What one task (pod, job, or one node's part of a job) asks for.
  * - gpu_count GPUs, each with gpu_milli (1..1000) of its share; a
@@ -266,8 +283,18 @@ typedef struct lsched_request {
   int gpu_milli;
   uint64_t model_mask;
   int priority;
+  /* version 2: MIG (see <libsched/mig.h>). mig_kind LSCHED_MIG_NONE (0)
+   * makes an ordinary request; otherwise the request only fits MIG GPUs
+   * and needs on each of its gpu_count GPUs an instance of the smallest
+   * kind that is at least mig_kind, has mig_compute_milli (0..1000) of the
+   * compute and mig_memory_mib (>= 0) of memory on the node's model.
+   * gpu_milli is then not used (0..1000 accepted). With mig_kind 0 both
+   * other fields must be 0. Version-1 requests are never MIG requests. */
+  int mig_kind;
+  int mig_compute_milli;
+  int64_t mig_memory_mib;
 } lsched_request;
-#define LSCHED_REQUEST_INIT {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0}
+#define LSCHED_REQUEST_INIT {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /** LSCHED_OK if the request is well-formed, else LSCHED_EINVAL. */
 LSCHED_API int lsched_request_validate(const lsched_request *req);
@@ -277,6 +304,10 @@ LSCHED_API int lsched_request_validate(const lsched_request *req);
  * and gpu_milli on each GPU whose bit is set in gpu_mask (after exclusive
  * rounding, so 1000 on exclusive nodes). Passing the same placement to
  * lsched_release() undoes lsched_alloc() bit for bit.
+ * On a MIG node (gpu_count > 0) every GPU of gpu_mask holds one instance of
+ * mig_kind at memory slot mig_start, and gpu_milli is
+ * lsched_mig_kind_milli(mig_kind). The two MIG fields are ignored on other
+ * nodes; zero them when building a placement by hand.
  */
 typedef struct lsched_placement {
   int node;
@@ -285,9 +316,13 @@ typedef struct lsched_placement {
   uint64_t gpu_mask;
   int64_t cpu_milli;
   int64_t memory_mib;
+  int mig_kind;  /* MIG nodes: instance kind (lsched_mig_kind) */
+  int mig_start; /* MIG nodes: its first memory slot */
 } lsched_placement;
 
-/** Milli that `req` takes per GPU on `node` (1000 on exclusive nodes). */
+/** Milli that `req` takes per GPU on `node` (1000 on exclusive nodes; for
+ * a MIG request on a MIG node, the milli of the kind it maps to there, or
+ * LSCHED_ENOENT when none; a static node may give a larger instance). */
 LSCHED_API int lsched_effective_milli(const lsched_cluster *c, int node,
                                       const lsched_request *req);
 
@@ -297,7 +332,8 @@ LSCHED_API int lsched_fits(const lsched_cluster *c, int node,
 
 /**
  * 1 if req would fit at least one node of c when that node is empty, 0 if no
- * node can ever hold it. O(distinct node shapes).
+ * node can ever hold it. O(distinct node shapes); O(nodes) for MIG requests
+ * (static layouts: "empty" means every instance of the layout is free).
  */
 LSCHED_API int lsched_can_ever_fit(const lsched_cluster *c,
                                    const lsched_request *req);
@@ -322,7 +358,10 @@ typedef enum lsched_gpu_pick {
 } lsched_gpu_pick;
 
 /**
- * Builds a placement of req on node `node` choosing GPUs by `rule`.
+ * Builds a placement of req on node `node` choosing GPUs by `rule`. For a
+ * MIG request on a MIG node it also chooses the instance: the smallest kind
+ * the node can serve it with, and by rule the lowest GPUs (then the lowest
+ * start), the GPUs with the fewest free slices, or the most.
  * LSCHED_OK, LSCHED_ENOFIT if it does not fit now, LSCHED_EINVAL/ENOENT.
  */
 LSCHED_API int lsched_pick_gpus(const lsched_cluster *c, int node,
@@ -342,9 +381,110 @@ LSCHED_API int lsched_alloc(lsched_cluster *c, const lsched_placement *p);
 LSCHED_API int lsched_release(lsched_cluster *c, const lsched_placement *p);
 
 /* ---------------------------------------------------------------------- */
+/* Workloads and fragmentation (FGD, Weng et al., USENIX ATC 2023)         */
+
+/**
+ * One task type of a target workload: a request shape and how often it
+ * occurs. The probability of the type is weight / (sum of the weights of the
+ * workload); integer weights (e.g. pod counts) keep every fragmentation
+ * figure exact, so incremental sums never drift.
+ * - gpu_count 0 is a CPU-only type (gpu_milli must then be 0); otherwise
+ *   gpu_milli is the share of each GPU, 1..1000. A gpu_count larger than
+ *   any node's (a gang job's total) is allowed: such a type runs nowhere.
+ * - model_mask: allowed GPU models (bit m = model id m of the cluster the
+ *   workload is used with); 0 = any. A mask naming only models absent from
+ *   the cluster describes a type that can run nowhere.
+ * - weight >= 1.
+ */
+typedef struct lsched_task_type {
+  int64_t cpu_milli;
+  int gpu_count;
+  int gpu_milli;
+  uint64_t model_mask;
+  uint64_t weight;
+} lsched_task_type;
+
+/** A target workload: a set of task types (opaque; see below). */
+typedef struct lsched_workload lsched_workload;
+
+/** Creates an empty workload (allocator may be NULL). LSCHED_ENOMEM. */
+LSCHED_API int lsched_workload_create(lsched_workload **out,
+                                      const lsched_allocator *allocator);
+LSCHED_API void lsched_workload_destroy(lsched_workload *w);
+/**
+ * Adds t; a type of the same shape (cpu_milli, gpu_count, gpu_milli,
+ * model_mask) already present gets t->weight added instead. O(1) expected.
+ * LSCHED_EINVAL for a malformed type, LSCHED_ERANGE if the total weight
+ * would pass 2^31, LSCHED_ENOMEM.
+ */
+LSCHED_API int lsched_workload_add(lsched_workload *w, const lsched_task_type *t);
+/**
+ * Keeps only the most popular types: sorted by weight (descending; ties by
+ * cpu_milli, gpu_milli, gpu_count, model_mask, all descending), the shortest
+ * prefix whose weight is at least percent% of the total (1..100). The
+ * remaining types keep their weights, so probabilities are renormalised to
+ * the kept set. The order of lsched_workload_at() becomes that sorted order.
+ * O(T log T). LSCHED_EINVAL for percent outside 1..100.
+ */
+LSCHED_API int lsched_workload_keep_popular(lsched_workload *w,
+                                            unsigned percent);
+/** Number of task types. */
+LSCHED_API size_t lsched_workload_count(const lsched_workload *w);
+/** The i-th task type (owned by w, valid until w changes), or NULL. */
+LSCHED_API const lsched_task_type *lsched_workload_at(const lsched_workload *w,
+                                                      size_t i);
+/** Sum of the weights. */
+LSCHED_API uint64_t lsched_workload_weight(const lsched_workload *w);
+
+/**
+ * Fragmentation of a node for a workload (DESIGN.md section 6). For node n
+ * and type m, f(n,m) is all idle GPU milli of n if m cannot run on n now
+ * (CPU-only type, model not allowed, fewer than gpu_count GPUs with at least
+ * gpu_milli free, or less CPU free than cpu_milli); otherwise the free milli
+ * of the GPUs whose free share is below gpu_milli. Memory is not part of the
+ * measure. F(n) = sum over m of p_m f(n,m), in milli-GPU.
+ *
+ * The cluster figures: amount = sum of F(n); rate = amount / idle GPU milli
+ * (0 when nothing is idle). amount_weighted = amount x weight_total exactly
+ * (an integer), for exact sums and integrals.
+ */
+typedef struct lsched_frag {
+  double amount;           /* milli-GPU */
+  double rate;             /* 0..1 */
+  int64_t idle_gpu_milli;  /* free GPU milli in the cluster */
+  int64_t amount_weighted; /* amount x weight_total */
+  uint64_t weight_total;   /* sum of the workload's weights (0: empty) */
+} lsched_frag;
+
+/** F(n) of node `node` into *out. O(T log T + T x G). LSCHED_ENOENT. */
+LSCHED_API int lsched_frag_node(const lsched_cluster *c,
+                                const lsched_workload *w, int node,
+                                double *out);
+/** The whole cluster, computed from scratch: O(nodes x (T + G x D)) for T
+ * types with D distinct GPU shares. */
+LSCHED_API int lsched_frag_cluster(const lsched_cluster *c,
+                                   const lsched_workload *w, lsched_frag *out);
+
+/**
+ * An incremental fragmentation meter: it keeps F(n) of every node cached and
+ * recomputes only the node that an lsched_alloc()/lsched_release() changed
+ * (O(T + G x D) per change), so reading the cluster figures is O(1). The
+ * workload is copied. Like a policy it is attached to c: nodes cannot be
+ * added while it lives, and it must be destroyed before c.
+ */
+typedef struct lsched_fragmeter lsched_fragmeter;
+LSCHED_API int lsched_fragmeter_create(lsched_fragmeter **out,
+                                       lsched_cluster *c,
+                                       const lsched_workload *w);
+LSCHED_API void lsched_fragmeter_destroy(lsched_fragmeter *m);
+/** The current cluster figures. O(1). */
+LSCHED_API void lsched_fragmeter_get(const lsched_fragmeter *m,
+                                     lsched_frag *out);
+
+/* ---------------------------------------------------------------------- */
 /* Policies                                                                */
 
-#define LSCHED_POLICY_OPS_VERSION 1
+#define LSCHED_POLICY_OPS_VERSION 2
 /**
  * A placement policy: a versioned table of functions. The library allocates
  * state_size bytes of zeroed state per instance and passes it to each hook.
@@ -358,6 +498,9 @@ LSCHED_API int lsched_release(lsched_cluster *c, const lsched_placement *p);
  * - on_alloc / on_release: told about every allocation and release on c
  *   (including ones this policy did not choose), for incremental indexes.
  *   May be NULL.
+ * - set_workload (version 2): the target workload of fragmentation-aware
+ *   policies (w may be NULL to clear it); the policy copies what it needs.
+ *   May be NULL. Version-1 tables (without this member) stay valid.
  * New members are only appended, with a version bump.
  */
 typedef struct lsched_policy_ops {
@@ -374,6 +517,9 @@ typedef struct lsched_policy_ops {
                    const lsched_placement *p);
   void (*on_release)(void *state, const lsched_cluster *c,
                      const lsched_placement *p);
+  /* version 2 */
+  int (*set_workload)(void *state, const lsched_cluster *c,
+                      const lsched_workload *w);
 } lsched_policy_ops;
 
 /** A set of named policies. Per instance; no global registry exists. */
@@ -421,6 +567,13 @@ LSCHED_API int lsched_policy_set_param(lsched_policy *p, const char *key,
 LSCHED_API int lsched_policy_place(lsched_policy *p, const lsched_request *req,
                                    lsched_placement *out);
 LSCHED_API const char *lsched_policy_name(const lsched_policy *p);
+/**
+ * Gives the policy its target workload (NULL clears it). LSCHED_ENOENT when
+ * the policy takes none (a version-1 table or no set_workload hook); else
+ * the hook's code (LSCHED_OK, LSCHED_ENOMEM, ...).
+ */
+LSCHED_API int lsched_policy_set_workload(lsched_policy *p,
+                                          const lsched_workload *w);
 
 /* ---------------------------------------------------------------------- */
 /* Gang placement (jobs wider than one node)                               */
@@ -455,5 +608,8 @@ LSCHED_API int lsched_can_ever_fit_gang(const lsched_cluster *c,
 #ifdef __cplusplus
 }
 #endif
+
+/* The MIG model: kinds, layouts, per-model profiles, GPU state. */
+#include <libsched/mig.h>
 
 #endif /* LIBSCHED_LIBSCHED_H */

@@ -1,0 +1,373 @@
+/*
+ * Fragmentation measure of the FGD paper (DESIGN.md section 6) and the
+ * incremental meter.
+ *
+ * Definition (follows NodeGpuShareFragAmount in the authors' simulator,
+ * pkg/utils/frag.go): for node n and task type m, f(n,m) is every idle GPU
+ * milli of n when m cannot run on n (a CPU-only type; a model the type does
+ * not allow; fewer than k GPUs with >= d free; less CPU free than the type
+ * needs), else the free milli of the GPUs whose free share is below d. F(n)
+ * = sum_m p_m f(n,m). With integer weights w_m (p_m = w_m / W) we keep
+ * F(n) x W, an exact integer.
+ *
+ * Evaluation: the GPU types' shares d are collected into ascending
+ * thresholds thr[0..D). For a node we keep, per threshold j, cnt[j] = GPUs
+ * with free >= thr[j] and small[j] = free milli of the others; then f(n,m)
+ * is small[j(m)] when the type can run and idle otherwise, so
+ *   F x W = sum_{m runs} w_m small[j(m)] + (W - sum_{m runs} w_m) x idle,
+ * O(types allowed on the node's model). The aggregates cost O(G x D).
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+void lsched__fragw_free(struct lsched__fragw *fw, const lsched_allocator *a) {
+  lsched__free(a, fw->thr);
+  lsched__free(a, fw->ft);
+  memset(fw, 0, sizeof *fw);
+}
+
+int lsched__fragw_build(struct lsched__fragw *fw, const lsched_allocator *a,
+                        const lsched_cluster *c, const lsched_workload *w) {
+  memset(fw, 0, sizeof *fw);
+  size_t nt = lsched_workload_count(w);
+  if (nt == 0)
+    return LSCHED_OK;
+  fw->W = (int64_t)lsched_workload_weight(w);
+  /* Distinct GPU shares, ascending. */
+  int *thr = lsched__calloc(a, nt, sizeof *thr);
+  if (!thr)
+    return LSCHED_ENOMEM;
+  int nthr = 0;
+  for (size_t i = 0; i < nt; i++) {
+    const lsched_task_type *t = lsched_workload_at(w, i);
+    if (t->gpu_count > 0)
+      thr[nthr++] = t->gpu_milli;
+  }
+  qsort(thr, (size_t)nthr, sizeof *thr, cmp_int);
+  int d = 0;
+  for (int i = 0; i < nthr; i++)
+    if (d == 0 || thr[d - 1] != thr[i])
+      thr[d++] = thr[i];
+  fw->thr = thr;
+  fw->nthr = d;
+  /* Per-model lists of the GPU types allowed on that model. */
+  int nmodels = c->nmodels;
+  size_t total = 0;
+  for (int m = 0; m < nmodels; m++)
+    for (size_t i = 0; i < nt; i++) {
+      const lsched_task_type *t = lsched_workload_at(w, i);
+      if (t->gpu_count > 0 &&
+          (!t->model_mask || (t->model_mask >> m) & 1))
+        total++;
+    }
+  fw->ft = lsched__calloc(a, total ? total : 1, sizeof *fw->ft);
+  if (!fw->ft) {
+    lsched__fragw_free(fw, a);
+    return LSCHED_ENOMEM;
+  }
+  size_t k = 0;
+  for (int m = 0; m < LSCHED_MAX_MODELS; m++) {
+    fw->moff[m] = (int)k;
+    if (m >= nmodels)
+      continue;
+    for (size_t i = 0; i < nt; i++) {
+      const lsched_task_type *t = lsched_workload_at(w, i);
+      if (t->gpu_count == 0 || (t->model_mask && !((t->model_mask >> m) & 1)))
+        continue;
+      struct lsched__ftype *e = &fw->ft[k++];
+      e->cpu = t->cpu_milli;
+      e->w = (int64_t)t->weight;
+      e->k = t->gpu_count;
+      const int *p = bsearch(&t->gpu_milli, fw->thr, (size_t)fw->nthr,
+                             sizeof *fw->thr, cmp_int);
+      e->ti = (int32_t)(p - fw->thr);
+    }
+  }
+  fw->moff[LSCHED_MAX_MODELS] = (int)k;
+  return LSCHED_OK;
+}
+
+void lsched__frag_aggregate(const struct lsched__fragw *fw, const int *g, int G,
+                            uint8_t *cnt, int32_t *small) {
+  int D = fw->nthr;
+  for (int j = 0; j < D; j++) {
+    cnt[j] = 0;
+    small[j] = 0;
+  }
+  for (int i = 0; i < G; i++) {
+    int x = g[i];
+    int j = 0;
+    for (; j < D && fw->thr[j] <= x; j++)
+      cnt[j]++;
+    for (; j < D; j++)
+      small[j] += x;
+  }
+}
+
+void lsched__fragstate_free(struct lsched__fragstate *fs,
+                            const lsched_allocator *a) {
+  lsched__free(a, fs->F);
+  lsched__free(a, fs->cnt);
+  lsched__free(a, fs->small);
+  lsched__free(a, fs->idle);
+  memset(fs, 0, sizeof *fs);
+}
+
+void lsched__fragstate_update(struct lsched__fragstate *fs,
+                              const lsched_cluster *c,
+                              const struct lsched__fragw *fw, int node) {
+  const struct lsched_node *nd = &c->nodes[node];
+  uint8_t *cnt = fs->cnt + (size_t)node * (size_t)fs->nthr;
+  int32_t *small = fs->small + (size_t)node * (size_t)fs->nthr;
+  lsched__frag_aggregate(fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
+                         small);
+  int64_t F = lsched__frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
+                                nd->gpu_free_sum);
+  fs->sum += F - fs->F[node];
+  fs->F[node] = F;
+  fs->idle_sum += nd->gpu_free_sum - fs->idle[node];
+  fs->idle[node] = nd->gpu_free_sum;
+}
+
+void lsched__fragstate_apply(struct lsched__fragstate *fs,
+                             const lsched_cluster *c,
+                             const struct lsched__fragw *fw,
+                             const lsched_placement *p, int sign) {
+  const struct lsched_node *nd = &c->nodes[p->node];
+  if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE) {
+    /* MIG: GPU shares do not move by gpu_milli there; recompute. */
+    lsched__fragstate_update(fs, c, fw, p->node);
+    return;
+  }
+  if (p->gpu_count > 0 && fw->nthr > 0) {
+    uint8_t *cnt = fs->cnt + (size_t)p->node * (size_t)fs->nthr;
+    int32_t *small = fs->small + (size_t)p->node * (size_t)fs->nthr;
+    const int *g = c->gpu_free + nd->gpu_off;
+    const int D = fw->nthr;
+    for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
+      int i = __builtin_ctzll(m);
+      int y = g[i], x = y + sign * p->gpu_milli; /* before -> after */
+      for (int j = 0; j < D; j++) {
+        int t = fw->thr[j];
+        cnt[j] = (uint8_t)(cnt[j] + (y >= t) - (x >= t));
+        small[j] += (y < t ? y : 0) - (x < t ? x : 0);
+      }
+    }
+  }
+  const uint8_t *cnt = fs->cnt + (size_t)p->node * (size_t)fs->nthr;
+  const int32_t *small = fs->small + (size_t)p->node * (size_t)fs->nthr;
+  int64_t F = lsched__frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
+                                nd->gpu_free_sum);
+  fs->sum += F - fs->F[p->node];
+  fs->F[p->node] = F;
+  fs->idle_sum += nd->gpu_free_sum - fs->idle[p->node];
+  fs->idle[p->node] = nd->gpu_free_sum;
+}
+
+int lsched__fragstate_init(struct lsched__fragstate *fs,
+                           const lsched_allocator *a, const lsched_cluster *c,
+                           const struct lsched__fragw *fw) {
+  memset(fs, 0, sizeof *fs);
+  size_t n = c->n ? (size_t)c->n : 1;
+  size_t D = fw->nthr ? (size_t)fw->nthr : 1;
+  fs->F = lsched__calloc(a, n, sizeof *fs->F);
+  fs->cnt = lsched__calloc(a, n * D, sizeof *fs->cnt);
+  fs->small = lsched__calloc(a, n * D, sizeof *fs->small);
+  fs->idle = lsched__calloc(a, n, sizeof *fs->idle);
+  if (!fs->F || !fs->cnt || !fs->small || !fs->idle) {
+    lsched__fragstate_free(fs, a);
+    return LSCHED_ENOMEM;
+  }
+  fs->n = c->n;
+  fs->nthr = fw->nthr;
+  for (int i = 0; i < c->n; i++)
+    lsched__fragstate_update(fs, c, fw, i);
+  return LSCHED_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One-shot public calls                                                   */
+
+static void frag_fill(lsched_frag *out, int64_t amount_w, int64_t W,
+                      int64_t idle) {
+  out->amount_weighted = amount_w;
+  out->weight_total = (uint64_t)W;
+  out->idle_gpu_milli = idle;
+  out->amount = W ? (double)amount_w / (double)W : 0.0;
+  out->rate = idle > 0 ? out->amount / (double)idle : 0.0;
+}
+
+int lsched_frag_node(const lsched_cluster *c, const lsched_workload *w,
+                     int node, double *out) {
+  if (!c || !out)
+    return LSCHED_EINVAL;
+  if (node < 0 || node >= c->n)
+    return LSCHED_ENOENT;
+  struct lsched__fragw fw;
+  int rc = lsched__fragw_build(&fw, &c->a, c, w);
+  if (rc)
+    return rc;
+  size_t D = fw.nthr ? (size_t)fw.nthr : 1;
+  uint8_t *cnt = lsched__calloc(&c->a, D, sizeof *cnt);
+  int32_t *small = lsched__calloc(&c->a, D, sizeof *small);
+  if (!cnt || !small) {
+    rc = LSCHED_ENOMEM;
+  } else {
+    const struct lsched_node *nd = &c->nodes[node];
+    lsched__frag_aggregate(&fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
+                           small);
+    int64_t F = lsched__frag_eval(&fw, nd->model, nd->cpu_free, cnt, small,
+                                  nd->gpu_free_sum);
+    *out = fw.W ? (double)F / (double)fw.W : 0.0;
+  }
+  lsched__free(&c->a, cnt);
+  lsched__free(&c->a, small);
+  lsched__fragw_free(&fw, &c->a);
+  return rc;
+}
+
+int lsched_frag_cluster(const lsched_cluster *c, const lsched_workload *w,
+                        lsched_frag *out) {
+  if (!c || !out)
+    return LSCHED_EINVAL;
+  struct lsched__fragw fw;
+  int rc = lsched__fragw_build(&fw, &c->a, c, w);
+  if (rc)
+    return rc;
+  struct lsched__fragstate fs;
+  rc = lsched__fragstate_init(&fs, &c->a, c, &fw);
+  if (rc == LSCHED_OK) {
+    int64_t idle = 0;
+    for (int i = 0; i < c->n; i++)
+      idle += c->nodes[i].gpu_free_sum;
+    frag_fill(out, fs.sum, fw.W, idle);
+    lsched__fragstate_free(&fs, &c->a);
+  }
+  lsched__fragw_free(&fw, &c->a);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The meter: a hidden policy instance, so that the cluster's existing
+ * attach/notify machinery tells it about every alloc and release. */
+
+struct meter_state {
+  lsched_allocator a;
+  struct lsched__fragw fw;
+  struct lsched__fragstate fs;
+};
+
+static int meter_init(void *state, const lsched_cluster *c) {
+  struct meter_state *s = state;
+  s->a = c->a;
+  return lsched__fragstate_init(&s->fs, &s->a, c, &s->fw);
+}
+
+static void meter_fini(void *state) {
+  struct meter_state *s = state;
+  lsched__fragstate_free(&s->fs, &s->a);
+  lsched__fragw_free(&s->fw, &s->a);
+}
+
+static int meter_place(void *state, const lsched_cluster *c,
+                       const lsched_request *req, lsched_placement *out) {
+  (void)state;
+  (void)c;
+  (void)req;
+  (void)out;
+  return LSCHED_ENOFIT;
+}
+
+static void meter_alloc(void *state, const lsched_cluster *c,
+                        const lsched_placement *p) {
+  struct meter_state *s = state;
+  lsched__fragstate_apply(&s->fs, c, &s->fw, p, 1);
+}
+
+static void meter_release(void *state, const lsched_cluster *c,
+                          const lsched_placement *p) {
+  struct meter_state *s = state;
+  lsched__fragstate_apply(&s->fs, c, &s->fw, p, -1);
+}
+
+static int meter_set_workload(void *state, const lsched_cluster *c,
+                              const lsched_workload *w) {
+  struct meter_state *s = state;
+  struct lsched__fragw fw;
+  struct lsched__fragstate fs;
+  int rc = lsched__fragw_build(&fw, &s->a, c, w);
+  if (rc)
+    return rc;
+  if ((rc = lsched__fragstate_init(&fs, &s->a, c, &fw))) {
+    lsched__fragw_free(&fw, &s->a);
+    return rc;
+  }
+  meter_fini(s);
+  s->fw = fw;
+  s->fs = fs;
+  return LSCHED_OK;
+}
+
+static const lsched_policy_ops meter_ops = {
+    .version = LSCHED_POLICY_OPS_VERSION,
+    .name = "(fragmentation meter)",
+    .description = "internal: keeps F(n) of every node cached",
+    .state_size = sizeof(struct meter_state),
+    .init = meter_init,
+    .fini = meter_fini,
+    .place = meter_place,
+    .on_alloc = meter_alloc,
+    .on_release = meter_release,
+    .set_workload = meter_set_workload,
+};
+
+struct lsched_fragmeter {
+  lsched_policy *p;
+};
+
+int lsched_fragmeter_create(lsched_fragmeter **out, lsched_cluster *c,
+                            const lsched_workload *w) {
+  if (!out)
+    return LSCHED_EINVAL;
+  *out = NULL;
+  if (!c)
+    return LSCHED_EINVAL;
+  lsched_fragmeter *m = lsched__calloc(&c->a, 1, sizeof *m);
+  if (!m)
+    return LSCHED_ENOMEM;
+  int rc = lsched_policy_create(&m->p, c, &meter_ops);
+  if (rc == LSCHED_OK && (rc = lsched_policy_set_workload(m->p, w))) {
+    lsched_policy_destroy(m->p);
+  }
+  if (rc) {
+    lsched__free(&c->a, m);
+    return rc;
+  }
+  *out = m;
+  return LSCHED_OK;
+}
+
+void lsched_fragmeter_destroy(lsched_fragmeter *m) {
+  if (!m)
+    return;
+  lsched_allocator a = m->p->c->a;
+  lsched_policy_destroy(m->p);
+  lsched__free(&a, m);
+}
+
+void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {
+  if (!out)
+    return;
+  memset(out, 0, sizeof *out);
+  if (!m)
+    return;
+  const struct meter_state *s = m->p->state;
+  frag_fill(out, s->fs.sum, s->fw.W, s->fs.idle_sum);
+}

@@ -1,0 +1,181 @@
+/*
+ * MIG internals (mig.c), shared by the cluster core and the MIG policies.
+ * The public model is documented in <libsched/mig.h>.
+ *
+ * Kinds are numbered 1..6 in dominance order (1g < 1g-2x < 2g < 3g < 4g <
+ * 7g); bit k-1 of a "kind mask" stands for kind k. Slot masks are 8-bit
+ * (bit s = memory slot s).
+ */
+#ifndef LIBSCHED_MIG_INTERNAL_H
+#define LIBSCHED_MIG_INTERNAL_H
+
+#include "internal.h"
+
+#define LSCHED__MIG_ALL_KINDS 0x3F
+
+/* One MIG GPU. 16 bytes: a policy scan over 1,000 GPUs touches 16 KB. */
+struct lsched__mig_gpu {
+  uint8_t kind_at[8]; /* kind of the instance starting at slot s, 0 none */
+  uint8_t busy;       /* bit s: the instance starting at slot s is in use */
+  uint8_t occ;        /* memory slots of every instance */
+  uint8_t occ_busy;   /* memory slots of the instances in use */
+  uint8_t busy_cs;    /* compute slices of the instances in use */
+  uint8_t fit;        /* kind mask it can serve now: static, the kinds of
+                         its idle instances; dynamic, the kinds that can be
+                         created in slots no busy instance holds */
+  uint8_t free_cs;    /* slices a new request could still use: static, the
+                         slices of its idle instances; dynamic, 7 - busy_cs */
+  uint8_t dynamic;    /* 1: instances are created on demand */
+  uint8_t offered;    /* kind mask the GPU's model offers */
+};
+
+struct lsched__mig {
+  int ngpus, cap;
+  struct lsched__mig_gpu *gpu;
+  uint64_t *created; /* 8 per GPU: creation number of the instance at s */
+  /* Per model: instance memory per kind (MiB), whether a table was set,
+   * and the kinds offered (all six by default). */
+  int64_t mem[LSCHED_MAX_MODELS][LSCHED_MIG_KINDS];
+  uint8_t has_mem[LSCHED_MAX_MODELS];
+  uint8_t offered[LSCHED_MAX_MODELS];
+  /* Tables over the 256 busy-slot bitmaps: kinds that can be created, and
+   * how many instances of kind k fit at once (the valid starts of every
+   * kind are disjoint, so that is the number of free valid starts). */
+  uint8_t can[256];
+  uint8_t pack[256][LSCHED_MIG_KINDS];
+  uint64_t seq, destroyed;
+  /* Cluster totals (lsched_mig_totals), kept by every change. */
+  int gpus;
+  int64_t slices_used;
+  int64_t in_use[LSCHED_MIG_KINDS], idle[LSCHED_MIG_KINDS];
+  int64_t unusable[LSCHED_MIG_KINDS];
+};
+
+/* The placement table, index = kind (0 unused). */
+extern LSCHED_HIDDEN const uint8_t lsched__mig_cs[7];
+extern LSCHED_HIDDEN const uint8_t lsched__mig_size[7];
+extern LSCHED_HIDDEN const uint8_t lsched__mig_starts[7];
+extern LSCHED_HIDDEN const uint16_t lsched__mig_milli[7];
+
+/* Slot mask of kind k at start s (no validity check). */
+static inline unsigned lsched__mig_mask(int k, int s) {
+  return ((1u << lsched__mig_size[k]) - 1u) << s;
+}
+
+/* Smallest kind with 1000 x slices >= 7 x milli (milli 0..1000). */
+static inline int lsched__mig_kind_for_compute(int milli) {
+  int cs = (7 * milli + 999) / 1000;
+  return cs <= 1 ? 1 : cs == 2 ? 3 : cs == 3 ? 4 : cs == 4 ? 5 : 6;
+}
+
+/* Can GPU g host an instance of kind k at start s now? (s a valid start) */
+static inline int lsched__mig_gpu_hosts(const struct lsched__mig_gpu *g, int k,
+                                        int s) {
+  if (g->dynamic)
+    return ((g->offered >> (k - 1)) & 1) &&
+           !(lsched__mig_mask(k, s) & g->occ_busy);
+  return g->kind_at[s] == k && !((g->busy >> s) & 1);
+}
+
+/* The lowest start at which GPU g can host kind k now, or -1. */
+static inline int lsched__mig_gpu_start(const struct lsched__mig_gpu *g,
+                                        int k) {
+  for (int s = 0; s < 8; s++)
+    if ((lsched__mig_starts[k] >> s) & 1 && lsched__mig_gpu_hosts(g, k, s))
+      return s;
+  return -1;
+}
+
+/* The kind a node serves a request of kind kmin with: the smallest kind
+ * >= kmin it can serve now (on dynamic nodes kmin itself), or -1. */
+static inline int lsched__mig_node_kind(const struct lsched_node *nd,
+                                        int kmin) {
+  unsigned f = (unsigned)nd->mig_fit >> (kmin - 1);
+  return f ? kmin + __builtin_ctz(f) : -1;
+}
+
+/* The MIG GPUs of node nd (NULL for a node without GPUs: the pool may
+ * still be NULL, and NULL + 0 is undefined behaviour; clang's UBSan,
+ * tests/fuzz/fuzz_libsched.c). */
+static inline struct lsched__mig_gpu *
+lsched__mig_gpus(const lsched_cluster *c, const struct lsched_node *nd) {
+  return nd->gpu_count > 0 ? c->mig->gpu + nd->mig_off : NULL;
+}
+
+/* Creates c->mig (tables built) if absent. LSCHED_ENOMEM. */
+LSCHED_HIDDEN int lsched__mig_ensure(lsched_cluster *c);
+LSCHED_HIDDEN void lsched__mig_free(lsched_cluster *c);
+
+/* Validates a version-2 spec's MIG part and appends the node's GPUs to the
+ * pool (nd->mig_off set). Changes nothing on failure. */
+LSCHED_HIDDEN int lsched__mig_add_node(lsched_cluster *c,
+                                       struct lsched_node *nd,
+                                       const lsched_node_spec *spec);
+/* Undoes the last lsched__mig_add_node() (add_node rollback). */
+LSCHED_HIDDEN void lsched__mig_drop_node(lsched_cluster *c,
+                                         const struct lsched_node *nd);
+/* OR of the node's GPUs' fit masks. */
+LSCHED_HIDDEN uint8_t lsched__mig_node_fit(const lsched_cluster *c,
+                                           const struct lsched_node *nd);
+
+/* The kind req needs on `model` (1..6), or -1. req must be a MIG request. */
+LSCHED_HIDDEN int lsched__mig_model_kind(const lsched_cluster *c, int model,
+                                         const lsched_request *req);
+/* The model-independent lower bound of that kind. */
+LSCHED_HIDDEN int lsched__mig_kind_lb(const lsched_request *req);
+
+/* Exact fit of MIG request req on MIG node nd (CPU and memory included). */
+LSCHED_HIDDEN int lsched__mig_node_fits(const lsched_cluster *c,
+                                        const struct lsched_node *nd,
+                                        const lsched_request *req);
+/* 1 if req could fit node nd when nothing is in use on it. */
+LSCHED_HIDDEN int lsched__mig_node_ever(const lsched_cluster *c,
+                                        const struct lsched_node *nd,
+                                        const lsched_request *req);
+
+/*
+ * Chooses instances for a MIG request of `k` GPUs needing kind kmin on node
+ * `node` (which must be a MIG node): the smallest kind K >= kmin (static;
+ * exactly kmin on dynamic nodes) for which some start s has k GPUs that can
+ * host (K, s); among those starts and GPUs, by rule: LOWEST the k lowest
+ * GPU indices (smallest index sum, then lowest start), TIGHTEST the fewest
+ * free slices, LOOSEST the most (sums; ties: lowest start, lowest GPUs).
+ * Fills out's GPU and MIG fields; LSCHED_ENOFIT if nothing fits.
+ * O(kinds x starts x GPUs x k).
+ */
+LSCHED_HIDDEN int lsched__mig_choose(const lsched_cluster *c, int node,
+                                     int kmin, int k, lsched_gpu_pick rule,
+                                     lsched_placement *out);
+
+/*
+ * Shared by the MIG policies for requests of more than one GPU: over the
+ * nodes that fit (visit order), the smallest kind excess K - kmin first,
+ * then by rule (LOWEST: the first node; TIGHTEST: the fewest free slices on
+ * the chosen GPUs, ties to the earlier node), GPUs and start chosen by
+ * lsched__mig_choose() with that rule. scratch holds node-count ints.
+ */
+LSCHED_HIDDEN int lsched__mig_place_multi(const lsched_cluster *c,
+                                          const lsched_request *req,
+                                          int *scratch, lsched_gpu_pick rule,
+                                          lsched_placement *out);
+
+/* Placement checks and updates for alloc/release on a MIG node. */
+LSCHED_HIDDEN int lsched__mig_check_alloc(lsched_cluster *c,
+                                          const lsched_placement *p,
+                                          char *why, size_t len);
+LSCHED_HIDDEN int lsched__mig_check_release(lsched_cluster *c,
+                                            const lsched_placement *p,
+                                            char *why, size_t len);
+LSCHED_HIDDEN void lsched__mig_apply(lsched_cluster *c,
+                                     const lsched_placement *p, int alloc);
+
+/* Refreshes node `node`'s aggregates and its fit-index entries after its
+ * GPUs changed outside alloc/release (cluster.c). */
+LSCHED_HIDDEN void lsched__node_changed(lsched_cluster *c, int node);
+
+/* Invariants of every MIG GPU and the totals; LSCHED_OK or LSCHED_ESTATE
+ * with why filled. */
+LSCHED_HIDDEN int lsched__mig_check(const lsched_cluster *c, char *why,
+                                    size_t len);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * gpu-clustering (the FGD simulator's GpuClusteringScore, after Gandiva's
+ * affinity clustering). Requests are tagged no-GPU, share-GPU (one GPU, a
+ * fraction of it) or k-GPU (k whole GPUs); a node's tag set is the tags of
+ * the GPU requests it holds now. CPU-only requests score 0. For a GPU
+ * request, base = floor(25 x (B - free GPU milli) / B) with B the largest
+ * node's GPU capacity in milli (8000 on the Alibaba cluster, the authors'
+ * constant), plus
+ *   +75 if the node holds only this tag, +50 this tag and others,
+ *   +25 no GPU request at all, +0 only other tags.
+ * The highest score wins, ties to the earliest node in the visit order; no
+ * normalisation. GPUs: the least free share that fits; whole GPUs: the
+ * lowest-index free ones.
+ *
+ * Tags follow the placement's effective share: a fractional request on an
+ * exclusive node takes a whole GPU and counts as 1-GPU there (the authors'
+ * cluster has no exclusive nodes). A fractional request over several GPUs
+ * (which their simulator rejects) counts as k-GPU.
+ *
+ * Per-node tag counts are kept in on_alloc/on_release: node i has slots
+ * [gpu_off + i, gpu_off + i + G] (slot 0 = share, slot k = k-GPU), so the
+ * index costs (GPUs + nodes) counters. O(m) per placement.
+ */
+#include "../libsched/src/internal.h"
+
+struct clu_state {
+  lsched_allocator a;
+  int *scratch;
+  uint32_t *tags;     /* per-node tag counters, see above */
+  uint16_t *distinct; /* per node: tags with a non-zero count */
+};
+
+static int clu_init(void *state, const lsched_cluster *c) {
+  struct clu_state *s = state;
+  s->a = c->a;
+  size_t n = c->n ? (size_t)c->n : 1;
+  s->scratch = lsched__calloc(&s->a, n, sizeof(int));
+  s->tags = lsched__calloc(&s->a, (size_t)c->ngpus + n, sizeof *s->tags);
+  s->distinct = lsched__calloc(&s->a, n, sizeof *s->distinct);
+  if (s->scratch && s->tags && s->distinct)
+    return LSCHED_OK;
+  /* No fini after a failed init: free here. */
+  lsched__free(&s->a, s->scratch);
+  lsched__free(&s->a, s->tags);
+  lsched__free(&s->a, s->distinct);
+  return LSCHED_ENOMEM;
+}
+
+static void clu_fini(void *state) {
+  struct clu_state *s = state;
+  lsched__free(&s->a, s->scratch);
+  lsched__free(&s->a, s->tags);
+  lsched__free(&s->a, s->distinct);
+}
+
+/* Tag slot of a GPU share on a node: 0 = share-GPU, k = k-GPU. */
+static int tag_of(int k, int milli) {
+  return k == 1 && milli < LSCHED_GPU_MILLI ? 0 : k;
+}
+
+static uint32_t *node_tags(const struct clu_state *s, const lsched_cluster *c,
+                           int node) {
+  return s->tags + c->nodes[node].gpu_off + node;
+}
+
+static void clu_change(void *state, const lsched_cluster *c,
+                       const lsched_placement *p, int delta) {
+  struct clu_state *s = state;
+  if (p->gpu_count == 0)
+    return;
+  uint32_t *t = &node_tags(s, c, p->node)[tag_of(p->gpu_count, p->gpu_milli)];
+  if (delta > 0) {
+    if ((*t)++ == 0)
+      s->distinct[p->node]++;
+  } else if (*t > 0 && --(*t) == 0) {
+    s->distinct[p->node]--;
+  }
+}
+
+static void clu_alloc(void *state, const lsched_cluster *c,
+                      const lsched_placement *p) {
+  clu_change(state, c, p, 1);
+}
+
+static void clu_release(void *state, const lsched_cluster *c,
+                        const lsched_placement *p) {
+  clu_change(state, c, p, -1);
+}
+
+static int64_t clu_score(const lsched_cluster *c, int node,
+                         const lsched_request *req, void *ctx) {
+  const struct clu_state *s = ctx;
+  if (req->gpu_count == 0)
+    return 0;
+  const struct lsched_node *nd = &c->nodes[node];
+  int64_t B = (int64_t)(c->max_gpu_count > 0 ? c->max_gpu_count : 1) *
+              LSCHED_GPU_MILLI;
+  int64_t base = 25 * (B - nd->gpu_free_sum) / B;
+  int tag = tag_of(req->gpu_count, lsched__eff_milli(nd, req));
+  int has = node_tags(s, c, node)[tag] > 0;
+  int distinct = s->distinct[node];
+  if (has)
+    return base + (distinct == 1 ? 75 : 50);
+  return base + (distinct == 0 ? 25 : 0);
+}
+
+static int clu_place(void *state, const lsched_cluster *c,
+                     const lsched_request *req, lsched_placement *out) {
+  struct clu_state *s = state;
+  int node;
+  int rc = lsched__best_raw_score(c, req, clu_score, s, s->scratch, &node);
+  if (rc)
+    return rc;
+  return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
+}
+
+const lsched_policy_ops lsched__policy_gpu_clustering = {
+    .version = LSCHED_POLICY_OPS_VERSION,
+    .name = "gpu-clustering",
+    .description = "nodes holding the same kind of GPU request (share, "
+                   "k-GPU) first; tightest GPU",
+    .state_size = sizeof(struct clu_state),
+    .init = clu_init,
+    .fini = clu_fini,
+    .place = clu_place,
+    .on_alloc = clu_alloc,
+    .on_release = clu_release,
+};

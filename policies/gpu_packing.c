@@ -1,0 +1,81 @@
+/*
+ * gpu-packing (the FGD simulator's GpuPackingScore). CPU-only requests
+ * score 0 everywhere (so they go to the earliest node that fits). For a GPU
+ * request, with F = fully free GPUs of the node and G its GPU count:
+ *   - no GPU in use (F == G): max(33 - F, F);
+ *   - otherwise take the GPUs that would serve the request in ascending
+ *     order of free share (the tightest ones, as placed): if any of them is
+ *     fully free, max(50 - number of fully free ones used, 33);
+ *   - else max(100 - (sum over them of floor(free x 100 / 1000)) / 10, 50).
+ * So sharing an already shared GPU beats opening a free GPU on a used node,
+ * which beats an empty node. The highest score wins, ties to the earliest
+ * node in the visit order; no normalisation. GPUs: the least free share
+ * that fits; whole GPUs: the lowest-index free ones. O(m x G) per
+ * placement for m candidate nodes.
+ */
+#include "../libsched/src/internal.h"
+
+struct pack_state {
+  lsched_allocator a;
+  int *scratch;
+};
+
+static int pack_init(void *state, const lsched_cluster *c) {
+  struct pack_state *s = state;
+  s->a = c->a;
+  s->scratch = lsched__calloc(&s->a, c->n ? (size_t)c->n : 1, sizeof(int));
+  return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
+}
+
+static void pack_fini(void *state) {
+  struct pack_state *s = state;
+  lsched__free(&s->a, s->scratch);
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int64_t pack_score(const lsched_cluster *c, int node,
+                          const lsched_request *req, void *ctx) {
+  (void)ctx;
+  if (req->gpu_count == 0)
+    return 0;
+  const struct lsched_node *nd = &c->nodes[node];
+  int full = nd->gpus_full_free;
+  if (full == nd->gpu_count)
+    return max64(33 - full, full);
+  lsched_placement p;
+  if (lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, &p) != LSCHED_OK)
+    return 0; /* cannot happen: the node fits */
+  const int *g = c->gpu_free + nd->gpu_off;
+  int used_full = 0;
+  int64_t pct = 0;
+  for (int i = 0; i < nd->gpu_count; i++)
+    if ((p.gpu_mask >> i) & 1) {
+      used_full += g[i] == LSCHED_GPU_MILLI;
+      pct += (int64_t)g[i] * 100 / LSCHED_GPU_MILLI;
+    }
+  if (used_full > 0)
+    return max64(50 - used_full, 33);
+  return max64(100 - pct / 10, 50);
+}
+
+static int pack_place(void *state, const lsched_cluster *c,
+                      const lsched_request *req, lsched_placement *out) {
+  struct pack_state *s = state;
+  int node;
+  int rc = lsched__best_raw_score(c, req, pack_score, NULL, s->scratch, &node);
+  if (rc)
+    return rc;
+  return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
+}
+
+const lsched_policy_ops lsched__policy_gpu_packing = {
+    .version = LSCHED_POLICY_OPS_VERSION,
+    .name = "gpu-packing",
+    .description = "shared GPU > free GPU on a used node > empty node; "
+                   "tightest GPU",
+    .state_size = sizeof(struct pack_state),
+    .init = pack_init,
+    .fini = pack_fini,
+    .place = pack_place,
+};

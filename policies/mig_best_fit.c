@@ -1,0 +1,103 @@
+/*
+ * mig-best-fit: a MIG request goes to the GPU with the fewest free compute
+ * slices that can serve it (free = slices of its idle instances on a
+ * static GPU, 7 minus the slices in use on a dynamic one), at that GPU's
+ * lowest valid start; ties go to the earliest node in the visit order, then
+ * the lowest GPU index. As in mig-first-fit, GPUs that can give the exact
+ * kind come before GPUs that would give a larger static instance. Other
+ * requests are placed as best-fit does.
+ *
+ * One pass over the fitting nodes and their GPUs: O(m log n + GPUs of the
+ * m fitting nodes).
+ */
+#include "../libsched/src/mig_internal.h"
+
+struct mbf_state {
+  lsched_allocator a;
+  int *scratch;
+  void *fallback; /* a best-fit instance's state, for other requests */
+};
+
+static int mbf_init(void *state, const lsched_cluster *c) {
+  struct mbf_state *s = state;
+  s->a = c->a;
+  s->scratch = lsched__calloc(&s->a, (size_t)(c->n ? c->n : 1), sizeof(int));
+  s->fallback =
+      lsched__calloc(&s->a, 1, lsched__policy_best_fit.state_size);
+  int rc = s->scratch && s->fallback ? lsched__policy_best_fit.init(s->fallback, c)
+                                      : LSCHED_ENOMEM;
+  if (rc) { /* the library does not call fini after a failed init */
+    lsched__free(&s->a, s->fallback);
+    lsched__free(&s->a, s->scratch);
+    s->fallback = NULL;
+    s->scratch = NULL;
+  }
+  return rc;
+}
+
+static void mbf_fini(void *state) {
+  struct mbf_state *s = state;
+  if (s->fallback)
+    lsched__policy_best_fit.fini(s->fallback);
+  lsched__free(&s->a, s->fallback);
+  lsched__free(&s->a, s->scratch);
+}
+
+static int mbf_place(void *state, const lsched_cluster *c,
+                     const lsched_request *req, lsched_placement *out) {
+  struct mbf_state *st = state;
+  if (!lsched__req_mig(req) || req->gpu_count == 0)
+    return lsched__policy_best_fit.place(st->fallback, c, req, out);
+  if (req->gpu_count > 1)
+    return lsched__mig_place_multi(c, req, st->scratch, LSCHED_PICK_TIGHTEST,
+                                   out);
+  int m = lsched__collect_fits(c, req, st->scratch);
+  int best_node = -1, best_gpu = -1, best_k = 0;
+  int best_d = INT32_MAX, best_free = INT32_MAX;
+  for (int i = 0; i < m; i++) {
+    const struct lsched_node *nd = &c->nodes[st->scratch[i]];
+    int kmin = lsched__mig_model_kind(c, nd->model, req);
+    int K = lsched__mig_node_kind(nd, kmin);
+    int d = K - kmin;
+    if (d > best_d)
+      continue;
+    const struct lsched__mig_gpu *gs = lsched__mig_gpus(c, nd);
+    const unsigned bit = 1u << (K - 1);
+    for (int g = 0; g < nd->gpu_count; g++) {
+      if (!(gs[g].fit & bit))
+        continue;
+      if (d < best_d || gs[g].free_cs < best_free) {
+        best_d = d;
+        best_free = gs[g].free_cs;
+        best_node = st->scratch[i];
+        best_gpu = g;
+        best_k = K;
+      }
+    }
+  }
+  if (best_node < 0)
+    return LSCHED_ENOFIT;
+  const struct lsched__mig_gpu *g =
+      lsched__mig_gpus(c, &c->nodes[best_node]) + best_gpu;
+  out->node = best_node;
+  out->cpu_milli = req->cpu_milli;
+  out->memory_mib = req->memory_mib;
+  out->gpu_count = 1;
+  out->gpu_mask = UINT64_C(1) << best_gpu;
+  out->gpu_milli = lsched__mig_milli[best_k];
+  out->mig_kind = best_k;
+  out->mig_start = lsched__mig_gpu_start(g, best_k);
+  return LSCHED_OK;
+}
+
+const lsched_policy_ops lsched__policy_mig_best_fit = {
+    .version = LSCHED_POLICY_OPS_VERSION,
+    .name = "mig-best-fit",
+    .description = "MIG: smallest instance kind available, the GPU with the "
+                   "fewest free slices, lowest start; other requests as "
+                   "best-fit",
+    .state_size = sizeof(struct mbf_state),
+    .init = mbf_init,
+    .fini = mbf_fini,
+    .place = mbf_place,
+};

@@ -1,0 +1,116 @@
+/*
+ * random: a uniformly random node among those that fit, and on it a
+ * uniformly random GPU among those that fit (whole-GPU requests take the
+ * lowest-index fully free GPUs). Follows the FGD simulator's RandomScore
+ * plugin (one node drawn uniformly from the feasible ones) with its "random"
+ * GPU selection (allocateGpuIdBasedOnRandomFit: a uniform draw among the
+ * GPUs with enough free share; AllocateExclusiveGpuId for whole GPUs).
+ *
+ * The generator is per instance (no global state): SplitMix64 seeded by
+ * set_param("seed", N) (default 1), bounded draws by rejection so that
+ * every outcome is exactly equally likely. O(m) per placement for m
+ * candidate nodes.
+ */
+#include "../libsched/src/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rnd_state {
+  lsched_allocator a;
+  uint64_t s;
+  int *scratch;
+};
+
+static uint64_t rnd_next(struct rnd_state *r) {
+  uint64_t z = (r->s += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n), n >= 1. */
+static uint64_t rnd_below(struct rnd_state *r, uint64_t n) {
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do
+    x = rnd_next(r);
+  while (x >= limit);
+  return x % n;
+}
+
+static int rnd_init(void *state, const lsched_cluster *c) {
+  struct rnd_state *s = state;
+  s->a = c->a;
+  s->s = 1;
+  s->scratch = lsched__calloc(&s->a, c->n ? (size_t)c->n : 1, sizeof(int));
+  return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
+}
+
+static void rnd_fini(void *state) {
+  struct rnd_state *s = state;
+  lsched__free(&s->a, s->scratch);
+}
+
+static int rnd_set_param(void *state, const char *key, const char *value) {
+  struct rnd_state *s = state;
+  if (strcmp(key, "seed") != 0)
+    return LSCHED_ENOENT;
+  char *end;
+  errno = 0;
+  if (!*value || *value == '-')
+    return LSCHED_EINVAL;
+  unsigned long long v = strtoull(value, &end, 10);
+  if (errno || *end)
+    return LSCHED_EINVAL;
+  s->s = (uint64_t)v;
+  return LSCHED_OK;
+}
+
+static int rnd_place(void *state, const lsched_cluster *c,
+                     const lsched_request *req, lsched_placement *out) {
+  struct rnd_state *s = state;
+  int m = lsched__collect_fits(c, req, s->scratch);
+  if (m == 0)
+    return LSCHED_ENOFIT;
+  int node = s->scratch[rnd_below(s, (uint64_t)m)];
+  const struct lsched_node *nd = &c->nodes[node];
+  int d = lsched__eff_milli(nd, req), k = req->gpu_count;
+  if (k == 0 || d == LSCHED_GPU_MILLI || nd->mode != LSCHED_GPU_SHARED)
+    return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
+  /* k distinct GPUs drawn uniformly among those with >= d free (a partial
+   * Fisher-Yates shuffle of the fitting indices). */
+  const int *g = c->gpu_free + nd->gpu_off;
+  int fit[LSCHED_MAX_GPUS_PER_NODE], nfit = 0;
+  for (int i = 0; i < nd->gpu_count; i++)
+    if (g[i] >= d)
+      fit[nfit++] = i;
+  memset(out, 0, sizeof *out);
+  out->node = node;
+  out->cpu_milli = req->cpu_milli;
+  out->memory_mib = req->memory_mib;
+  out->gpu_count = k;
+  out->gpu_milli = d;
+  out->gpu_mask = 0;
+  for (int j = 0; j < k; j++) {
+    int r = j + (int)rnd_below(s, (uint64_t)(nfit - j));
+    int t = fit[j];
+    fit[j] = fit[r];
+    fit[r] = t;
+    out->gpu_mask |= UINT64_C(1) << fit[j];
+  }
+  return LSCHED_OK;
+}
+
+const lsched_policy_ops lsched__policy_random = {
+    .version = LSCHED_POLICY_OPS_VERSION,
+    .name = "random",
+    .description = "uniformly random node that fits; random GPU that fits "
+                   "(param seed)",
+    .state_size = sizeof(struct rnd_state),
+    .init = rnd_init,
+    .fini = rnd_fini,
+    .set_param = rnd_set_param,
+    .place = rnd_place,
+};

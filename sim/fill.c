@@ -1,0 +1,981 @@
+/*
+ * Fill mode and `schedsim fill` (see fill.h). Definitions follow the issue
+ * text and DESIGN.md section 5; where the authors' simulator
+ * (hkust-adsl/kubernetes-scheduler-simulator) differs, the comments say so.
+ */
+#define _DEFAULT_SOURCE /* fork, pipe */
+#include "fill.h"
+#include "cli.h"
+#include "gorand.h"
+#include "jsonutil.h"
+#include "output.h"
+#include "typical.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ERRLEN 1024
+#define MAX_SEEDS 4096
+
+/* ------------------------------------------------------------ ordering */
+
+/* The authors sort pods and nodes by name before drawing (sort.Slice on
+ * unique names): the random draws index that order. */
+typedef struct named {
+  const char *name;
+  uint32_t idx;
+} named;
+
+static int cmp_named(const void *a, const void *b) {
+  return strcmp(((const named *)a)->name, ((const named *)b)->name);
+}
+
+/* out[i] = index of the i-th name in byte order. 0 or -1 (out of memory). */
+static int order_by_name(const char *const *names, size_t n, uint32_t *out) {
+  named *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    v[i].name = names[i];
+    v[i].idx = (uint32_t)i;
+  }
+  qsort(v, n, sizeof *v, cmp_named);
+  for (size_t i = 0; i < n; i++)
+    out[i] = v[i].idx;
+  free(v);
+  return 0;
+}
+
+/* ------------------------------------------------------------- one seed */
+
+static int64_t demand(const job_record *j) {
+  return j->num_gpu > 0 ? (int64_t)j->num_gpu * j->gpu_milli : 0;
+}
+
+int fill_run_seed(const fill_setup *fs, uint64_t seed, fill_seed_result *out,
+                  fill_record **rows_out, size_t *nrows_out, char *err,
+                  size_t errlen) {
+  const trace *t = fs->t;
+  lsched_cluster *c = fs->sc->c;
+  memset(out, 0, sizeof *out);
+  out->seed = seed;
+  if (rows_out) {
+    *rows_out = NULL;
+    *nrows_out = 0;
+  }
+  int rc = -2, lrc = 0;
+  uint32_t *pods = NULL, *byname = NULL;
+  const char **names = NULL;
+  int *order = NULL;
+  fill_record *rows = NULL;
+  lsched_placement *pl = NULL;
+  uint8_t *placed = NULL;
+  lsched_registry *reg = NULL;
+  lsched_policy *pol = NULL;
+  lsched_fragmeter *meter = NULL;
+  size_t n0 = t->n, n = n0, cap = n0 + 16;
+  lsched_totals tot;
+  lsched_cluster_totals(c, &tot);
+  const int64_t cap_milli = tot.gpu_milli;
+
+  if (n0 == 0 || n0 > UINT32_MAX) {
+    snprintf(err, errlen, "%s: the trace has no jobs", t->path);
+    return -1;
+  }
+  /* The pod list sorted by name; tuning draws index it too. */
+  pods = malloc(cap * sizeof *pods);
+  byname = malloc(n0 * sizeof *byname);
+  names = malloc(n0 * sizeof *names);
+  if (!pods || !byname || !names)
+    goto oom;
+  for (size_t i = 0; i < n0; i++)
+    names[i] = trace_job_name(t, i);
+  if (order_by_name(names, n0, byname))
+    goto oom;
+  memcpy(pods, byname, n0 * sizeof *pods);
+  /* Every draw comes from Go's math/rand seeded with the seed, in the
+   * authors' order (core.go Simulate): one rand.Int() (a debug log's
+   * argument), the shuffle, the tuning draws, then rand.Perm over the
+   * nodes. So a seed gives exactly their pod sequence. */
+  uint64_t cooked_local[GORAND_LEN];
+  const uint64_t *cooked = fs->go_cooked;
+  if (!cooked) {
+    if (gorand_cook(cooked_local))
+      goto oom;
+    cooked = cooked_local;
+  }
+  gorand *g = malloc(sizeof *g);
+  if (!g)
+    goto oom;
+  gorand_seed(g, cooked, (int64_t)seed);
+  (void)gorand_int63(g);
+  /* 1. Shuffle (rand.Shuffle). */
+  gorand_shuffle_u32(g, pods, n0);
+  /* 2. Tune to tune x capacity. Below it: append pods drawn uniformly with
+   * replacement from the original list (rand.Intn over the name order)
+   * until the next one would exceed it (the issue's rule; the authors'
+   * tuneUpPods tests the pod's per-GPU milli instead of its total, which
+   * lets a last multi-GPU pod overshoot by at most 7 GPUs, 0.1% of this
+   * cluster, and may draw a few more pods after it). Above it (multigpu30
+   * asks 130.2%): the issue does not say; we follow their tuneDownPods and
+   * remove uniformly drawn pods while the total exceeds it. */
+  int64_t total = 0;
+  int any_gpu = 0;
+  for (size_t i = 0; i < n0; i++) {
+    total += demand(&t->jobs[i]);
+    any_gpu |= demand(&t->jobs[i]) > 0;
+  }
+  double target = fs->tune * (double)cap_milli;
+  if (any_gpu && (double)total < target) {
+    for (;;) {
+      uint32_t idx = byname[gorand_intn(g, (int64_t)n0)];
+      int64_t d = demand(&t->jobs[idx]);
+      if ((double)(total + d) > target)
+        break;
+      if (n == cap) {
+        cap *= 2;
+        uint32_t *np = realloc(pods, cap * sizeof *np);
+        if (!np) {
+          free(g);
+          goto oom;
+        }
+        pods = np;
+      }
+      pods[n++] = idx;
+      total += d;
+    }
+  } else if ((double)total > target) {
+    while ((double)total > target && n > 0) {
+      size_t idx = (size_t)gorand_intn(g, (int64_t)n);
+      total -= demand(&t->jobs[pods[idx]]);
+      memmove(&pods[idx], &pods[idx + 1], (n - idx - 1) * sizeof *pods);
+      n--;
+    }
+  }
+  /* 3. A seed-fixed random node order: the authors' rand.Perm over the
+   * nodes sorted by name gives node i the name prefix perm[i]; we visit
+   * the nodes in that prefix order, and ties go to the earliest node in it
+   * (kube-scheduler breaks ties uniformly at random instead). */
+  int nn = lsched_cluster_node_count(c);
+  size_t nz = nn ? (size_t)nn : 1;
+  order = malloc(nz * sizeof *order);
+  int *perm = malloc(nz * sizeof *perm);
+  uint32_t *nodes_byname = malloc(nz * sizeof *nodes_byname);
+  const char **node_names = malloc(nz * sizeof *node_names);
+  int okn = order && perm && nodes_byname && node_names;
+  if (okn) {
+    for (int i = 0; i < nn; i++) {
+      lsched_node_info ni;
+      lsched_cluster_node_info(c, i, &ni);
+      node_names[i] = ni.name;
+    }
+    okn = order_by_name(node_names, (size_t)nn, nodes_byname) == 0;
+  }
+  if (okn) {
+    gorand_perm(g, perm, nn);
+    for (int i = 0; i < nn; i++)
+      order[perm[i]] = (int)nodes_byname[i];
+  }
+  free(perm);
+  free(nodes_byname);
+  free(node_names);
+  free(g);
+  if (!okn)
+    goto oom;
+  if ((lrc = lsched_cluster_set_order(c, order, nn)))
+    goto internal;
+  /* 4. The policy (seeded with the same seed) and the meter. */
+  if ((lrc = lsched_registry_create(&reg, NULL)) ||
+      (lrc = lsched_registry_add_builtins(reg)))
+    goto internal;
+  const lsched_policy_ops *ops = lsched_registry_find(reg, fs->policy);
+  if (!ops) {
+    int len = snprintf(err, errlen, "unknown policy '%s' (available:",
+                       fs->policy);
+    for (size_t i = 0; i < lsched_registry_count(reg) && len > 0 &&
+                       (size_t)len < errlen;
+         i++)
+      len += snprintf(err + len, errlen - (size_t)len, " %s",
+                      lsched_registry_at(reg, i)->name);
+    if (len > 0 && (size_t)len < errlen)
+      snprintf(err + len, errlen - (size_t)len, ")");
+    rc = -1;
+    goto out;
+  }
+  if ((lrc = lsched_policy_create(&pol, c, ops)))
+    goto internal;
+  char seedbuf[32];
+  snprintf(seedbuf, sizeof seedbuf, "%" PRIu64, seed);
+  lrc = lsched_policy_set_param(pol, "seed", seedbuf);
+  if (lrc != LSCHED_OK && lrc != LSCHED_ENOENT)
+    goto internal;
+  lrc = lsched_policy_set_workload(pol, fs->wl);
+  if (lrc != LSCHED_OK && lrc != LSCHED_ENOENT)
+    goto internal;
+  if ((lrc = lsched_fragmeter_create(&meter, c, fs->wl)))
+    goto internal;
+  /* 5. Each pod once: placed or failed; a record after each. */
+  rows = malloc(n * sizeof *rows);
+  pl = malloc(n * sizeof *pl);
+  placed = calloc(n, 1);
+  if (!rows || !pl || !placed)
+    goto oom;
+  int64_t arrived = 0, alloc = 0;
+  for (size_t i = 0; i < n; i++) {
+    const job_record *jr = &t->jobs[pods[i]];
+    arrived += demand(jr);
+    int absent = jr->gpu_spec >= 0 && jr->num_gpu > 0 &&
+                 fs->spec_absent[jr->gpu_spec];
+    if (!absent) {
+      lsched_request q = LSCHED_REQUEST_INIT;
+      q.cpu_milli = jr->cpu_milli;
+      q.memory_mib = jr->memory_mib;
+      q.gpu_count = jr->num_gpu;
+      q.gpu_milli = jr->num_gpu > 0 ? jr->gpu_milli : 0;
+      q.model_mask = jr->gpu_spec >= 0 && jr->num_gpu > 0
+                         ? fs->spec_mask[jr->gpu_spec]
+                         : 0;
+      lrc = lsched_policy_place(pol, &q, &pl[i]);
+      if (lrc == LSCHED_OK) {
+        if ((lrc = lsched_alloc(c, &pl[i]))) {
+          snprintf(err, errlen, "pod %s: policy %s: %s (%s)",
+                   trace_job_name(t, pods[i]), fs->policy, lsched_strerror(lrc),
+                   lsched_cluster_errmsg(c));
+          goto out;
+        }
+        placed[i] = 1;
+        alloc += (int64_t)pl[i].gpu_count * pl[i].gpu_milli;
+      } else if (lrc != LSCHED_ENOFIT) {
+        goto internal;
+      }
+    }
+    if (!placed[i])
+      out->failed++;
+    lsched_frag f;
+    lsched_fragmeter_get(meter, &f);
+    rows[i].arrived_milli = arrived;
+    rows[i].alloc_milli = alloc;
+    rows[i].frag_weighted = f.amount_weighted;
+    rows[i].idle_milli = f.idle_gpu_milli;
+  }
+  out->pods = n;
+  fill_bin(rows, n, cap_milli, lsched_workload_weight(fs->wl), &out->bins);
+  if (rows_out) {
+    *rows_out = rows;
+    *nrows_out = n;
+    rows = NULL;
+  }
+  rc = 0;
+  goto out;
+oom:
+  snprintf(err, errlen, "out of memory");
+  rc = -2;
+  goto out;
+internal:
+  snprintf(err, errlen, "policy %s: %s (%s)", fs->policy,
+           lsched_strerror(lrc), lsched_cluster_errmsg(c));
+  rc = -2;
+out:
+  /* Release everything (in reverse), so the cluster is idle again. */
+  if (placed)
+    for (size_t i = n; i-- > 0;)
+      if (placed[i] && lsched_release(c, &pl[i]) && rc == 0) {
+        snprintf(err, errlen, "release failed: %s", lsched_cluster_errmsg(c));
+        rc = -2;
+      }
+  lsched_fragmeter_destroy(meter);
+  lsched_policy_destroy(pol);
+  lsched_registry_destroy(reg);
+  free(placed);
+  free(pl);
+  free(rows);
+  free(order);
+  free(pods);
+  free(byname);
+  free(names);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- bins */
+
+/* Round half to even of num / den (num >= 0, den > 0), as Python's round(),
+ * which the authors' scripts apply to the arrived ratio. */
+static int64_t round_half_even(int64_t num, int64_t den) {
+  int64_t q = num / den, r = num % den;
+  if (2 * r > den || (2 * r == den && (q & 1)))
+    q++;
+  return q;
+}
+
+void fill_bin(const fill_record *rows, size_t n, int64_t cap_milli,
+              uint64_t W, fill_bins *out) {
+  double sa[FILL_BINS] = {0}, sf[FILL_BINS] = {0}, sr[FILL_BINS] = {0};
+  size_t cnt[FILL_BINS] = {0};
+  memset(out, 0, sizeof *out);
+  if (cap_milli <= 0)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    const fill_record *x = &rows[i];
+    int64_t b = round_half_even(100 * x->arrived_milli, cap_milli);
+    if (b < 0 || b >= FILL_BINS)
+      continue;
+    double frag = W ? (double)x->frag_weighted / (double)W : 0.0;
+    sa[b] += 100.0 * (double)x->alloc_milli / (double)cap_milli;
+    sf[b] += 100.0 * frag / (double)cap_milli;
+    sr[b] += x->idle_milli > 0 ? 100.0 * frag / (double)x->idle_milli : 0.0;
+    cnt[b]++;
+  }
+  for (int b = 0; b < FILL_BINS; b++) {
+    double a = sa[b], f = sf[b], q = sr[b];
+    size_t k = cnt[b];
+    if (k == 0) { /* the mean over the neighbours within +-1 */
+      for (int d = -1; d <= 1; d += 2) {
+        int nb = b + d;
+        if (nb < 0 || nb >= FILL_BINS)
+          continue;
+        a += sa[nb];
+        f += sf[nb];
+        q += sr[nb];
+        k += cnt[nb];
+      }
+    }
+    if (k == 0)
+      continue;
+    out->has[b] = 1;
+    out->alloc_pct[b] = a / (double)k;
+    out->frag_amount_pct[b] = f / (double)k;
+    out->frag_rate_pct[b] = q / (double)k;
+  }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* which: 0 unalloc, 1 frag amount, 2 frag rate */
+static double median_of(const fill_seed_result *r, size_t n, int b,
+                        int which) {
+  if (b < 0 || b >= FILL_BINS || n == 0)
+    return NAN;
+  /* Up to MAX_SEEDS values on the stack: a failed malloc returned NAN,
+   * which summary.json then showed as a missing median (null) without
+   * any error (tests/test_faults.c). */
+  double stack[MAX_SEEDS];
+  double *v = n <= MAX_SEEDS ? stack : malloc(n * sizeof *v);
+  if (!v)
+    return NAN;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const fill_bins *x = &r[i].bins;
+    if (!x->has[b])
+      continue;
+    v[k++] = which == 0   ? 100.0 - x->alloc_pct[b]
+             : which == 1 ? x->frag_amount_pct[b]
+                          : x->frag_rate_pct[b];
+  }
+  double m = NAN;
+  if (k > 0) {
+    qsort(v, k, sizeof *v, cmp_double);
+    m = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+  }
+  if (v != stack)
+    free(v);
+  return m;
+}
+
+double fill_median_unalloc(const fill_seed_result *r, size_t n, int b) {
+  return median_of(r, n, b, 0);
+}
+double fill_median_frag_amount(const fill_seed_result *r, size_t n, int b) {
+  return median_of(r, n, b, 1);
+}
+double fill_median_frag_rate(const fill_seed_result *r, size_t n, int b) {
+  return median_of(r, n, b, 2);
+}
+
+/* ---------------------------------------------------------------- seeds */
+
+static int parse_u64_strict(const char *s, const char *end, uint64_t *out) {
+  if (s == end)
+    return -1;
+  uint64_t v = 0;
+  for (const char *p = s; p < end; p++) {
+    if (*p < '0' || *p > '9')
+      return -1;
+    if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+      return -1;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+int fill_parse_seeds(const char *s, uint64_t *seeds, size_t max, size_t *n,
+                     char *err, size_t errlen) {
+  *n = 0;
+  if (!s || !*s) {
+    snprintf(err, errlen, "empty seed list");
+    return -1;
+  }
+  const char *p = s;
+  for (;;) {
+    const char *comma = strchr(p, ',');
+    const char *end = comma ? comma : p + strlen(p);
+    const char *dash = memchr(p, '-', (size_t)(end - p));
+    uint64_t a, b;
+    if (dash ? parse_u64_strict(p, dash, &a) || parse_u64_strict(dash + 1, end, &b)
+             : parse_u64_strict(p, end, &a)) {
+      snprintf(err, errlen,
+               "bad seed list '%s': expected N, A-B or a comma-separated "
+               "list of them",
+               s);
+      return -1;
+    }
+    if (!dash)
+      b = a;
+    if (b < a) {
+      snprintf(err, errlen, "bad seed range in '%s': %" PRIu64 " > %" PRIu64,
+               s, a, b);
+      return -1;
+    }
+    for (uint64_t v = a;; v++) {
+      if (*n == max) {
+        snprintf(err, errlen, "more than %zu seeds in '%s'", max, s);
+        return -1;
+      }
+      seeds[(*n)++] = v;
+      if (v == b)
+        break;
+    }
+    if (!comma)
+      break;
+    p = comma + 1;
+  }
+  return 0;
+}
+
+/* --------------------------------------------------------------- output */
+
+static void csv_num(FILE *f, double v) { fprintf(f, ",%.4f", v); }
+
+int fill_write_csv(const char *path, const fill_seed_result *r, size_t n,
+                   char *err, size_t errlen) {
+  out_file o;
+  if (out_open(&o, path, err, errlen))
+    return -1;
+  fputs("seed,arrived_pct,alloc_pct,unalloc_pct,frag_amount_pct,"
+        "frag_rate_pct\n",
+        o.f);
+  for (size_t i = 0; i < n; i++) {
+    const fill_bins *b = &r[i].bins;
+    for (int k = 0; k < FILL_BINS; k++) {
+      fprintf(o.f, "%" PRIu64 ",%d", r[i].seed, k);
+      if (b->has[k]) {
+        csv_num(o.f, b->alloc_pct[k]);
+        csv_num(o.f, 100.0 - b->alloc_pct[k]);
+        csv_num(o.f, b->frag_amount_pct[k]);
+        csv_num(o.f, b->frag_rate_pct[k]);
+      } else {
+        fputs(",,,,", o.f);
+      }
+      fputc('\n', o.f);
+    }
+  }
+  return out_commit(&o, err, errlen);
+}
+
+static cJSON *num_or_null(double v) {
+  return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v);
+}
+
+static int write_fill_summary(const char *path, const fill_setup *fs,
+                              const char *trace_path, const char *seeds_arg,
+                              const fill_seed_result *r, size_t n, char *err,
+                              size_t errlen) {
+  /* A member cJSON could not allocate is left out silently: such a
+   * summary is not written (json_alloc_failed below). */
+  json_hooks_install();
+  json_alloc_failed();
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "mode", "fill");
+  cJSON_AddStringToObject(o, "policy", fs->policy);
+  cJSON_AddStringToObject(o, "trace", trace_path);
+  cJSON_AddStringToObject(o, "cluster", fs->sc->name);
+  cJSON_AddNumberToObject(o, "nodes", fs->sc->nodes);
+  cJSON_AddNumberToObject(o, "gpus", fs->sc->gpus);
+  cJSON_AddNumberToObject(o, "tune", fs->tune);
+  cJSON_AddStringToObject(o, "seeds", seeds_arg);
+  cJSON_AddNumberToObject(o, "typical_task_types",
+                          (double)lsched_workload_count(fs->wl));
+  cJSON *per = cJSON_AddArrayToObject(o, "per_seed");
+  for (size_t i = 0; i < n; i++) {
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "seed", (double)r[i].seed);
+    cJSON_AddNumberToObject(s, "pods", (double)r[i].pods);
+    cJSON_AddNumberToObject(s, "failed", (double)r[i].failed);
+    json_add_to_array(per, s);
+  }
+  static const int at[] = {100, 130};
+  for (int k = 0; k < 2; k++) {
+    char key[64];
+    snprintf(key, sizeof key, "median_at_%d", at[k]);
+    cJSON *m = cJSON_AddObjectToObject(o, key);
+    json_add_item(m, "unalloc_pct",
+                          num_or_null(fill_median_unalloc(r, n, at[k])));
+    json_add_item(m, "frag_amount_pct",
+                          num_or_null(fill_median_frag_amount(r, n, at[k])));
+    json_add_item(m, "frag_rate_pct",
+                          num_or_null(fill_median_frag_rate(r, n, at[k])));
+  }
+  char *text = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (!text || json_alloc_failed()) {
+    cJSON_free(text);
+    snprintf(err, errlen, "%.900s: out of memory", path);
+    return -1;
+  }
+  out_file f;
+  int rc = out_open(&f, path, err, errlen);
+  if (rc == 0) {
+    fputs(text, f.f);
+    fputc('\n', f.f);
+    rc = out_commit(&f, err, errlen);
+  }
+  cJSON_free(text);
+  return rc;
+}
+
+/* -------------------------------------------------------------- workers */
+
+/* What a worker sends back per seed. */
+typedef struct worker_msg {
+  int rc;
+  char err[512];
+  fill_seed_result res;
+} worker_msg;
+
+static int write_all(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len) {
+  char *p = buf;
+  while (len > 0) {
+    ssize_t r = read(fd, p, len);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return -1;
+    p += r;
+    len -= (size_t)r;
+  }
+  return 0;
+}
+
+/* Runs seeds[0..n) into res[], with `workers` forked processes (each has
+ * its own copy of the cluster). Results do not depend on the number of
+ * workers. 0, or the first failing seed's code with err. */
+static int run_seeds(const fill_setup *fs, const uint64_t *seeds, size_t n,
+                     int workers, fill_seed_result *res, char *err,
+                     size_t errlen) {
+  if (workers > (int)n)
+    workers = (int)n;
+  if (workers <= 1) {
+    for (size_t i = 0; i < n; i++) {
+      int rc = fill_run_seed(fs, seeds[i], &res[i], NULL, NULL, err, errlen);
+      if (rc)
+        return rc;
+    }
+    return 0;
+  }
+  int fds[64];
+  pid_t pids[64];
+  if (workers > 64)
+    workers = 64;
+  fflush(stdout);
+  fflush(stderr);
+  for (int w = 0; w < workers; w++) {
+    int p[2];
+    if (pipe(p)) {
+      snprintf(err, errlen, "pipe: %s", strerror(errno));
+      return -2;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      snprintf(err, errlen, "fork: %s", strerror(errno));
+      return -2;
+    }
+    if (pid == 0) {
+      close(p[0]);
+      for (int k = 0; k < w; k++)
+        close(fds[k]);
+      worker_msg *m = calloc(1, sizeof *m);
+      if (!m)
+        _exit(3);
+      for (size_t i = (size_t)w; i < n; i += (size_t)workers) {
+        memset(m, 0, sizeof *m);
+        m->rc = fill_run_seed(fs, seeds[i], &m->res, NULL, NULL, m->err,
+                              sizeof m->err);
+        if (write_all(p[1], m, sizeof *m))
+          _exit(3);
+      }
+      _exit(0);
+    }
+    close(p[1]);
+    fds[w] = p[0];
+    pids[w] = pid;
+  }
+  /* Read whichever worker has a result ready (reading them in turn would
+   * stall a worker whose pipe is full). Results carry their seed's index
+   * implicitly: worker w sends seeds w, w + workers, ... in order. */
+  int rc = 0;
+  worker_msg *m = malloc(sizeof *m);
+  size_t next[64];
+  struct pollfd pf[64];
+  int open_fds = workers;
+  for (int w = 0; w < workers; w++) {
+    next[w] = (size_t)w;
+    pf[w].fd = fds[w];
+    pf[w].events = POLLIN;
+  }
+  while (open_fds > 0) {
+    if (poll(pf, (nfds_t)workers, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      if (!rc) {
+        snprintf(err, errlen, "poll: %s", strerror(errno));
+        rc = -2;
+      }
+      break;
+    }
+    for (int w = 0; w < workers; w++) {
+      if (pf[w].fd < 0 || !(pf[w].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      if (!m || read_all(fds[w], m, sizeof *m)) {
+        if (!rc) {
+          snprintf(err, errlen, "worker %d failed", w);
+          rc = -2;
+        }
+        next[w] = n; /* stop reading it */
+      } else {
+        if (m->rc && !rc) {
+          snprintf(err, errlen, "%s", m->err);
+          rc = m->rc;
+        }
+        res[next[w]] = m->res;
+        next[w] += (size_t)workers;
+      }
+      if (next[w] >= n) {
+        close(fds[w]);
+        pf[w].fd = -1;
+        open_fds--;
+      }
+    }
+  }
+  for (int w = 0; w < workers; w++)
+    if (pf[w].fd >= 0)
+      close(pf[w].fd);
+  free(m);
+  for (int w = 0; w < workers; w++) {
+    int st;
+    while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR)
+      ;
+  }
+  return rc;
+}
+
+/* --------------------------------------------------------------- command */
+
+static void fill_usage(FILE *f) {
+  fputs(
+      "usage: schedsim fill --cluster FILE --trace FILE --policy NAME\n"
+      "                     --seeds 42-51 [--tune 1.3] [--out DIR]\n"
+      "                     [--workers N] [--catalog FILE]\n"
+      "\n"
+      "Fill mode, the FGD paper's methodology: per seed the pods of TRACE are\n"
+      "shuffled, extended (or cut) to TUNE x the cluster's GPU capacity, and\n"
+      "placed once each (or failed) in that order by POLICY, with no\n"
+      "departures; nodes are visited in a seed-fixed random order. Prints the\n"
+      "median over seeds of the unallocated GPU % at 100% and 130% arrived.\n"
+      "\n"
+      "  --cluster FILE   JSON cluster spec or Alibaba node list CSV\n"
+      "  --trace FILE     Alibaba 2023 pod list (11 or 5 columns)\n"
+      "  --policy NAME    see 'schedsim policies'\n"
+      "  --seeds LIST     42-51, 42,43,50 or 7 (at most 4096 seeds)\n"
+      "  --tune X         target GPU demand / capacity (default 1.3)\n"
+      "  --out DIR        write fill.csv and summary.json\n"
+      "  --workers N      run seeds in N processes (default 1; same output)\n"
+      "  --catalog FILE   GPU catalog JSON instead of the built-in one\n",
+      f);
+}
+
+enum {
+  F_CLUSTER = 2000,
+  F_TRACE,
+  F_POLICY,
+  F_SEEDS,
+  F_TUNE,
+  F_OUT,
+  F_WORKERS,
+  F_CATALOG,
+  F_HELP
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void print_num(double v) {
+  if (isnan(v))
+    printf(" %8s", "-");
+  else
+    printf(" %8.2f", v);
+}
+
+int cmd_fill(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"cluster", required_argument, 0, F_CLUSTER},
+      {"trace", required_argument, 0, F_TRACE},
+      {"policy", required_argument, 0, F_POLICY},
+      {"seeds", required_argument, 0, F_SEEDS},
+      {"tune", required_argument, 0, F_TUNE},
+      {"out", required_argument, 0, F_OUT},
+      {"workers", required_argument, 0, F_WORKERS},
+      {"catalog", required_argument, 0, F_CATALOG},
+      {"help", no_argument, 0, F_HELP},
+      {0, 0, 0, 0}};
+  const char *cluster = NULL, *trace_path = NULL, *policy = NULL,
+             *seeds_arg = NULL, *outdir = NULL, *catalog = NULL;
+  double tune = 1.3;
+  long workers = 1;
+  char err[ERRLEN] = "";
+  optind = 1;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    char *end;
+    switch (ch) {
+    case 'h':
+    case F_HELP:
+      fill_usage(stdout);
+      return 0;
+    case F_CLUSTER:
+      cluster = optarg;
+      break;
+    case F_TRACE:
+      trace_path = optarg;
+      break;
+    case F_POLICY:
+      policy = optarg;
+      break;
+    case F_SEEDS:
+      seeds_arg = optarg;
+      break;
+    case F_TUNE:
+      errno = 0;
+      tune = strtod(optarg, &end);
+      if (errno || end == optarg || *end || !isfinite(tune) || tune <= 0 ||
+          tune > 100) {
+        fprintf(stderr, "schedsim fill: --tune '%s': expected a number in "
+                        "(0, 100]\n", optarg);
+        return 2;
+      }
+      break;
+    case F_OUT:
+      outdir = optarg;
+      break;
+    case F_WORKERS:
+      errno = 0;
+      workers = strtol(optarg, &end, 10);
+      if (errno || end == optarg || *end || workers < 1 || workers > 64) {
+        fprintf(stderr, "schedsim fill: --workers '%s': expected 1..64\n",
+                optarg);
+        return 2;
+      }
+      break;
+    case F_CATALOG:
+      catalog = optarg;
+      break;
+    default:
+      if (optopt)
+        fprintf(stderr, "schedsim fill: bad or missing argument for "
+                        "option\n");
+      else
+        fprintf(stderr, "schedsim fill: unknown option '%s'\n",
+                argv[optind - 1]);
+      fill_usage(stderr);
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "schedsim fill: unexpected argument '%s'\n", argv[optind]);
+    fill_usage(stderr);
+    return 2;
+  }
+  if (!cluster || !trace_path || !policy || !seeds_arg) {
+    fprintf(stderr, "schedsim fill: --cluster, --trace, --policy and --seeds "
+                    "are required\n");
+    fill_usage(stderr);
+    return 2;
+  }
+  uint64_t *seeds = malloc(MAX_SEEDS * sizeof *seeds);
+  size_t nseeds = 0;
+  if (!seeds) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    return 1;
+  }
+  if (fill_parse_seeds(seeds_arg, seeds, MAX_SEEDS, &nseeds, err,
+                       sizeof err)) {
+    fprintf(stderr, "schedsim fill: --seeds: %s\n", err);
+    free(seeds);
+    return 2;
+  }
+  gpu_catalog cat;
+  sim_cluster sc;
+  trace t;
+  trace_init(&t);
+  int status = 2;
+  uint64_t *masks = NULL;
+  uint8_t *absent = NULL;
+  lsched_workload *wl = NULL;
+  fill_seed_result *res = NULL;
+  if (cli_load_catalog(&cat, catalog, NULL, 0, err, sizeof err)) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    free(seeds);
+    return cli_load_status(err);
+  }
+  if (cli_load_cluster(&sc, cluster, &cat, 0, err, sizeof err)) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    catalog_free(&cat);
+    free(seeds);
+    return cli_load_status(err);
+  }
+  if (cli_load_trace(&t, trace_path, 1, err, sizeof err)) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    status = cli_load_status(err);
+    goto out;
+  }
+  int rc = sim_resolve_specs(&sc, &cat, &t, &masks, &absent, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    status = rc == -1 ? 2 : 1;
+    goto out;
+  }
+  if (sim_typical_workload(&wl, &t, masks, 95)) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    status = 1;
+    goto out;
+  }
+  /* The table is the same every time: made once per process (the fault
+   * tests run the command hundreds of times; it costs ~60M instructions). */
+  static uint64_t cooked[GORAND_LEN];
+  static int have_cooked;
+  if (!have_cooked && gorand_cook(cooked) == 0)
+    have_cooked = 1;
+  if (!have_cooked) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    status = 1;
+    goto out;
+  }
+  fill_setup fs = {&sc, &t, policy, tune, wl, masks, absent, cooked};
+  res = calloc(nseeds, sizeof *res);
+  if (!res) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    status = 1;
+    goto out;
+  }
+  double t0 = now_s();
+  rc = run_seeds(&fs, seeds, nseeds, (int)workers, res, err, sizeof err);
+  double wall = now_s() - t0;
+  if (rc) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    status = rc == -1 ? 2 : 1;
+    goto out;
+  }
+  if (outdir) {
+    char path[4096];
+    status = 1;
+    if (out_mkdir(outdir, err, sizeof err)) {
+      fprintf(stderr, "schedsim: %s\n", err);
+      goto out;
+    }
+    int len = snprintf(path, sizeof path, "%s/fill.csv", outdir);
+    if (len < 0 || (size_t)len >= sizeof path) {
+      fprintf(stderr, "schedsim: %s: output directory name too long\n",
+              outdir);
+      goto out;
+    }
+    if (fill_write_csv(path, res, nseeds, err, sizeof err)) {
+      fprintf(stderr, "schedsim: %s\n", err);
+      goto out;
+    }
+    len = snprintf(path, sizeof path, "%s/summary.json", outdir);
+    if (len < 0 || (size_t)len >= sizeof path)
+      goto out;
+    if (write_fill_summary(path, &fs, trace_path, seeds_arg, res, nseeds, err,
+                           sizeof err)) {
+      fprintf(stderr, "schedsim: %s\n", err);
+      goto out;
+    }
+  }
+  printf("fill: policy %s, cluster %s (%d nodes, %d GPUs), trace %s (%zu "
+         "pods, %zu typical task types), tune %g\n",
+         policy, sc.name, sc.nodes, sc.gpus, t.path, t.n,
+         lsched_workload_count(wl), tune);
+  printf("  %8s %7s %7s %8s %8s %8s %8s\n", "seed", "pods", "failed",
+         "unal@100", "unal@130", "frag@100", "frag@130");
+  for (size_t i = 0; i < nseeds; i++) {
+    const fill_bins *b = &res[i].bins;
+    printf("  %8" PRIu64 " %7zu %7zu", res[i].seed, res[i].pods,
+           res[i].failed);
+    print_num(b->has[100] ? 100 - b->alloc_pct[100] : NAN);
+    print_num(b->has[130] ? 100 - b->alloc_pct[130] : NAN);
+    print_num(b->has[100] ? b->frag_rate_pct[100] : NAN);
+    print_num(b->has[130] ? b->frag_rate_pct[130] : NAN);
+    putchar('\n');
+  }
+  printf("  median unallocated GPU %%: %.2f at 100%% arrived, %.2f at 130%% "
+         "(frag rate %.2f%%, %.2f%%)\n",
+         fill_median_unalloc(res, nseeds, 100),
+         fill_median_unalloc(res, nseeds, 130),
+         fill_median_frag_rate(res, nseeds, 100),
+         fill_median_frag_rate(res, nseeds, 130));
+  printf("  wall time %.3f s (%.3f s per seed)\n", wall,
+         wall / (double)nseeds);
+  if (outdir)
+    printf("  outputs in %s/ (fill.csv, summary.json)\n", outdir);
+  status = 0;
+out:
+  free(res);
+  lsched_workload_destroy(wl);
+  free(masks);
+  free(absent);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+  catalog_free(&cat);
+  free(seeds);
+  return status;
+}

@@ -1,0 +1,429 @@
+/* Replay-mode fragmentation and stranded capacity (see fragtrack.h). */
+#include "fragtrack.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__extension__ typedef __int128 i128;
+
+#define NO_SHAPE UINT32_MAX
+
+/* A distinct GPU request shape of the trace (CPU-only jobs have none). */
+typedef struct shape {
+  lsched_request req;
+  uint32_t queued; /* jobs of this shape in the queue */
+  uint32_t pos;    /* index in active[] while queued > 0 */
+} shape;
+
+struct sim_fragtrack {
+  lsched_cluster *c;
+  int n;
+  lsched_workload *wl;
+  lsched_fragmeter *meter;
+  lsched_policy *obs;
+  /* shapes */
+  shape *shapes;
+  uint32_t nshapes, shapes_cap, shapes_cap_counted;
+  uint32_t *slot;
+  uint32_t nslot;
+  uint32_t *job_shape; /* per job */
+  uint32_t *active;    /* shapes with queued > 0, sorted by gpu_milli */
+  uint32_t nactive;
+  int set_changed;
+  size_t queued;       /* jobs in the queue (CPU-only included) */
+  /* per node */
+  uint8_t *dirty;
+  int *dirty_list;
+  int ndirty;
+  int64_t *str;
+  int64_t S;
+  int valid; /* str[] matches the active set */
+  /* current values and integrals */
+  lsched_frag fr;
+  int64_t stranded;
+  i128 amount_area, stranded_area; /* amount_weighted x us, milli x us */
+  double rate_area;
+  i128 amount_done, stranded_done;
+  double rate_done;
+};
+
+/* ---------------------------------------------------------------- observer
+ * An outside policy table (the public extension point for incremental
+ * indexes) that never places anything and marks the nodes that change. */
+
+struct obs_state {
+  sim_fragtrack *f;
+};
+
+static int obs_place(void *state, const lsched_cluster *c,
+                     const lsched_request *req, lsched_placement *out) {
+  (void)state;
+  (void)c;
+  (void)req;
+  (void)out;
+  return LSCHED_ENOFIT;
+}
+
+static int obs_set_param(void *state, const char *key, const char *value) {
+  struct obs_state *s = state;
+  void *p = NULL;
+  if (strcmp(key, "tracker") != 0)
+    return LSCHED_ENOENT;
+  if (sscanf(value, "%p", &p) != 1)
+    return LSCHED_EINVAL;
+  s->f = p;
+  return LSCHED_OK;
+}
+
+static void obs_changed(void *state, const lsched_cluster *c,
+                        const lsched_placement *p) {
+  (void)c;
+  struct obs_state *s = state;
+  sim_fragtrack *f = s->f;
+  if (f && p->node >= 0 && p->node < f->n && !f->dirty[p->node]) {
+    f->dirty[p->node] = 1;
+    f->dirty_list[f->ndirty++] = p->node;
+  }
+}
+
+static const lsched_policy_ops obs_ops = {
+    .version = LSCHED_POLICY_OPS_VERSION,
+    .name = "(replay fragmentation observer)",
+    .description = "marks the nodes that change",
+    .state_size = sizeof(struct obs_state),
+    .set_param = obs_set_param,
+    .place = obs_place,
+    .on_alloc = obs_changed,
+    .on_release = obs_changed,
+};
+
+/* ------------------------------------------------------------------ shapes */
+
+static uint32_t shape_hash(const lsched_request *r) {
+  uint64_t h = (uint64_t)r->cpu_milli * UINT64_C(0x9E3779B97F4A7C15);
+  h ^= (uint64_t)r->memory_mib * UINT64_C(0xC2B2AE3D27D4EB4F);
+  h ^= ((uint64_t)(uint32_t)r->gpu_count << 32 | (uint32_t)r->gpu_milli) *
+       UINT64_C(0x165667B19E3779F9);
+  h ^= r->model_mask * UINT64_C(0x27D4EB2F165667C5);
+  h ^= h >> 29;
+  return (uint32_t)h;
+}
+
+static int same(const lsched_request *a, const lsched_request *b) {
+  return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+         a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
+         a->model_mask == b->model_mask;
+}
+
+static int rehash(sim_fragtrack *f, uint32_t nn) {
+  uint32_t *s = calloc(nn, sizeof *s);
+  if (!s)
+    return -2;
+  for (uint32_t i = 0; i < f->nshapes; i++) {
+    uint32_t j = shape_hash(&f->shapes[i].req) & (nn - 1);
+    while (s[j])
+      j = (j + 1) & (nn - 1);
+    s[j] = i + 1;
+  }
+  free(f->slot);
+  f->slot = s;
+  f->nslot = nn;
+  return 0;
+}
+
+static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
+  if (2 * (f->nshapes + 1) >= f->nslot &&
+      rehash(f, f->nslot ? 2 * f->nslot : 1024))
+    return NO_SHAPE - 1;
+  uint32_t j = shape_hash(r) & (f->nslot - 1);
+  for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
+    if (same(&f->shapes[f->slot[j] - 1].req, r))
+      return f->slot[j] - 1;
+  if (f->nshapes == f->shapes_cap) {
+    uint32_t nc = f->shapes_cap ? 2 * f->shapes_cap : 256;
+    shape *ns = realloc(f->shapes, (size_t)nc * sizeof *ns);
+    if (!ns)
+      return NO_SHAPE - 1;
+    f->shapes = ns;
+    f->shapes_cap = nc;
+  }
+  shape *s = &f->shapes[f->nshapes];
+  memset(s, 0, sizeof *s);
+  s->req = *r;
+  f->slot[j] = ++f->nshapes;
+  return f->nshapes - 1;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+void fragtrack_free(sim_fragtrack *f) {
+  if (!f)
+    return;
+  lsched_policy_destroy(f->obs);
+  lsched_fragmeter_destroy(f->meter);
+  lsched_workload_destroy(f->wl);
+  free(f->shapes);
+  free(f->slot);
+  free(f->job_shape);
+  free(f->active);
+  free(f->dirty);
+  free(f->dirty_list);
+  free(f->str);
+  free(f);
+}
+
+int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc, const trace *t,
+                    const uint64_t *spec_mask, const uint8_t *spec_absent) {
+  *out = NULL;
+  sim_fragtrack *f = calloc(1, sizeof *f);
+  if (!f)
+    return -2;
+  f->c = sc->c;
+  f->n = lsched_cluster_node_count(sc->c);
+  size_t nz = f->n ? (size_t)f->n : 1;
+  /* Masks as sim_typical_workload: a spec the cluster lacks names only
+   * absent models (such jobs never queue: the engine sets them aside). */
+  int nm = lsched_cluster_model_count(sc->c);
+  uint64_t present = nm >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nm) - 1;
+  uint64_t *tmask = calloc(t->nspecs > 0 ? (size_t)t->nspecs : 1,
+                           sizeof *tmask);
+  f->job_shape = malloc((t->n ? t->n : 1) * sizeof *f->job_shape);
+  f->dirty = calloc(nz, 1);
+  f->dirty_list = malloc(nz * sizeof *f->dirty_list);
+  f->str = calloc(nz, sizeof *f->str);
+  if (!tmask || !f->job_shape || !f->dirty || !f->dirty_list || !f->str)
+    goto fail;
+  for (int s = 0; s < t->nspecs; s++)
+    tmask[s] = spec_absent[s] ? ~present : spec_mask[s];
+  /* Every job's request shape (as the engine builds it; CPU-only jobs too,
+   * for the workload), interned once: the typical workload is then built
+   * from the shape counts, one hash per job in all. */
+  uint32_t *count = NULL;
+  for (size_t j = 0; j < t->n; j++) {
+    const job_record *jr = &t->jobs[j];
+    lsched_request r = LSCHED_REQUEST_INIT;
+    r.cpu_milli = jr->cpu_milli;
+    r.memory_mib = jr->memory_mib;
+    r.gpu_count = jr->num_gpu > 0 ? jr->num_gpu : 0;
+    r.gpu_milli = jr->num_gpu > 0 ? jr->gpu_milli : 0;
+    r.model_mask = jr->gpu_spec >= 0 && jr->num_gpu > 0
+                       ? tmask[jr->gpu_spec]
+                       : 0;
+    uint32_t id = intern(f, &r);
+    if (id == NO_SHAPE - 1)
+      goto fail;
+    if (f->nshapes > f->shapes_cap_counted) {
+      uint32_t *nc = realloc(count, (size_t)f->shapes_cap * sizeof *nc);
+      if (!nc) {
+        free(count);
+        goto fail;
+      }
+      memset(nc + f->shapes_cap_counted, 0,
+             (size_t)(f->shapes_cap - f->shapes_cap_counted) * sizeof *nc);
+      count = nc;
+      f->shapes_cap_counted = f->shapes_cap;
+    }
+    count[id]++;
+    f->job_shape[j] = r.gpu_count > 0 ? id : NO_SHAPE;
+  }
+  if (lsched_workload_create(&f->wl, NULL)) {
+    free(count);
+    goto fail;
+  }
+  for (uint32_t i = 0; i < f->nshapes; i++) {
+    const lsched_request *r = &f->shapes[i].req;
+    lsched_task_type tt;
+    tt.cpu_milli = r->cpu_milli;
+    tt.gpu_count = r->gpu_count;
+    tt.gpu_milli = r->gpu_milli;
+    tt.model_mask = r->model_mask;
+    tt.weight = count[i];
+    int wrc = lsched_workload_add(f->wl, &tt);
+    if (wrc && wrc != LSCHED_ERANGE) {
+      free(count);
+      goto fail;
+    }
+  }
+  free(count);
+  if (lsched_workload_keep_popular(f->wl, 95))
+    goto fail;
+  if (lsched_fragmeter_create(&f->meter, sc->c, f->wl))
+    goto fail;
+  char ptr[64];
+  snprintf(ptr, sizeof ptr, "%p", (void *)f);
+  if (lsched_policy_create(&f->obs, sc->c, &obs_ops) ||
+      lsched_policy_set_param(f->obs, "tracker", ptr))
+    goto fail;
+  f->active = malloc((f->nshapes ? f->nshapes : 1) * sizeof *f->active);
+  if (!f->active)
+    goto fail;
+  free(tmask);
+  lsched_fragmeter_get(f->meter, &f->fr);
+  *out = f;
+  return 0;
+fail:
+  free(tmask);
+  fragtrack_free(f);
+  return -2;
+}
+
+const lsched_workload *fragtrack_workload(const sim_fragtrack *f) {
+  return f ? f->wl : NULL;
+}
+
+void fragtrack_queued(sim_fragtrack *f, uint32_t j, int delta) {
+  if (!f)
+    return;
+  if (delta > 0)
+    f->queued++;
+  else if (f->queued > 0)
+    f->queued--;
+  uint32_t id = f->job_shape[j];
+  if (id == NO_SHAPE)
+    return;
+  shape *s = &f->shapes[id];
+  if (delta > 0) {
+    if (s->queued++ == 0) {
+      s->pos = f->nactive;
+      f->active[f->nactive++] = id;
+      f->set_changed = 1;
+    }
+  } else if (s->queued > 0 && --s->queued == 0) {
+    uint32_t last = f->active[--f->nactive];
+    f->active[s->pos] = last;
+    f->shapes[last].pos = s->pos;
+    f->set_changed = 1;
+  }
+}
+
+/* ---------------------------------------------------------------- stranded */
+
+static int cmp_active(const void *a, const void *b, void *ctx);
+
+/* qsort has no context argument in C11: sort by insertion (the active set
+ * is small and changes rarely). */
+static void sort_active(sim_fragtrack *f) {
+  for (uint32_t i = 1; i < f->nactive; i++) {
+    uint32_t x = f->active[i];
+    uint32_t k = i;
+    while (k > 0 && cmp_active(&f->active[k - 1], &x, f) > 0) {
+      f->active[k] = f->active[k - 1];
+      k--;
+    }
+    f->active[k] = x;
+  }
+  for (uint32_t i = 0; i < f->nactive; i++)
+    f->shapes[f->active[i]].pos = i;
+}
+
+static int cmp_active(const void *a, const void *b, void *ctx) {
+  const sim_fragtrack *f = ctx;
+  const lsched_request *x = &f->shapes[*(const uint32_t *)a].req;
+  const lsched_request *y = &f->shapes[*(const uint32_t *)b].req;
+  if (x->gpu_milli != y->gpu_milli)
+    return x->gpu_milli < y->gpu_milli ? -1 : 1;
+  uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+  return (ia > ib) - (ia < ib);
+}
+
+/* Stranded milli of node i for the active shapes. */
+static int64_t node_stranded(const sim_fragtrack *f, int i) {
+  lsched_node_info ni;
+  if (lsched_cluster_node_info(f->c, i, &ni) || ni.gpu_count == 0 ||
+      ni.gpu_milli_free == 0)
+    return 0;
+  if (ni.gpu_mode != LSCHED_GPU_SHARED && ni.gpu_mode != LSCHED_GPU_EXCLUSIVE)
+    return 0;
+  int dmin = -1;
+  for (uint32_t k = 0; k < f->nactive; k++) {
+    const lsched_request *r = &f->shapes[f->active[k]].req;
+    if (lsched_fits(f->c, i, r)) {
+      /* ascending share: the first that fits has the smallest */
+      dmin = lsched_effective_milli(f->c, i, r);
+      break;
+    }
+  }
+  if (dmin < 0)
+    return ni.gpu_milli_free;
+  int64_t s = 0;
+  for (int g = 0; g < ni.gpu_count; g++) {
+    int x = lsched_cluster_gpu_free(f->c, i, g);
+    if (x > 0 && x < dmin)
+      s += x;
+  }
+  return s;
+}
+
+int fragtrack_update(sim_fragtrack *f) {
+  if (!f)
+    return 0;
+  lsched_fragmeter_get(f->meter, &f->fr);
+  if (f->queued == 0) {
+    f->stranded = 0;
+  } else if (f->set_changed || !f->valid) {
+    sort_active(f);
+    f->S = 0;
+    for (int i = 0; i < f->n; i++) {
+      f->str[i] = node_stranded(f, i);
+      f->S += f->str[i];
+    }
+    f->valid = 1;
+    f->set_changed = 0;
+    f->stranded = f->S;
+  } else {
+    for (int k = 0; k < f->ndirty; k++) {
+      int i = f->dirty_list[k];
+      int64_t v = node_stranded(f, i);
+      f->S += v - f->str[i];
+      f->str[i] = v;
+    }
+    f->stranded = f->S;
+  }
+  /* An empty queue keeps no per-node values: the next non-empty one
+   * recomputes them all. */
+  if (f->queued == 0)
+    f->valid = 0;
+  for (int k = 0; k < f->ndirty; k++)
+    f->dirty[f->dirty_list[k]] = 0;
+  f->ndirty = 0;
+  return 0;
+}
+
+void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out) {
+  memset(out, 0, sizeof *out);
+  if (!f)
+    return;
+  out->frag_amount = f->fr.amount;
+  out->frag_rate = f->fr.rate;
+  out->stranded_gpu_milli = f->stranded;
+}
+
+void fragtrack_advance(sim_fragtrack *f, int64_t dt) {
+  if (!f || dt <= 0)
+    return;
+  f->amount_area += (i128)f->fr.amount_weighted * dt;
+  f->stranded_area += (i128)f->stranded * dt;
+  f->rate_area += f->fr.rate * (double)dt;
+}
+
+void fragtrack_completed(sim_fragtrack *f) {
+  if (!f)
+    return;
+  f->amount_done = f->amount_area;
+  f->stranded_done = f->stranded_area;
+  f->rate_done = f->rate_area;
+}
+
+void fragtrack_means(const sim_fragtrack *f, double span_us,
+                     double *frag_amount_mean, double *frag_rate_mean,
+                     double *stranded_mean) {
+  *frag_amount_mean = *frag_rate_mean = *stranded_mean = 0;
+  if (!f || span_us <= 0)
+    return;
+  double W = (double)f->fr.weight_total;
+  *frag_amount_mean = W > 0 ? (double)f->amount_done / W / span_us : 0;
+  *frag_rate_mean = f->rate_done / span_us;
+  *stranded_mean = (double)f->stranded_done / span_us;
+}

@@ -1,0 +1,69 @@
+/*
+ * Fragmentation in replay mode: the FGD fragmentation amount and rate of the
+ * cluster (DESIGN.md section 6, libsched's lsched_fragmeter, with the task
+ * types of the trace being replayed as the workload) and the stranded GPU
+ * capacity, kept incrementally, plus their time-weighted integrals.
+ *
+ * Stranded GPU milli (definition): 0 while the queue is empty; otherwise
+ * the free milli of every GPU (on shared and exclusive nodes) that no job
+ * in the queue could use now, where GPU g of node n is usable by queued job
+ * j when j fits n in the current state (CPU, memory, allowed model, enough
+ * GPUs with its share free; lsched_fits) and g has at least j's share (1000
+ * on exclusive nodes) free. CPU-only jobs use no GPU. So a node that no
+ * queued job fits strands all its idle GPU milli, and a node that some do
+ * strands the slivers below the smallest share among them. MIG nodes are
+ * left out.
+ *
+ * Cost: the meter updates the changed node on every alloc/release
+ * (O(types + GPUs x shares)); stranded is recomputed at a timeline point
+ * for the nodes changed since the last point, or for every node when the
+ * set of request shapes in the queue changed, each in O(queued shapes until
+ * the first that fits).
+ */
+#ifndef SCHEDSIM_FRAGTRACK_H
+#define SCHEDSIM_FRAGTRACK_H
+
+#include <stdint.h>
+
+#include <libsched/libsched.h>
+
+#include "cluster_spec.h"
+#include "trace.h"
+
+typedef struct sim_fragtrack sim_fragtrack;
+
+/* Starts tracking on sc's (idle) cluster for trace t; spec masks as the
+ * engine resolved them. 0, or -2 out of memory. */
+int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc, const trace *t,
+                    const uint64_t *spec_mask, const uint8_t *spec_absent);
+void fragtrack_free(sim_fragtrack *f);
+
+/* The trace's typical workload (owned by f), for policies such as fgd. */
+const lsched_workload *fragtrack_workload(const sim_fragtrack *f);
+
+/* Job j entered (+1) or left (-1) the queue. */
+void fragtrack_queued(sim_fragtrack *f, uint32_t j, int delta);
+
+/* Brings the current values up to date (at a point where all events of a
+ * time are done); they hold until the next call. 0, or -2 out of memory. */
+int fragtrack_update(sim_fragtrack *f);
+
+/* The current values. */
+typedef struct fragtrack_values {
+  double frag_amount;         /* milli-GPU */
+  double frag_rate;           /* 0..1 */
+  int64_t stranded_gpu_milli;
+} fragtrack_values;
+void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out);
+
+/* Time moves on by dt microseconds with the current values. */
+void fragtrack_advance(sim_fragtrack *f, int64_t dt);
+/* A job completed now: the integrals so far are the ones reported. */
+void fragtrack_completed(sim_fragtrack *f);
+/* Time-weighted means over span microseconds (from the first arrival to
+ * the last completion); 0 when span is 0. */
+void fragtrack_means(const sim_fragtrack *f, double span_us,
+                     double *frag_amount_mean, double *frag_rate_mean,
+                     double *stranded_mean);
+
+#endif

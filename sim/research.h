@@ -1,0 +1,113 @@
+/*
+ * The research workflow on top of single replays: `schedsim compare`
+ * (several policies, queues and clusters on one trace), `schedsim sweep`
+ * (a grid from a JSON manifest, resumable), the forked worker pool both use,
+ * the per-run metrics row both write, and the gnuplot plots.
+ *
+ * Every run is an ordinary cli_replay in a forked child, so its outputs are
+ * byte-identical to `schedsim run` with the same arguments; the parent only
+ * merges the runs' summary.json files into one table.
+ */
+#ifndef SCHEDSIM_RESEARCH_H
+#define SCHEDSIM_RESEARCH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+int cmd_compare(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+/* Loads and checks a sweep manifest and expands its grid without loading
+ * inputs or running anything (the fuzz target and tests use it). 0 with
+ * *nruns set, or -1 with "FILE: ..." in err. */
+int sweep_manifest_check(const char *file, size_t *nruns, char *err,
+                         size_t errlen);
+
+/* ------------------------------------------------------------ pool.c */
+
+/* Progress of one task, in memory shared between a worker and the parent. */
+typedef struct pool_slot {
+  _Atomic int64_t now_us;  /* simulated time */
+  _Atomic uint64_t events; /* events processed */
+  _Atomic uint64_t done;   /* jobs finished */
+  _Atomic uint64_t total;  /* jobs in the trace (0 until loaded) */
+} pool_slot;
+
+/* Runs task i in a forked child; returns its exit status. */
+typedef int (*pool_task_fn)(size_t i, pool_slot *slot, void *user);
+
+/*
+ * Runs tasks 0..n-1 in forked children, at most `workers` at a time, and
+ * stores each exit status in status[i] (128 + signal number for a child
+ * killed by a signal, which is also reported on stderr). When show is set
+ * (and stderr is a terminal), an aggregate progress line labelled `what`
+ * is drawn on stderr once the tasks have run for a second. 0, or -1 when
+ * no worker could be started (message on stderr; unstarted tasks get 1).
+ */
+int pool_run(size_t n, int workers, pool_task_fn fn, void *user, int *status,
+             int show, const char *what);
+
+/* sim_options.progress for a task: copies the engine's counters into the
+ * pool_slot given as user. */
+void pool_progress_cb(int64_t now_us, uint64_t events, size_t done,
+                      size_t total, void *user);
+
+/* Online CPUs (at least 1): the default number of workers. */
+int pool_default_workers(void);
+
+/* --------------------------------------------------------- runtable.c */
+
+/* The numbers of one run's summary.json that the merged tables carry. */
+typedef struct run_metrics {
+  double jobs, completed, never_started;
+  double alloc_ratio;
+  double queue[5], jct[5]; /* mean, p50, p95, p99, max (seconds) */
+  double makespan_s, gpu_hours;
+  double cost_total, cost_per_gpu_hour, cost_idle, unpriced_gpus;
+  double events;
+  /* Time-weighted means of fragmentation (milli-GPU and rate 0..1) and
+   * stranded GPU milli; has_frag = 0 when summary.json has none of them
+   * (then their CSV fields are empty). */
+  double frag_amount, frag_rate, stranded_milli;
+  int has_frag;
+} run_metrics;
+
+/* Reads RUN_DIR/summary.json. 0, or -1 with "PATH: ..." in err. */
+int run_metrics_read(const char *run_dir, run_metrics *m, char *err,
+                     size_t errlen);
+/* The metric columns (comma-separated, no newline) and one row of them. */
+void run_metrics_header(FILE *f);
+void run_metrics_row(FILE *f, const run_metrics *m);
+/* Writes s as one CSV field (quoted when it holds , " CR or LF). */
+void research_csv_field(FILE *f, const char *s);
+/* A label for file names and plots from a path: the base name without
+ * ".gz" and one extension, every byte outside [A-Za-z0-9._-] replaced by
+ * '-' ("builtin:default" -> "builtin-default"). */
+void research_label(char *out, size_t size, const char *path);
+/* Removes DIR and the regular files in it (one level). 0 or -1. */
+int research_rmdir(const char *dir);
+/* 1 if path exists. */
+int research_exists(const char *path);
+
+/* ------------------------------------------------------------ plot.c */
+
+typedef struct plot_run {
+  const char *label; /* legend and data-file name */
+  const char *dir;   /* the run's output directory */
+  double cost_total; /* USD */
+  double cost_idle;
+} plot_run;
+
+/*
+ * Writes OUTDIR/plots/: data files (data/<label>.util, data/<label>.qcdf,
+ * data/cost.dat), plots.gp, and, through gnuplot, utilization, queue_cdf
+ * and cost as PNG and SVG. Returns 0 when the plots were made, 1 when
+ * gnuplot is not on PATH (the warning "gnuplot not found: plots skipped"
+ * is printed; data and script are still written), -1 with err set on
+ * failure (I/O, or gnuplot failed: its output is in plots/gnuplot.log).
+ */
+int plot_runs(const char *outdir, const plot_run *runs, size_t n, char *err,
+              size_t errlen);
+
+#endif

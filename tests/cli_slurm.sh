@@ -1,0 +1,329 @@
+#!/usr/bin/env bash
+# lsched-slurm-advisor on a real Slurm (22.05, Debian packages): a local
+# 4-node cluster with 8 fake A100 GPUs and 32 shards per node
+# (scripts/slurm_testbed.sh; slurmctld + 4 slurmd on 127.0.0.2-5, stopped by
+# PID on exit even when a step fails).
+#
+# The job sequence, all single-node, 1 CPU and 1000 MiB each:
+#     g4  g6  g2  g4  g6  g8      (GPUs per job, in submission order)
+# Slurm's select/cons_tres picks, for each job in priority order (here: FIFO),
+# the first node in node order that fits (verified: a 2-GPU job went to gn1
+# with 4 GPUs free rather than to gn2 with exactly 2 free):
+#     g4 -> gn1 (4 left)   g6 -> gn2 (2 left)   g2 -> gn1 (2 left)
+#     g4 -> gn3 (4 left)   g6 -> gn4 (2 left)
+# 10 GPUs are idle (2 + 2 + 4 + 2) but no node has 8, so g8 waits
+# (PENDING, Resources). Best-fit puts the same jobs where they leave the least
+# behind: g2 beside g6 on gn2 (0 left), the second g4 on gn1 (0 left), the
+# second g6 on gn3, and g8 gets the untouched gn4.
+#
+# Slurm starts a job the moment it is submitted if it fits, before any outside
+# advisor can look at it. Both runs therefore submit the sequence while the
+# partition is closed (State=DOWN: Slurm queues but starts nothing, as after a
+# maintenance window) and then open it, so that Slurm faces the same queue in
+# the same order either way; without the advisor Slurm places it itself, with
+# the advisor every job is already pinned (required node) by then. Submitting
+# the jobs one by one into an open partition gives the baseline placement too.
+#
+# Checks:
+#  1. baseline: g8 stays PENDING while 10 GPUs are idle, nodes as above;
+#  2. advisor (best-fit, --once): six decisions, all applied; after the
+#     partition opens all six jobs run, g8 on gn4 (squeue);
+#  3. one library, two hosts: the advisor's --dump of a mirrored state (the
+#     stranded cluster plus a few queued jobs, and the state of check 2) is
+#     replayed by lsched-slurm-replay, which rebuilds it through schedsim's
+#     cluster loader and asks libsched's policy again: same node and GPUs for
+#     every job;
+#  4. the mirror agrees with Slurm on the GPUs in use per node;
+#  5. running jobs are never touched; --exclude is honoured; a job Slurm could
+#     never run on any node is not pinned; skipped jobs are left alone;
+#  6. loop mode (--interval) pins a newly queued job and exits 0 on SIGTERM;
+#  7. Slurm unreachable or no configuration: exit 1 with a message; unknown
+#     policy: exit 2.
+#
+# Skips (exit 77) when the Slurm packages, the advisor binary or root are
+# missing; with CI=true (where .ci/run installs the packages through
+# scripts/setup-slurm.sh) those are failures. LSCHED_SKIP_SLURM=1 always skips.
+set -u
+
+src=${SCHEDSIM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+if [ -n "${LSCHED_BUILD_DIR:-}" ]; then
+  bin=$LSCHED_BUILD_DIR
+elif [ -n "${SCHEDSIM_BIN:-}" ]; then
+  bin=$(dirname "$SCHEDSIM_BIN")
+else
+  bin=$src/build
+fi
+ADV=$bin/lsched-slurm-advisor
+REPLAY=$bin/lsched-slurm-replay
+
+skip() {
+  if [ "${CI:-}" = true ] && [ "${LSCHED_SKIP_SLURM:-}" != 1 ]; then
+    echo "FAIL: $* (CI=true: scripts/setup-slurm.sh should have installed Slurm)"
+    exit 1
+  fi
+  echo "SKIP: $*"
+  exit 77
+}
+[ "${LSCHED_SKIP_SLURM:-}" = 1 ] && skip "LSCHED_SKIP_SLURM=1"
+for tool in slurmctld slurmd sbatch squeue scontrol sinfo scancel munge unmunge; do
+  command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] ||
+    skip "$tool not found (Debian: apt-get install slurmctld slurmd slurm-client munge libslurm-dev)"
+done
+[ -x "$ADV" ] || skip "$ADV not built (libslurm-dev was missing when CMake ran)"
+[ -x "$REPLAY" ] || skip "$REPLAY not built"
+[ "$(id -u)" -eq 0 ] || skip "needs root (slurmd runs as root, mknod)"
+command -v flock >/dev/null 2>&1 || skip "flock not found"
+
+# One test bed at a time on this machine (fixed ports).
+exec 9>"${TMPDIR:-/tmp}/lsched-slurm-test.lock"
+flock -w 300 9 || { echo "FAIL: another Slurm test held the lock for 300 s"; exit 1; }
+
+export TB
+TB=$(mktemp -d "${TMPDIR:-/tmp}/cli_slurm.XXXXXX")
+export PORT_BASE=${LSCHED_TEST_PORT_BASE:-17917}
+TESTBED=$src/scripts/slurm_testbed.sh
+loop_pid=""
+cleanup() {
+  [ -n "$loop_pid" ] && kill "$loop_pid" 2>/dev/null
+  bash "$TESTBED" stop >/dev/null 2>&1
+  if [ "${KEEP_TB:-}" = 1 ]; then echo "kept $TB"; else rm -rf "$TB"; fi
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+fails=0
+t0=$(date +%s)
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+die() {
+  bad "$*"
+  echo "--- slurmctld log (tail)"; tail -20 "$TB/log/slurmctld.log" 2>/dev/null
+  exit 1
+}
+
+out=$(bash "$TESTBED" start 2>&1 9>&-) || die "test bed did not start: $out"
+eval "$(printf '%s\n' "$out" | grep '^export SLURM_CONF=')"
+[ -n "${SLURM_CONF:-}" ] || die "no SLURM_CONF from the test bed: $out"
+ok "test bed up: $(printf '%s\n' "$out" | grep -o '[0-9]* nodes up in [0-9.]* s')"
+cd "$TB" || exit 1
+
+# ----------------------------------------------------------------- helpers
+state() { squeue -h -j "$1" -o %T 2>/dev/null; }
+nodeof() { squeue -h -j "$1" -o %N 2>/dev/null; }
+reqnodes() { squeue -h -j "$1" -o %n 2>/dev/null; }
+# wait_for SECONDS COMMAND...: polls every 0.1 s until COMMAND succeeds.
+wait_for() {
+  local end=$(($(date +%s) + $1))
+  shift
+  while [ "$(date +%s)" -lt $end ]; do "$@" && return 0; sleep 0.1; done
+  "$@"
+}
+all_running() { local j; for j; do [ "$(state "$j")" = RUNNING ] || return 1; done; }
+no_jobs() { [ -z "$(squeue -h -t PD,R,CG -o %i 2>/dev/null)" ]; }
+reset() { scancel --quiet -u root 2>/dev/null; wait_for 20 no_jobs || bad "jobs did not drain"; }
+part() { scontrol update PartitionName=gpu State="$1" || die "cannot set the partition $1"; }
+SEQ=(4 6 2 4 6 8)
+submit_seq() { # prints job ids
+  local g
+  for g in "${SEQ[@]}"; do
+    sbatch --parsable -J "g$g" -o /dev/null -c 1 --mem=1000 \
+      --gres="gpu:a100:$g" --wrap 'sleep 600' || return 1
+  done
+}
+# free GPUs of a node according to Slurm (8 - whole GPUs in gres_used)
+slurm_free() {
+  local used
+  used=$(sinfo -h -N -n "$1" -O GresUsed:100 | grep -o 'gpu:a100:[0-9]*' | head -1 | cut -d: -f3)
+  echo $((8 - ${used:-0}))
+}
+# field KEY JSON-LINE: a scalar value from one of the advisor's JSON lines
+field() { printf '%s\n' "$2" | grep -o "\"$1\":[^,}]*" | head -1 | cut -d: -f2- | tr -d '"'; }
+line_of() { grep "\"job_id\":$1," "$2"; }
+replay_check() { # DUMP WHAT
+  local r
+  if r=$("$REPLAY" "$1" 2>&1); then
+    ok "$2: lsched-slurm-replay agrees on $(grep -c '"match":true' <<<"$r") decisions"
+  else
+    bad "$2: lsched-slurm-replay disagrees:"
+    printf '%s\n' "$r" | sed 's/^/     > /'
+  fi
+}
+
+# ------------------------------------------------- 1. Slurm alone: strands
+part DOWN
+mapfile -t J < <(submit_seq) || die "sbatch failed"
+[ ${#J[@]} -eq 6 ] || die "submitted ${#J[@]} jobs, want 6"
+part UP
+wait_for 20 all_running "${J[@]:0:5}" || die "the five small jobs did not start"
+sleep 3 # a few main and backfill passes (bf_interval=1)
+want=(gn1 gn2 gn1 gn3 gn4)
+got=()
+for i in 0 1 2 3 4; do got+=("$(nodeof "${J[$i]}")"); done
+if [ "${got[*]}" = "${want[*]}" ]; then
+  ok "baseline: Slurm placed g4 g6 g2 g4 g6 on ${got[*]} (first fit in node order)"
+else
+  bad "baseline: Slurm placed the small jobs on ${got[*]}, expected ${want[*]}"
+fi
+free="$(slurm_free gn1) $(slurm_free gn2) $(slurm_free gn3) $(slurm_free gn4)"
+reason=$(squeue -h -j "${J[5]}" -o %r)
+if [ "$(state "${J[5]}")" = PENDING ] && [ "$free" = "2 2 4 2" ]; then
+  ok "baseline: g8 is PENDING ($reason) with 10 GPUs idle, free per node: $free"
+else
+  bad "baseline: g8 is $(state "${J[5]}") ($reason), free GPUs per node: $free (want PENDING, 2 2 4 2)"
+fi
+
+# The stranded state, mirrored: g8 cannot fit anywhere; a few queued jobs
+# (partition closed again so that they wait) give the replay more to check.
+before=$(scontrol -o show job "${J[0]}" | grep -o 'AdminComment=[^ ]*\|ReqNodeList=[^ ]*')
+part DOWN
+e1=$(sbatch --parsable -J e2 -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:2 --wrap 'sleep 600')
+e2=$(sbatch --parsable -J s2 -o /dev/null -c 1 --mem=1000 --gres=shard:2 --wrap 'sleep 600')
+e3=$(sbatch --parsable -J x4 -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:4 -x gn3 --wrap 'sleep 600')
+e4=$(sbatch --parsable -J s3 -o /dev/null -c 2 --mem=2000 --gres=shard:3 --wrap 'sleep 600')
+e5=$(sbatch --parsable -J huge -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:8 -x gn1,gn2,gn3,gn4 \
+       --wrap 'sleep 600' 2>/dev/null) || e5=""
+e6=$(sbatch --parsable -J held -o /dev/null --hold -c 1 --mem=1000 --gres=gpu:a100:1 --wrap 'sleep 600')
+"$ADV" --once --dry-run --policy best-fit --dump "$TB/stranded.json" >"$TB/stranded.jsonl" \
+  2>"$TB/stranded.err" || bad "advisor --dry-run on the stranded state: exit $? ($(cat "$TB/stranded.err"))"
+l=$(line_of "${J[5]}" "$TB/stranded.jsonl")
+[ "$(field decision "$l")" = nofit ] && ok "advisor: g8 has no node in the stranded state (nofit)" ||
+  bad "advisor on the stranded state, g8: $l"
+l=$(line_of "$e1" "$TB/stranded.jsonl")
+[ "$(field node "$l")" = gn1 ] && ok "advisor: a queued 2-GPU job goes to gn1 (exactly 2 GPUs free, earliest)" ||
+  bad "advisor, queued 2-GPU job: $l"
+l=$(line_of "$e3" "$TB/stranded.jsonl")
+n=$(field node "$l")
+[ "$(field decision "$l")" = nofit ] && ok "advisor: 4 GPUs with --exclude gn3 has no node (only gn3 has 4 free)" ||
+  bad "advisor, 4-GPU job excluding gn3: $l"
+for e in "$e2" "$e4"; do
+  l=$(line_of "$e" "$TB/stranded.jsonl")
+  [ "$(field decision "$l")" = place ] && [ "$(field gpu_milli "$l")" -gt 0 ] &&
+    ok "advisor: shard job $e -> $(field node "$l") GPU $(printf '%s' "$l" | grep -o '"gpus":\[[0-9,]*\]' | tr -dc '0-9,') at $(field gpu_milli "$l") milli" ||
+    bad "advisor, shard job $e: $l"
+done
+l=$(line_of "$e6" "$TB/stranded.jsonl")
+[ "$(field decision "$l")" = skip ] && [ "$(field note "$l")" = held ] && ok "advisor: a held job is skipped" ||
+  bad "advisor, held job: $l"
+if [ -n "$e5" ]; then
+  l=$(line_of "$e5" "$TB/stranded.jsonl")
+  [ "$(field decision "$l")" = nofit ] && ok "advisor: a job excluding every node is not placed" ||
+    bad "advisor, job excluding every node: $l"
+fi
+replay_check "$TB/stranded.json" "stranded state + 6 queued jobs"
+# The mirror's GPUs in use per node = Slurm's (whole GPUs, from the dump).
+for n in gn1 gn2 gn3 gn4; do
+  m=$(grep -c "{\"node\": \"$n\", \"cpu_milli\": 0, \"memory_mib\": 0, \"gpu_milli\": 1000" "$TB/stranded.json")
+  [ $((8 - m)) -eq "$(slurm_free $n)" ] || bad "mirror of $n: $m GPUs in use, Slurm: $((8 - $(slurm_free $n)))"
+done
+ok "mirror: GPUs in use per node equal Slurm's gres_used"
+# A real (not dry) cycle changes pending jobs only.
+"$ADV" --once --quiet --policy best-fit >"$TB/real1.jsonl" 2>"$TB/real1.err"
+after=$(scontrol -o show job "${J[0]}" | grep -o 'AdminComment=[^ ]*\|ReqNodeList=[^ ]*')
+[ "$before" = "$after" ] && ok "a running job is untouched by a real cycle ($after)" ||
+  bad "running job changed: '$before' -> '$after'"
+[ "$(reqnodes "$e1")" = gn1 ] && ok "real cycle pinned the queued 2-GPU job to gn1" ||
+  bad "queued 2-GPU job req nodes: '$(reqnodes "$e1")'"
+[ -z "$(reqnodes "${J[5]}")" ] && [ -z "$(reqnodes "$e6")" ] && [ -z "$(reqnodes "$e3")" ] &&
+  ok "jobs without a fitting node, and the held job, are not pinned" ||
+  bad "unexpected pins: g8 '$(reqnodes "${J[5]}")' held '$(reqnodes "$e6")' x4 '$(reqnodes "$e3")'"
+reset
+
+# --------------------------------------------- 2. with the advisor: fits
+part DOWN
+mapfile -t J < <(submit_seq) || die "sbatch failed"
+"$ADV" --once --policy best-fit --dump "$TB/advised.json" >"$TB/advised.jsonl" 2>"$TB/advised.err"
+rc=$?
+[ $rc -eq 0 ] || bad "advisor --once: exit $rc ($(cat "$TB/advised.err"))"
+want=(gn1 gn2 gn2 gn1 gn3 gn4)
+got=()
+napplied=0
+for i in 0 1 2 3 4 5; do
+  l=$(line_of "${J[$i]}" "$TB/advised.jsonl")
+  got+=("$(field node "$l")")
+  [ "$(field decision "$l")" = place ] && [ "$(field applied "$l")" = true ] && napplied=$((napplied + 1))
+done
+[ "${got[*]}" = "${want[*]}" ] && [ $napplied -eq 6 ] &&
+  ok "advisor (best-fit) pinned g4 g6 g2 g4 g6 g8 to ${got[*]}" ||
+  bad "advisor decisions: ${got[*]} ($napplied applied), want ${want[*]}"
+replay_check "$TB/advised.json" "advisor run"
+part UP
+if wait_for 20 all_running "${J[@]}"; then
+  got=()
+  for j in "${J[@]}"; do got+=("$(nodeof "$j")"); done
+  [ "${got[*]}" = "${want[*]}" ] &&
+    ok "with the advisor all six jobs run, g8 on $(nodeof "${J[5]}"): ${got[*]}" ||
+    bad "with the advisor the jobs run on ${got[*]}, want ${want[*]}"
+else
+  bad "with the advisor not every job runs: $(squeue -h -o '%i %T %N %r' | tr '\n' ';')"
+fi
+"$ADV" --once --dry-run >/dev/null 2>"$TB/after.err"
+grep -q '6 running, 0 pending' "$TB/after.err" && ok "libslurm read-back: 6 running, 0 pending" ||
+  bad "read-back after the run: $(cat "$TB/after.err")"
+# A running shard job is mirrored as its share of one GPU: 2 of 4 shards on
+# the GPU Slurm chose = 500 milli on that index.
+sj=$(sbatch --parsable -J s2run -o /dev/null -c 1 --mem=1000 --gres=shard:2 --wrap 'sleep 600')
+if wait_for 15 all_running "$sj"; then
+  idx=$(scontrol -d show job "$sj" | grep -o 'GRES=shard[^ ]*(IDX:[0-9]*)' | grep -o 'IDX:[0-9]*' | cut -d: -f2)
+  sn=$(nodeof "$sj")
+  "$ADV" --once --dry-run --dump "$TB/shard.json" >/dev/null 2>&1
+  if grep -q "{\"node\": \"$sn\", \"cpu_milli\": 0, \"memory_mib\": 0, \"gpu_milli\": 500, \"gpus\": \[$idx\]}" "$TB/shard.json"; then
+    ok "mirror: running shard:2 job on $sn GPU $idx is 500 milli of that GPU"
+  else
+    bad "mirror of the running shard job ($sn IDX $idx): $(grep "\"$sn\"" "$TB/shard.json" | tr -d '\n')"
+  fi
+else
+  bad "shard job $sj did not start: $(squeue -h -j "$sj" -o '%T %r')"
+fi
+# The replay notices a decision that is not the policy's.
+sed 's/"decision": "place", "node": "gn4"/"decision": "place", "node": "gn3"/' \
+  "$TB/advised.json" >"$TB/tampered.json"
+if "$REPLAY" "$TB/tampered.json" >/dev/null 2>&1; then
+  bad "lsched-slurm-replay accepted a tampered decision"
+else
+  ok "lsched-slurm-replay reports a decision the policy would not make"
+fi
+reset
+
+# ---------------------------------------------------- 6. loop mode
+part DOWN
+"$ADV" --interval 0.3 --policy best-fit >"$TB/loop.jsonl" 2>"$TB/loop.err" &
+loop_pid=$!
+lj=$(sbatch --parsable -J loop -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:3 --wrap 'sleep 600')
+pinned() { [ -n "$(reqnodes "$lj")" ]; }
+if wait_for 15 pinned; then
+  ok "loop mode pinned a newly queued job to $(reqnodes "$lj")"
+else
+  bad "loop mode did not pin job $lj: $(tail -3 "$TB/loop.err")"
+fi
+two_cycles() { [ "$(grep -c 'cycle' "$TB/loop.err")" -ge 2 ]; }
+wait_for 10 two_cycles
+kill -TERM "$loop_pid"
+wait "$loop_pid"
+rc=$?
+loop_pid=""
+cycles=$(grep -c 'cycle' "$TB/loop.err")
+[ $rc -eq 0 ] && [ "$cycles" -ge 2 ] && ok "loop mode: $cycles cycles, exit 0 on SIGTERM" ||
+  bad "loop mode: exit $rc after $cycles cycles"
+part UP
+reset
+
+# ------------------------------------------------------- 7. errors
+sed 's/^SlurmctldPort=.*/SlurmctldPort=1/' "$SLURM_CONF" >"$TB/unreachable.conf"
+msg=$("$ADV" --once --conf "$TB/unreachable.conf" 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 1 ] && grep -q 'cannot read the nodes from slurmctld' <<<"$msg" &&
+  ok "slurmctld unreachable: exit 1, '$msg'" || bad "unreachable: exit $rc, '$msg'"
+msg=$(SLURM_CONF=$TB/none.conf "$ADV" --once 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 1 ] && grep -q 'cannot read the Slurm configuration' <<<"$msg" &&
+  ok "no configuration: exit 1" || bad "no configuration: exit $rc, '$msg'"
+msg=$("$ADV" --once --policy no-such-policy 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 2 ] && ok "unknown policy: exit 2" || bad "unknown policy: exit $rc, '$msg'"
+
+echo "$(($(date +%s) - t0)) s"
+if [ $fails -ne 0 ]; then
+  echo "$fails check(s) failed"
+  exit 1
+fi
+echo "all checks passed"

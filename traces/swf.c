@@ -1,0 +1,400 @@
+/*
+ * Reader for the Standard Workload Format (SWF) of the Parallel Workloads
+ * Archive (Feitelson et al.): one job per line, 18 whitespace-separated
+ * numbers, header and remarks on lines starting with ';'. A gzip-compressed
+ * file (".swf.gz", as the archive ships them) is read directly through
+ * zlib, which passes plain files through unchanged.
+ *
+ * The 18 fields, in order (-1 = not known): job_number, submit_time,
+ * wait_time, run_time, allocated_processors, average_cpu_time, used_memory,
+ * requested_processors, requested_time, requested_memory, status, user_id,
+ * group_id, executable, queue, partition, preceding_job, think_time.
+ *
+ * Mapping to a job record (README "Traces" says the same):
+ *   name        = job_number (as written)
+ *   submit      = submit_time (seconds from the log's start)
+ *   duration    = run_time; when run_time is -1, requested_time, and the
+ *                 job is flagged TRACE_JOB_ESTIMATED_DURATION
+ *   processors  = allocated_processors, or requested_processors when the
+ *                 former is -1 or 0
+ *   num_gpu     = ceil(processors x R), R = --swf-gpus-per-proc (default
+ *                 1), at least 1; gpu_milli = 1000 (whole GPUs)
+ *   cpu_milli, memory_mib = 0 (an SWF log describes CPU machines: its
+ *                 processors become GPUs, nothing else is constrained)
+ *   gpu_spec    = any model; qos unknown
+ * Skipped (counted in trace.skipped, not errors): status 2, 3, 4 (lines of
+ * a checkpointed job's partial executions: its summary line, status 0 or
+ * 1, carries the whole job), status 5 (cancelled) with no positive
+ * run_time (cancelled before it started), jobs with no processor count,
+ * and jobs with neither run_time nor requested_time.
+ * Every field must be a number; the fields used are validated and the
+ * first bad one stops the load with "FILE:LINE: field 'NAME': ...".
+ */
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define SWF_FIELDS 18
+/* Longer lines are rejected: real logs have lines under 200 bytes. */
+#define SWF_LINE_MAX ((size_t)1 << 20)
+/* Most GPUs one job may get (as the Alibaba reader). */
+#define SWF_MAX_GPUS 1000000
+
+static const char *const swf_names[SWF_FIELDS] = {"job_number",
+                                                  "submit_time",
+                                                  "wait_time",
+                                                  "run_time",
+                                                  "allocated_processors",
+                                                  "average_cpu_time",
+                                                  "used_memory",
+                                                  "requested_processors",
+                                                  "requested_time",
+                                                  "requested_memory",
+                                                  "status",
+                                                  "user_id",
+                                                  "group_id",
+                                                  "executable",
+                                                  "queue",
+                                                  "partition",
+                                                  "preceding_job",
+                                                  "think_time"};
+
+enum {
+  F_JOB = 0,
+  F_SUBMIT = 1,
+  F_RUN = 3,
+  F_ALLOC = 4,
+  F_REQ_PROCS = 7,
+  F_REQ_TIME = 8,
+  F_STATUS = 10
+};
+
+static const char *const skip_note =
+    "SWF partial-execution lines (status 2-4), jobs cancelled before they "
+    "started, and jobs without a processor count or run time";
+
+/* A line reader over gzFile with a growable buffer. */
+typedef struct line_reader {
+  gzFile gz;
+  char *buf;
+  size_t cap;
+  long line; /* number of the line in buf, 1-based */
+} line_reader;
+
+/* Reads the next line into lr->buf (no newline, no CR). 1 read, 0 end of
+ * file, -1 error (err set unless err is NULL). */
+static int next_line(line_reader *lr, const char *path, trace_error *err) {
+  size_t len = 0;
+  int got = 0;
+  for (;;) {
+    if (lr->cap - len < 2) {
+      size_t cap = lr->cap ? lr->cap * 2 : 4096;
+      if (cap > SWF_LINE_MAX + 2) {
+        trace_seterr(err, "%s:%ld: line longer than %zu bytes", path,
+                     lr->line + 1, SWF_LINE_MAX);
+        return -1;
+      }
+      char *nb = realloc(lr->buf, cap);
+      if (!nb) {
+        trace_seterr(err, "%s:%ld: out of memory", path, lr->line + 1);
+        return -1;
+      }
+      lr->buf = nb;
+      lr->cap = cap;
+    }
+    /* cap is bounded by SWF_LINE_MAX, so the count fits an int. */
+    if (!gzgets(lr->gz, lr->buf + len, (int)(lr->cap - len))) {
+      int zerr;
+      const char *msg = gzerror(lr->gz, &zerr);
+      if (zerr != Z_OK && zerr != Z_STREAM_END) {
+        trace_seterr(err, "%s:%ld: read error: %s", path, lr->line + 1,
+                     zerr == Z_ERRNO ? strerror(errno) : msg);
+        return -1;
+      }
+      break;
+    }
+    got = 1;
+    len += strlen(lr->buf + len);
+    if (len > 0 && lr->buf[len - 1] == '\n')
+      break;
+  }
+  if (!got && len == 0)
+    return 0;
+  /* A NUL byte inside the line would end strlen early; such a line then
+   * fails the numeric checks below, which is the right outcome. */
+  while (len > 0 && (lr->buf[len - 1] == '\n' || lr->buf[len - 1] == '\r'))
+    lr->buf[--len] = '\0';
+  lr->line++;
+  return 1;
+}
+
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
+
+/* Splits s into whitespace-separated tokens (in place). Returns the number
+ * of tokens (may exceed max; only max are kept). */
+static size_t tokenize(char *s, char **tok, size_t *tlen, size_t max) {
+  size_t n = 0;
+  while (*s) {
+    while (is_space(*s))
+      s++;
+    if (!*s)
+      break;
+    char *b = s;
+    while (*s && !is_space(*s))
+      s++;
+    if (n < max) {
+      tok[n] = b;
+      tlen[n] = (size_t)(s - b);
+    }
+    n++;
+    if (*s)
+      *s++ = '\0';
+  }
+  return n;
+}
+
+/* A plain decimal number: optional '-', digits, optional fraction and
+ * exponent. */
+static int is_number(const char *s, size_t len) {
+  size_t i = 0, digits = 0;
+  if (i < len && s[i] == '-')
+    i++;
+  while (i < len && s[i] >= '0' && s[i] <= '9')
+    i++, digits++;
+  if (i < len && s[i] == '.') {
+    i++;
+    while (i < len && s[i] >= '0' && s[i] <= '9')
+      i++, digits++;
+  }
+  if (digits == 0)
+    return 0;
+  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+      i++;
+    size_t e = 0;
+    while (i < len && s[i] >= '0' && s[i] <= '9')
+      i++, e++;
+    if (e == 0)
+      return 0;
+  }
+  return i == len;
+}
+
+static int is_minus_one(const char *s, size_t len) {
+  return (len == 2 && memcmp(s, "-1", 2) == 0) ||
+         (len >= 3 && s[0] == '-' && s[1] == '1' && s[2] == '.' &&
+          strspn(s + 3, "0") == len - 3);
+}
+
+/* Per-line context for messages. */
+typedef struct rec {
+  const char *path;
+  long line;
+  char **tok;
+  size_t *tlen;
+  trace_error *err;
+} rec;
+
+static int bad(const rec *r, int f, const char *why) {
+  trace_field_error(r->err, r->path, (int)r->line, swf_names[f], why, r->tok[f],
+                    r->tlen[f]);
+  return -1;
+}
+
+/* A time field: -1 (unknown) gives *out = -1. */
+static int get_time(const rec *r, int f, int allow_unknown, int64_t *out) {
+  if (allow_unknown && is_minus_one(r->tok[f], r->tlen[f])) {
+    *out = -1;
+    return 0;
+  }
+  char why[TRACE_WHY_MAX];
+  if (trace_parse_time_us(r->tok[f], r->tlen[f], out, why))
+    return bad(r, f, why);
+  return 0;
+}
+
+/* An integer field: -1 (unknown) gives *out = -1. */
+static int get_int(const rec *r, int f, int64_t max, int64_t *out) {
+  if (is_minus_one(r->tok[f], r->tlen[f])) {
+    *out = -1;
+    return 0;
+  }
+  char why[TRACE_WHY_MAX];
+  if (trace_parse_int(r->tok[f], r->tlen[f], max, out, why))
+    return bad(r, f, why);
+  return 0;
+}
+
+static void skip(trace *t) {
+  t->skipped++;
+  t->skip_note = skip_note;
+}
+
+static int swf_record(trace *t, const rec *r, double rate) {
+  for (int f = 0; f < SWF_FIELDS; f++)
+    if (!is_number(r->tok[f], r->tlen[f]))
+      return bad(r, f, "not a number");
+  int64_t submit, run, alloc, req, req_time, status;
+  if (get_time(r, F_SUBMIT, 0, &submit) || get_time(r, F_RUN, 1, &run) ||
+      get_int(r, F_ALLOC, INT32_MAX, &alloc) ||
+      get_int(r, F_REQ_PROCS, INT32_MAX, &req) ||
+      get_time(r, F_REQ_TIME, 1, &req_time) || get_int(r, F_STATUS, 5, &status))
+    return -1;
+  if (status >= 2 && status <= 4) { /* partial execution of a job */
+    skip(t);
+    return 0;
+  }
+  if (status == 5 && run <= 0) { /* cancelled before it started */
+    skip(t);
+    return 0;
+  }
+  int64_t procs = alloc > 0 ? alloc : req;
+  if (procs <= 0) {
+    skip(t);
+    return 0;
+  }
+  job_record j = {0};
+  j.line = (int32_t)r->line;
+  j.submit_us = submit;
+  if (run >= 0) {
+    j.duration_us = run;
+  } else if (req_time >= 0) {
+    j.duration_us = req_time;
+    j.flags |= TRACE_JOB_ESTIMATED_DURATION;
+  } else {
+    skip(t);
+    return 0;
+  }
+  /* ceil(procs x rate), with a tolerance so that 8 x 0.125 is 1, not 2
+   * through binary rounding. */
+  double g = ceil((double)procs * rate - 1e-9);
+  if (g < 1)
+    g = 1;
+  if (g > SWF_MAX_GPUS)
+    return bad(r, alloc > 0 ? F_ALLOC : F_REQ_PROCS,
+               "times --swf-gpus-per-proc gives more than 1000000 GPUs");
+  j.num_gpu = (int32_t)g;
+  j.gpu_milli = 1000;
+  return trace_add_or_oom(t, &j, r->tok[F_JOB], NULL, r->path, r->err);
+}
+
+int trace_swf_sniff(const char *path) {
+  gzFile gz = gzopen(path, "rb");
+  if (!gz)
+    return -1;
+  line_reader lr = {gz, NULL, 0, 0};
+  int result = 0, got;
+  trace_error e;
+  e.msg[0] = '\0';
+  while ((got = next_line(&lr, path, &e)) == 1) {
+    char *s = lr.buf;
+    if (lr.line == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+      s += 3;
+    while (is_space(*s))
+      s++;
+    if (!*s)
+      continue; /* blank */
+    if (*s == ';') {
+      result = 1;
+      break;
+    }
+    char *tok[SWF_FIELDS];
+    size_t tlen[SWF_FIELDS];
+    if (strchr(s, ',') == NULL &&
+        tokenize(s, tok, tlen, SWF_FIELDS) == SWF_FIELDS) {
+      result = 1;
+      for (int f = 0; f < SWF_FIELDS; f++)
+        if (!is_number(tok[f], tlen[f]))
+          result = 0;
+    }
+    break;
+  }
+  /* Out of memory is not "not SWF": the caller reports it (before, the
+   * file was then read as CSV and called an unknown header; found by
+   * tests/test_faults.c). */
+  if (got < 0 && strstr(e.msg, "out of memory"))
+    result = -2;
+  free(lr.buf);
+  gzclose(gz);
+  return result;
+}
+
+int trace_swf_load(trace *t, const char *path, const trace_load_opts *opts,
+                   trace_error *err) {
+  double rate =
+      opts && opts->swf_gpus_per_proc != 0 ? opts->swf_gpus_per_proc : 1.0;
+  if (!(rate > 0) || rate > SWF_MAX_GPUS) {
+    trace_seterr(err, "%s: --swf-gpus-per-proc must be in (0, %d] (got %g)",
+                 path, SWF_MAX_GPUS, rate);
+    return -1;
+  }
+  errno = 0;
+  gzFile gz = gzopen(path, "rb");
+  if (!gz) {
+    trace_seterr(err, "%s: cannot open: %s", path,
+                 errno ? strerror(errno) : "out of memory");
+    return -1;
+  }
+  line_reader lr = {gz, NULL, 0, 0};
+  int rc = 0, any = 0;
+  while ((rc = next_line(&lr, path, err)) == 1) {
+    char *s = lr.buf;
+    if (lr.line == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+      s += 3;
+    while (is_space(*s))
+      s++;
+    if (!*s || *s == ';')
+      continue; /* blank line, header or remark */
+    any = 1;
+    char *tok[SWF_FIELDS];
+    size_t tlen[SWF_FIELDS];
+    size_t n = tokenize(s, tok, tlen, SWF_FIELDS);
+    if (n < SWF_FIELDS) {
+      trace_seterr(err,
+                   "%s:%ld: field '%s': missing (the record has %zu of %d "
+                   "fields: truncated line?)",
+                   path, lr.line, swf_names[n], n, SWF_FIELDS);
+      rc = -1;
+      break;
+    }
+    if (n > SWF_FIELDS) {
+      trace_seterr(err,
+                   "%s:%ld: too many fields: the record has %zu, expected %d "
+                   "(SWF has 18 whitespace-separated numbers)",
+                   path, lr.line, n, SWF_FIELDS);
+      rc = -1;
+      break;
+    }
+    if (lr.line > INT32_MAX) {
+      trace_seterr(err, "%s: more than %d lines", path, INT32_MAX);
+      rc = -1;
+      break;
+    }
+    rec r = {path, lr.line, tok, tlen, err};
+    if (swf_record(t, &r, rate) != 0) {
+      rc = -1;
+      break;
+    }
+  }
+  free(lr.buf);
+  gzclose(gz);
+  if (rc < 0)
+    return -1;
+  if (!any) {
+    trace_seterr(err, "%s: no jobs (only comments or blank lines)", path);
+    return -1;
+  }
+  if (t->n == 0) {
+    trace_seterr(err, "%s: no jobs (%zu records skipped: %s)", path, t->skipped,
+                 skip_note);
+    return -1;
+  }
+  return 0;
+}
