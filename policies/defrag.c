@@ -120,6 +120,14 @@ static void defrag_on_release(void *state, const lsched_cluster *c,
     s->base->on_release(s->base_state, c, p);
 }
 
+static int defrag_set_workload(void *state, const lsched_cluster *c,
+                               const lsched_workload *w) {
+  struct defrag_state *s = state;
+  if (s->base->version < 2 || !s->base->set_workload)
+    return LSCHED_OK; /* the base does not use a workload */
+  return s->base->set_workload(s->base_state, c, w);
+}
+
 /* GPUs a placement holds (milli / 1000). */
 static double held_gpus(const lsched_placement *p) {
   return (double)p->gpu_count * p->gpu_milli / 1000.0;
@@ -150,12 +158,7 @@ static int cmp_cand(const void *a, const void *b) {
   return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-int lsched__plan_defrag(void *state, lsched_cluster *c,
-                        const lsched_request *w, const lsched_running *run,
-                        size_t nrun, const lsched_defrag_budget *b,
-                        lsched_move *out, size_t max_out, size_t *nout);
-
-int lsched__plan_defrag(void *state, lsched_cluster *c,
+static int defrag_plan(void *state, lsched_cluster *c,
                         const lsched_request *w, const lsched_running *run,
                         size_t nrun, const lsched_defrag_budget *b,
                         lsched_move *out, size_t max_out, size_t *nout) {
@@ -276,6 +279,8 @@ const lsched_policy_ops lsched__policy_defrag = {
     .place = defrag_place,
     .on_alloc = defrag_on_alloc,
     .on_release = defrag_on_release,
+    .set_workload = defrag_set_workload,
+    .plan_migrations = defrag_plan,
 };
 
 int lsched_policy_plan_migrations(lsched_policy *p,
@@ -291,9 +296,8 @@ int lsched_policy_plan_migrations(lsched_policy *p,
   if (budget && (budget->version == 0 ||
                  budget->version > LSCHED_DEFRAG_BUDGET_VERSION))
     return LSCHED_EVERSION;
-  /* TODO(hook): dispatch through lsched_policy_ops.plan_migrations. */
-  if (p->ops != &lsched__policy_defrag)
+  if (p->ops->version < 3 || !p->ops->plan_migrations)
     return LSCHED_ENOENT;
-  return lsched__plan_defrag(p->state, p->c, waiting, running, nrunning,
-                             budget, out, max_out, nout);
+  return p->ops->plan_migrations(p->state, p->c, waiting, running, nrunning,
+                                 budget, out, max_out, nout);
 }

@@ -484,7 +484,11 @@ LSCHED_API void lsched_fragmeter_get(const lsched_fragmeter *m,
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
 
-#define LSCHED_POLICY_OPS_VERSION 2
+#define LSCHED_POLICY_OPS_VERSION 3
+/* Migration planning types, defined in <libsched/migrate.h>. */
+struct lsched_running;
+struct lsched_defrag_budget;
+struct lsched_move;
 /**
  * A placement policy: a versioned table of functions. The library allocates
  * state_size bytes of zeroed state per instance and passes it to each hook.
@@ -520,6 +524,16 @@ typedef struct lsched_policy_ops {
   /* version 2 */
   int (*set_workload)(void *state, const lsched_cluster *c,
                       const lsched_workload *w);
+  /* version 3: plans migrations that make room for a waiting request (see
+   * lsched_policy_plan_migrations in <libsched/migrate.h> for the contract).
+   * It may allocate and release on c while planning but must leave c
+   * exactly as it found it. May be NULL (the policy does not plan). */
+  int (*plan_migrations)(void *state, lsched_cluster *c,
+                         const lsched_request *waiting,
+                         const struct lsched_running *running, size_t nrunning,
+                         const struct lsched_defrag_budget *budget,
+                         struct lsched_move *out, size_t max_out,
+                         size_t *nout);
 } lsched_policy_ops;
 
 /** A set of named policies. Per instance; no global registry exists. */
