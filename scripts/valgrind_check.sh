@@ -22,7 +22,12 @@ if ! command -v valgrind >/dev/null; then
   exit 77
 fi
 bin=${1:-}
-if [ -z "$bin" ] || ldd "$bin" 2>/dev/null | grep -qE 'libasan|libubsan|libtsan'; then
+# (No `ldd | grep -q` here: under pipefail grep's early exit makes ldd die of
+# SIGPIPE and the test read as "not sanitized".)
+libs=$( [ -n "$bin" ] && ldd "$bin" 2>/dev/null || true)
+sanitized=0
+case "$libs" in *libasan* | *libubsan* | *libtsan*) sanitized=1 ;; esac
+if [ -z "$bin" ] || [ "$sanitized" = 1 ]; then
   B=${VALGRIND_BUILD:-build-valgrind}
   echo "valgrind_check: building a schedsim without sanitizers in $B"
   cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLSCHED_BUILD_TESTS=OFF \

@@ -45,11 +45,11 @@ void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
 void __wrap_free(void *p);
 
-static int armed;        /* counting (and failing) only while armed */
-static long calls;       /* allocation calls since armed */
-static long fail_at;     /* the call that fails (1-based; 0: none) */
-static long failures;    /* calls failed since armed */
-static long live;        /* allocated minus freed since armed */
+static int armed;     /* counting (and failing) only while armed */
+static long calls;    /* allocation calls since armed */
+static long fail_at;  /* the call that fails (1-based; 0: none) */
+static long failures; /* calls failed since armed */
+static long live;     /* allocated minus freed since armed */
 
 static int fail_now(void) {
   if (!armed)
@@ -309,8 +309,8 @@ static int load_trace(const void *arg, char *msg, size_t len) {
 START_TEST(trace_readers) {
   setup();
   static const char *const files[] = {
-      "pods.csv",    "multi.csv",   "pai.csv", "tiresias.csv",
-      "philly.csv",  "generic.csv", "t.swf",   "t.swf.gz"};
+      "pods.csv",   "multi.csv",   "pai.csv", "tiresias.csv",
+      "philly.csv", "generic.csv", "t.swf",   "t.swf.gz"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
     inject(files[i], load_trace, files[i]);
 }
@@ -403,8 +403,8 @@ static int synth_and_write(const void *arg, char *msg, size_t len) {
     rc = trace_write_alibaba(&t, out, &err);
   trace_free(&t);
   if (rc)
-    UNARMED(ck_assert_msg(access(out, F_OK) != 0, "a failed write left %s",
-                          out));
+    UNARMED(
+        ck_assert_msg(access(out, F_OK) != 0, "a failed write left %s", out));
   snprintf(msg, len, "%s", err.msg);
   return rc;
 }
@@ -514,9 +514,10 @@ static void inject_command(const char *what, const command *c) {
 START_TEST(run_command_first_fit) {
   setup();
   static const char *const argv[] = {
-      "run", "--cluster", "@/cluster.json", "--trace", "@/generic.csv",
-      "--policy", "first-fit", "--queue", "skip", "--check", "--quiet",
-      "--catalog", "@/small_cat.json", "--out", "@/out", NULL};
+      "run",      "--cluster", "@/cluster.json",   "--trace", "@/generic.csv",
+      "--policy", "first-fit", "--queue",          "skip",    "--check",
+      "--quiet",  "--catalog", "@/small_cat.json", "--out",   "@/out",
+      NULL};
   static const char *const outs[] = {"out/summary.json", "out/jobs.csv",
                                      "out/timeline.csv", NULL};
   command c = {cmd_run, argv, outs};
@@ -527,9 +528,9 @@ END_TEST
 START_TEST(run_command_fgd_nodes) {
   setup();
   static const char *const argv[] = {
-      "run", "--cluster", "@/nodes.csv", "--trace", "@/pods.csv",
-      "--policy", "fgd", "--quiet", "--catalog", "@/small_cat.json",
-      "--out", "@/out", NULL};
+      "run",      "--cluster", "@/nodes.csv", "--trace",   "@/pods.csv",
+      "--policy", "fgd",       "--quiet",     "--catalog", "@/small_cat.json",
+      "--out",    "@/out",     NULL};
   static const char *const outs[] = {"out/summary.json", "out/jobs.csv",
                                      "out/timeline.csv", NULL};
   command c = {cmd_run, argv, outs};
@@ -539,12 +540,21 @@ END_TEST
 
 START_TEST(fill_command) {
   setup();
-  static const char *const argv[] = {
-      "fill", "--cluster", "@/nodes.csv", "--trace", "@/pods.csv",
-      "--policy", "fgd", "--seeds", "1-2", "--catalog", "@/small_cat.json",
-      "--out", "@/out", NULL};
-  static const char *const outs[] = {"out/summary.json", "out/fill.csv",
+  static const char *const argv[] = {"fill",
+                                     "--cluster",
+                                     "@/nodes.csv",
+                                     "--trace",
+                                     "@/pods.csv",
+                                     "--policy",
+                                     "fgd",
+                                     "--seeds",
+                                     "1-2",
+                                     "--catalog",
+                                     "@/small_cat.json",
+                                     "--out",
+                                     "@/out",
                                      NULL};
+  static const char *const outs[] = {"out/summary.json", "out/fill.csv", NULL};
   command c = {cmd_fill, argv, outs};
   inject_command("schedsim fill", &c);
 }

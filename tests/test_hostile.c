@@ -42,45 +42,83 @@ typedef struct fmt {
 } fmt;
 
 static const fmt FMTS[] = {
-    {"alibaba", TRACE_FMT_ALIBABA_POD,
+    {"alibaba",
+     TRACE_FMT_ALIBABA_POD,
      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
      "creation_time,deletion_time,scheduled_time",
      {"a,1000,2048,1,500,V100M16|V100M32,LS,Running,0,100,5",
       "b,0,0,0,0,,BE,Pending,10,20,"},
-     0, 0, 0},
-    {"alibaba-multi", TRACE_FMT_ALIBABA_POD_MULTI,
+     0,
+     0,
+     0},
+    {"alibaba-multi",
+     TRACE_FMT_ALIBABA_POD_MULTI,
      "name,cpu_milli,memory_mib,num_gpu,gpu_milli",
-     {"a,1000,2048,1,500", "b,0,0,2,1000"}, 0, 0, 0},
-    {"pai", TRACE_FMT_PAI,
+     {"a,1000,2048,1,500", "b,0,0,2,1000"},
+     0,
+     0,
+     0},
+    {"pai",
+     TRACE_FMT_PAI,
      "job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,"
      "plan_mem,plan_gpu,gpu_type",
      {"j1,worker,1,Terminated,100,200,600,29.296875,50,V100",
       "j2,ps,2,Failed,150.5,160,50,2,200,T4"},
-     0, 0, 0},
-    {"tiresias", TRACE_FMT_TIRESIAS,
+     0,
+     0,
+     0},
+    {"tiresias",
+     TRACE_FMT_TIRESIAS,
      "job_id,num_gpu,submit_time,iterations,model_name,duration,interval",
-     {"0,1,0,1000,resnet50,164,1", "1,8,30,500,vgg16,147,10"}, 0, 0, 0},
-    {"tiresias-tf", TRACE_FMT_TIRESIAS,
+     {"0,1,0,1000,resnet50,164,1", "1,8,30,500,vgg16,147,10"},
+     0,
+     0,
+     0},
+    {"tiresias-tf",
+     TRACE_FMT_TIRESIAS,
      "job_id,num_gpu,submit_time,start_time,duration,model_size,"
      "aggr_interval,model_name,model_scale",
-     {"9,4,5,6,20,100,1,bert,2", "10,12,11,12,20,10,1,gpt,1"}, 0, 0, 0},
-    {"philly", TRACE_FMT_PHILLY, "timestamp,duration,num_gpus,gpu_time,cluster",
-     {"2017-10-09 07:01:55,66,1,66,a", "2017-10-08 07:01:55,1,8,8,b"}, 4, 0,
+     {"9,4,5,6,20,100,1,bert,2", "10,12,11,12,20,10,1,gpt,1"},
+     0,
+     0,
      0},
-    {"generic", TRACE_FMT_GENERIC,
+    {"philly",
+     TRACE_FMT_PHILLY,
+     "timestamp,duration,num_gpus,gpu_time,cluster",
+     {"2017-10-09 07:01:55,66,1,66,a", "2017-10-08 07:01:55,1,8,8,b"},
+     4,
+     0,
+     0},
+    {"generic",
+     TRACE_FMT_GENERIC,
      "id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_model",
-     {"a,0,60,1,250,4000,16384,V100M16|V100M32", "b,1.5,,2,1000,0,0,"}, 0, 0,
+     {"a,0,60,1,250,4000,16384,V100M16|V100M32", "b,1.5,,2,1000,0,0,"},
+     0,
+     0,
      0},
-    {"swf", TRACE_FMT_SWF, "; Version: 2.2",
+    {"swf",
+     TRACE_FMT_SWF,
+     "; Version: 2.2",
      {"1 0 -1 5 8 -1 -1 8 -1 -1 1 -1 -1 -1 -1 -1 -1 -1",
       "2 10 3 -1 -1 -1 -1 16 3600 -1 0 1 1 -1 -1 -1 -1 -1"},
-     -1, 0, 0},
-    {"swf.gz", TRACE_FMT_SWF, "; Version: 2.2",
+     -1,
+     0,
+     0},
+    {"swf.gz",
+     TRACE_FMT_SWF,
+     "; Version: 2.2",
      {"1 0 -1 5 8 -1 -1 8 -1 -1 1 -1 -1 -1 -1 -1 -1 -1",
       "2 10 3 -1 -1 -1 -1 16 3600 -1 0 1 1 -1 -1 -1 -1 -1"},
-     -1, 1, 0},
-    {"nodes", TRACE_FMT_UNKNOWN, "sn,cpu_milli,memory_mib,gpu,model",
-     {"n0,32000,262144,0,", "n1,96000,786432,8,V100M32"}, 0, 0, 1},
+     -1,
+     1,
+     0},
+    {"nodes",
+     TRACE_FMT_UNKNOWN,
+     "sn,cpu_milli,memory_mib,gpu,model",
+     {"n0,32000,262144,0,", "n1,96000,786432,8,V100M32"},
+     0,
+     0,
+     1},
 };
 #define NFMTS ((int)(sizeof FMTS / sizeof FMTS[0]))
 
@@ -233,8 +271,11 @@ START_TEST(line_ends_and_bom) {
     int bom;
     const char *eol;
     int final_eol;
-  } variants[] = {{1, "\r\n", 1}, {0, "\n", 0}, {1, "\r\n", 0},
-                  {0, "\r\n", 1}, {1, "\n", 1}};
+  } variants[] = {{1, "\r\n", 1},
+                  {0, "\n", 0},
+                  {1, "\r\n", 0},
+                  {0, "\r\n", 1},
+                  {1, "\n", 1}};
   for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
     text_of(&b, f, NULL, variants[k].bom, variants[k].eol,
             variants[k].final_eol);
@@ -302,12 +343,13 @@ START_TEST(empty_and_header_only) {
     load(f, path, detect, &l);
     /* An empty gzip stream is not recognised as SWF, so detection sees
      * a gzip file of another format. */
-    assert_fails(&l, path, 0, f->forced == TRACE_FMT_SWF && !detect ? "no jobs"
-                              : f->gz ? "gzip-compressed, but not SWF"
-                                      : "empty file");
+    assert_fails(&l, path, 0,
+                 f->forced == TRACE_FMT_SWF && !detect ? "no jobs"
+                 : f->gz ? "gzip-compressed, but not SWF"
+                         : "empty file");
     unload(&l);
   }
-  const char *want = f->nodes                       ? "no nodes after the header"
+  const char *want = f->nodes                     ? "no nodes after the header"
                      : f->forced == TRACE_FMT_SWF ? "no jobs"
                                                   : "no jobs after the header";
   for (int eol = 0; eol < 2; eol++) {
@@ -399,8 +441,7 @@ START_TEST(long_lines) {
     put(path, sizeof path, f, "longname", t.s, t.n);
     load(f, path, 1, &l);
     ck_assert_msg(l.rc == 0, "%s", l.err.msg);
-    const char *name =
-        f->nodes ? l.nl.rows[0].name : trace_job_name(&l.t, 0);
+    const char *name = f->nodes ? l.nl.rows[0].name : trace_job_name(&l.t, 0);
     size_t want = BIG + (f->forced == TRACE_FMT_PAI ? strlen("/worker/0") : 0);
     ck_assert_uint_eq(strlen(name), want);
     unload(&l);
@@ -433,12 +474,12 @@ END_TEST
 
 /* How a column treats the hostile values. */
 enum kind {
-  K_TIME,     /* seconds: every hostile value is an error */
-  K_INT_BIG,  /* an integer up to INT64_MAX: 2^53 + 1 is fine */
-  K_INT,      /* a bounded integer: every value is an error */
-  K_PLAN,     /* PAI plan_*: "nan" means 0 */
-  K_PAI_TIME, /* PAI start/end: "nan" means missing (task skipped) */
-  K_UNUSED,   /* not read: anything goes */
+  K_TIME,      /* seconds: every hostile value is an error */
+  K_INT_BIG,   /* an integer up to INT64_MAX: 2^53 + 1 is fine */
+  K_INT,       /* a bounded integer: every value is an error */
+  K_PLAN,      /* PAI plan_*: "nan" means 0 */
+  K_PAI_TIME,  /* PAI start/end: "nan" means missing (task skipped) */
+  K_UNUSED,    /* not read: anything goes */
   K_SWF_UNUSED /* not used, but must be a number */
 };
 
@@ -449,33 +490,61 @@ typedef struct numcol {
 } numcol;
 
 static const numcol NUMCOLS[] = {
-    {0, 1, "cpu_milli", K_INT_BIG},       {0, 2, "memory_mib", K_INT_BIG},
-    {0, 3, "num_gpu", K_INT},             {0, 4, "gpu_milli", K_INT},
-    {0, 8, "creation_time", K_TIME},      {0, 9, "deletion_time", K_TIME},
-    {0, 10, "scheduled_time", K_TIME},    {1, 1, "cpu_milli", K_INT_BIG},
-    {1, 3, "num_gpu", K_INT},             {1, 4, "gpu_milli", K_INT},
-    {2, 2, "inst_num", K_INT},            {2, 4, "start_time", K_PAI_TIME},
-    {2, 5, "end_time", K_PAI_TIME},       {2, 6, "plan_cpu", K_PLAN},
-    {2, 7, "plan_mem", K_PLAN},           {2, 8, "plan_gpu", K_PLAN},
-    {3, 1, "num_gpu", K_INT},             {3, 2, "submit_time", K_TIME},
-    {3, 3, "iterations", K_UNUSED},       {3, 5, "duration", K_TIME},
-    {4, 1, "num_gpu", K_INT},             {4, 2, "submit_time", K_TIME},
-    {4, 3, "start_time", K_UNUSED},       {4, 4, "duration", K_TIME},
-    {5, 1, "duration", K_TIME},           {5, 2, "num_gpus", K_INT},
-    {5, 3, "gpu_time", K_UNUSED},         {6, 1, "submit", K_TIME},
-    {6, 2, "duration", K_TIME},           {6, 3, "num_gpu", K_INT},
-    {6, 4, "gpu_milli", K_INT},           {6, 5, "cpu_milli", K_INT_BIG},
-    {6, 6, "memory_mib", K_INT_BIG},      {7, 1, "submit_time", K_TIME},
-    {7, 2, "wait_time", K_SWF_UNUSED},    {7, 3, "run_time", K_TIME},
-    {7, 4, "allocated_processors", K_INT}, {7, 10, "status", K_INT},
-    {8, 3, "run_time", K_TIME},           {9, 1, "cpu_milli", K_INT_BIG},
-    {9, 2, "memory_mib", K_INT_BIG},      {9, 3, "gpu", K_INT},
+    {0, 1, "cpu_milli", K_INT_BIG},
+    {0, 2, "memory_mib", K_INT_BIG},
+    {0, 3, "num_gpu", K_INT},
+    {0, 4, "gpu_milli", K_INT},
+    {0, 8, "creation_time", K_TIME},
+    {0, 9, "deletion_time", K_TIME},
+    {0, 10, "scheduled_time", K_TIME},
+    {1, 1, "cpu_milli", K_INT_BIG},
+    {1, 3, "num_gpu", K_INT},
+    {1, 4, "gpu_milli", K_INT},
+    {2, 2, "inst_num", K_INT},
+    {2, 4, "start_time", K_PAI_TIME},
+    {2, 5, "end_time", K_PAI_TIME},
+    {2, 6, "plan_cpu", K_PLAN},
+    {2, 7, "plan_mem", K_PLAN},
+    {2, 8, "plan_gpu", K_PLAN},
+    {3, 1, "num_gpu", K_INT},
+    {3, 2, "submit_time", K_TIME},
+    {3, 3, "iterations", K_UNUSED},
+    {3, 5, "duration", K_TIME},
+    {4, 1, "num_gpu", K_INT},
+    {4, 2, "submit_time", K_TIME},
+    {4, 3, "start_time", K_UNUSED},
+    {4, 4, "duration", K_TIME},
+    {5, 1, "duration", K_TIME},
+    {5, 2, "num_gpus", K_INT},
+    {5, 3, "gpu_time", K_UNUSED},
+    {6, 1, "submit", K_TIME},
+    {6, 2, "duration", K_TIME},
+    {6, 3, "num_gpu", K_INT},
+    {6, 4, "gpu_milli", K_INT},
+    {6, 5, "cpu_milli", K_INT_BIG},
+    {6, 6, "memory_mib", K_INT_BIG},
+    {7, 1, "submit_time", K_TIME},
+    {7, 2, "wait_time", K_SWF_UNUSED},
+    {7, 3, "run_time", K_TIME},
+    {7, 4, "allocated_processors", K_INT},
+    {7, 10, "status", K_INT},
+    {8, 3, "run_time", K_TIME},
+    {9, 1, "cpu_milli", K_INT_BIG},
+    {9, 2, "memory_mib", K_INT_BIG},
+    {9, 3, "gpu", K_INT},
 };
 #define NNUMCOLS ((int)(sizeof NUMCOLS / sizeof NUMCOLS[0]))
 
-static const char *const HOSTILE[] = {
-    "nan", "NaN", "inf", "-inf", "-5", "1e400", "99999999999999999999",
-    "9007199254740993", "0x10", "1,5"};
+static const char *const HOSTILE[] = {"nan",
+                                      "NaN",
+                                      "inf",
+                                      "-inf",
+                                      "-5",
+                                      "1e400",
+                                      "99999999999999999999",
+                                      "9007199254740993",
+                                      "0x10",
+                                      "1,5"};
 #define NHOSTILE (sizeof HOSTILE / sizeof HOSTILE[0])
 
 /* Record `r` with field `col` replaced by v (separator ',' or ' '); a
@@ -565,8 +634,8 @@ END_TEST
 START_TEST(time_beyond_2_53_exact) {
   static const struct {
     int fmt, col;
-    int duration;   /* 1: check duration_us, 0: submit_us */
-    int64_t minus;  /* what the expected value is offset by */
+    int duration;  /* 1: check duration_us, 0: submit_us */
+    int64_t minus; /* what the expected value is offset by */
   } cases[] = {
       {0, 9, 1, 5000000},   /* alibaba deletion - scheduled */
       {2, 5, 1, 100000000}, /* PAI end - start */

@@ -88,8 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&sc, 0, sizeof sc);
     err[0] = '\0';
     const char *json = specs[s] ? specs[s] : sim_default_cluster_json;
-    int crc = sim_cluster_from_json(&sc, json, "spec", &cat, 1, err,
-                                    sizeof err);
+    int crc =
+        sim_cluster_from_json(&sc, json, "spec", &cat, 1, err, sizeof err);
     if (crc != 0) {
       FUZZ_CHECK(strncmp(err, "spec:", 5) == 0, "cluster message: '%s'", err);
       continue;

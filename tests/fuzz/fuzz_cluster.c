@@ -59,8 +59,7 @@ static void exercise(sim_cluster *sc) {
   lsched_registry *reg = NULL;
   FUZZ_CHECK(lsched_registry_create(&reg, NULL) == LSCHED_OK, "registry");
   FUZZ_CHECK(lsched_registry_add_builtins(reg) == LSCHED_OK, "builtins");
-  static const char *const names[] = {"first-fit", "best-fit",
-                                      "mig-first-fit"};
+  static const char *const names[] = {"first-fit", "best-fit", "mig-first-fit"};
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     const lsched_policy_ops *ops = lsched_registry_find(reg, names[k]);
     if (!ops)

@@ -113,8 +113,8 @@ static void take(const lsched_cluster *c, snap *s) {
         s->slots_used[i][g] = ms.slots_used;
         for (int k = 0; k < ms.ninstances; k++)
           if (ms.in_use[k])
-            s->used_kinds[i][g] = s->used_kinds[i][g] * 7 +
-                                  ms.instances[k].kind;
+            s->used_kinds[i][g] =
+                s->used_kinds[i][g] * 7 + ms.instances[k].kind;
       }
     }
   }
@@ -296,8 +296,10 @@ static void op_place(world *w, src *s) {
              "a malformed request was placed");
   FUZZ_CHECK(pl.node >= 0 && pl.node < lsched_cluster_node_count(w->c),
              "node %d", pl.node);
-  FUZZ_CHECK(lsched_fits(w->c, pl.node, &req), "placed on a node that does "
-             "not fit (%s)", lsched_policy_name(p));
+  FUZZ_CHECK(lsched_fits(w->c, pl.node, &req),
+             "placed on a node that does "
+             "not fit (%s)",
+             lsched_policy_name(p));
   alloc_new(w, &req, &pl, 1, 0);
 }
 
@@ -310,7 +312,7 @@ static void op_pick(world *w, src *s) {
   if (rc == LSCHED_OK) {
     FUZZ_CHECK(node >= 0 && node < n, "pick on node %d", node);
     FUZZ_CHECK(lsched_fits(w->c, node, &req), "pick_gpus on a node that "
-               "does not fit");
+                                              "does not fit");
     alloc_new(w, &req, &pl, 1, 0);
   }
 }
@@ -349,8 +351,7 @@ static void op_gang(world *w, src *s) {
     same_state(w->c, &before, "a failed gang placement");
     return;
   }
-  FUZZ_CHECK(jb->nparts >= 1 && jb->nparts <= max_out, "%d parts",
-             jb->nparts);
+  FUZZ_CHECK(jb->nparts >= 1 && jb->nparts <= max_out, "%d parts", jb->nparts);
   int gpus = 0;
   for (int k = 0; k < jb->nparts; k++)
     gpus += jb->parts[k].gpu_count;
@@ -385,9 +386,18 @@ static void op_order(world *w, src *s) {
                "a failed set_order changed the order");
     return;
   }
-  FUZZ_CHECK(memcmp(order, lsched_cluster_order(w->c),
-                    (size_t)n * sizeof *order) == 0,
-             "set_order did not take the order");
+  FUZZ_CHECK(
+      memcmp(order, lsched_cluster_order(w->c), (size_t)n * sizeof *order) == 0,
+      "set_order did not take the order");
+}
+
+/* Field by field: placements may carry padding bytes of any value. */
+static int same_placement(const lsched_placement *a,
+                          const lsched_placement *b) {
+  return a->node == b->node && a->gpu_count == b->gpu_count &&
+         a->gpu_milli == b->gpu_milli && a->gpu_mask == b->gpu_mask &&
+         a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+         a->mig_kind == b->mig_kind && a->mig_start == b->mig_start;
 }
 
 static void op_plan(world *w, src *s) {
@@ -427,9 +437,8 @@ static void op_plan(world *w, src *s) {
   for (size_t m = 0; m < nout; m++) {
     FUZZ_CHECK(moves[m].index < nrun, "move index");
     job *jb = &w->jobs[map[moves[m].index]];
-    FUZZ_CHECK(jb->nparts == 1 &&
-                   memcmp(&jb->parts[0], &moves[m].from,
-                          sizeof moves[m].from) == 0,
+    FUZZ_CHECK(jb->nparts == 1 && same_placement(&jb->parts[0],
+                                                 &moves[m].from),
                "a move's source is not the job's placement");
     FUZZ_CHECK(lsched_release(w->c, &moves[m].from) == LSCHED_OK,
                "releasing a move's source");
@@ -546,10 +555,11 @@ static void build_nodes(lsched_cluster *c, src *s, int nmodels) {
     take(c, &before);
     int rc = lsched_cluster_add_node(c, &sp, &id);
     if (verbose) {
-      fprintf(stderr, "add_node v%u cpu %lld mem %lld gpus %d model %d mode %d "
-              "dynamic %d layout", sp.version, (long long)sp.cpu_milli,
-              (long long)sp.memory_mib, sp.gpu_count, sp.gpu_model,
-              (int)sp.gpu_mode, sp.mig_dynamic);
+      fprintf(stderr,
+              "add_node v%u cpu %lld mem %lld gpus %d model %d mode %d "
+              "dynamic %d layout",
+              sp.version, (long long)sp.cpu_milli, (long long)sp.memory_mib,
+              sp.gpu_count, sp.gpu_model, (int)sp.gpu_mode, sp.mig_dynamic);
       for (int j = 0; j < sp.mig_layout_count; j++)
         fprintf(stderr, " %d@%d", sp.mig_layout[j].kind,
                 sp.mig_layout[j].start);
@@ -598,8 +608,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (int k = 0; k < LSCHED_MIG_KINDS; k++)
         mem[k] = pick(&s, 4) ? gib[k] : gib[pick(&s, 6)];
       int rc = lsched_mig_set_model_memory(w.c, id, mem);
-      FUZZ_CHECK(rc == LSCHED_OK || rc == LSCHED_EINVAL ||
-                     rc == LSCHED_ENOMEM,
+      FUZZ_CHECK(rc == LSCHED_OK || rc == LSCHED_EINVAL || rc == LSCHED_ENOMEM,
                  "set_model_memory: %s", lsched_err_name(rc));
     }
   }
@@ -629,7 +638,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   w.npol = 1 + (int)pick(&s, MAX_POL);
   size_t nreg = lsched_registry_count(reg);
   for (int i = 0; i < w.npol; i++) {
-    const lsched_policy_ops *ops = lsched_registry_at(reg, pick(&s, (unsigned)nreg));
+    const lsched_policy_ops *ops =
+        lsched_registry_at(reg, pick(&s, (unsigned)nreg));
     int rc = lsched_policy_create(&w.pol[i], w.c, ops);
     if (rc != LSCHED_OK) {
       FUZZ_CHECK(rc == LSCHED_ENOMEM, "policy_create %s: %s", ops->name,
@@ -655,8 +665,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* FUZZ_VERBOSE=1 in the environment prints the operations (to read a
    * crashing input: fuzz_replay_libsched FILE). */
   static const char *const opnames[] = {
-      "place", "place", "place", "release", "pick", "hand", "gang", "order",
-      "plan",  "roundtrip", "fit", "frag"};
+      "place", "place", "place", "release",   "pick", "hand",
+      "gang",  "order", "plan",  "roundtrip", "fit",  "frag"};
   for (int step = 0; step < 400 && s.n > 0; step++) {
     unsigned op = pick(&s, 12);
     if (verbose)

@@ -83,12 +83,11 @@ static void same(const outcome *a, const outcome *b, const char *what) {
   FUZZ_CHECK(a->nl.n == b->nl.n, "%s changes the row count", what);
   for (size_t i = 0; i < a->nl.n; i++) {
     const node_row *x = &a->nl.rows[i], *y = &b->nl.rows[i];
-    FUZZ_CHECK(strcmp(x->name, y->name) == 0 &&
-                   strcmp(x->model, y->model) == 0 &&
-                   x->cpu_milli == y->cpu_milli &&
-                   x->memory_mib == y->memory_mib && x->gpus == y->gpus &&
-                   x->line == y->line,
-               "%s changes row %zu", what, i);
+    FUZZ_CHECK(
+        strcmp(x->name, y->name) == 0 && strcmp(x->model, y->model) == 0 &&
+            x->cpu_milli == y->cpu_milli && x->memory_mib == y->memory_mib &&
+            x->gpus == y->gpus && x->line == y->line,
+        "%s changes row %zu", what, i);
   }
 }
 

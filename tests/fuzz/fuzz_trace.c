@@ -91,14 +91,12 @@ static void check(const outcome *o, const char *path,
                "job %zu: num_gpu %d with gpu_milli %d", i, (int)j->num_gpu,
                (int)j->gpu_milli);
     FUZZ_CHECK(j->cpu_milli >= 0 && j->memory_mib >= 0, "job %zu cpu/mem", i);
-    FUZZ_CHECK(j->gpu_spec >= -1 && j->gpu_spec < t->nspecs, "job %zu spec",
-               i);
+    FUZZ_CHECK(j->gpu_spec >= -1 && j->gpu_spec < t->nspecs, "job %zu spec", i);
     FUZZ_CHECK(j->name_off < t->names_len &&
                    memchr(t->names + j->name_off, '\0',
                           t->names_len - j->name_off) != NULL,
                "job %zu name offset", i);
-    FUZZ_CHECK(j->line >= 1 && (size_t)j->line <= lines &&
-                   j->line >= prev_line,
+    FUZZ_CHECK(j->line >= 1 && (size_t)j->line <= lines && j->line >= prev_line,
                "job %zu line %d (previous %d, %zu lines)", i, (int)j->line,
                (int)prev_line, lines);
     FUZZ_CHECK(j->qos <= TRACE_QOS_GUARANTEED, "job %zu qos", i);
@@ -110,8 +108,8 @@ static void check(const outcome *o, const char *path,
 
 /* The same records, names, specs, or the same message. */
 static void same(const outcome *a, const outcome *b, const char *what) {
-  FUZZ_CHECK(a->rc == b->rc, "%s changes the result: %d '%s' vs %d '%s'",
-             what, a->rc, a->err.msg, b->rc, b->err.msg);
+  FUZZ_CHECK(a->rc == b->rc, "%s changes the result: %d '%s' vs %d '%s'", what,
+             a->rc, a->err.msg, b->rc, b->err.msg);
   if (a->rc != 0) {
     FUZZ_CHECK(strcmp(a->err.msg, b->err.msg) == 0,
                "%s changes the message: '%s' vs '%s'", what, a->err.msg,
