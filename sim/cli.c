@@ -21,7 +21,7 @@ static double now_s(void) {
 }
 
 /* Strict unsigned integer parse. */
-static int parse_u64(const char *s, uint64_t *out) {
+int cli_parse_u64(const char *s, uint64_t *out) {
   if (!s || !*s || *s == '-' || *s == '+')
     return -1;
   char *end;
@@ -53,7 +53,7 @@ void cli_note_skipped(const trace *t) {
             t->skipped, t->skip_note ? t->skip_note : "reader rules");
 }
 
-static int parse_seconds_us(const char *s, int64_t *out) {
+int cli_parse_seconds_us(const char *s, int64_t *out) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
@@ -432,7 +432,7 @@ static int parse_common(int argc, char **argv, common_opts *o,
       o->queue_name = optarg;
       break;
     case OPT_SEED:
-      if (parse_u64(optarg, &o->seed)) {
+      if (cli_parse_u64(optarg, &o->seed)) {
         fprintf(stderr, "schedsim: --seed '%s': expected an unsigned "
                         "integer\n", optarg);
         return 2;
@@ -445,7 +445,7 @@ static int parse_common(int argc, char **argv, common_opts *o,
     case OPT_MIG_GIB:
     case OPT_CHECKPOINT: {
       int64_t us;
-      if (parse_seconds_us(optarg, &us)) {
+      if (cli_parse_seconds_us(optarg, &us)) {
         fprintf(stderr, "schedsim: --%s '%s': expected seconds >= 0\n",
                 c == OPT_MIG_COST  ? "migration-cost"
                 : c == OPT_MIG_GIB ? "migration-cost-per-gib"
@@ -465,7 +465,7 @@ static int parse_common(int argc, char **argv, common_opts *o,
     case OPT_MAX_MOVES:
     case OPT_MAX_MOVES_JOB: {
       uint64_t v;
-      if (parse_u64(optarg, &v) || v < 1 || v > 64) {
+      if (cli_parse_u64(optarg, &v) || v < 1 || v > 64) {
         fprintf(stderr, "schedsim: --%s '%s': expected 1..64\n",
                 c == OPT_MAX_MOVES ? "max-moves" : "max-moves-per-job",
                 optarg);
@@ -528,7 +528,7 @@ static int parse_common(int argc, char **argv, common_opts *o,
       break;
     }
     case OPT_UNKNOWN:
-      if (parse_seconds_us(optarg, &o->unknown_us)) {
+      if (cli_parse_seconds_us(optarg, &o->unknown_us)) {
         fprintf(stderr, "schedsim: --unknown-duration '%s': expected "
                         "seconds >= 0\n", optarg);
         return 2;
@@ -551,7 +551,7 @@ static int parse_common(int argc, char **argv, common_opts *o,
       o->quiet = 1;
       break;
     case OPT_JOBS:
-      if (parse_u64(optarg, jobs) || *jobs == 0 || *jobs > UINT32_MAX - 1) {
+      if (cli_parse_u64(optarg, jobs) || *jobs == 0 || *jobs > UINT32_MAX - 1) {
         fprintf(stderr, "schedsim: --jobs '%s': expected 1..%u\n", optarg,
                 UINT32_MAX - 1);
         return 2;

@@ -35,6 +35,11 @@ int cli_load_trace_as(trace *t, const char *path, uint64_t seed,
 int cli_load_status(const char *err);
 /* Strict number in (0, 1e6]; 0 or -1. */
 int cli_parse_positive(const char *s, double *out);
+/* Strict unsigned integer (digits only). 0, or -1. */
+int cli_parse_u64(const char *s, uint64_t *out);
+/* Seconds >= 0 (decimals allowed, at most 9.2e12) into microseconds. 0 or
+ * -1. */
+int cli_parse_seconds_us(const char *s, int64_t *out);
 /* "note: PATH: N records skipped (why)" on stderr when a reader skipped
  * records. */
 void cli_note_skipped(const trace *t);

@@ -79,28 +79,6 @@ static void compare_usage(FILE *f) {
       f);
 }
 
-static int parse_u64(const char *s, uint64_t *out) {
-  if (!s || !*s || *s == '-' || *s == '+')
-    return -1;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || *end)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_seconds_us(const char *s, int64_t *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 9.2e12)
-    return -1;
-  *out = llround(v * 1e6);
-  return 0;
-}
-
 /* Appends the comma-separated items of arg (modified in place) to list.
  * 0, or -1 when an item is empty, repeated, or the list is full. */
 static int add_items(char *arg, const char **list, int *n, const char *what) {
@@ -280,7 +258,7 @@ int cmd_compare(int argc, char **argv) {
         return 2;
       break;
     case O_SEED:
-      if (parse_u64(optarg, &seed)) {
+      if (cli_parse_u64(optarg, &seed)) {
         fprintf(stderr,
                 "schedsim: --seed '%s': expected an unsigned "
                 "integer\n",
@@ -292,7 +270,7 @@ int cmd_compare(int argc, char **argv) {
       outdir = optarg;
       break;
     case O_JOBS:
-      if (parse_u64(optarg, &workers) || workers == 0 || workers > 4096) {
+      if (cli_parse_u64(optarg, &workers) || workers == 0 || workers > 4096) {
         fprintf(stderr, "schedsim compare: --jobs '%s': expected 1..4096\n",
                 optarg);
         return 2;
@@ -325,7 +303,7 @@ int cmd_compare(int argc, char **argv) {
       }
       break;
     case O_UNKNOWN:
-      if (parse_seconds_us(optarg, &unknown_us)) {
+      if (cli_parse_seconds_us(optarg, &unknown_us)) {
         fprintf(stderr,
                 "schedsim: --unknown-duration '%s': expected "
                 "seconds >= 0\n",
