@@ -169,7 +169,11 @@ static int defrag_plan(void *state, lsched_cluster *c,
   int max_moves = b && b->max_moves > 0 ? b->max_moves : 2;
   int per_job = b && b->max_moves_per_job > 0 ? b->max_moves_per_job : 1;
   double wait = b ? b->expected_wait_s : -1;
-  double wgpus = (double)w->gpu_count * w->gpu_milli / 1000.0;
+  /* GPUs the waiting job would hold (a MIG request: its kind's share). */
+  int wmilli = w->version >= 2 && w->mig_kind > 0
+                   ? lsched_mig_kind_milli(w->mig_kind)
+                   : w->gpu_milli;
+  double wgpus = (double)w->gpu_count * wmilli / 1000.0;
   if (wait < 0 || wgpus <= 0 || w->gpu_count > c->max_gpu_count)
     return LSCHED_ENOFIT;
   if ((size_t)max_moves > max_out)

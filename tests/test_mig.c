@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <libsched/libsched.h>
+#include <libsched/migrate.h>
 
 #include <check.h>
 #include <stdint.h>
@@ -981,12 +982,64 @@ END_TEST
 
 /* ---------------------------------------------------------------------- */
 
+
+/* Migration planning on MIG (issue #5): 1g instances at slots 0 and 4 of a
+ * dynamic GPU leave no valid start for a 3g (starts 0 and 4 both blocked);
+ * the defrag policy (base mig-first-fit) moves the cheaper 1g, the one at
+ * 4, and the 3g then fits. One move frees the MIG room. */
+START_TEST(defrag_one_move_frees_mig_room) {
+  int n0 = mig_node(1, 0, 1, NULL, 0);
+  lsched_policy *d = policy("defrag");
+  ck_assert_int_eq(lsched_policy_set_param(d, "base", "mig-first-fit"),
+                   LSCHED_OK);
+  lsched_placement a = mig_pl(n0, 0, LSCHED_MIG_1G, 0);
+  lsched_placement b = mig_pl(n0, 0, LSCHED_MIG_1G, 4);
+  a.cpu_milli = b.cpu_milli = 1000;
+  a.memory_mib = b.memory_mib = 1024;
+  ck_assert_int_eq(lsched_alloc(c, &a), LSCHED_OK);
+  ck_assert_int_eq(lsched_alloc(c, &b), LSCHED_OK);
+  lsched_request w = mig_req(LSCHED_MIG_3G, 1);
+  lsched_placement tmp;
+  ck_assert_int_eq(lsched_policy_place(d, &w, &tmp), LSCHED_ENOFIT);
+  lsched_running run[2];
+  memset(run, 0, sizeof run);
+  run[0].id = 1;
+  run[0].request = mig_req(LSCHED_MIG_1G, 1);
+  run[0].parts = &a;
+  run[0].nparts = 1;
+  run[0].move_cost_s = 5;
+  run[1] = run[0];
+  run[1].id = 2;
+  run[1].parts = &b;
+  run[1].move_cost_s = 1;
+  lsched_defrag_budget bud = LSCHED_DEFRAG_BUDGET_INIT;
+  bud.max_moves = 1;
+  bud.expected_wait_s = 1000;
+  lsched_move mv[4];
+  size_t n = 0;
+  ck_assert_int_eq(lsched_policy_plan_migrations(d, &w, run, 2, &bud, mv, 4, &n),
+                   LSCHED_OK);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(mv[0].index, 1);
+  ck_assert_int_eq(mv[0].from.mig_start, 4);
+  ck_assert_int_eq(lsched_cluster_check(c), LSCHED_OK);
+  ck_assert_int_eq(lsched_release(c, &mv[0].from), LSCHED_OK);
+  ck_assert_int_eq(lsched_alloc(c, &mv[0].to), LSCHED_OK);
+  ck_assert_int_eq(lsched_policy_place(d, &w, &tmp), LSCHED_OK);
+  ck_assert_int_eq(tmp.mig_kind, LSCHED_MIG_3G);
+  ck_assert_int_eq(lsched_alloc(c, &tmp), LSCHED_OK);
+  ck_assert_int_eq(lsched_cluster_check(c), LSCHED_OK);
+  lsched_policy_destroy(d);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("mig");
   TCase *tc = tcase_create("model");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, table_facts);
+  tcase_add_test(tc, defrag_one_move_frees_mig_room);
   tcase_add_test(tc, enumeration_722_77_38);
   tcase_add_test(tc, every_layout_through_the_library);
   tcase_add_test(tc, dead_end_3g0_1g456);
