@@ -1157,7 +1157,7 @@ int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
       sim_event ev;
       heap_pop(&e.heap, &ev);
       /* Migrated and preempted jobs leave stale completion events. */
-      if ((ev.kind >> 8 & 0xFF) != e.js[ev.job].epoch ||
+      if ((ev.tag >> 8 & 0xFF) != e.js[ev.job].epoch ||
           e.js[ev.job].status != JOB_RUNNING)
         continue;
       e.events++;

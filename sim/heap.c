@@ -1,17 +1,21 @@
 #include "heap.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+/* Entry k (0-based) lives at a[k + HEAP_BASE]; its children are entries
+ * 4k+1 .. 4k+4, at a[4(k+1) + 3 ..], i.e. array slots 4m .. 4m+3 for
+ * m = k + 1: one aligned 64-byte line. */
 #define D 4
+#define AT(h, k) ((h)->a[(k) + HEAP_BASE])
 
 static inline int ev_less(const sim_event *x, const sim_event *y) {
-  return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+  return x->time < y->time || (x->time == y->time && x->job < y->job);
 }
 
 void heap_init(event_heap *h) {
   h->a = NULL;
   h->n = h->cap = 0;
-  h->next_seq = 0;
 }
 
 void heap_free(event_heap *h) {
@@ -19,34 +23,43 @@ void heap_free(event_heap *h) {
   heap_init(h);
 }
 
-int heap_push(event_heap *h, int64_t time, uint32_t job, uint32_t kind) {
-  if (h->n == h->cap) {
-    size_t nc = h->cap ? h->cap * 2 : 1024;
-    sim_event *na = realloc(h->a, nc * sizeof *na);
-    if (!na)
-      return -1;
-    h->a = na;
-    h->cap = nc;
-  }
-  sim_event e = {time, h->next_seq++, job, kind};
+static int grow(event_heap *h) {
+  size_t nc = h->cap ? h->cap * 2 : 1024;
+  /* aligned_alloc needs a size that is a multiple of the alignment:
+   * (nc + 4) x 16 bytes is, for nc a multiple of 4. */
+  sim_event *na = aligned_alloc(64, (nc + 4) * sizeof *na);
+  if (!na)
+    return -1;
+  if (h->n)
+    memcpy(na + HEAP_BASE, h->a + HEAP_BASE, h->n * sizeof *na);
+  free(h->a);
+  h->a = na;
+  h->cap = nc;
+  return 0;
+}
+
+int heap_push(event_heap *h, int64_t time, uint32_t job, uint32_t tag) {
+  if (h->n == h->cap && grow(h))
+    return -1;
+  sim_event e = {time, job, tag};
   size_t i = h->n++;
   /* Sift up, moving parents down instead of swapping. */
   while (i > 0) {
     size_t parent = (i - 1) / D;
-    if (!ev_less(&e, &h->a[parent]))
+    if (!ev_less(&e, &AT(h, parent)))
       break;
-    h->a[i] = h->a[parent];
+    AT(h, i) = AT(h, parent);
     i = parent;
   }
-  h->a[i] = e;
+  AT(h, i) = e;
   return 0;
 }
 
 int heap_pop(event_heap *h, sim_event *out) {
   if (h->n == 0)
     return -1;
-  *out = h->a[0];
-  sim_event last = h->a[--h->n];
+  *out = AT(h, 0);
+  sim_event last = AT(h, --h->n);
   size_t n = h->n, i = 0;
   if (n == 0)
     return 0;
@@ -54,22 +67,32 @@ int heap_pop(event_heap *h, sim_event *out) {
     size_t first = D * i + 1;
     if (first >= n)
       break;
-    size_t best = first, end = first + D < n ? first + D : n;
-    for (size_t c = first + 1; c < end; c++)
-      if (ev_less(&h->a[c], &h->a[best]))
-        best = c;
-    if (!ev_less(&h->a[best], &last))
+    const sim_event *c = &AT(h, first);
+    size_t best = 0;
+    if (first + D <= n) { /* all four children: the common case */
+      if (ev_less(&c[1], &c[best]))
+        best = 1;
+      if (ev_less(&c[2], &c[best]))
+        best = 2;
+      if (ev_less(&c[3], &c[best]))
+        best = 3;
+    } else {
+      for (size_t k = 1; first + k < n; k++)
+        if (ev_less(&c[k], &c[best]))
+          best = k;
+    }
+    if (!ev_less(&c[best], &last))
       break;
-    h->a[i] = h->a[best];
-    i = best;
+    AT(h, i) = c[best];
+    i = first + best;
   }
-  h->a[i] = last;
+  AT(h, i) = last;
   return 0;
 }
 
 int heap_verify(const event_heap *h) {
   for (size_t i = 1; i < h->n; i++)
-    if (ev_less(&h->a[i], &h->a[(i - 1) / D]))
+    if (ev_less(&AT(h, i), &AT(h, (i - 1) / D)))
       return 0;
   return 1;
 }

@@ -627,17 +627,38 @@ static int seg_may_fit(const struct lsched_seg *s, const lsched_request *req) {
   return s->max_gpu_free >= req->gpu_milli && s->gpus_nonzero_free >= k;
 }
 
-static int seg_find(const lsched_cluster *c, int i, int lo, int hi, int from,
+/* The first position >= from whose node fits req, or -1. Iterative: from
+ * the largest subtree starting at `from`, a subtree that cannot fit is
+ * skipped by moving to the
+ * next subtree on the right (up while a right child, then to the sibling);
+ * one that may fit is entered at its left child. */
+static int seg_find(const lsched_cluster *c, int from,
                     const lsched_request *req) {
-  if (hi <= from || lo >= c->n || !seg_may_fit(&c->seg[i], req))
-    return -1;
-  if (hi - lo == 1)
-    return lsched__node_fits(c, &c->nodes[c->order[lo]], req) ? lo : -1;
-  int mid = lo + (hi - lo) / 2;
-  int r = seg_find(c, 2 * i, lo, mid, from, req);
-  if (r >= 0)
-    return r;
-  return seg_find(c, 2 * i + 1, mid, hi, from, req);
+  const struct lsched_seg *seg = c->seg;
+  const int size = c->seg_size;
+  /* Start at the largest subtree that begins at `from` (the root when
+   * from is 0, so a request nothing fits costs one check). */
+  int i = size + from;
+  while (i > 1 && !(i & 1))
+    i >>= 1;
+  for (;;) {
+    if (seg_may_fit(&seg[i], req)) {
+      if (i < size) {
+        i *= 2;
+        continue;
+      }
+      int pos = i - size;
+      if (pos >= c->n)
+        return -1; /* padding leaves: nothing further right */
+      if (lsched__node_fits(c, &c->nodes[c->order[pos]], req))
+        return pos;
+    }
+    while (i & 1)
+      i >>= 1;
+    if (i == 0)
+      return -1;
+    i++;
+  }
 }
 
 /* Appends every fitting position under segment entry i, in order. */
@@ -673,7 +694,7 @@ int lsched_next_fit(const lsched_cluster *c, const lsched_request *req,
     return -1;
   if (from < 0)
     from = 0;
-  return seg_find(c, 1, 0, c->seg_size, from, req);
+  return seg_find(c, from, req);
 }
 
 /* ---------------------------------------------------------------------- */
