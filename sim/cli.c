@@ -139,29 +139,17 @@ int cli_load_trace_as(trace *t, const char *path, uint64_t seed,
   return rc;
 }
 
-/* Warns about jobs that can never start, naming the first few. */
-static void warn_never(const trace *t, const sim_result *r) {
+/* Prints the warning about jobs that can never start, naming the first
+ * few (collected by the replay's job sink). */
+static void warn_never(const replay_notes *n, const sim_result *r) {
   if (r->never_started == 0)
     return;
   fprintf(stderr,
           "warning: %zu of %zu jobs can never start on this cluster "
           "(%zu: no node is large enough; %zu: allowed GPU models absent)\n",
           r->never_started, r->jobs, r->never_no_node, r->never_model);
-  int shown = 0;
-  for (size_t j = 0; j < t->n && shown < 5; j++) {
-    int st = r->js[j].status;
-    if (st == JOB_NEVER_NO_NODE || st == JOB_NEVER_MODEL) {
-      const job_record *jr = &t->jobs[j];
-      fprintf(stderr,
-              "warning:   %s (%s:%d): cpu_milli=%" PRId64 " memory_mib=%" PRId64
-              " num_gpu=%d gpu_milli=%d%s%s\n",
-              trace_job_name(t, j), t->path, (int)jr->line, jr->cpu_milli,
-              jr->memory_mib, (int)jr->num_gpu, (int)jr->gpu_milli,
-              jr->gpu_spec >= 0 ? " gpu_spec=" : "",
-              jr->gpu_spec >= 0 ? t->specs[jr->gpu_spec] : "");
-      shown++;
-    }
-  }
+  for (int i = 0; i < n->nnever; i++)
+    fprintf(stderr, "warning:   %s\n", n->never[i]);
 }
 
 static void print_summary(FILE *f, const run_meta *m, const sim_result *r) {
@@ -199,15 +187,57 @@ static void print_summary(FILE *f, const run_meta *m, const sim_result *r) {
             r->mig->reconfig_wait_s);
 }
 
-/* Runs one replay and writes its outputs into outdir (may be NULL).
- * Returns an exit status. */
-int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
-               const sim_options *base, const char *outdir, run_meta *meta,
-               sim_result *res, int quiet) {
+/* The job sink of a replay: jobs.csv rows as outcomes become final, and
+ * the first jobs that can never start, for the warning. */
+typedef struct replay_sink {
+  FILE *jobs;            /* NULL: no jobs.csv */
+  const sim_cluster *sc;
+  const trace *meta;     /* path and GPU specs */
+  replay_notes *notes;   /* may be NULL */
+  int write_errno;       /* errno of a failed jobs.csv write, or 0 */
+} replay_sink;
+
+static int sink_job(void *user, const sim_job_out *o) {
+  replay_sink *k = user;
+  if (k->jobs) {
+    errno = 0;
+    write_job_row(k->jobs, k->sc, o);
+    if (ferror(k->jobs)) {
+      k->write_errno = errno ? errno : EIO;
+      return -1;
+    }
+  }
+  int st = o->st->status;
+  replay_notes *n = k->notes;
+  if (n && n->nnever < REPLAY_NOTES_NEVER &&
+      (st == JOB_NEVER_NO_NODE || st == JOB_NEVER_MODEL)) {
+    const job_record *jr = o->rec;
+    snprintf(n->never[n->nnever++], sizeof n->never[0],
+             "%s (%s:%" PRId64 "): cpu_milli=%" PRId64 " memory_mib=%" PRId64
+             " num_gpu=%d gpu_milli=%d%s%s",
+             o->name, k->meta->path, (int64_t)jr->line, jr->cpu_milli,
+             jr->memory_mib, (int)jr->num_gpu, (int)jr->gpu_milli,
+             jr->gpu_spec >= 0 ? " gpu_spec=" : "",
+             jr->gpu_spec >= 0 ? k->meta->specs[jr->gpu_spec] : "");
+  }
+  return 0;
+}
+
+/* Runs one replay of t (loaded) or ts (streamed; exactly one is non-NULL)
+ * and writes its outputs into outdir (may be NULL). Returns an exit
+ * status, or CLI_REPLAY_LOAD_WHOLE when ts cannot be streamed (err says
+ * why; nothing was written). */
+int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
+                  trace_stream *ts, const sim_options *base,
+                  const char *outdir, run_meta *meta, sim_result *res,
+                  int quiet, replay_notes *notes) {
   char err[ERRLEN] = "";
   sim_options opt = *base;
-  out_file tl = {0};
+  out_file tl = {0}, jobs = {0};
   char path[4096];
+  replay_sink sink = {NULL, sc, t ? t : trace_stream_meta(ts), notes, 0};
+  if (notes)
+    notes->nnever = 0;
   if (outdir) {
     if (out_mkdir(outdir, err, sizeof err))
       goto io_fail;
@@ -215,34 +245,58 @@ int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     if (out_open(&tl, path, err, sizeof err))
       goto io_fail;
     opt.timeline = tl.f;
+    snprintf(path, sizeof path, "%s/jobs.csv", outdir);
+    if (out_open(&jobs, path, err, sizeof err))
+      goto io_fail;
+    sink.jobs = jobs.f;
+    write_jobs_header(jobs.f);
   }
+  opt.on_job = sink_job;
+  opt.on_job_user = &sink;
   progress_state ps = {now_s(), 0, !quiet && isatty(2)};
   if (!opt.progress) { /* compare/sweep workers bring their own */
     opt.progress = progress_cb;
     opt.progress_user = &ps;
   }
-  int rc = sim_run(sc, cat, t, &opt, res, err, sizeof err);
+  int rc = t ? sim_run(sc, cat, t, &opt, res, err, sizeof err)
+             : sim_run_stream(sc, cat, ts, &opt, res, err, sizeof err);
   progress_end(&ps);
   if (rc) {
+    if (rc == -2 && sink.write_errno) /* as out_commit says it */
+      snprintf(err, sizeof err, "%s: write failed: %s", jobs.path,
+               strerror(sink.write_errno));
     out_abort(&tl);
+    out_abort(&jobs);
+    if (rc == -3) {
+      if (notes)
+        snprintf(notes->why_whole, sizeof notes->why_whole, "%s", err);
+      return CLI_REPLAY_LOAD_WHOLE;
+    }
     fprintf(stderr, "schedsim: %s\n", err);
     return rc == -1 ? 2 : 1;
   }
   if (outdir) {
     if (out_commit(&tl, err, sizeof err))
       goto io_fail;
+    if (out_commit(&jobs, err, sizeof err))
+      goto io_fail;
     snprintf(path, sizeof path, "%s/summary.json", outdir);
     if (write_summary_json(path, meta, res, err, sizeof err))
-      goto io_fail;
-    snprintf(path, sizeof path, "%s/jobs.csv", outdir);
-    if (write_jobs_csv(path, t, sc, res, err, sizeof err))
       goto io_fail;
   }
   return 0;
 io_fail:
   out_abort(&tl);
+  out_abort(&jobs);
   fprintf(stderr, "schedsim: %s\n", err);
   return 1;
+}
+
+int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
+               const sim_options *base, const char *outdir, run_meta *meta,
+               sim_result *res, int quiet) {
+  return cli_replay_ex(sc, cat, t, NULL, base, outdir, meta, res, quiet,
+                       NULL);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -620,36 +674,6 @@ int cmd_run(int argc, char **argv) {
     catalog_free(&cat);
     return cli_load_status(err);
   }
-  if (cli_load_trace_as(&t, o.trace, o.seed, &o.load, err, sizeof err)) {
-    fprintf(stderr, "schedsim: %s\n", err);
-    status = cli_load_status(err);
-    goto out;
-  }
-  cli_note_skipped(&t);
-  if (o.synth_load > 0 || o.durations_from) {
-    /* Synthetic times (e.g. for the 5-column multigpu lists): durations
-     * drawn from another trace, Poisson arrivals at the given load. */
-    if (!(o.synth_load > 0) || !o.durations_from) {
-      fprintf(stderr, "schedsim run: --synthetic-load and --durations-from "
-                      "go together\n");
-      goto out;
-    }
-    trace from;
-    trace_init(&from);
-    trace_error te;
-    if (trace_load(&from, o.durations_from, &te) ||
-        trace_synthetic_times(&t, &from, o.synth_load, sc.gpus, o.seed,
-                              &te)) {
-      fprintf(stderr, "schedsim: %s\n", te.msg);
-      trace_free(&from);
-      goto out;
-    }
-    trace_free(&from);
-    fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x the "
-                    "cluster's GPUs, durations drawn from %s (seed %llu)\n",
-            t.path, o.synth_load, o.durations_from,
-            (unsigned long long)o.seed);
-  }
   sim_options opt = {0};
   opt.policy = o.policy;
   opt.queue = o.queue;
@@ -666,19 +690,92 @@ int cmd_run(int argc, char **argv) {
   opt.npolicy_params = o.npparams;
   opt.mig_map = o.mig_map;
   opt.mig_requests = o.mig_requests;
-  if (!t.has_times)
-    fprintf(stderr,
-            "note: %s has no times: every job arrives at 0%s\n", t.path,
-            o.unknown_us >= 0 ? " and runs for --unknown-duration" : "");
   run_meta meta = {"replay", o.policy, o.queue_name, o.seed, o.trace,
                    sc.name, sc.nodes, sc.gpus};
   sim_result res;
   memset(&res, 0, sizeof res);
+  replay_notes notes;
+  memset(&notes, 0, sizeof notes);
+  const trace *facts = NULL; /* path, specs, skipped of what was replayed */
   double t0 = now_s();
-  status = cli_replay(&sc, &cat, &t, &opt, o.out, &meta, &res, o.quiet);
+  /* A trace file is streamed: read twice (validation, then replay) in
+   * memory bounded by the running and queued jobs. It is loaded whole when
+   * it is generated or rewritten in memory (builtin:default, synthetic
+   * times), not in submit order, or replayed on MIG GPUs. */
+  trace_stream *ts = NULL;
+  int streamed = 0;
+  if (strcmp(o.trace, "builtin:default") != 0 && !(o.synth_load > 0) &&
+      !o.durations_from) {
+    trace_error te;
+    te.msg[0] = 0;
+    if (trace_stream_open(&ts, o.trace, &o.load, &te)) {
+      fprintf(stderr, "schedsim: %s\n", te.msg);
+      status = cli_load_status(te.msg);
+      goto out;
+    }
+    const trace *m = trace_stream_meta(ts);
+    if (!m->has_times)
+      fprintf(stderr, "note: %s has no times: every job arrives at 0%s\n",
+              m->path,
+              o.unknown_us >= 0 ? " and runs for --unknown-duration" : "");
+    status = cli_replay_ex(&sc, &cat, NULL, ts, &opt, o.out, &meta, &res,
+                           o.quiet, &notes);
+    if (status == CLI_REPLAY_LOAD_WHOLE) {
+      if (!o.quiet)
+        fprintf(stderr, "note: %s; loading the trace whole\n",
+                notes.why_whole);
+      trace_stream_close(ts);
+      ts = NULL;
+    } else {
+      streamed = 1;
+      facts = m;
+    }
+  }
+  if (!streamed) {
+    if (cli_load_trace_as(&t, o.trace, o.seed, &o.load, err, sizeof err)) {
+      fprintf(stderr, "schedsim: %s\n", err);
+      status = cli_load_status(err);
+      goto out;
+    }
+    if (o.synth_load > 0 || o.durations_from) {
+      /* Synthetic times (e.g. for the 5-column multigpu lists): durations
+       * drawn from another trace, Poisson arrivals at the given load. */
+      if (!(o.synth_load > 0) || !o.durations_from) {
+        fprintf(stderr, "schedsim run: --synthetic-load and --durations-from "
+                        "go together\n");
+        status = 2;
+        goto out;
+      }
+      trace from;
+      trace_init(&from);
+      trace_error te;
+      if (trace_load(&from, o.durations_from, &te) ||
+          trace_synthetic_times(&t, &from, o.synth_load, sc.gpus, o.seed,
+                                &te)) {
+        fprintf(stderr, "schedsim: %s\n", te.msg);
+        trace_free(&from);
+        status = 2;
+        goto out;
+      }
+      trace_free(&from);
+      fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x the "
+                      "cluster's GPUs, durations drawn from %s (seed %llu)\n",
+              t.path, o.synth_load, o.durations_from,
+              (unsigned long long)o.seed);
+    } else if (!t.has_times && !ts) {
+      fprintf(stderr,
+              "note: %s has no times: every job arrives at 0%s\n", t.path,
+              o.unknown_us >= 0 ? " and runs for --unknown-duration" : "");
+    }
+    t0 = now_s();
+    status = cli_replay_ex(&sc, &cat, &t, NULL, &opt, o.out, &meta, &res,
+                           o.quiet, &notes);
+    facts = &t;
+  }
   double wall = now_s() - t0;
   if (status == 0) {
-    warn_never(&t, &res);
+    cli_note_skipped(facts);
+    warn_never(&notes, &res);
     print_summary(stdout, &meta, &res);
     printf("  wall time %.3f s, %.0f events/s\n", wall,
            wall > 0 ? (double)res.events / wall : 0.0);
@@ -688,6 +785,7 @@ int cmd_run(int argc, char **argv) {
   }
   sim_result_free(&res);
 out:
+  trace_stream_close(ts);
   trace_free(&t);
   sim_cluster_free(&sc);
   catalog_free(&cat);
@@ -801,20 +899,43 @@ int cmd_generate(int argc, char **argv) {
   p.seed = o.seed;
   if (jobs)
     p.jobs = jobs;
-  trace t;
-  trace_init(&t);
+  /* Jobs are drawn and written one at a time, so any --jobs runs in
+   * constant memory; the file appears under its name only when complete.
+   * Bad parameters and impossible times exit 2, write errors 1. */
   trace_error te;
-  int grc = synth_generate(&t, &p, &te);
-  free(mix_shapes);
-  if (grc) {
+  synth_gen *g;
+  if (synth_gen_open(&g, &p, &te)) {
+    free(mix_shapes);
     fprintf(stderr, "schedsim: %s\n", te.msg);
     return 2;
   }
-  int rc = trace_write_alibaba(&t, o.out, &te);
-  if (rc)
+  trace_writer *w;
+  if (trace_writer_open(&w, o.out, &te)) {
+    synth_gen_close(g);
+    free(mix_shapes);
     fprintf(stderr, "schedsim: %s\n", te.msg);
-  else
-    printf("wrote %zu jobs to %s\n", t.n, o.out);
-  trace_free(&t);
-  return rc ? 1 : 0;
+    return 1;
+  }
+  job_record j;
+  const char *name;
+  size_t n = 0;
+  int grc, rc = 0;
+  while ((grc = synth_gen_next(g, &j, &name, &te)) == 1) {
+    if ((rc = trace_writer_put(w, &j, name, NULL, &te)) != 0)
+      break;
+    n++;
+  }
+  synth_gen_close(g);
+  free(mix_shapes);
+  if (grc < 0 || rc != 0) {
+    trace_writer_abort(w);
+    fprintf(stderr, "schedsim: %s\n", te.msg);
+    return grc < 0 ? 2 : 1;
+  }
+  if (trace_writer_commit(w, &te)) {
+    fprintf(stderr, "schedsim: %s\n", te.msg);
+    return 1;
+  }
+  printf("wrote %zu jobs to %s\n", n, o.out);
+  return 0;
 }

@@ -43,9 +43,29 @@ int cli_parse_seconds_us(const char *s, int64_t *out);
 /* "note: PATH: N records skipped (why)" on stderr when a reader skipped
  * records. */
 void cli_note_skipped(const trace *t);
-/* One replay with outputs in outdir (NULL: none). Returns an exit status. */
+/* One replay with outputs in outdir (NULL: none): timeline.csv and
+ * jobs.csv written as the replay goes, summary.json at the end, each
+ * under a temporary name until complete. res gets the totals (its per-job
+ * arrays stay NULL: jobs go to jobs.csv). Returns an exit status. */
 int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
                const sim_options *base, const char *outdir, run_meta *meta,
                sim_result *res, int quiet);
+
+/* What a replay tells `run` besides its results. */
+#define REPLAY_NOTES_NEVER 5
+typedef struct replay_notes {
+  int nnever;                          /* first jobs that can never start */
+  char never[REPLAY_NOTES_NEVER][512];
+  char why_whole[1024];                /* why a stream was not replayed */
+} replay_notes;
+
+/* cli_replay of a loaded trace t or a stream ts (the other NULL); notes
+ * may be NULL. CLI_REPLAY_LOAD_WHOLE: ts cannot be streamed (not in submit
+ * order, MIG GPUs; notes->why_whole says which): load it and call again. */
+#define CLI_REPLAY_LOAD_WHOLE 100
+int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
+                  trace_stream *ts, const sim_options *base,
+                  const char *outdir, run_meta *meta, sim_result *res,
+                  int quiet, replay_notes *notes);
 
 #endif

@@ -417,9 +417,10 @@ int cmd_compare(int argc, char **argv) {
     for (size_t j = 0; j < t.n; j++)
       if (t.jobs[j].duration_us < 0) {
         fprintf(stderr,
-                "schedsim: %s:%d: job %s has no duration (this trace format "
-                "has no times); replay needs --unknown-duration SECONDS\n",
-                t.path, (int)t.jobs[j].line, trace_job_name(&t, j));
+                "schedsim: %s:%" PRId64 ": job %s has no duration (this trace "
+                "format has no times); replay needs --unknown-duration "
+                "SECONDS\n",
+                t.path, t.jobs[j].line, trace_job_name(&t, j));
         goto done;
       }
 

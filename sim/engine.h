@@ -5,6 +5,13 @@
  * over a 4-ary heap of completion events; arrivals stream from the trace in
  * submit order (ties in file order), so the heap only ever holds running
  * jobs. All events at one time are processed before the queue is scanned.
+ *
+ * Memory: the engine keeps state only for jobs that have arrived and are
+ * not finished (a slot each, recycled), plus one entry per distinct request
+ * shape; a job's outcome is handed to sim_options.on_job when it is final.
+ * So sim_run_stream replays a trace file of any length in memory bounded by
+ * what is running and queued at once (and the percentile values, which
+ * spill to a temporary file beyond sim_options.pctl_mem_values: pctl.h).
  */
 #ifndef SCHEDSIM_ENGINE_H
 #define SCHEDSIM_ENGINE_H
@@ -56,6 +63,26 @@ typedef struct job_state {
   uint8_t epoch;     /* bumped when a migration or preemption moves its end */
 } job_state;
 
+/* A job whose outcome is final (completed, or never started), as handed to
+ * sim_options.on_job. Pointers are valid during the call only. */
+typedef struct sim_job_out {
+  uint64_t index;          /* position in the trace file, 0-based */
+  const job_record *rec;
+  const char *name;
+  const job_state *st;     /* st->node is the first part's node for gangs */
+  const lsched_placement *parts; /* nparts placements (completed jobs) */
+  int nparts;
+  int planned;             /* the policy plans migrations (else the next
+                              three are 0) */
+  unsigned migrations, preemptions;
+  double lost_gpu_s;
+  int64_t reserved_us;     /* backfill: first reservation, or -1 */
+  /* MIG: kind and start slot of its instance (0/0 if none), and its
+   * reconfiguration wait in us. */
+  int mig_kind, mig_start;
+  int64_t mig_wait_us;
+} sim_job_out;
+
 typedef struct sim_options {
   const char *policy;
   sim_queue_kind queue;
@@ -90,6 +117,19 @@ typedef struct sim_options {
    * explicit MIG requests (NULL: none). */
   sim_mig_map mig_map;
   const char *mig_requests;
+  /* Called once per job when its outcome is final, in that order (a job
+   * that can never start: at its arrival; one that completes: at its
+   * completion; ties by slot). 0 to go on; nonzero stops the run with
+   * sim_run returning -2 and err "job output: ..." (e.g. a full disk).
+   * With on_job set, sim_run leaves the per-job arrays of sim_result NULL
+   * (js, gangs, migrations, ...): the caller has had every job. */
+  int (*on_job)(void *user, const sim_job_out *job);
+  void *on_job_user;
+  /* Queue-time and JCT values kept in memory before they spill to a
+   * temporary file for the percentiles (0: sim_run keeps all in memory,
+   * sim_run_stream 1<<18 each, 2 MiB). Either way the percentiles are
+   * exact. */
+  size_t pctl_mem_values;
 } sim_options;
 
 typedef struct sim_stats {
@@ -108,7 +148,8 @@ typedef struct sim_result {
   double cost_total, cost_per_allocated_gpu_hour, cost_idle;
   int unpriced_gpus;
   uint64_t events;
-  job_state *js; /* one per trace job, in trace order */
+  /* One per trace job, in trace order (NULL with sim_options.on_job). */
+  job_state *js;
   /* Jobs placed on several nodes: job_state.node = -2 - index here. */
   sim_gang *gangs;
   size_t ngangs;
@@ -143,12 +184,22 @@ typedef struct sim_result {
 int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
             const sim_options *opt, sim_result *out, char *err,
             size_t errlen);
-void sim_result_free(sim_result *r);
 
-/* Statistics of values (sorted in place): mean, and p50/p95/p99 as GSL's
- * quantile_from_sorted_data (linear interpolation between order statistics
- * at (n-1)p), max. All 0 when n is 0. */
-void sim_stats_compute(double *values, size_t n, sim_stats *out);
+/*
+ * The same replay, reading the trace from an open stream (trace.h) twice:
+ * a first pass validates every job and counts the request shapes (the
+ * typical workload), a second one replays, so memory is bounded by the
+ * running and queued jobs, not by the trace length. The trace must be in
+ * submit order: returns -3 (err says where) when it is not, before any job
+ * was replayed; the caller may then load it whole and use sim_run. Clusters
+ * with MIG GPUs need sim_run (-3 too). Otherwise as sim_run; the per-job
+ * outcomes only go to opt->on_job, and out's per-job arrays are NULL.
+ */
+struct trace_stream;
+int sim_run_stream(sim_cluster *sc, const gpu_catalog *cat,
+                   struct trace_stream *s, const sim_options *opt,
+                   sim_result *out, char *err, size_t errlen);
+void sim_result_free(sim_result *r);
 
 /* Formats microseconds as seconds with no trailing zeros ("12", "0.5"). */
 void sim_fmt_seconds(char *buf, size_t len, int64_t us);

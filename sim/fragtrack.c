@@ -8,7 +8,7 @@
 
 __extension__ typedef __int128 i128;
 
-#define NO_SHAPE UINT32_MAX
+#define NO_SHAPE FRAGTRACK_NO_SHAPE
 
 /* A distinct GPU request shape of the trace (CPU-only jobs have none). */
 typedef struct shape {
@@ -28,7 +28,8 @@ struct sim_fragtrack {
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
   uint32_t *slot;
   uint32_t nslot;
-  uint32_t *job_shape; /* per job */
+  uint64_t *count;     /* jobs per shape while counting */
+  uint64_t present;    /* bits of the cluster's models */
   uint32_t *active;    /* shapes with queued > 0, sorted by gpu_milli */
   uint32_t nactive;
   int set_changed;
@@ -133,6 +134,17 @@ static int rehash(sim_fragtrack *f, uint32_t nn) {
   return 0;
 }
 
+/* The id of shape r, or NO_SHAPE if it was never interned. */
+static uint32_t lookup(const sim_fragtrack *f, const lsched_request *r) {
+  if (f->nslot == 0)
+    return NO_SHAPE;
+  uint32_t j = shape_hash(r) & (f->nslot - 1);
+  for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
+    if (same(&f->shapes[f->slot[j] - 1].req, r))
+      return f->slot[j] - 1;
+  return NO_SHAPE;
+}
+
 static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
   if (2 * (f->nshapes + 1) >= f->nslot &&
       rehash(f, f->nslot ? 2 * f->nslot : 1024))
@@ -166,7 +178,7 @@ void fragtrack_free(sim_fragtrack *f) {
   lsched_workload_destroy(f->wl);
   free(f->shapes);
   free(f->slot);
-  free(f->job_shape);
+  free(f->count);
   free(f->active);
   free(f->dirty);
   free(f->dirty_list);
@@ -174,8 +186,7 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f);
 }
 
-int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc, const trace *t,
-                    const uint64_t *spec_mask, const uint8_t *spec_absent) {
+int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   *out = NULL;
   sim_fragtrack *f = calloc(1, sizeof *f);
   if (!f)
@@ -186,52 +197,57 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc, const trace *t,
   /* Masks as sim_typical_workload: a spec the cluster lacks names only
    * absent models (such jobs never queue: the engine sets them aside). */
   int nm = lsched_cluster_model_count(sc->c);
-  uint64_t present = nm >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nm) - 1;
-  uint64_t *tmask = calloc(t->nspecs > 0 ? (size_t)t->nspecs : 1,
-                           sizeof *tmask);
-  f->job_shape = malloc((t->n ? t->n : 1) * sizeof *f->job_shape);
+  f->present = nm >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nm) - 1;
   f->dirty = calloc(nz, 1);
   f->dirty_list = malloc(nz * sizeof *f->dirty_list);
   f->str = calloc(nz, sizeof *f->str);
-  if (!tmask || !f->job_shape || !f->dirty || !f->dirty_list || !f->str)
-    goto fail;
-  for (int s = 0; s < t->nspecs; s++)
-    tmask[s] = spec_absent[s] ? ~present : spec_mask[s];
-  /* Every job's request shape (as the engine builds it; CPU-only jobs too,
-   * for the workload), interned once: the typical workload is then built
-   * from the shape counts, one hash per job in all. */
-  uint32_t *count = NULL;
-  for (size_t j = 0; j < t->n; j++) {
-    const job_record *jr = &t->jobs[j];
-    lsched_request r = LSCHED_REQUEST_INIT;
-    r.cpu_milli = jr->cpu_milli;
-    r.memory_mib = jr->memory_mib;
-    r.gpu_count = jr->num_gpu > 0 ? jr->num_gpu : 0;
-    r.gpu_milli = jr->num_gpu > 0 ? jr->gpu_milli : 0;
-    r.model_mask = jr->gpu_spec >= 0 && jr->num_gpu > 0
-                       ? tmask[jr->gpu_spec]
-                       : 0;
-    uint32_t id = intern(f, &r);
-    if (id == NO_SHAPE - 1)
-      goto fail;
-    if (f->nshapes > f->shapes_cap_counted) {
-      uint32_t *nc = realloc(count, (size_t)f->shapes_cap * sizeof *nc);
-      if (!nc) {
-        free(count);
-        goto fail;
-      }
-      memset(nc + f->shapes_cap_counted, 0,
-             (size_t)(f->shapes_cap - f->shapes_cap_counted) * sizeof *nc);
-      count = nc;
-      f->shapes_cap_counted = f->shapes_cap;
-    }
-    count[id]++;
-    f->job_shape[j] = r.gpu_count > 0 ? id : NO_SHAPE;
+  if (!f->dirty || !f->dirty_list || !f->str) {
+    fragtrack_free(f);
+    return -2;
   }
-  if (lsched_workload_create(&f->wl, NULL)) {
-    free(count);
-    goto fail;
+  *out = f;
+  return 0;
+}
+
+/* A job's request shape as the engine builds it (CPU-only jobs too, for
+ * the workload). */
+static void job_shape_req(const sim_fragtrack *f, const job_record *jr,
+                          uint64_t spec_mask, int spec_absent,
+                          lsched_request *r) {
+  lsched_request init = LSCHED_REQUEST_INIT;
+  *r = init;
+  r->cpu_milli = jr->cpu_milli;
+  r->memory_mib = jr->memory_mib;
+  r->gpu_count = jr->num_gpu > 0 ? jr->num_gpu : 0;
+  r->gpu_milli = jr->num_gpu > 0 ? jr->gpu_milli : 0;
+  r->model_mask = jr->gpu_spec >= 0 && jr->num_gpu > 0
+                      ? (spec_absent ? ~f->present : spec_mask)
+                      : 0;
+}
+
+int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
+                  int spec_absent) {
+  lsched_request r;
+  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  uint32_t id = intern(f, &r);
+  if (id == NO_SHAPE - 1)
+    return -2;
+  if (f->nshapes > f->shapes_cap_counted) {
+    uint64_t *nc = realloc(f->count, (size_t)f->shapes_cap * sizeof *nc);
+    if (!nc)
+      return -2;
+    memset(nc + f->shapes_cap_counted, 0,
+           (size_t)(f->shapes_cap - f->shapes_cap_counted) * sizeof *nc);
+    f->count = nc;
+    f->shapes_cap_counted = f->shapes_cap;
   }
+  f->count[id]++;
+  return 0;
+}
+
+int fragtrack_ready(sim_fragtrack *f) {
+  if (lsched_workload_create(&f->wl, NULL))
+    return -2;
   for (uint32_t i = 0; i < f->nshapes; i++) {
     const lsched_request *r = &f->shapes[i].req;
     lsched_task_type tt;
@@ -239,49 +255,53 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc, const trace *t,
     tt.gpu_count = r->gpu_count;
     tt.gpu_milli = r->gpu_milli;
     tt.model_mask = r->model_mask;
-    tt.weight = count[i];
+    tt.weight = f->count[i]; /* jobs of this shape */
     int wrc = lsched_workload_add(f->wl, &tt);
-    if (wrc && wrc != LSCHED_ERANGE) {
-      free(count);
-      goto fail;
-    }
+    if (wrc && wrc != LSCHED_ERANGE)
+      return -2;
   }
-  free(count);
+  free(f->count);
+  f->count = NULL;
+  f->shapes_cap_counted = 0;
   if (lsched_workload_keep_popular(f->wl, 95))
-    goto fail;
-  if (lsched_fragmeter_create(&f->meter, sc->c, f->wl))
-    goto fail;
+    return -2;
+  if (lsched_fragmeter_create(&f->meter, f->c, f->wl))
+    return -2;
   char ptr[64];
   snprintf(ptr, sizeof ptr, "%p", (void *)f);
-  if (lsched_policy_create(&f->obs, sc->c, &obs_ops) ||
+  if (lsched_policy_create(&f->obs, f->c, &obs_ops) ||
       lsched_policy_set_param(f->obs, "tracker", ptr))
-    goto fail;
+    return -2;
   f->active = malloc((f->nshapes ? f->nshapes : 1) * sizeof *f->active);
   if (!f->active)
-    goto fail;
-  free(tmask);
+    return -2;
   lsched_fragmeter_get(f->meter, &f->fr);
-  *out = f;
   return 0;
-fail:
-  free(tmask);
-  fragtrack_free(f);
-  return -2;
+}
+
+uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
+                         uint64_t spec_mask, int spec_absent) {
+  if (!f || jr->num_gpu <= 0)
+    return FRAGTRACK_NO_SHAPE;
+  lsched_request r;
+  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  /* Every job was added before; an unknown shape here would be an engine
+   * bug: it then counts in no shape. */
+  return lookup(f, &r);
 }
 
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f) {
   return f ? f->wl : NULL;
 }
 
-void fragtrack_queued(sim_fragtrack *f, uint32_t j, int delta) {
+void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
   if (!f)
     return;
   if (delta > 0)
     f->queued++;
   else if (f->queued > 0)
     f->queued--;
-  uint32_t id = f->job_shape[j];
-  if (id == NO_SHAPE)
+  if (id == FRAGTRACK_NO_SHAPE || id >= f->nshapes)
     return;
   shape *s = &f->shapes[id];
   if (delta > 0) {

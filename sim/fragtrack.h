@@ -32,17 +32,30 @@
 
 typedef struct sim_fragtrack sim_fragtrack;
 
-/* Starts tracking on sc's (idle) cluster for trace t; spec masks as the
- * engine resolved them. 0, or -2 out of memory. */
-int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc, const trace *t,
-                    const uint64_t *spec_mask, const uint8_t *spec_absent);
+/* Starts tracking on sc's (idle) cluster: fragtrack_add every job of the
+ * trace (one pass, any order), then fragtrack_ready builds the typical
+ * workload and the meter. Memory: one entry per distinct request shape,
+ * not per job, so a streamed trace needs no per-job state here. Spec
+ * masks as the engine resolved them (absent: no allowed model is in the
+ * cluster). 0, or -2 out of memory. */
+int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc);
+int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
+                  int spec_absent);
+int fragtrack_ready(sim_fragtrack *f);
 void fragtrack_free(sim_fragtrack *f);
+
+/* The shape id of a job added before (FRAGTRACK_NO_SHAPE for CPU-only
+ * jobs), for fragtrack_queued. */
+#define FRAGTRACK_NO_SHAPE UINT32_MAX
+uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
+                         uint64_t spec_mask, int spec_absent);
 
 /* The trace's typical workload (owned by f), for policies such as fgd. */
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f);
 
-/* Job j entered (+1) or left (-1) the queue. */
-void fragtrack_queued(sim_fragtrack *f, uint32_t j, int delta);
+/* A job of shape id (fragtrack_shape) entered (+1) or left (-1) the
+ * queue. */
+void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta);
 
 /* Brings the current values up to date (at a point where all events of a
  * time are done); they hold until the next call. 0, or -2 out of memory. */

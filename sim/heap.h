@@ -23,7 +23,8 @@ typedef struct sim_event {
 } sim_event;
 
 typedef struct event_heap {
-  sim_event *a; /* a[HEAP_BASE ..  HEAP_BASE + n) */
+  sim_event *a; /* a[HEAP_BASE ..  HEAP_BASE + n), inside raw */
+  void *raw;    /* the malloc'd block a is aligned in */
   size_t n, cap;
 } event_heap;
 

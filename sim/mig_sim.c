@@ -204,8 +204,8 @@ static int load_requests(sim_mig *m, const trace *t, const char *path,
     }
     const job_record *jr = &t->jobs[j];
     if (jr->num_gpu == 0) {
-      snprintf(err, errlen, "%s:%d: job %s (%s:%d) asks for no GPU", path, ln,
-               fld[0], t->path, (int)jr->line);
+      snprintf(err, errlen, "%s:%d: job %s (%s:%" PRId64 ") asks for no GPU",
+               path, ln, fld[0], t->path, jr->line);
       goto out;
     }
     mig_req q;
@@ -231,10 +231,10 @@ static int load_requests(sim_mig *m, const trace *t, const char *path,
         found = 1;
       }
       if (!found) {
-        int n = snprintf(err, errlen, "%s:%d: field 'profile': job %s (%s:%d): "
-                         "'%s' is not a MIG profile of the cluster's models "
-                         "(", path, ln, fld[0], t->path, (int)jr->line,
-                         fld[1]);
+        int n = snprintf(err, errlen, "%s:%d: field 'profile': job %s (%s:%"
+                         PRId64 "): '%s' is not a MIG profile of the "
+                         "cluster's models (", path, ln, fld[0], t->path,
+                         jr->line, fld[1]);
         for (int i = 0; i < ngm && n > 0 && (size_t)n < errlen; i++)
           for (int k = 0; k < gm[i]->nmig && n > 0 && (size_t)n < errlen; k++)
             n += snprintf(err + n, errlen - (size_t)n, "%s%s", i || k ? " " : "",
@@ -378,9 +378,10 @@ int sim_mig_begin(sim_mig **out, const sim_cluster *sc,
       snprintf(need, sizeof need, "num_gpu=%d gpu_milli=%d, --mig-map %s: "
                "%s", (int)jr->num_gpu, (int)jr->gpu_milli,
                sim_mig_map_name(map), lsched_mig_kind_name(m->req[j].kind));
-    int len = snprintf(err, errlen, "%s:%d: job %s: no MIG profile of the "
-                       "cluster's models satisfies its request (%s; models:",
-                       t->path, (int)jr->line, trace_job_name(t, j), need);
+    int len = snprintf(err, errlen, "%s:%" PRId64 ": job %s: no MIG profile "
+                       "of the cluster's models satisfies its request (%s; "
+                       "models:", t->path, jr->line, trace_job_name(t, j),
+                       need);
     for (int i = 0; i < ngm && len > 0 && (size_t)len < errlen; i++)
       len += snprintf(err + len, errlen - (size_t)len, " %s", gm[i]->name);
     if (len > 0 && (size_t)len < errlen)
@@ -522,6 +523,13 @@ int64_t sim_mig_commit(sim_mig *m, uint32_t j, const lsched_placement *parts,
   if (n == 1 && m->pl_kind[j])
     m->res.placed[m->pl_kind[j] - 1]++;
   return wait;
+}
+
+void sim_mig_job(const sim_mig *m, uint32_t j, int *kind, int *start,
+                 int64_t *wait_us) {
+  *kind = m->pl_kind[j];
+  *start = m->pl_start[j];
+  *wait_us = m->wait_us[j];
 }
 
 void sim_mig_queued(sim_mig *m, uint32_t j, int delta) {

@@ -104,6 +104,9 @@ int64_t sim_mig_commit(sim_mig *m, uint32_t j, const lsched_placement *parts,
                        int n, int64_t now);
 /* Queue membership of job j changed by +1 / -1 (fragmentation metric). */
 void sim_mig_queued(sim_mig *m, uint32_t j, int delta);
+/* Job j's instance (kind 0 if none) and reconfiguration wait so far. */
+void sim_mig_job(const sim_mig *m, uint32_t j, int *kind, int *start,
+                 int64_t *wait_us);
 /* Time advances by dt with the current state (integrals). */
 void sim_mig_advance(sim_mig *m, int64_t dt);
 /* Timeline columns (",slices_used,frag_slices"). */

@@ -236,85 +236,60 @@ static void csv_field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static void migration_cols(FILE *f, const sim_result *r, size_t j);
-
-int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
-                   const sim_result *r, char *err, size_t errlen) {
-  out_file o;
-  if (out_open(&o, path, err, errlen))
-    return -1;
-  FILE *f = o.f;
+void write_jobs_header(FILE *f) {
   fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,"
         "migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s\n",
         f);
-  char a[32], b[32], c[32], d[32], e[32];
-  for (size_t j = 0; j < t->n; j++) {
-    const job_record *jr = &t->jobs[j];
-    const job_state *s = &r->js[j];
-    csv_field(f, trace_job_name(t, j));
-    sim_fmt_seconds(a, sizeof a, jr->submit_us);
-    if (s->status == JOB_DONE) {
-      sim_fmt_seconds(b, sizeof b, s->start_us);
-      sim_fmt_seconds(c, sizeof c, s->finish_us);
-      sim_fmt_seconds(d, sizeof d, s->start_us - jr->submit_us);
-      sim_fmt_seconds(e, sizeof e, s->finish_us - jr->submit_us);
-      /* A gang job lists its nodes and their GPU sets joined by '+'. */
-      const lsched_placement *parts = NULL;
-      lsched_placement one;
-      int np = 1;
-      if (s->node <= -2) {
-        parts = r->gangs[-2 - s->node].parts;
-        np = r->gangs[-2 - s->node].n;
-      } else {
-        one.node = s->node;
-        one.gpu_mask = s->gpu_mask;
-        parts = &one;
-      }
-      fprintf(f, ",%s,%s,%s,", a, b, c);
-      for (int k = 0; k < np; k++) {
-        lsched_node_info ni;
-        lsched_cluster_node_info(sc->c, parts[k].node, &ni);
-        if (k)
-          fputc('+', f);
-        csv_field(f, ni.name);
-      }
-      fputc(',', f);
-      for (int k = 0; k < np; k++) {
-        if (k)
-          fputc('+', f);
-        int first = 1;
-        for (int g = 0; g < 64; g++)
-          if ((parts[k].gpu_mask >> g) & 1) {
-            fprintf(f, first ? "%d" : ";%d", g);
-            first = 0;
-          }
-      }
-      fprintf(f, ",%d,%s,%s,%s", jr->num_gpu ? s->gpu_milli : 0, d, e,
-              status_name(s->status));
-      migration_cols(f, r, j);
-    } else {
-      fprintf(f, ",%s,,,,,%d,,,%s", a, jr->gpu_milli,
-              status_name(s->status));
-      migration_cols(f, r, j);
-    }
-  }
-  return out_commit(&o, err, errlen);
 }
 
-/* The migration columns of one jobs.csv row (zeros without migration). */
-static void migration_cols(FILE *f, const sim_result *r, size_t j) {
-  if (!r->migrations)
+void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
+  const job_record *jr = o->rec;
+  const job_state *s = o->st;
+  char a[32], b[32], c[32], d[32], e[32];
+  csv_field(f, o->name);
+  sim_fmt_seconds(a, sizeof a, jr->submit_us);
+  if (s->status == JOB_DONE) {
+    sim_fmt_seconds(b, sizeof b, s->start_us);
+    sim_fmt_seconds(c, sizeof c, s->finish_us);
+    sim_fmt_seconds(d, sizeof d, s->start_us - jr->submit_us);
+    sim_fmt_seconds(e, sizeof e, s->finish_us - jr->submit_us);
+    /* A gang job lists its nodes and their GPU sets joined by '+'. */
+    fprintf(f, ",%s,%s,%s,", a, b, c);
+    for (int k = 0; k < o->nparts; k++) {
+      lsched_node_info ni;
+      lsched_cluster_node_info(sc->c, o->parts[k].node, &ni);
+      if (k)
+        fputc('+', f);
+      csv_field(f, ni.name);
+    }
+    fputc(',', f);
+    for (int k = 0; k < o->nparts; k++) {
+      if (k)
+        fputc('+', f);
+      int first = 1;
+      for (int g = 0; g < 64; g++)
+        if ((o->parts[k].gpu_mask >> g) & 1) {
+          fprintf(f, first ? "%d" : ";%d", g);
+          first = 0;
+        }
+    }
+    fprintf(f, ",%d,%s,%s,%s", jr->num_gpu ? s->gpu_milli : 0, d, e,
+            status_name(s->status));
+  } else {
+    fprintf(f, ",%s,,,,,%d,,,%s", a, jr->gpu_milli, status_name(s->status));
+  }
+  /* Migration columns (zeros without migration). */
+  if (!o->planned)
     fputs(",0,0,0", f);
   else
-    fprintf(f, ",%u,%u,%.6f", (unsigned)r->migrations[j],
-            (unsigned)r->preemptions[j], r->lost_gpu_s[j]);
+    fprintf(f, ",%u,%u,%.6f", o->migrations, o->preemptions, o->lost_gpu_s);
   /* MIG: "kind@start" of the job's instance and its reconfiguration wait;
    * empty for jobs without an instance. */
-  if (r->mig && r->mig->kind[j] && r->js[j].status == JOB_DONE) {
+  if (o->mig_kind && s->status == JOB_DONE) {
     char w[32];
-    sim_fmt_seconds(w, sizeof w, r->mig->wait_us[j]);
-    fprintf(f, ",%s@%d,%s\n", lsched_mig_kind_name(r->mig->kind[j]),
-            r->mig->start[j], w);
+    sim_fmt_seconds(w, sizeof w, o->mig_wait_us);
+    fprintf(f, ",%s@%d,%s\n", lsched_mig_kind_name(o->mig_kind), o->mig_start,
+            w);
   } else {
     fputs(",,\n", f);
   }

@@ -39,7 +39,11 @@ int out_mkdir(const char *dir, char *err, size_t errlen);
 
 int write_summary_json(const char *path, const run_meta *m,
                        const sim_result *r, char *err, size_t errlen);
-int write_jobs_csv(const char *path, const trace *t, const sim_cluster *sc,
-                   const sim_result *r, char *err, size_t errlen);
+/* jobs.csv (README "Outputs"): the header line, and the row of one job as
+ * the engine hands it to sim_options.on_job. Rows come in the order the
+ * jobs' outcomes became final, so a streamed replay writes each as it
+ * happens. */
+void write_jobs_header(FILE *f);
+void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o);
 
 #endif

@@ -1,6 +1,7 @@
 /* Typical workload of a trace (see typical.h). */
 #include "typical.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,8 +29,8 @@ int sim_resolve_specs(const sim_cluster *sc, const gpu_catalog *cat,
       size_t j = 0;
       while (j < t->n && t->jobs[j].gpu_spec != s)
         j++;
-      snprintf(err, errlen, "%s:%d: field 'gpu_spec': %s", t->path,
-               j < t->n ? (int)t->jobs[j].line : 0, why);
+      snprintf(err, errlen, "%s:%" PRId64 ": field 'gpu_spec': %s", t->path,
+               j < t->n ? t->jobs[j].line : 0, why);
       free(*masks);
       free(*absent);
       *masks = NULL;

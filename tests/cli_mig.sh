@@ -88,7 +88,7 @@ first=$(awk -F, 'NR == 2 { print $1 }' "$T/w.csv")
 printf 'job,profile,gpu_memory_gib,compute_fraction\n%s,3g.40gb,,\n' "$first" >"$T/req.csv"
 expect 0 "" -- "$BIN" run --cluster "$EX/a100-20-mig-dynamic.json" --trace "$T/w.csv" \
   --policy mig-first-fit --mig-requests "$T/req.csv" --quiet --out "$T/req"
-awk -F, 'NR == 2 { print $14 }' "$T/req/jobs.csv" | grep -q '^3g@' && ok || bad "requested 3g.40gb: $(sed -n 2p "$T/req/jobs.csv")"
+awk -F, -v j="$first" '$1 == j { print $14 }' "$T/req/jobs.csv" | grep -q '^3g@' && ok || bad "requested 3g.40gb: $(grep "^$first," "$T/req/jobs.csv")"
 printf 'job,profile,gpu_memory_gib,compute_fraction\n%s,,200,\n' "$first" >"$T/req2.csv"
 expect 2 "w.csv:2: job $first: no MIG profile of the cluster's models satisfies" -- \
   "$BIN" run --cluster "$EX/a100-20-mig-dynamic.json" --trace "$T/w.csv" --policy mig-aware --mig-requests "$T/req2.csv"

@@ -563,6 +563,41 @@ START_TEST(priority_classes) {
 }
 END_TEST
 
+/* A job sink writing jobs.csv rows, as `schedsim run` does. */
+typedef struct rows_sink {
+  FILE *f;
+  const sim_cluster *sc;
+} rows_sink;
+
+static int put_row(void *user, const sim_job_out *o) {
+  rows_sink *k = user;
+  write_job_row(k->f, k->sc, o);
+  return 0;
+}
+
+/* Replays t again (fifo) with jobs.csv rows going to path. */
+static void jobs_csv(const char *path, sim_cluster *sc, const trace *t,
+                     const char *policy) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  write_jobs_header(f);
+  rows_sink k = {f, sc};
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = policy;
+  o.queue = SIM_QUEUE_FIFO;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.on_job = put_row;
+  o.on_job_user = &k;
+  sim_result r;
+  char err[512] = "";
+  ck_assert_msg(sim_run(sc, &cat, t, &o, &r, err, sizeof err) == 0, "%s", err);
+  ck_assert_ptr_null(r.js);
+  sim_result_free(&r);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
 /* An 8-GPU job on two 4-GPU nodes runs as a gang; a 9-GPU job never can. */
 START_TEST(gang_job_in_replay) {
   sim_cluster sc;
@@ -588,8 +623,7 @@ START_TEST(gang_job_in_replay) {
   ck_assert_double_eq_tol(r.cost_idle, (160.0 - 90.0) / 3600, EPS);
   char path[4096];
   snprintf(path, sizeof path, "%s/jobs.csv", testutil_tmpdir());
-  char err[512];
-  ck_assert_int_eq(write_jobs_csv(path, &t, &sc, &r, err, sizeof err), 0);
+  jobs_csv(path, &sc, &t, "best-fit");
   FILE *f = fopen(path, "r");
   char line[512];
   int found = 0;
@@ -763,6 +797,211 @@ static int builtin_count(void) {
   return n;
 }
 
+
+/* ---------------------------------------------------------- streamed runs */
+
+/* Per-job outcomes as on_job hands them, by trace position. */
+typedef struct outcome {
+  int seen;
+  job_state st;
+  int nparts;
+  int node0;
+  uint64_t mask0;
+  unsigned migrations;
+} outcome;
+
+typedef struct collect {
+  outcome *o;
+  size_t n;
+  uint64_t last_index_order_breaks; /* outcomes not in trace order */
+  uint64_t prev;
+} collect;
+
+static int collect_job(void *user, const sim_job_out *j) {
+  collect *c = user;
+  ck_assert_uint_lt(j->index, c->n);
+  outcome *o = &c->o[j->index];
+  ck_assert_msg(!o->seen, "job %llu handed out twice",
+                (unsigned long long)j->index);
+  o->seen = 1;
+  o->st = *j->st;
+  o->nparts = j->nparts;
+  o->node0 = j->nparts ? j->parts[0].node : -1;
+  o->mask0 = j->nparts ? j->parts[0].gpu_mask : 0;
+  o->migrations = j->migrations;
+  if (j->index < c->prev)
+    c->last_index_order_breaks++;
+  c->prev = j->index;
+  return 0;
+}
+
+static void same_stats(const sim_stats *a, const sim_stats *b) {
+  ck_assert_uint_eq(a->n, b->n);
+  ck_assert(a->mean == b->mean && a->p50 == b->p50 && a->p95 == b->p95 &&
+            a->p99 == b->p99 && a->max == b->max);
+}
+
+/* A streamed replay of a file (read twice, slots recycled, percentiles
+ * spilled to a temporary file after 64 values) gives exactly what the
+ * replay of the loaded trace gives, job by job and in every total, for
+ * each queue discipline and a policy that migrates. */
+START_TEST(stream_matches_loaded) {
+  static const struct {
+    const char *policy;
+    sim_queue_kind q;
+  } cases[] = {{"first-fit", SIM_QUEUE_FIFO},
+               {"best-fit", SIM_QUEUE_SKIP},
+               {"fgd", SIM_QUEUE_BACKFILL},
+               {"defrag", SIM_QUEUE_SKIP},
+               {"worst-fit", SIM_QUEUE_PRIORITY}};
+  sim_cluster sc;
+  char err[1024];
+  static const char json[] =
+      "{\"name\": \"s\", \"node_groups\": [{\"name\": \"a\", \"count\": 3, "
+      "\"gpu_model\": \"A100-SXM4-80GB\", \"gpus_per_node\": 8, "
+      "\"cpu_milli\": 256000, \"memory_mib\": 2097152, \"gpu_mode\": "
+      "\"shared\", \"price_per_gpu_hour\": 2}]}";
+  ck_assert_msg(sim_cluster_from_json(&sc, json, "s", &cat, 1, err,
+                                      sizeof err) == 0, "%s", err);
+  synth_params p;
+  synth_default_params(&p);
+  p.jobs = 2000;
+  p.seed = 7;
+  /* The mix loads 192 GPUs to ~90%: here 24 GPUs to ~110%, so a queue
+   * builds up and drains. */
+  p.arrival_rate *= 24.0 * 1.2 / 192.0;
+  trace gen;
+  trace_init(&gen);
+  trace_error te;
+  ck_assert_msg(synth_generate(&gen, &p, &te) == 0, "%s", te.msg);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/stream.csv", testutil_tmpdir());
+  ck_assert_msg(trace_write_alibaba(&gen, path, &te) == 0, "%s", te.msg);
+  trace_free(&gen);
+  trace t;
+  trace_init(&t);
+  ck_assert_msg(trace_load(&t, path, &te) == 0, "%s", te.msg);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    sim_options o;
+    memset(&o, 0, sizeof o);
+    o.policy = cases[c].policy;
+    o.queue = cases[c].q;
+    o.seed = 1;
+    o.unknown_duration_us = -1;
+    collect a = {calloc(t.n, sizeof(outcome)), t.n, 0, 0};
+    collect b = {calloc(t.n, sizeof(outcome)), t.n, 0, 0};
+    o.on_job = collect_job;
+    o.on_job_user = &a;
+    sim_result ra, rb, rc;
+    ck_assert_msg(sim_run(&sc, &cat, &t, &o, &ra, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_ptr_null(ra.js);
+    trace_stream *ts;
+    ck_assert_msg(trace_stream_open(&ts, path, NULL, &te) == 0, "%s", te.msg);
+    o.on_job_user = &b;
+    o.pctl_mem_values = 64;
+    ck_assert_msg(sim_run_stream(&sc, &cat, ts, &o, &rb, err, sizeof err) == 0,
+                  "%s: %s", cases[c].policy, err);
+    trace_stream_close(ts);
+    /* Without on_job: the per-job arrays, which must say the same. */
+    o.on_job = NULL;
+    o.pctl_mem_values = 0;
+    ck_assert_msg(sim_run(&sc, &cat, &t, &o, &rc, err, sizeof err) == 0,
+                  "%s", err);
+    for (size_t j = 0; j < t.n; j++) {
+      ck_assert_msg(a.o[j].seen && b.o[j].seen, "%s: job %zu missing",
+                    cases[c].policy, j);
+      ck_assert_int_eq(a.o[j].st.status, b.o[j].st.status);
+      ck_assert_int_eq(a.o[j].st.start_us, b.o[j].st.start_us);
+      ck_assert_int_eq(a.o[j].st.finish_us, b.o[j].st.finish_us);
+      ck_assert_int_eq(a.o[j].node0, b.o[j].node0);
+      ck_assert_uint_eq(a.o[j].mask0, b.o[j].mask0);
+      ck_assert_uint_eq(a.o[j].migrations, b.o[j].migrations);
+      ck_assert_int_eq(rc.js[j].status, a.o[j].st.status);
+      ck_assert_int_eq(rc.js[j].start_us, a.o[j].st.start_us);
+      ck_assert_int_eq(rc.js[j].finish_us, a.o[j].st.finish_us);
+      if (a.o[j].nparts == 1)
+        ck_assert_int_eq(rc.js[j].node, a.o[j].node0);
+    }
+    /* Outcomes come in completion order, not in trace order. */
+    ck_assert_uint_gt(a.last_index_order_breaks, 0);
+    const sim_result *r[3] = {&ra, &rb, &rc};
+    for (int k = 1; k < 3; k++) {
+      ck_assert_uint_eq(r[k]->jobs, ra.jobs);
+      ck_assert_uint_eq(r[k]->completed, ra.completed);
+      ck_assert_uint_eq(r[k]->events, ra.events);
+      ck_assert_int_eq(r[k]->makespan_us, ra.makespan_us);
+      same_stats(&r[k]->queue_time_s, &ra.queue_time_s);
+      same_stats(&r[k]->jct_s, &ra.jct_s);
+      same_stats(&r[k]->queue_time_multigpu_s, &ra.queue_time_multigpu_s);
+      ck_assert(r[k]->gpu_alloc_ratio_mean == ra.gpu_alloc_ratio_mean);
+      ck_assert(r[k]->cost_idle == ra.cost_idle);
+      ck_assert(r[k]->frag_amount_mean == ra.frag_amount_mean);
+      ck_assert(r[k]->stranded_gpu_milli_mean == ra.stranded_gpu_milli_mean);
+      ck_assert_uint_eq(r[k]->migrations_total, ra.migrations_total);
+    }
+    ck_assert_uint_eq(ra.completed, t.n);
+    if (strcmp(cases[c].policy, "defrag") == 0)
+      ck_assert_uint_gt(ra.migrations_total, 0);
+    sim_result_free(&ra);
+    sim_result_free(&rb);
+    sim_result_free(&rc);
+    free(a.o);
+    free(b.o);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* A stream whose submit times go back is refused before anything is
+ * replayed (the caller loads it whole), naming the line; so is a cluster
+ * with MIG GPUs. */
+START_TEST(stream_refuses_unsorted_and_mig) {
+  sim_cluster sc;
+  small_cluster(&sc, "shared");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/unsorted.csv", testutil_tmpdir());
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+        "creation_time,deletion_time,scheduled_time\n"
+        "a,1000,1000,1,1000,,LS,Running,10,20,10\n"
+        "b,1000,1000,1,1000,,LS,Running,5,20,5\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  trace_stream *ts;
+  trace_error te;
+  ck_assert_msg(trace_stream_open(&ts, path, NULL, &te) == 0, "%s", te.msg);
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = "first-fit";
+  o.unknown_duration_us = -1;
+  collect c = {calloc(2, sizeof(outcome)), 2, 0, 0};
+  o.on_job = collect_job;
+  o.on_job_user = &c;
+  sim_result r;
+  char err[1024];
+  ck_assert_int_eq(sim_run_stream(&sc, &cat, ts, &o, &r, err, sizeof err), -3);
+  ck_assert_msg(strstr(err, "unsorted.csv:3: jobs are not in submit order"),
+                "%s", err);
+  ck_assert(!c.o[0].seen && !c.o[1].seen);
+  ck_assert_ptr_null(r.js);
+  trace_stream_close(ts);
+  free(c.o);
+  sim_cluster_free(&sc);
+  static const char mig[] =
+      "{\"name\": \"m\", \"node_groups\": [{\"name\": \"n\", \"count\": 1, "
+      "\"gpu_model\": \"A100-80GB\", \"gpus_per_node\": 2, \"cpu_milli\": "
+      "10000, \"memory_mib\": 10000, \"gpu_mode\": \"mig-dynamic\"}]}";
+  ck_assert_msg(sim_cluster_from_json(&sc, mig, "m", &cat, 1, err,
+                                      sizeof err) == 0, "%s", err);
+  ck_assert_msg(trace_stream_open(&ts, path, NULL, &te) == 0, "%s", te.msg);
+  ck_assert_int_eq(sim_run_stream(&sc, &cat, ts, &o, &r, err, sizeof err), -3);
+  trace_stream_close(ts);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("sim");
   TCase *tc = tcase_create("heap");
@@ -785,6 +1024,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, priority_classes);
   tcase_add_test(tc, gang_job_in_replay);
   tcase_add_test(tc, migration_and_preemption);
+  tcase_add_test(tc, stream_matches_loaded);
+  tcase_add_test(tc, stream_refuses_unsorted_and_mig);
   suite_add_tcase(s, tc);
   tc = tcase_create("alibaba");
   tcase_set_timeout(tc, 600);

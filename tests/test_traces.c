@@ -1,13 +1,17 @@
 /*
  * Check suite for traces/: the Alibaba 2023 pod-list and node-list readers
  * (real files from ../shared/data and hand-made ones), their error
- * messages, the synthetic generator and the pod-list writer.
+ * messages, trace streams (the same jobs and messages as a whole load, in
+ * bounded memory), hostile NUL bytes, the synthetic generator and the
+ * pod-list writer.
  */
 #include "testutil.h"
 #include "trace.h"
 #include "trace_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1048,6 +1052,396 @@ START_TEST(write_round_trip_files) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ streams */
+
+/* Streams path to its end into a trace (names and spec strings copied, so
+ * it compares with trace_load_ex). Returns the stream's last rc (0 end,
+ * -1 error) and leaves the message in err. rewinds: how many times the
+ * stream is read again from the start after the first pass, each pass
+ * checked against the first. */
+static int stream_all(const char *path, const trace_load_opts *o, trace *out,
+                      trace_error *err, int rewinds) {
+  trace_init(out);
+  trace_stream *s;
+  if (trace_stream_open(&s, path, o, err) != 0)
+    return -2;
+  int rc = 0;
+  for (int pass = 0; pass <= rewinds; pass++) {
+    trace t;
+    trace_init(&t);
+    job_record j;
+    const char *name;
+    while ((rc = trace_stream_next(s, &j, &name, err)) == 1) {
+      const trace *m = trace_stream_meta(s);
+      ck_assert_int_lt(j.gpu_spec, m->nspecs);
+      ck_assert_int_eq(j.name_off, 0);
+      ck_assert_int_eq(
+          trace_add_job(&t, &j, name, j.gpu_spec >= 0 ? m->specs[j.gpu_spec]
+                                                      : NULL),
+          0);
+    }
+    const trace *m = trace_stream_meta(s);
+    t.skipped = m->skipped;
+    t.format = m->format;
+    t.has_times = m->has_times;
+    if (pass == 0) {
+      *out = t;
+    } else {
+      assert_same_jobs(out, &t);
+      for (size_t i = 0; i < t.n; i++)
+        ck_assert_int_eq(out->jobs[i].line, t.jobs[i].line);
+      ck_assert_uint_eq(out->skipped, t.skipped);
+      trace_free(&t);
+    }
+    if (rc < 0 || pass == rewinds)
+      break;
+    ck_assert_int_eq(trace_stream_rewind(s, err), 0);
+  }
+  /* After the end (or an error) the stream stays there. */
+  job_record j;
+  const char *name;
+  trace_error again = {{0}};
+  ck_assert_int_eq(trace_stream_next(s, &j, &name, &again), rc);
+  if (rc < 0)
+    ck_assert_str_eq(again.msg, err->msg);
+  trace_stream_close(s);
+  return rc;
+}
+
+/* The stream gives exactly what trace_load_ex gives: the same records
+ * (names, specs, lines, skip counts) or the same message. */
+static void assert_stream_is_load(const char *path, enum trace_format f) {
+  trace_load_opts o = TRACE_LOAD_OPTS_INIT;
+  o.format = f;
+  trace a, b;
+  trace_init(&a);
+  trace_error ea = {{0}}, eb = {{0}};
+  int ra = trace_load_ex(&a, path, &o, &ea);
+  int rb = stream_all(path, &o, &b, &eb, 2);
+  if (ra != 0) {
+    ck_assert_msg(rb != 0, "%s: load failed ('%s'), stream did not", path,
+                  ea.msg);
+    ck_assert_str_eq(ea.msg, eb.msg);
+    trace_free(&b);
+    return;
+  }
+  ck_assert_msg(rb == 0, "%s: stream failed: %s", path, eb.msg);
+  assert_same_jobs(&a, &b);
+  for (size_t i = 0; i < a.n; i++)
+    ck_assert_int_eq(a.jobs[i].line, b.jobs[i].line);
+  ck_assert_uint_eq(a.skipped, b.skipped);
+  ck_assert_int_eq(a.format, b.format);
+  ck_assert_int_eq(a.has_times, b.has_times);
+  trace_free(&a);
+  trace_free(&b);
+}
+
+static const char *const PAI_TEXT =
+    "job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,"
+    "plan_mem,plan_gpu,gpu_type\n"
+    "j1,worker,3,Terminated,100,200,600,29.296875,50,V100\n"
+    "j2,ps,1,Running,,,50,2,0,\n"
+    "j3,w,2.0,Failed,150.5,160,50,2,250,T4\n";
+static const char *const PHILLY_TEXT =
+    "timestamp,duration,num_gpus,gpu_time,cluster\n"
+    "2017-10-09 07:01:55,66,1,66,a\n"
+    "2017-10-08 07:01:55,1,8,8,b\n"
+    "2017-10-10 00:00:00,5,0,0,c\n";
+static const char *const SWF_TEXT =
+    "; Version: 2.2\n"
+    "1 0 -1 5 8 -1 -1 8 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+    "2 3 -1 5 8 -1 -1 8 -1 -1 3 -1 -1 -1 -1 -1 -1 -1\n"
+    "; a remark\n"
+    "3 10 3 -1 -1 -1 -1 16 3600 -1 0 1 1 -1 -1 -1 -1 -1\n";
+
+START_TEST(stream_equals_load) {
+  char path[600], text[2048];
+  small_text(text, sizeof text, 1, "\r\n", 0);
+  put_text(path, sizeof path, "small.csv", text);
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  assert_stream_is_load(path, TRACE_FMT_ALIBABA_POD);
+  snprintf(text, sizeof text, "%s\na,1,2,1,500\nb,0,0,0,0\n", MULTI_HEADER);
+  put_text(path, sizeof path, "multi.csv", text);
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  put_text(path, sizeof path, "pai.csv", PAI_TEXT);
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  /* Headerless (forced) PAI: the first record is data. */
+  put_text(path, sizeof path, "pai_nohdr.csv", strchr(PAI_TEXT, '\n') + 1);
+  assert_stream_is_load(path, TRACE_FMT_PAI);
+  put_text(path, sizeof path, "philly.csv", PHILLY_TEXT);
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  put_text(path, sizeof path, "t.swf", SWF_TEXT);
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  put_text(path, sizeof path, "g.csv",
+           "id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,"
+           "gpu_model\na,0,60,1,250,4000,16384,V100M16|V100M32\n"
+           "b,1.5,,2,1000,0,0,\nc,2,1,1,1000,0,0,A100-SXM4-80GB\n");
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  put_text(path, sizeof path, "ti.csv",
+           "job_id,num_gpu,submit_time,iterations,model_name,duration,"
+           "interval\n0,1,0,1000,resnet50,164,1\n1,8,30,500,vgg16,147,10\n");
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+
+  /* What the stream hands out: PAI instances by name, Philly shifted to
+   * its earliest timestamp, SWF skips counted. */
+  trace t;
+  trace_error err = {{0}};
+  put_text(path, sizeof path, "pai.csv", PAI_TEXT);
+  ck_assert_int_eq(stream_all(path, NULL, &t, &err, 0), 0);
+  ck_assert_uint_eq(t.n, 5);
+  ck_assert_str_eq(trace_job_name(&t, 0), "j1/worker/0");
+  ck_assert_str_eq(trace_job_name(&t, 2), "j1/worker/2");
+  ck_assert_str_eq(trace_job_name(&t, 4), "j3/w/1");
+  ck_assert_int_eq(t.jobs[4].line, 4);
+  ck_assert_uint_eq(t.skipped, 1);
+  trace_free(&t);
+  put_text(path, sizeof path, "philly.csv", PHILLY_TEXT);
+  ck_assert_int_eq(stream_all(path, NULL, &t, &err, 1), 0);
+  ck_assert_int_eq(t.jobs[0].submit_us, 86400 * TRACE_US_PER_S);
+  ck_assert_int_eq(t.jobs[1].submit_us, 0);
+  ck_assert_str_eq(trace_job_name(&t, 2), "philly-3");
+  trace_free(&t);
+  put_text(path, sizeof path, "t.swf", SWF_TEXT);
+  ck_assert_int_eq(stream_all(path, NULL, &t, &err, 1), 0);
+  ck_assert_uint_eq(t.n, 2);
+  ck_assert_uint_eq(t.skipped, 1);
+  ck_assert_int_eq(t.jobs[1].line, 5);
+  trace_free(&t);
+}
+END_TEST
+
+/* Errors: before the first job, open reports them; after it, the jobs
+ * before the bad record come first, then the load's message, for good. */
+START_TEST(stream_errors) {
+  char path[600], text[2048];
+  trace t;
+  trace_error err = {{0}};
+  static char dummy;
+  trace_stream *s = (trace_stream *)(void *)&dummy; /* set to NULL */
+  put_text(path, sizeof path, "empty.csv", "");
+  ck_assert_int_eq(trace_stream_open(&s, path, NULL, &err), -1);
+  ck_assert_ptr_null(s);
+  assert_msg(&err, path, 0, "empty file");
+  snprintf(text, sizeof text, "%s\n", POD_HEADER);
+  put_text(path, sizeof path, "hdr.csv", text);
+  ck_assert_int_eq(trace_stream_open(&s, path, NULL, &err), -1);
+  assert_msg(&err, path, 0, "no jobs after the header");
+  put_text(path, sizeof path, "bad1.csv", "job,cpu\nx,1\n");
+  ck_assert_int_eq(trace_stream_open(&s, path, NULL, NULL), -1);
+  snprintf(text, sizeof text, "%s\na,1,1,1,1000,,LS,Running,0,10,0\n"
+           "b,1,1,1,1000,,LS,Running,0,10,0\nc,x,1,1,1000,,LS,Running,0,10,0\n",
+           POD_HEADER);
+  put_text(path, sizeof path, "bad4.csv", text);
+  ck_assert_int_eq(stream_all(path, NULL, &t, &err, 0), -1);
+  ck_assert_uint_eq(t.n, 2);
+  assert_msg(&err, path, 4, "field 'cpu_milli'");
+  trace_free(&t);
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  /* A Philly list is read whole at open: its error is open's. */
+  snprintf(text, sizeof text, "%s2017-13-01 00:00:00,1,1,1,a\n", PHILLY_TEXT);
+  put_text(path, sizeof path, "philly_bad.csv", text);
+  ck_assert_int_eq(trace_stream_open(&s, path, NULL, &err), -1);
+  assert_msg(&err, path, 5, "field 'timestamp'");
+  /* Records ended by bare CRs share one line piece: the job before the
+   * bad record still comes first. */
+  snprintf(text, sizeof text, "%s\ra,1,1,1,1000,,LS,Running,0,10,0\r"
+           "b,1,1,1,1000,,LS,Running,0,1,5\r",
+           POD_HEADER);
+  put_text(path, sizeof path, "cr.csv", text);
+  ck_assert_int_eq(stream_all(path, NULL, &t, &err, 0), -1);
+  ck_assert_uint_eq(t.n, 1);
+  assert_msg(&err, path, 1, "field 'deletion_time'");
+  trace_free(&t);
+  assert_stream_is_load(path, TRACE_FMT_UNKNOWN);
+  trace_stream_close(NULL);
+}
+END_TEST
+
+/* The memory an open stream holds does not grow with the file: a PAI task
+ * of 100,000 instances is one window entry, and a 200,000-line file holds
+ * what its first lines did. */
+START_TEST(stream_bounded_memory) {
+  char path[600];
+  put_text(path, sizeof path, "pai_big.csv",
+           "job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,"
+           "plan_mem,plan_gpu,gpu_type\n"
+           "big,w,100000,Terminated,1,2,100,1,100,T4\n");
+  trace_stream *s;
+  trace_error err = {{0}};
+  ck_assert_int_eq(trace_stream_open(&s, path, NULL, &err), 0);
+  size_t at_open = trace_stream_footprint(s);
+  job_record j;
+  const char *name;
+  int64_t n = 0;
+  char want[64];
+  while (trace_stream_next(s, &j, &name, &err) == 1) {
+    snprintf(want, sizeof want, "big/w/%" PRId64, n);
+    ck_assert_str_eq(name, want);
+    n++;
+  }
+  ck_assert_int_eq(n, 100000);
+  ck_assert_uint_le(trace_stream_footprint(s), at_open + 64);
+  ck_assert_uint_lt(at_open, 200 << 10);
+  trace_stream_close(s);
+
+  /* 200,000 generic jobs (each with a spec of its own among 4). */
+  snprintf(path, sizeof path, "%s/long.csv", tmpdir());
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fputs("id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,"
+        "gpu_model\n",
+        f);
+  for (int i = 0; i < 200000; i++)
+    fprintf(f, "job-%d,%d.5,60,1,500,1000,1024,M%d\n", i, i, i % 4);
+  ck_assert_int_eq(fclose(f), 0);
+  ck_assert_int_eq(trace_stream_open(&s, path, NULL, &err), 0);
+  size_t early = 0;
+  for (n = 0; trace_stream_next(s, &j, &name, &err) == 1; n++) {
+    if (n == 1000)
+      early = trace_stream_footprint(s);
+    ck_assert_int_eq(j.line, n + 2);
+  }
+  ck_assert_int_eq(n, 200000);
+  ck_assert_uint_eq(trace_stream_footprint(s), early);
+  ck_assert_uint_lt(early, 200 << 10);
+  ck_assert_int_eq(trace_stream_meta(s)->nspecs, 4);
+  trace_stream_close(s);
+}
+END_TEST
+
+/* A NUL byte in a text trace is "PATH:LINE: NUL byte (binary data?)" at
+ * its line, detected or forced, with or without a BOM and CRLF (the
+ * fuzzer found a file whose result changed with a BOM in front: SWF's
+ * gzgets cut lines at the NUL). */
+START_TEST(nul_bytes) {
+  static const struct {
+    const char *name;
+    const char *text;
+    size_t len;
+    int line;
+    enum trace_format forced;
+  } cases[] = {
+#define TEXT(s) s, sizeof s - 1
+      {"fuzz.csv", TEXT("\xEF\xBB\x00\x0B\x96\n\xBF\n\n;"), 1,
+       TRACE_FMT_UNKNOWN},
+      {"hdr.csv", TEXT("name\0,x\nb\n"), 1, TRACE_FMT_UNKNOWN},
+      {"row.csv",
+       TEXT("id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,"
+            "gpu_model\na,0,1,0,0,0,0,\n\"b\0\",0,1,0,0,0,0,\n"),
+       3, TRACE_FMT_GENERIC},
+      {"blank.csv", TEXT("\n\n  \0\n"), 3, TRACE_FMT_UNKNOWN},
+      {"t.swf",
+       TEXT("; c\n1 0 -1 5 8 -1 -1 8 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+            "2 0 -1 5 8 -1 -1 8 -1 -1 1 -1 -1 -1 -1 -1 \0 -1\n"),
+       3, TRACE_FMT_SWF},
+      {"nul_only", TEXT("\0"), 1, TRACE_FMT_UNKNOWN},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    for (int variant = 0; variant < 3; variant++) {
+      /* 0 plain, 1 BOM in front, 2 CRLF line ends */
+      char text[512], path[600], name[64];
+      size_t n = 0;
+      if (variant == 1) {
+        memcpy(text, "\xEF\xBB\xBF", 3);
+        n = 3;
+      }
+      for (size_t i = 0; i < cases[c].len; i++) {
+        if (variant == 2 && cases[c].text[i] == '\n')
+          text[n++] = '\r';
+        text[n++] = cases[c].text[i];
+      }
+      ck_assert(memchr(text, '\0', n) != NULL);
+      snprintf(name, sizeof name, "v%d-%s", variant, cases[c].name);
+      put_file(path, sizeof path, name, text, n);
+      for (int forced = 0; forced < 2; forced++) {
+        trace_load_opts o = TRACE_LOAD_OPTS_INIT;
+        if (forced)
+          o.format = cases[c].forced;
+        trace t;
+        trace_init(&t);
+        trace_error err = {{0}};
+        ck_assert_msg(trace_load_ex(&t, path, &o, &err) == -1, "%s loaded",
+                      path);
+        assert_empty(&t);
+        char want[700];
+        snprintf(want, sizeof want, "%s:%d: NUL byte (binary data?)", path,
+                 cases[c].line);
+        ck_assert_msg(strcmp(err.msg, want) == 0, "'%s' is not '%s'", err.msg,
+                      want);
+      }
+    }
+  }
+  /* The node-list reader shares the CSV layer. */
+  char path[600];
+  put_file(path, sizeof path, "nodes_nul.csv",
+           TEXT("sn,cpu_milli,memory_mib,gpu,model\nn\0,1,1,0,\n"));
+#undef TEXT
+  node_list nl;
+  node_list_init(&nl);
+  trace_error err = {{0}};
+  ck_assert_int_eq(node_list_load(&nl, path, &err), -1);
+  assert_msg(&err, path, 2, "NUL byte (binary data?)");
+}
+END_TEST
+
+/* schedsim generate streams: synth_gen gives synth_generate's jobs, and a
+ * trace_writer fed job by job writes trace_write_alibaba's bytes. */
+START_TEST(generate_streamed) {
+  synth_params p;
+  synth_default_params(&p);
+  p.jobs = 3000;
+  p.seed = 11;
+  trace whole;
+  trace_init(&whole);
+  trace_error err = {{0}};
+  ck_assert_int_eq(synth_generate(&whole, &p, &err), 0);
+  synth_gen *g;
+  ck_assert_int_eq(synth_gen_open(&g, &p, &err), 0);
+  char a[600], b[600];
+  snprintf(a, sizeof a, "%s/whole.csv", tmpdir());
+  snprintf(b, sizeof b, "%s/streamed.csv", tmpdir());
+  trace_writer *w;
+  ck_assert_int_eq(trace_writer_open(&w, b, &err), 0);
+  job_record j;
+  const char *name;
+  size_t n = 0;
+  while (synth_gen_next(g, &j, &name, &err) == 1) {
+    ck_assert_uint_lt(n, whole.n);
+    ck_assert(memcmp(&j, &whole.jobs[n], offsetof(job_record, name_off)) == 0);
+    ck_assert_str_eq(name, trace_job_name(&whole, n));
+    ck_assert_int_eq(trace_writer_put(w, &j, name, NULL, &err), 0);
+    n++;
+  }
+  ck_assert_uint_eq(n, 3000);
+  synth_gen_close(g);
+  ck_assert_int_eq(access(b, F_OK), -1); /* only PATH.tmp until commit */
+  ck_assert_int_eq(trace_writer_commit(w, &err), 0);
+  ck_assert_int_eq(trace_write_alibaba(&whole, a, &err), 0);
+  FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+  ck_assert(fa && fb);
+  int ca, cb;
+  do {
+    ca = fgetc(fa);
+    cb = fgetc(fb);
+    ck_assert_int_eq(ca, cb);
+  } while (ca != EOF);
+  fclose(fa);
+  fclose(fb);
+  /* A job that cannot be written: abort leaves neither file. */
+  snprintf(b, sizeof b, "%s/aborted.csv", tmpdir());
+  ck_assert_int_eq(trace_writer_open(&w, b, &err), 0);
+  j.duration_us = -1;
+  ck_assert_int_eq(trace_writer_put(w, &j, "x", NULL, &err), -1);
+  ck_assert_ptr_nonnull(strstr(err.msg, "job 0 ('x') has no duration"));
+  trace_writer_abort(w);
+  char tmp[700];
+  snprintf(tmp, sizeof tmp, "%s.tmp", b);
+  ck_assert_int_eq(access(b, F_OK), -1);
+  ck_assert_int_eq(access(tmp, F_OK), -1);
+  trace_free(&whole);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("traces");
   TCase *tc = tcase_create("alibaba");
@@ -1063,6 +1457,14 @@ static Suite *suite(void) {
   tcase_add_test(tc, bad_files);
   tcase_add_test(tc, parse_time_cases);
   tcase_add_test(tc, add_job_specs_and_names);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("stream");
+  tcase_add_test(tc, stream_equals_load);
+  tcase_add_test(tc, stream_errors);
+  tcase_add_test(tc, stream_bounded_memory);
+  tcase_add_test(tc, nul_bytes);
+  tcase_add_test(tc, generate_streamed);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("nodes");

@@ -134,15 +134,12 @@ static int parse_times(const rec *r, job_record *j) {
   return 0;
 }
 
-static int add(trace *t, const rec *r, const job_record *j, const char *spec) {
-  if (trace_add_job(t, j, r->row->field[COL_NAME], spec) != 0) {
-    trace_seterr(r->err, "%s:%d: out of memory", r->path, r->row->line);
-    return -1;
-  }
-  return 0;
+static int add(trace_sink *k, const rec *r, const job_record *j,
+               const char *spec) {
+  return trace_sink_add(k, j, r->row->field[COL_NAME], spec, r->path, r->err);
 }
 
-static int pod_row(trace *t, const csvrow *row, const char *path,
+static int pod_row(trace_sink *k, const csvrow *row, const char *path,
                    trace_error *err) {
   if (csvrow_check_shape(row, pod_columns, 11, path, err))
     return -1;
@@ -158,10 +155,10 @@ static int pod_row(trace *t, const csvrow *row, const char *path,
   const char *spec = row->field[COL_SPEC];
   if (strcmp(spec, "nan") == 0)
     spec = "";
-  return add(t, &r, &j, spec);
+  return add(k, &r, &j, spec);
 }
 
-static int multi_row(trace *t, const csvrow *row, const char *path,
+static int multi_row(trace_sink *k, const csvrow *row, const char *path,
                      trace_error *err) {
   if (csvrow_check_shape(row, pod_columns, 5, path, err))
     return -1;
@@ -175,7 +172,7 @@ static int multi_row(trace *t, const csvrow *row, const char *path,
   j.submit_us = 0;
   j.duration_us = -1;
   j.flags = TRACE_JOB_NO_DURATION;
-  return add(t, &r, &j, NULL);
+  return add(k, &r, &j, NULL);
 }
 
 const trace_reader trace_alibaba_pod_reader = {

@@ -6,6 +6,8 @@
  * The file is written to PATH.tmp and renamed over PATH only once every
  * byte is written and closed without error: a failed write (disk full)
  * never leaves a truncated trace that would load as a shorter workload.
+ * trace_writer writes job by job (schedsim generate streams millions of
+ * jobs through it); trace_write_alibaba writes a trace in memory.
  */
 #include "trace_internal.h"
 
@@ -65,33 +67,28 @@ static const char *qos_name(uint8_t qos) {
   }
 }
 
-/* Checks that job i can be written faithfully. 0 or -1 with err set. */
-static int check_job(const trace *t, size_t i, const char *path,
-                     trace_error *err) {
-  const job_record *j = &t->jobs[i];
+/* Checks that job i (named name) can be written faithfully. 0 or -1 with
+ * err set. */
+static int check_job(const job_record *j, size_t i, const char *name,
+                     const char *path, trace_error *err) {
   if (j->duration_us < 0) {
     trace_seterr(err,
                  "%s: job %zu ('%s') has no duration; the 11-column pod list "
                  "needs one",
-                 path, i, trace_job_name(t, i));
+                 path, i, name);
     return -1;
   }
   if (j->submit_us < 0 || j->submit_us > TRACE_MAX_TIME_US ||
       j->duration_us > TRACE_MAX_TIME_US - j->submit_us) {
     trace_seterr(err, "%s: job %zu ('%s') has times out of range", path, i,
-                 trace_job_name(t, i));
-    return -1;
-  }
-  if (j->gpu_spec < -1 || j->gpu_spec >= t->nspecs) {
-    trace_seterr(err, "%s: job %zu ('%s') has a bad gpu_spec index %d", path, i,
-                 trace_job_name(t, i), (int)j->gpu_spec);
+                 name);
     return -1;
   }
   return 0;
 }
 
-static void put_job(FILE *f, const trace *t, size_t i) {
-  const job_record *j = &t->jobs[i];
+static void put_job(FILE *f, const job_record *j, const char *name,
+                    const char *spec) {
   char create[32], del[32], sched[32];
   format_time(create, sizeof create, j->submit_us);
   format_time(del, sizeof del, j->submit_us + j->duration_us);
@@ -100,56 +97,134 @@ static void put_job(FILE *f, const trace *t, size_t i) {
     sched[0] = '\0';
   else
     memcpy(sched, create, sizeof sched);
-  put_field(f, trace_job_name(t, i));
+  put_field(f, name);
   fprintf(f, ",%" PRId64 ",%" PRId64 ",%d,%d,", j->cpu_milli, j->memory_mib,
           (int)j->num_gpu, (int)j->gpu_milli);
-  put_field(f, j->gpu_spec >= 0 ? t->specs[j->gpu_spec] : "");
+  put_field(f, spec ? spec : "");
   fprintf(f, ",%s,%s,%s,%s,%s\n", qos_name(j->qos),
           never ? "Pending" : "Running", create, del, sched);
 }
 
-int trace_write_alibaba(const trace *t, const char *path, trace_error *err) {
-  for (size_t i = 0; i < t->n; i++)
-    if (check_job(t, i, path, err))
-      return -1;
+struct trace_writer {
+  FILE *f;
+  char *path, *tmp;
+  size_t n;   /* jobs written */
+  int failed; /* a write failed (the message was given) */
+};
+
+void trace_writer_abort(trace_writer *w) {
+  if (!w)
+    return;
+  if (w->f)
+    fclose(w->f);
+  if (w->tmp)
+    remove(w->tmp);
+  free(w->tmp);
+  free(w->path);
+  free(w);
+}
+
+int trace_writer_open(trace_writer **out, const char *path,
+                      trace_error *err) {
+  *out = NULL;
   size_t plen = strlen(path);
+  trace_writer *w = calloc(1, sizeof *w);
   char *tmp = malloc(plen + 5);
-  if (!tmp) {
+  if (!w || !tmp || !(w->path = strdup(path))) {
     trace_seterr(err, "%s: out of memory", path);
+    free(tmp);
+    trace_writer_abort(w);
     return -1;
   }
   memcpy(tmp, path, plen);
   memcpy(tmp + plen, ".tmp", 5);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
+  w->f = fopen(tmp, "wb");
+  if (!w->f) {
     trace_seterr(err, "%s: cannot open: %s", tmp, strerror(errno));
-    free(tmp);
+    free(tmp); /* not created: nothing to remove */
+    trace_writer_abort(w);
     return -1;
   }
+  w->tmp = tmp;
   char cols[200];
   trace_join_columns(cols, sizeof cols, trace_alibaba_pod_reader.columns,
                      trace_alibaba_pod_reader.ncolumns);
-  fprintf(f, "%s\n", cols);
-  for (size_t i = 0; i < t->n && !ferror(f); i++)
-    put_job(f, t, i);
-  /* fclose flushes: its failure is a write error too (disk full). */
-  int failed = ferror(f);
-  int saved = errno;
-  if (fclose(f) != 0 && !failed)
-    failed = 1, saved = errno;
-  if (failed) {
-    trace_seterr(err, "%s: write error: %s", tmp, strerror(saved));
-    remove(tmp);
-    free(tmp);
-    return -1;
-  }
-  if (rename(tmp, path) != 0) {
-    trace_seterr(err, "%s: cannot rename to %s: %s", tmp, path,
-                 strerror(errno));
-    remove(tmp);
-    free(tmp);
-    return -1;
-  }
-  free(tmp);
+  fprintf(w->f, "%s\n", cols);
+  *out = w;
   return 0;
+}
+
+/* A write error already happened: report it. -1. */
+static int write_error(trace_writer *w, int saved, trace_error *err) {
+  w->failed = 1;
+  trace_seterr(err, "%s: write error: %s", w->tmp, strerror(saved));
+  return -1;
+}
+
+int trace_writer_put(trace_writer *w, const job_record *job, const char *name,
+                     const char *spec, trace_error *err) {
+  if (w->failed) {
+    trace_seterr(err, "%s: an earlier write failed", w->tmp);
+    return -1;
+  }
+  if (check_job(job, w->n, name, w->path, err) != 0)
+    return -1;
+  put_job(w->f, job, name, spec);
+  if (ferror(w->f))
+    return write_error(w, errno, err);
+  w->n++;
+  return 0;
+}
+
+int trace_writer_commit(trace_writer *w, trace_error *err) {
+  /* fclose flushes: its failure is a write error too (disk full). */
+  int failed = ferror(w->f) || w->failed;
+  int saved = errno;
+  if (fclose(w->f) != 0 && !failed)
+    failed = 1, saved = errno;
+  w->f = NULL;
+  if (failed) {
+    if (!w->failed)
+      write_error(w, saved, err);
+    trace_writer_abort(w);
+    return -1;
+  }
+  if (rename(w->tmp, w->path) != 0) {
+    trace_seterr(err, "%s: cannot rename to %s: %s", w->tmp, w->path,
+                 strerror(errno));
+    trace_writer_abort(w);
+    return -1;
+  }
+  free(w->tmp);
+  w->tmp = NULL;
+  trace_writer_abort(w);
+  return 0;
+}
+
+int trace_write_alibaba(const trace *t, const char *path, trace_error *err) {
+  /* Every job is checked before the file is created, so that a trace that
+   * cannot be written leaves nothing behind, not even PATH.tmp. */
+  for (size_t i = 0; i < t->n; i++) {
+    const job_record *j = &t->jobs[i];
+    if (check_job(j, i, trace_job_name(t, i), path, err))
+      return -1;
+    if (j->gpu_spec < -1 || j->gpu_spec >= t->nspecs) {
+      trace_seterr(err, "%s: job %zu ('%s') has a bad gpu_spec index %d",
+                   path, i, trace_job_name(t, i), (int)j->gpu_spec);
+      return -1;
+    }
+  }
+  trace_writer *w;
+  if (trace_writer_open(&w, path, err) != 0)
+    return -1;
+  for (size_t i = 0; i < t->n; i++) {
+    const job_record *j = &t->jobs[i];
+    if (trace_writer_put(w, j, trace_job_name(t, i),
+                         j->gpu_spec >= 0 ? t->specs[j->gpu_spec] : NULL,
+                         err) != 0) {
+      trace_writer_abort(w);
+      return -1;
+    }
+  }
+  return trace_writer_commit(w, err);
 }

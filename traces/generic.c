@@ -33,7 +33,7 @@ static int bad(const csvrow *row, const char *path, trace_error *err, int col,
   return -1;
 }
 
-static int generic_row(trace *t, const csvrow *row, const char *path,
+static int generic_row(trace_sink *k, const csvrow *row, const char *path,
                        trace_error *err) {
   if (csvrow_check_shape(row, generic_columns, 8, path, err))
     return -1;
@@ -72,7 +72,7 @@ static int generic_row(trace *t, const csvrow *row, const char *path,
   j.gpu_milli = (int32_t)milli;
   j.cpu_milli = cpu;
   j.memory_mib = mem;
-  return trace_add_or_oom(t, &j, row->field[0], row->field[7], path, err);
+  return trace_sink_add(k, &j, row->field[0], row->field[7], path, err);
 }
 
 const trace_reader trace_generic_reader = {.format = TRACE_FMT_GENERIC,

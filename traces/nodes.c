@@ -10,6 +10,7 @@
  */
 #include "trace_internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ static int node_row_fn(const csvrow *row, void *user, trace_error *err) {
       char got[80];
       csvrow_quote_joined(row, got, sizeof got);
       trace_seterr(err,
-                   "%s:%d: unrecognised header '%s'; "
+                   "%s:%" PRId64 ": unrecognised header '%s'; "
                    "expected '%s' (Alibaba 2023 node list)",
                    path, row->line, got, want);
       return -1;
@@ -112,6 +113,12 @@ static int node_row_fn(const csvrow *row, void *user, trace_error *err) {
   }
   if (csvrow_check_shape(row, node_list_columns, 5, path, err))
     return -1;
+  /* node_row.line is 32-bit: a node list is a few thousand lines. */
+  if (row->line > INT32_MAX) {
+    trace_seterr(err, "%s:%" PRId64 ": more than %d lines in a node list",
+                 path, row->line, INT32_MAX);
+    return -1;
+  }
   if (row->len[COL_SN] == 0)
     return bad(row, COL_SN, path, "empty, every node needs a name", err);
   int64_t cpu, mem, gpus;
@@ -159,7 +166,7 @@ static int node_row_fn(const csvrow *row, void *user, trace_error *err) {
   r->cpu_milli = cpu;
   r->memory_mib = mem;
   r->gpus = (int32_t)gpus;
-  r->line = row->line;
+  r->line = (int32_t)row->line;
   int oom = 0;
   size_t dup = set_find_or_add(&st->names, nl, r->name, nl->n, &oom);
   if (oom) {
@@ -177,14 +184,14 @@ static int node_row_fn(const csvrow *row, void *user, trace_error *err) {
   nl->n++;
   return 0;
 oom:
-  trace_seterr(err, "%s:%d: out of memory", path, row->line);
+  trace_seterr(err, "%s:%" PRId64 ": out of memory", path, row->line);
   return -1;
 }
 
 int node_list_load(node_list *nl, const char *path, trace_error *err) {
   node_list_free(nl);
   node_state st = {.nl = nl, .path = path};
-  long rows = csvrows_read(path, node_row_fn, &st, err);
+  int64_t rows = csvrows_read(path, node_row_fn, &st, err);
   free(st.names.slot);
   if (rows == 0)
     trace_seterr(err, "%s: empty file", path);

@@ -33,8 +33,6 @@
  */
 #include "trace_internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const pai_columns[10] = {
@@ -93,7 +91,7 @@ static int get_time(const rec *r, int col, int64_t *out) {
   return 0;
 }
 
-static int pai_row(trace *t, const csvrow *row, const char *path,
+static int pai_row(trace_sink *k, const csvrow *row, const char *path,
                    trace_error *err) {
   if (csvrow_check_shape(row, pai_columns, 10, path, err))
     return -1;
@@ -125,20 +123,19 @@ static int pai_row(trace *t, const csvrow *row, const char *path,
     /* Ceilings as q + (remainder != 0): gpu may be close to INT64_MAX,
      * where gpu + divisor - 1 overflowed (tests/fuzz/fuzz_trace.c). */
     int64_t hundred = 100 * MICRO;
-    int64_t k = gpu / hundred + (gpu % hundred != 0);
-    if (k > 1000000)
+    int64_t ng = gpu / hundred + (gpu % hundred != 0);
+    if (ng > 1000000)
       return bad(&r, C_GPU, "above 100000000 percent (1000000 GPUs)");
-    int64_t per = k * (MICRO / 10); /* millionths of a percent per milli */
-    j.num_gpu = (int32_t)k;
+    int64_t per = ng * (MICRO / 10); /* millionths of a percent per milli */
+    j.num_gpu = (int32_t)ng;
     j.gpu_milli = (int32_t)(gpu / per + (gpu % per != 0));
   }
 
   /* Times last, so that a malformed resource field is reported even for a
    * task that is then skipped. */
   if (is_missing(&r, C_START) || is_missing(&r, C_END)) {
-    t->skipped++;
-    t->skip_note = "PAI tasks without start_time or end_time (never "
-                   "started, or still running when the trace ended)";
+    trace_sink_skip(k, "PAI tasks without start_time or end_time (never "
+                       "started, or still running when the trace ended)");
     return 0;
   }
   int64_t start, end;
@@ -154,23 +151,10 @@ static int pai_row(trace *t, const csvrow *row, const char *path,
       strcmp(row->field[C_TYPE], "MISC") != 0)
     spec = strcmp(row->field[C_TYPE], "V100") == 0 ? "V100M16"
                                                    : row->field[C_TYPE];
-  /* The name buffer fits the longest name of this task: a fixed buffer
-   * cut long job and task names silently (tests/test_hostile.c). */
-  char small[600], *name = small;
-  size_t need = row->len[C_JOB] + row->len[C_TASK] + 32;
-  if (need > sizeof small && !(name = malloc(need))) {
-    trace_seterr(err, "%s:%d: out of memory", path, row->line);
-    return -1;
-  }
-  int rc = 0;
-  for (int64_t i = 0; i < inst && rc == 0; i++) {
-    snprintf(name, need > sizeof small ? need : sizeof small, "%s/%s/%lld",
-             row->field[C_JOB], row->field[C_TASK], (long long)i);
-    rc = trace_add_or_oom(t, &j, name, spec, path, err);
-  }
-  if (name != small)
-    free(name);
-  return rc;
+  /* The instances are named as the stream hands them out, so a task of
+   * 100,000 instances costs one window entry, not 100,000. */
+  return trace_sink_add_instances(k, &j, row->field[C_JOB], row->field[C_TASK],
+                                  inst, spec, path, err);
 }
 
 const trace_reader trace_pai_reader = {.format = TRACE_FMT_PAI,

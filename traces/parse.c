@@ -8,6 +8,7 @@
  */
 #include "trace_internal.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,13 +45,13 @@ void trace_quote_value(char *out, size_t size, const char *v, size_t len) {
   out[o] = '\0';
 }
 
-void trace_field_error(trace_error *err, const char *path, int line,
+void trace_field_error(trace_error *err, const char *path, int64_t line,
                        const char *field, const char *why, const char *value,
                        size_t len) {
   char shown[80];
   trace_quote_value(shown, sizeof shown, value ? value : "", value ? len : 0);
-  trace_seterr(err, "%s:%d: field '%s': %s (got '%s')", path, line, field, why,
-               shown);
+  trace_seterr(err, "%s:%" PRId64 ": field '%s': %s (got '%s')", path, line,
+               field, why, shown);
 }
 
 /* Case-insensitive "nan", "inf", "infinity" after an optional sign: these

@@ -8,7 +8,9 @@
  * Mapping (README "Traces"): timestamp is "YYYY-MM-DD HH:MM:SS" (a 'T'
  * between date and time is accepted), read as UTC; submit = timestamp -
  * the earliest timestamp in the file, so the trace starts at 0 (the rows
- * are not in time order; the engine sorts arrivals). duration in seconds;
+ * are not in time order; the engine sorts arrivals). Finding the earliest
+ * timestamp takes a first pass over the file: a Philly stream reads the
+ * file twice at open and once per rewind, in bounded memory. duration in seconds;
  * num_gpus whole GPUs (gpu_milli 1000); cpu_milli = memory_mib = 0 (Philly
  * publishes no CPU or memory requests); any GPU model. gpu_time
  * (duration x num_gpus) and cluster (the virtual cluster) are not used.
@@ -18,6 +20,7 @@
  */
 #include "trace_internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,7 +70,7 @@ static int parse_stamp(const char *s, size_t len, int64_t *out) {
   return 0;
 }
 
-static int philly_row(trace *t, const csvrow *row, const char *path,
+static int philly_row(trace_sink *k, const csvrow *row, const char *path,
                       trace_error *err) {
   if (csvrow_check_shape(row, philly_columns, 5, path, err))
     return -1;
@@ -92,27 +95,14 @@ static int philly_row(trace *t, const csvrow *row, const char *path,
                       row->len[2]);
     return -1;
   }
-  /* Epoch seconds for now; philly_finish shifts them to the origin. */
-  j.submit_us = stamp * TRACE_US_PER_S;
+  /* Epoch seconds less the earliest timestamp of the file, which the
+   * stream finds in a first pass (origin_us is 0 during that pass). */
+  j.submit_us = stamp * TRACE_US_PER_S - k->origin_us;
   j.num_gpu = (int32_t)ngpu;
   j.gpu_milli = ngpu > 0 ? 1000 : 0;
   char name[32];
-  snprintf(name, sizeof name, "philly-%zu", t->n + 1);
-  return trace_add_or_oom(t, &j, name, NULL, path, err);
-}
-
-static int philly_finish(trace *t, const char *path, trace_error *err) {
-  (void)path;
-  (void)err;
-  if (t->n == 0)
-    return 0;
-  int64_t origin = t->jobs[0].submit_us;
-  for (size_t i = 1; i < t->n; i++)
-    if (t->jobs[i].submit_us < origin)
-      origin = t->jobs[i].submit_us;
-  for (size_t i = 0; i < t->n; i++)
-    t->jobs[i].submit_us -= origin;
-  return 0;
+  snprintf(name, sizeof name, "philly-%" PRIu64, k->produced + 1);
+  return trace_sink_add(k, &j, name, NULL, path, err);
 }
 
 const trace_reader trace_philly_reader = {
@@ -122,4 +112,4 @@ const trace_reader trace_philly_reader = {
     .ncolumns = 5,
     .has_times = 1,
     .row = philly_row,
-    .finish = philly_finish};
+    .shift_origin = 1};

@@ -1,8 +1,7 @@
 /*
  * Small helpers shared by the readers added for the research workflow
  * (SWF, PAI, Tiresias, Philly, generic CSV): exact decimal parsing into
- * millionths, appending a job with an out-of-memory message, and gzip
- * detection.
+ * millionths and gzip detection.
  */
 #include "trace_internal.h"
 
@@ -25,15 +24,6 @@ int trace_parse_fixed6(const char *s, size_t len, int64_t *out,
     snprintf(why, TRACE_WHY_MAX, "too large (above %lld)",
              (long long)TRACE_MAX_TIME_S);
   return -1;
-}
-
-int trace_add_or_oom(trace *t, const job_record *j, const char *name,
-                     const char *spec, const char *path, trace_error *err) {
-  if (trace_add_job(t, j, name, spec) != 0) {
-    trace_seterr(err, "%s:%d: out of memory", path, (int)j->line);
-    return -1;
-  }
-  return 0;
 }
 
 int trace_is_gzip(const char *path) {

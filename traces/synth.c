@@ -5,7 +5,9 @@
  *
  * Draw order per job is fixed (inter-arrival, shape, duration) and every
  * time is accumulated in integer microseconds, so the output does not
- * depend on anything but the parameters and the GSL version.
+ * depend on anything but the parameters and the GSL version. Jobs are
+ * drawn one at a time (synth_gen), so a generated trace of any length is
+ * written in constant memory; synth_generate collects them in a trace.
  */
 #include "trace_internal.h"
 
@@ -184,89 +186,126 @@ static unsigned long fold_seed(uint64_t seed) {
   return (unsigned long)((seed ^ (seed >> 32)) & 0xffffffffu);
 }
 
-/* Draws all jobs into t; 0 or -1 with err set. */
-static int generate(trace *t, const synth_params *p, const synth_shape *shapes,
-                    int n, gsl_rng *rng, const gsl_ran_discrete_t *pick,
-                    trace_error *err) {
-  const double cap_s = floor(p->max_duration_s);
-  const double mean_gap = 1.0 / p->arrival_rate;
-  int64_t submit = 0;
-  for (size_t i = 0; i < p->jobs; i++) {
-    double gap_us = gsl_ran_exponential(rng, mean_gap) * 1e6;
-    if (!(gap_us <= (double)(TRACE_MAX_TIME_US - submit))) {
-      trace_seterr(err,
-                   "synth: job %zu would arrive after the maximum time of "
-                   "%lld s (arrival_rate %g is too low for %zu jobs)",
-                   i, (long long)TRACE_MAX_TIME_S, p->arrival_rate, p->jobs);
-      return -1;
-    }
-    submit += llround(gap_us);
-    if (submit > TRACE_MAX_TIME_US)
-      submit = TRACE_MAX_TIME_US; /* llround of the bound itself */
-    size_t k = gsl_ran_discrete(rng, pick);
-    double d = round(gsl_ran_lognormal(rng, p->duration_mu, p->duration_sigma));
-    if (!(d >= 1))
-      d = 1;
-    if (d > cap_s)
-      d = cap_s;
-    int64_t dur = (int64_t)d * TRACE_US_PER_S;
-    if (dur > TRACE_MAX_TIME_US - submit) {
-      trace_seterr(err,
-                   "synth: job %zu would end after the maximum time of "
-                   "%lld s",
-                   i, (long long)TRACE_MAX_TIME_S);
-      return -1;
-    }
-    const synth_shape *s = &shapes[k < (size_t)n ? k : 0];
-    job_record j = {0};
-    j.submit_us = submit;
-    j.duration_us = dur;
-    j.cpu_milli = s->cpu_milli;
-    j.memory_mib = s->memory_mib;
-    j.num_gpu = s->num_gpu;
-    j.gpu_milli = s->gpu_milli;
-    j.qos = TRACE_QOS_UNKNOWN;
-    char name[32];
-    snprintf(name, sizeof name, "syn-%zu", i);
-    if (trace_add_job(t, &j, name, NULL) != 0) {
-      trace_seterr(err, "synth: out of memory at job %zu", i);
-      return -1;
-    }
-  }
-  return 0;
+struct synth_gen {
+  synth_params p;
+  const synth_shape *shapes;
+  int n;
+  gsl_rng *rng;
+  gsl_ran_discrete_t *pick;
+  double cap_s, mean_gap;
+  int64_t submit; /* the last job's submit time */
+  size_t i;       /* jobs drawn */
+  char name[32];
+};
+
+void synth_gen_close(synth_gen *g) {
+  if (!g)
+    return;
+  if (g->pick)
+    gsl_ran_discrete_free(g->pick);
+  if (g->rng)
+    gsl_rng_free(g->rng);
+  free(g);
 }
 
-int synth_generate(trace *t, const synth_params *p, trace_error *err) {
-  trace_free(t);
+int synth_gen_open(synth_gen **out, const synth_params *p, trace_error *err) {
+  *out = NULL;
   const synth_shape *shapes = p->shapes;
   int n = p->nshapes;
   if (n == 0)
     shapes = synth_default_shapes(&n);
   if (check_params(p, shapes, n, err))
     return -1;
+  synth_gen *g = calloc(1, sizeof *g);
   double *w = malloc((size_t)n * sizeof *w);
-  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-  gsl_ran_discrete_t *pick = NULL;
-  int rc = -1;
-  if (w && rng) {
+  if (g && w && (g->rng = gsl_rng_alloc(gsl_rng_mt19937))) {
     for (int i = 0; i < n; i++)
       w[i] = shapes[i].weight;
-    pick = gsl_ran_discrete_preproc((size_t)n, w);
+    g->pick = gsl_ran_discrete_preproc((size_t)n, w);
   }
-  if (!pick) {
+  free(w);
+  if (!g || !g->pick) {
     trace_seterr(err, "synth: out of memory");
-  } else {
-    gsl_rng_set(rng, fold_seed(p->seed));
-    rc = generate(t, p, shapes, n, rng, pick, err);
+    synth_gen_close(g);
+    return -1;
   }
+  gsl_rng_set(g->rng, fold_seed(p->seed));
+  g->p = *p;
+  g->shapes = shapes;
+  g->n = n;
+  g->cap_s = floor(p->max_duration_s);
+  g->mean_gap = 1.0 / p->arrival_rate;
+  *out = g;
+  return 0;
+}
+
+int synth_gen_next(synth_gen *g, job_record *job, const char **name,
+                   trace_error *err) {
+  const synth_params *p = &g->p;
+  if (g->i >= p->jobs)
+    return 0;
+  size_t i = g->i;
+  double gap_us = gsl_ran_exponential(g->rng, g->mean_gap) * 1e6;
+  if (!(gap_us <= (double)(TRACE_MAX_TIME_US - g->submit))) {
+    trace_seterr(err,
+                 "synth: job %zu would arrive after the maximum time of "
+                 "%lld s (arrival_rate %g is too low for %zu jobs)",
+                 i, (long long)TRACE_MAX_TIME_S, p->arrival_rate, p->jobs);
+    return -1;
+  }
+  g->submit += llround(gap_us);
+  if (g->submit > TRACE_MAX_TIME_US)
+    g->submit = TRACE_MAX_TIME_US; /* llround of the bound itself */
+  size_t k = gsl_ran_discrete(g->rng, g->pick);
+  double d = round(gsl_ran_lognormal(g->rng, p->duration_mu, p->duration_sigma));
+  if (!(d >= 1))
+    d = 1;
+  if (d > g->cap_s)
+    d = g->cap_s;
+  int64_t dur = (int64_t)d * TRACE_US_PER_S;
+  if (dur > TRACE_MAX_TIME_US - g->submit) {
+    trace_seterr(err,
+                 "synth: job %zu would end after the maximum time of "
+                 "%lld s",
+                 i, (long long)TRACE_MAX_TIME_S);
+    return -1;
+  }
+  const synth_shape *s = &g->shapes[k < (size_t)g->n ? k : 0];
+  job_record j = {0};
+  j.submit_us = g->submit;
+  j.duration_us = dur;
+  j.cpu_milli = s->cpu_milli;
+  j.memory_mib = s->memory_mib;
+  j.num_gpu = s->num_gpu;
+  j.gpu_milli = s->gpu_milli;
+  j.gpu_spec = -1;
+  j.qos = TRACE_QOS_UNKNOWN;
+  *job = j;
+  snprintf(g->name, sizeof g->name, "syn-%zu", i);
+  *name = g->name;
+  g->i++;
+  return 1;
+}
+
+int synth_generate(trace *t, const synth_params *p, trace_error *err) {
+  trace_free(t);
+  synth_gen *g;
+  if (synth_gen_open(&g, p, err) != 0)
+    return -1;
+  job_record j;
+  const char *name;
+  int rc;
+  while ((rc = synth_gen_next(g, &j, &name, err)) == 1)
+    if (trace_add_job(t, &j, name, NULL) != 0) {
+      trace_seterr(err, "synth: out of memory at job %zu", t->n);
+      rc = -1;
+      break;
+    }
+  synth_gen_close(g);
   if (rc == 0 && !(t->path = strdup("<synthetic>"))) {
     trace_seterr(err, "synth: out of memory");
     rc = -1;
   }
-  if (pick)
-    gsl_ran_discrete_free(pick);
-  gsl_rng_free(rng);
-  free(w);
   if (rc != 0) {
     trace_free(t);
     return -1;

@@ -26,7 +26,7 @@ static const char *const tiresias_tf_columns[9] = {
 
 #define MAX_NUM_GPU 1000000
 
-static int read_job(trace *t, const csvrow *row, const char *path,
+static int read_job(trace_sink *k, const csvrow *row, const char *path,
                     trace_error *err, const char *const *cols, size_t ncols,
                     int c_submit, int c_duration) {
   if (csvrow_check_shape(row, cols, ncols, path, err))
@@ -59,17 +59,17 @@ static int read_job(trace *t, const csvrow *row, const char *path,
   }
   j.num_gpu = (int32_t)ngpu;
   j.gpu_milli = ngpu > 0 ? 1000 : 0;
-  return trace_add_or_oom(t, &j, row->field[0], NULL, path, err);
+  return trace_sink_add(k, &j, row->field[0], NULL, path, err);
 }
 
-static int tiresias_row(trace *t, const csvrow *row, const char *path,
+static int tiresias_row(trace_sink *k, const csvrow *row, const char *path,
                         trace_error *err) {
-  return read_job(t, row, path, err, tiresias_columns, 7, 2, 5);
+  return read_job(k, row, path, err, tiresias_columns, 7, 2, 5);
 }
 
-static int tiresias_tf_row(trace *t, const csvrow *row, const char *path,
+static int tiresias_tf_row(trace_sink *k, const csvrow *row, const char *path,
                            trace_error *err) {
-  return read_job(t, row, path, err, tiresias_tf_columns, 9, 2, 4);
+  return read_job(k, row, path, err, tiresias_tf_columns, 9, 2, 4);
 }
 
 const trace_reader trace_tiresias_reader = {.format = TRACE_FMT_TIRESIAS,

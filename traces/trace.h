@@ -3,10 +3,15 @@
  * the synthetic workload generator.
  *
  * Times are int64 microseconds from the trace's origin (the formats we read
- * give seconds; microseconds leave room for sub-second formats and keep all
- * event ordering exact). Every reader reports the first bad input as
+ * give decimal seconds, read exactly to the microsecond; microseconds keep
+ * all event ordering exact). Every reader reports the first bad input as
  * "FILE:LINE: field 'NAME': what is wrong" in a trace_error and returns -1;
- * nothing is half-loaded on error (the trace is left empty).
+ * nothing is half-loaded on error (the trace is left empty). Line numbers
+ * and job counts are 64-bit throughout.
+ *
+ * A trace file can be loaded whole (trace_load_ex, a trace in memory) or
+ * read one job at a time in bounded memory (trace_stream_*); the load is
+ * the stream read to its end, so both give the same jobs and messages.
  */
 #ifndef SCHEDSIM_TRACE_H
 #define SCHEDSIM_TRACE_H
@@ -21,20 +26,22 @@
 #define TRACE_MAX_TIME_S INT64_C(9223372036854)
 #define TRACE_MAX_TIME_US (TRACE_MAX_TIME_S * TRACE_US_PER_S)
 
-/** A job (pod) as read from a trace. 56 bytes, no implicit padding. */
+/** A job (pod) as read from a trace. 64 bytes, no implicit padding. */
 typedef struct job_record {
   int64_t submit_us;   /* submit (creation) time */
   int64_t duration_us; /* run time once started; -1 = unknown */
   int64_t cpu_milli;
   int64_t memory_mib;
+  /* 1-based physical line in the source file (where the record starts);
+   * 0 = generated. 64-bit: a trace may have more than 2^31 lines. */
+  int64_t line;
   int32_t num_gpu;     /* GPUs per job */
   int32_t gpu_milli;   /* share of each GPU, 1..1000; 0 when num_gpu is 0 */
   int32_t gpu_spec;    /* index into trace.specs; -1 = any model */
-  int32_t line;        /* 1-based line in the source file; 0 = generated */
   uint32_t name_off;   /* offset of the job's name in trace.names */
   uint8_t qos;         /* enum trace_qos */
   uint8_t flags;       /* TRACE_JOB_* bits */
-  uint8_t pad_[2];
+  uint8_t pad_[6];
 } job_record;
 
 enum trace_qos {
@@ -106,7 +113,9 @@ const char *trace_job_name(const trace *t, size_t i);
  * newline, blank lines (skipped), RFC 4180 quoting. Times are decimal
  * seconds (a fraction and an exponent are allowed; rounded to the nearest
  * microsecond), at most TRACE_MAX_TIME_S. A gpu_spec of "" or "nan" (the
- * upstream README's spelling of "no constraint") means any model.
+ * upstream README's spelling of "no constraint") means any model. A NUL
+ * byte anywhere in the text is an error, "FILE:LINE: NUL byte (binary
+ * data?)".
  */
 int trace_load(trace *t, const char *path, trace_error *err);
 
@@ -131,6 +140,64 @@ typedef struct trace_load_opts {
  */
 int trace_load_ex(trace *t, const char *path, const trace_load_opts *opts,
                   trace_error *err);
+
+/* ------------------------------------------------------------- stream */
+
+/** A trace file read one job at a time (traces/stream.c). One stream is
+ * used by one thread at a time; separate streams share nothing. */
+typedef struct trace_stream trace_stream;
+
+/**
+ * Opens path like trace_load_ex: the same format detection, options and
+ * messages. Reads up to the first job, so that everything a load reports
+ * before its first job (cannot open, unrecognised header, "empty file",
+ * "no jobs after the header", "no jobs (N records skipped: ...)", a bad
+ * first record) is reported here; a Philly list is read whole once here
+ * (its times are shifted to its earliest timestamp), so any error in it
+ * is. 0 with *out set, or -1 with err set (err may be NULL) and *out NULL.
+ *
+ * Memory held by an open stream is bounded independently of the file's
+ * length: a 64 KiB read buffer, the current record (at most 16 MiB, the
+ * longest record a reader accepts; an SWF line at most 1 MiB), the jobs
+ * of one piece of input (one line or 64 KiB; a PAI task of N instances is
+ * one entry), and the table of distinct GPU specs.
+ */
+int trace_stream_open(trace_stream **out, const char *path,
+                      const trace_load_opts *opts, trace_error *err);
+
+/**
+ * Next job in file order (never sorted: the engine checks submit order).
+ * 1: *job and *name set; the name is owned by s and valid until the next
+ * call on s; job->gpu_spec indexes trace_stream_meta(s)->specs (-1 = any
+ * model), job->name_off is 0 and job->line is the physical line the
+ * record starts on. 0: end of the file. -1: error in err (err may be
+ * NULL), the same "FILE:LINE: ..." message trace_load_ex gives; jobs
+ * read before the error were handed out first, and every later call
+ * returns -1 with the same message.
+ */
+int trace_stream_next(trace_stream *s, job_record *job, const char **name,
+                      trace_error *err);
+
+/**
+ * The stream's trace-wide facts: path, format, has_times, specs/nspecs,
+ * and skipped/skip_note counted so far in this pass (final once next has
+ * returned 0). n, jobs and names are not used (0 / NULL). The pointer is
+ * valid until close; specs only grows (existing indexes and strings stay
+ * valid until close, but the specs array may move: read it through the
+ * pointer after each next).
+ */
+const trace *trace_stream_meta(const trace_stream *s);
+
+/**
+ * Starts again at the first job (the engine reads a file twice: a
+ * validation pass, then the replay). The skip count restarts at 0; spec
+ * indexes stay the same. 0, or -1 with err set (a file that changed
+ * underneath may now fail before its first job).
+ */
+int trace_stream_rewind(trace_stream *s, trace_error *err);
+
+/** Closes the file and frees everything. NULL is a no-op. */
+void trace_stream_close(trace_stream *s);
 
 /** Format by CLI name (alibaba, alibaba-multi, swf, pai, tiresias, philly,
  * generic); TRACE_FMT_UNKNOWN for anything else. */
@@ -219,6 +286,20 @@ const synth_shape *synth_default_shapes(int *n);
  */
 int synth_generate(trace *t, const synth_params *p, trace_error *err);
 
+/** A generator drawing the jobs of synth_generate one at a time, in the
+ * same order and with the same values, in constant memory. */
+typedef struct synth_gen synth_gen;
+/** Checks p (as synth_generate) and seeds the generator. p is copied;
+ * p->shapes must stay valid until close. 0 or -1 with err set. */
+int synth_gen_open(synth_gen **out, const synth_params *p, trace_error *err);
+/** Job i of p->jobs: 1 with *job (gpu_spec -1, line 0) and *name ("syn-I",
+ * owned by g, valid until the next call); 0 after the last job; -1 with
+ * err set (a time beyond TRACE_MAX_TIME_S). */
+int synth_gen_next(synth_gen *g, job_record *job, const char **name,
+                   trace_error *err);
+/** Frees g; NULL is a no-op. */
+void synth_gen_close(synth_gen *g);
+
 /**
  * Writes t as an 11-column Alibaba pod list. 0 or -1 with err set.
  * creation_time = submit, scheduled_time = submit, deletion_time = submit +
@@ -230,6 +311,23 @@ int synth_generate(trace *t, const synth_params *p, trace_error *err);
  * when complete.
  */
 int trace_write_alibaba(const trace *t, const char *path, trace_error *err);
+
+/**
+ * The same file written job by job (constant memory). trace_writer_open
+ * creates PATH.tmp and writes the header; trace_writer_put checks and
+ * writes one job (spec NULL or "" = any model; the checks and messages of
+ * trace_write_alibaba, "job I" counting the jobs put); trace_writer_commit
+ * closes and renames PATH.tmp over PATH and frees w; trace_writer_abort
+ * removes PATH.tmp and frees w (NULL is a no-op). Each returns 0 or -1 with
+ * err set. After a failed put, call abort; commit frees w either way (on
+ * failure PATH.tmp is removed and PATH left as it was).
+ */
+typedef struct trace_writer trace_writer;
+int trace_writer_open(trace_writer **out, const char *path, trace_error *err);
+int trace_writer_put(trace_writer *w, const job_record *job, const char *name,
+                     const char *spec, trace_error *err);
+int trace_writer_commit(trace_writer *w, trace_error *err);
+void trace_writer_abort(trace_writer *w);
 
 /**
  * Gives every job of t (typically a trace without times, such as the

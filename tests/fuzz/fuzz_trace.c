@@ -13,6 +13,9 @@
  * the file's path ("PATH: ..." or "PATH:LINE: ..." with LINE inside the
  * file). A UTF-8 BOM in front of the file, and CRLF instead of LF line
  * ends, give the same result (records or message) as the plain file.
+ * A trace stream over the file, read to its end, rewound and read again,
+ * gives the load's records both times, or fails with its message (at open
+ * or after the jobs before the bad record).
  */
 #include "fuzz.h"
 #include "trace.h"
@@ -71,7 +74,7 @@ static void check(const outcome *o, const char *path,
     FUZZ_CHECK(t->format == opts->format, "format %d forced, got %d",
                (int)opts->format, (int)t->format);
   FUZZ_CHECK((t->skipped == 0) == (t->skip_note == NULL), "skip note");
-  int32_t prev_line = 0;
+  int64_t prev_line = 0;
   for (size_t i = 0; i < t->n; i++) {
     const job_record *j = &t->jobs[i];
     FUZZ_CHECK(j->submit_us >= 0 && j->submit_us <= TRACE_MAX_TIME_US,
@@ -97,8 +100,8 @@ static void check(const outcome *o, const char *path,
                           t->names_len - j->name_off) != NULL,
                "job %zu name offset", i);
     FUZZ_CHECK(j->line >= 1 && (size_t)j->line <= lines && j->line >= prev_line,
-               "job %zu line %d (previous %d, %zu lines)", i, (int)j->line,
-               (int)prev_line, lines);
+               "job %zu line %lld (previous %lld, %zu lines)", i,
+               (long long)j->line, (long long)prev_line, lines);
     FUZZ_CHECK(j->qos <= TRACE_QOS_GUARANTEED, "job %zu qos", i);
     prev_line = j->line;
   }
@@ -130,6 +133,61 @@ static void same(const outcome *a, const outcome *b, const char *what) {
                what, s);
 }
 
+/* One pass of a stream against the load: 0 at the end, -1 on error. */
+static int stream_pass(trace_stream *s, const outcome *a, trace_error *err) {
+  size_t i = 0;
+  job_record j;
+  const char *name;
+  int rc;
+  while ((rc = trace_stream_next(s, &j, &name, err)) == 1) {
+    const trace *m = trace_stream_meta(s);
+    if (a->rc == 0) {
+      FUZZ_CHECK(i < a->t.n, "the stream gives more than %zu jobs", a->t.n);
+      job_record x = a->t.jobs[i];
+      x.name_off = 0;
+      FUZZ_CHECK(memcmp(&x, &j, sizeof j) == 0, "stream job %zu differs", i);
+      FUZZ_CHECK(strcmp(name, trace_job_name(&a->t, i)) == 0,
+                 "stream job %zu name '%s'", i, name);
+      FUZZ_CHECK(j.gpu_spec < m->nspecs &&
+                     (j.gpu_spec < 0 ||
+                      strcmp(m->specs[j.gpu_spec],
+                             a->t.specs[a->t.jobs[i].gpu_spec]) == 0),
+                 "stream job %zu spec", i);
+    }
+    i++;
+  }
+  if (rc == 0) {
+    FUZZ_CHECK(a->rc == 0 && i == a->t.n, "stream ended after %zu jobs, load "
+               "gave %d '%s'", i, a->rc, a->err.msg);
+    FUZZ_CHECK(trace_stream_meta(s)->skipped == a->t.skipped, "skip count");
+  } else {
+    FUZZ_CHECK(a->rc != 0 && strcmp(err->msg, a->err.msg) == 0,
+               "stream failed with '%s', load gave %d '%s'", err->msg, a->rc,
+               a->err.msg);
+  }
+  return rc;
+}
+
+/* The stream gives the load's result, twice (read, rewind, read). */
+static void check_stream(const outcome *a, const char *path,
+                         const trace_load_opts *opts) {
+  trace_stream *s;
+  trace_error err;
+  err.msg[0] = '\0';
+  if (trace_stream_open(&s, path, opts, &err) != 0) {
+    FUZZ_CHECK(a->rc != 0 && strcmp(err.msg, a->err.msg) == 0,
+               "stream open failed with '%s', load gave %d '%s'", err.msg,
+               a->rc, a->err.msg);
+    return;
+  }
+  if (stream_pass(s, a, &err) == 0) {
+    err.msg[0] = '\0';
+    FUZZ_CHECK(trace_stream_rewind(s, &err) == 0, "rewind: %s", err.msg);
+    stream_pass(s, a, &err);
+  }
+  trace_stream_close(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
@@ -151,6 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   outcome a;
   load(&a, path, &opts);
   check(&a, path, &opts, lines);
+  check_stream(&a, path, &opts);
 
   /* A raw file that happens to start with the gzip magic is read through
    * zlib: the BOM and CRLF variants would not be. */

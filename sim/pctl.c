@@ -1,0 +1,409 @@
+/*
+ * Exact percentiles in bounded memory (pctl.h).
+ *
+ * Order: a non-negative double (sign bit clear) orders like its IEEE bit
+ * pattern read as an unsigned integer, so sorting and selecting work on
+ * uint64 digits. -0 is stored as +0 and NaN, negative values and
+ * infinities are refused, so equal values have equal bits and the sorted
+ * sequence (hence every statistic) is unique.
+ *
+ * Spilled selection: the needed ranks (lhs and lhs + 1 of each of the three
+ * percentiles, at most six) are found together, 16 bits at a time from the
+ * top: pass d counts, for every distinct prefix of 16 d bits still being
+ * refined, how many values with that prefix have each next digit, and each
+ * rank moves into the digit holding it. Four passes, O(n) time each.
+ */
+#include "pctl.h"
+
+#include <errno.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values per read or write of the temporary file (64 KiB). */
+#define IO_VALUES 8192
+#define DIGITS 65536
+
+#if defined(__GNUC__)
+static void fail(pctl *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#endif
+
+static void fail(pctl *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p->err, sizeof p->err, fmt, ap);
+  va_end(ap);
+  p->failed = 1;
+}
+
+void pctl_init(pctl *p, size_t mem_limit) {
+  memset(p, 0, sizeof *p);
+  p->limit = mem_limit ? mem_limit : PCTL_DEFAULT_MEM_LIMIT;
+}
+
+void pctl_free(pctl *p) {
+  if (!p)
+    return;
+  free(p->buf);
+  if (p->spill)
+    fclose(p->spill);
+  size_t limit = p->limit;
+  memset(p, 0, sizeof *p);
+  p->limit = limit;
+}
+
+const char *pctl_error(const pctl *p) { return p->err; }
+
+static uint64_t bits_of(double v) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+static double double_of(uint64_t b) {
+  double v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+/* ------------------------------------------------------------ exact sum */
+
+/* Adds w at word i of the accumulator, carrying upwards. The accumulator
+ * has 64 bits of room above the largest value, so n < 2^64 additions never
+ * carry out of it. */
+static void acc_add_word(uint64_t *acc, size_t i, uint64_t w) {
+  while (w != 0 && i < PCTL_ACC_WORDS) {
+    uint64_t s = acc[i] + w;
+    w = s < w; /* carry */
+    acc[i] = s;
+    i++;
+  }
+}
+
+/* A non-negative finite double is M x 2^(s - 1074) with M < 2^53 and
+ * s = max(exponent field, 1) - 1: M shifted left by s bits. */
+static void acc_add(uint64_t *acc, uint64_t b) {
+  uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
+  if (e != 0)
+    m |= UINT64_C(1) << 52;
+  unsigned s = e != 0 ? (unsigned)e - 1 : 0;
+  size_t w = s / 64;
+  unsigned sh = s % 64;
+  acc_add_word(acc, w, m << sh);
+  if (sh != 0)
+    acc_add_word(acc, w + 1, m >> (64 - sh));
+}
+
+/* Index of the highest set bit of x != 0. */
+static unsigned top_bit(uint64_t x) {
+  unsigned r = 0;
+  while (x >>= 1)
+    r++;
+  return r;
+}
+
+/* The accumulated sum divided by n: the sum is rounded once to 64
+ * significant bits with a sticky bit, once to a double (round to nearest
+ * even: exactly the correctly rounded sum), then divided by n and scaled
+ * by a power of two (exact unless the mean is subnormal). */
+static double acc_mean(const uint64_t *acc, size_t n) {
+  int t = PCTL_ACC_WORDS - 1;
+  while (t >= 0 && acc[t] == 0)
+    t--;
+  if (t < 0)
+    return 0;
+  unsigned bp = top_bit(acc[t]);
+  uint64_t top;
+  int exp2; /* sum = top x 2^exp2 (before rounding top to a double) */
+  if (t == 0) {
+    top = acc[0];
+    exp2 = -1074;
+  } else {
+    int sticky = 0;
+    if (bp == 63) {
+      top = acc[t];
+      sticky = acc[t - 1] != 0;
+    } else {
+      top = acc[t] << (63 - bp) | acc[t - 1] >> (bp + 1);
+      sticky = (acc[t - 1] & ((UINT64_C(1) << (bp + 1)) - 1)) != 0;
+    }
+    for (int i = t - 2; i >= 0 && !sticky; i--)
+      sticky = acc[i] != 0;
+    top |= (uint64_t)sticky;
+    exp2 = 64 * t + (int)bp - 63 - 1074;
+  }
+  return ldexp((double)top / (double)n, exp2);
+}
+
+/* ---------------------------------------------------------------- adding */
+
+/* Writes the buffer to the temporary file (created on first use). */
+static int spill(pctl *p) {
+  if (!p->spill) {
+    errno = 0;
+    p->spill = tmpfile();
+    if (!p->spill) {
+      fail(p, "cannot create a temporary file for percentiles: %s",
+           errno ? strerror(errno) : "unknown error");
+      return -1;
+    }
+  }
+  /* The buffer holds doubles; their bytes are their bit patterns. */
+  if (fwrite(p->buf, sizeof *p->buf, p->nbuf, p->spill) != p->nbuf) {
+    fail(p, "cannot write the percentile temporary file: %s",
+         strerror(errno));
+    return -1;
+  }
+  p->nbuf = 0;
+  return 0;
+}
+
+int pctl_add(pctl *p, double v) {
+  if (p->failed)
+    return -1;
+  if (!(v >= 0) || isinf(v)) {
+    fail(p, "value %g is not a finite number >= 0", v);
+    return -1;
+  }
+  if (v == 0)
+    v = 0; /* -0 -> +0 */
+  if (p->nbuf == p->cap) {
+    if (p->nbuf >= p->limit) {
+      if (spill(p) != 0)
+        return -1;
+    } else {
+      size_t cap = p->cap ? 2 * p->cap : 1024;
+      if (cap > p->limit)
+        cap = p->limit;
+      double *nb = realloc(p->buf, cap * sizeof *nb);
+      if (!nb) {
+        fail(p, "out of memory");
+        return -1;
+      }
+      p->buf = nb;
+      p->cap = cap;
+    }
+  }
+  p->buf[p->nbuf++] = v;
+  p->n++;
+  if (v > p->max)
+    p->max = v;
+  acc_add(p->acc, bits_of(v));
+  return 0;
+}
+
+/* -------------------------------------------------------------- in memory */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sorts v (non-negative, no -0): LSD radix on 16-bit digits of the bit
+ * patterns when a scratch buffer can be had, else qsort. Either gives the
+ * one sorted order. */
+static void sort_values(double *v, size_t n) {
+  uint64_t *a = NULL, *b = NULL;
+  size_t *count = NULL;
+  if (n >= 4096) {
+    a = malloc(n * sizeof *a);
+    b = malloc(n * sizeof *b);
+    count = malloc(DIGITS * sizeof *count);
+  }
+  if (!a || !b || !count) {
+    free(a);
+    free(b);
+    free(count);
+    qsort(v, n, sizeof *v, cmp_double);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    a[i] = bits_of(v[i]);
+  for (int shift = 0; shift < 64; shift += 16) {
+    memset(count, 0, DIGITS * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+      count[(a[i] >> shift) & 0xFFFF]++;
+    size_t sum = 0;
+    for (size_t d = 0; d < DIGITS; d++) {
+      size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+      b[count[(a[i] >> shift) & 0xFFFF]++] = a[i];
+    uint64_t *tmp = a;
+    a = b;
+    b = tmp;
+  }
+  for (size_t i = 0; i < n; i++)
+    v[i] = double_of(a[i]);
+  free(a);
+  free(b);
+  free(count);
+}
+
+/* ---------------------------------------------------------------- spilled */
+
+static const double quantiles[3] = {0.50, 0.95, 0.99};
+
+/* The value at each of the nr ranks (ascending, distinct, < p->n) among
+ * every value in the temporary file. 0 or -1. */
+static int select_ranks(pctl *p, const size_t *rank, size_t nr,
+                        uint64_t *value) {
+  uint64_t prefix[6];
+  size_t k[6]; /* rank within the values sharing prefix */
+  size_t *hist[6] = {NULL};
+  uint64_t *io = malloc(IO_VALUES * sizeof *io);
+  int rc = -1;
+  if (!io) {
+    fail(p, "out of memory");
+    goto out;
+  }
+  for (size_t r = 0; r < nr; r++) {
+    prefix[r] = 0;
+    k[r] = rank[r];
+  }
+  for (int pass = 0; pass < 4; pass++) {
+    unsigned shift = 48 - 16 * (unsigned)pass;
+    /* Distinct prefixes; group[r] is the histogram of rank r. */
+    size_t ng = 0, group[6];
+    uint64_t gprefix[6];
+    for (size_t r = 0; r < nr; r++) {
+      size_t g = 0;
+      while (g < ng && gprefix[g] != prefix[r])
+        g++;
+      if (g == ng) {
+        gprefix[ng] = prefix[r];
+        if (!hist[ng] && !(hist[ng] = malloc(DIGITS * sizeof *hist[ng]))) {
+          fail(p, "out of memory");
+          goto out;
+        }
+        memset(hist[ng], 0, DIGITS * sizeof *hist[ng]);
+        ng++;
+      }
+      group[r] = g;
+    }
+    if (fseek(p->spill, 0, SEEK_SET) != 0) {
+      fail(p, "cannot rewind the percentile temporary file: %s",
+           strerror(errno));
+      goto out;
+    }
+    size_t seen = 0, got;
+    while ((got = fread(io, sizeof *io, IO_VALUES, p->spill)) > 0) {
+      seen += got;
+      for (size_t i = 0; i < got; i++) {
+        uint64_t x = io[i];
+        uint64_t hi = pass == 0 ? 0 : x >> (shift + 16);
+        for (size_t g = 0; g < ng; g++)
+          if (gprefix[g] == hi) {
+            hist[g][(x >> shift) & 0xFFFF]++;
+            break;
+          }
+      }
+    }
+    if (ferror(p->spill) || seen != p->n) {
+      fail(p, "cannot read the percentile temporary file back (%zu of %zu "
+              "values): %s",
+           seen, p->n, ferror(p->spill) ? strerror(errno) : "short file");
+      goto out;
+    }
+    for (size_t r = 0; r < nr; r++) {
+      const size_t *h = hist[group[r]];
+      size_t below = 0, d = 0;
+      while (d < DIGITS - 1 && below + h[d] <= k[r])
+        below += h[d++];
+      k[r] -= below;
+      prefix[r] = prefix[r] << 16 | d;
+    }
+  }
+  for (size_t r = 0; r < nr; r++)
+    value[r] = prefix[r];
+  rc = 0;
+out:
+  for (int g = 0; g < 6; g++)
+    free(hist[g]);
+  free(io);
+  return rc;
+}
+
+/* GSL's gsl_stats_quantile_from_sorted_data, given the two order
+ * statistics it reads (below and above index (n - 1) f). */
+static double gsl_interp(size_t n, double f, double lo, double hi) {
+  const double index = f * (double)(n - 1);
+  const size_t lhs = (size_t)index;
+  const double delta = index - (double)lhs;
+  if (lhs == n - 1)
+    return lo;
+  return (1 - delta) * lo + delta * hi;
+}
+
+static int finish_spilled(pctl *p, sim_stats *out) {
+  if (p->nbuf > 0 && spill(p) != 0)
+    return -1;
+  if (fflush(p->spill) != 0) {
+    fail(p, "cannot write the percentile temporary file: %s",
+         strerror(errno));
+    return -1;
+  }
+  free(p->buf); /* the write buffer is no longer needed */
+  p->buf = NULL;
+  p->cap = 0;
+  size_t n = p->n;
+  size_t want[6], nw = 0;
+  for (int q = 0; q < 3; q++) {
+    size_t lhs = (size_t)(quantiles[q] * (double)(n - 1));
+    for (size_t r = lhs; r <= lhs + 1 && r < n; r++) {
+      size_t i = 0;
+      while (i < nw && want[i] < r)
+        i++;
+      if (i < nw && want[i] == r)
+        continue;
+      memmove(want + i + 1, want + i, (nw - i) * sizeof *want);
+      want[i] = r;
+      nw++;
+    }
+  }
+  uint64_t got[6];
+  if (select_ranks(p, want, nw, got) != 0)
+    return -1;
+  double *pq[3] = {&out->p50, &out->p95, &out->p99};
+  for (int q = 0; q < 3; q++) {
+    size_t lhs = (size_t)(quantiles[q] * (double)(n - 1));
+    double lo = 0, hi = 0;
+    for (size_t i = 0; i < nw; i++) {
+      if (want[i] == lhs)
+        lo = double_of(got[i]);
+      if (want[i] == lhs + 1)
+        hi = double_of(got[i]);
+    }
+    *pq[q] = gsl_interp(n, quantiles[q], lo, hi);
+  }
+  return 0;
+}
+
+int pctl_finish(pctl *p, sim_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (p->failed)
+    return -1;
+  if (p->n == 0)
+    return 0;
+  sim_stats s;
+  memset(&s, 0, sizeof s);
+  s.n = p->n;
+  s.max = p->max;
+  s.mean = acc_mean(p->acc, p->n);
+  if (p->spill) {
+    if (finish_spilled(p, &s) != 0)
+      return -1;
+  } else {
+    sort_values(p->buf, p->n);
+    s.p50 = gsl_stats_quantile_from_sorted_data(p->buf, 1, p->n, 0.50);
+    s.p95 = gsl_stats_quantile_from_sorted_data(p->buf, 1, p->n, 0.95);
+    s.p99 = gsl_stats_quantile_from_sorted_data(p->buf, 1, p->n, 0.99);
+  }
+  *out = s;
+  return 0;
+}
