@@ -12,8 +12,10 @@
 # at 100% and 130% arrived, ours and the authors', the difference and
 # PASS/FAIL (|difference| <= 1.0 point), and per trace whether the six
 # policies come in the same order (ascending median unallocated %, at 100%
-# and at 130%). Exit status 0 when everything passes, 1 otherwise, 2 for
-# bad usage or missing data. Plain bash + POSIX awk (mawk works).
+# and at 130%; the authors publish 2 decimals, so two of their medians equal
+# to 3 decimals are a tie, shown as '=', and either order of a tie passes).
+# Exit status 0 when everything passes, 1 otherwise, 2 for bad usage or
+# missing data. Plain bash + POSIX awk (mawk works).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -105,11 +107,23 @@ awk -F, -v tol="$TOL" -v traces="$TRACES" -v policies="$POLICIES" -v seedlist="$
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
   }
   # order of the policies by ascending value; ties keep the list order
-  function order(vals, names, n,   i, j, x, y, s, k) {
+  # the medians of the authors to 3 decimals: their values have 2, so this only
+  # removes the noise of the floating-point sums (6.21 vs 6.2100000001)
+  function r3(x) { return sprintf("%.3f", x) + 0 }
+  # order of the policies by ascending value; ties keep the list order and,
+  # with tie = 1 (the rounded medians of the authors), print as =
+  function order(vals, names, n, tie,   i, j, x, s, k) {
     for (i = 1; i <= n; i++) k[i] = i
     for (i = 2; i <= n; i++) { x = k[i]; for (j = i - 1; j >= 1 && vals[k[j]] > vals[x]; j--) k[j + 1] = k[j]; k[j + 1] = x }
-    s = ""; for (i = 1; i <= n; i++) s = s (i > 1 ? " < " : "") names[k[i]]
+    s = names[k[1]]
+    for (i = 2; i <= n; i++) s = s (tie && vals[k[i]] == vals[k[i - 1]] ? " = " : " < ") names[k[i]]
     return s
+  }
+  # 1 when every pair the authors order strictly comes in the same order in
+  # ours (a = the rounded medians of the authors, o = ours)
+  function agrees(o, a, n,   i, j) {
+    for (i = 1; i <= n; i++) for (j = 1; j <= n; j++) if (a[i] < a[j] && !(o[i] < o[j])) return 0
+    return 1
   }
   BEGIN {
     map["01-Random"] = "random"; map["02-DotProd"] = "dot-product"
@@ -141,15 +155,14 @@ awk -F, -v tol="$TOL" -v traces="$TRACES" -v policies="$POLICIES" -v seedlist="$
         ok = (d100 <= tol && d100 >= -tol && d130 <= tol && d130 >= -tol && o100[k] >= 0 && o130[k] >= 0)
         if (!ok) fails++
         printf "%-11s %-15s %8.2f %8.2f %+7.2f %8.2f %8.2f %+7.2f  %s\n", t, p, o100[k], a100, d100, o130[k], a130, d130, ok ? "PASS" : "FAIL"
-        ours100[j] = o100[k]; ours130[j] = o130[k]; auth100[j] = a100; auth130[j] = a130
+        ours100[j] = o100[k]; ours130[j] = o130[k]; auth100[j] = r3(a100); auth130[j] = r3(a130)
       }
       for (pt = 100; pt <= 130; pt += 30) {
-        if (pt == 100) { oo = order(ours100, P, np); oa = order(auth100, P, np) }
-        else { oo = order(ours130, P, np); oa = order(auth130, P, np) }
-        same = oo == oa
+        if (pt == 100) { oo = order(ours100, P, np, 0); oa = order(auth100, P, np, 1); same = agrees(ours100, auth100, np) }
+        else { oo = order(ours130, P, np, 0); oa = order(auth130, P, np, 1); same = agrees(ours130, auth130, np) }
         if (!same) fails++
         printf "%-11s order@%d %s: ours %s\n", t, pt, same ? "SAME" : "DIFFERS", oo
-        if (!same) printf "%-11s          authors %s\n", "", oa
+        if (!same || oa ~ / = /) printf "%-11s          authors %s\n", "", oa
       }
     }
     printf "\n%d checks failed\n", fails
