@@ -367,9 +367,12 @@ static int64_t node_stranded(const sim_fragtrack *f, int i) {
   }
   if (dmin < 0)
     return ni.gpu_milli_free;
+  int free_milli[LSCHED_MAX_GPUS_PER_NODE];
+  int ng = lsched_cluster_gpus_free(f->c, i, free_milli,
+                                    LSCHED_MAX_GPUS_PER_NODE);
   int64_t s = 0;
-  for (int g = 0; g < ni.gpu_count; g++) {
-    int x = lsched_cluster_gpu_free(f->c, i, g);
+  for (int g = 0; g < ng && g < LSCHED_MAX_GPUS_PER_NODE; g++) {
+    int x = free_milli[g];
     if (x > 0 && x < dmin)
       s += x;
   }

@@ -16,7 +16,6 @@
 #include "pctl.h"
 
 #include <errno.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -340,19 +339,11 @@ static double gsl_interp(size_t n, double f, double lo, double hi) {
   return (1 - delta) * lo + delta * hi;
 }
 
-static int finish_spilled(pctl *p, sim_stats *out) {
-  if (p->nbuf > 0 && spill(p) != 0)
-    return -1;
-  if (fflush(p->spill) != 0) {
-    fail(p, "cannot write the percentile temporary file: %s",
-         strerror(errno));
-    return -1;
-  }
-  free(p->buf); /* the write buffer is no longer needed */
-  p->buf = NULL;
-  p->cap = 0;
-  size_t n = p->n;
-  size_t want[6], nw = 0;
+/* The ranks GSL's quantile reads for p50, p95 and p99 of n values (lhs
+ * and lhs + 1 of each, below n), ascending and distinct, into want[6].
+ * Returns their count. */
+static size_t wanted_ranks(size_t n, size_t *want) {
+  size_t nw = 0;
   for (int q = 0; q < 3; q++) {
     size_t lhs = (size_t)(quantiles[q] * (double)(n - 1));
     for (size_t r = lhs; r <= lhs + 1 && r < n; r++) {
@@ -366,22 +357,100 @@ static int finish_spilled(pctl *p, sim_stats *out) {
       nw++;
     }
   }
-  uint64_t got[6];
-  if (select_ranks(p, want, nw, got) != 0)
-    return -1;
+  return nw;
+}
+
+/* p50, p95 and p99 from the values at the wanted ranks. */
+static void quantiles_from(size_t n, const size_t *want, size_t nw,
+                           const double *at, sim_stats *out) {
   double *pq[3] = {&out->p50, &out->p95, &out->p99};
   for (int q = 0; q < 3; q++) {
     size_t lhs = (size_t)(quantiles[q] * (double)(n - 1));
     double lo = 0, hi = 0;
     for (size_t i = 0; i < nw; i++) {
       if (want[i] == lhs)
-        lo = double_of(got[i]);
+        lo = at[i];
       if (want[i] == lhs + 1)
-        hi = double_of(got[i]);
+        hi = at[i];
     }
     *pq[q] = gsl_interp(n, quantiles[q], lo, hi);
   }
+}
+
+static int finish_spilled(pctl *p, sim_stats *out) {
+  if (p->nbuf > 0 && spill(p) != 0)
+    return -1;
+  if (fflush(p->spill) != 0) {
+    fail(p, "cannot write the percentile temporary file: %s",
+         strerror(errno));
+    return -1;
+  }
+  free(p->buf); /* the write buffer is no longer needed */
+  p->buf = NULL;
+  p->cap = 0;
+  size_t want[6];
+  size_t nw = wanted_ranks(p->n, want);
+  uint64_t got[6];
+  if (select_ranks(p, want, nw, got) != 0)
+    return -1;
+  double at[6];
+  for (size_t i = 0; i < nw; i++)
+    at[i] = double_of(got[i]);
+  quantiles_from(p->n, want, nw, at, out);
   return 0;
+}
+
+/* Puts the value of rank k (0-based, ascending) of v[lo .. hi) at v[k],
+ * values <= it before and >= it after: quickselect with median-of-three
+ * pivots and three-way partitions (queue times repeat: zeros above all).
+ * Expected O(hi - lo); after 64 rounds (an input that defeats the pivots)
+ * the rest of the range is sorted instead, so it stays O(n log n) at
+ * worst. */
+static void select_rank(double *v, size_t lo, size_t hi, size_t k) {
+  for (int round = 0; hi - lo > 1; round++) {
+    if (round == 64) {
+      sort_values(v + lo, hi - lo);
+      return;
+    }
+    double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+    double piv = a < b ? (b < c ? b : (a < c ? c : a))
+                       : (a < c ? a : (b < c ? c : b));
+    size_t lt = lo, i = lo, gt = hi; /* < piv | == piv | unseen | > piv */
+    while (i < gt) {
+      double x = v[i];
+      if (x < piv) {
+        v[i++] = v[lt];
+        v[lt++] = x;
+      } else if (x > piv) {
+        v[i] = v[--gt];
+        v[gt] = x;
+      } else {
+        i++;
+      }
+    }
+    if (k < lt)
+      hi = lt;
+    else if (k >= gt)
+      lo = gt;
+    else
+      return;
+  }
+}
+
+/* In memory: the wanted order statistics by selection (a full sort took
+ * 4% of a million-job replay). Same values as sorting, so the same
+ * quantiles. */
+static void finish_in_memory(pctl *p, sim_stats *out) {
+  size_t want[6];
+  size_t nw = wanted_ranks(p->n, want);
+  double at[6];
+  size_t lo = 0;
+  for (size_t i = 0; i < nw; i++) {
+    select_rank(p->buf, lo, p->n, want[i]);
+    at[i] = p->buf[want[i]];
+    lo = want[i] + 1;
+  }
+  quantiles_from(p->n, want, nw, at, out);
 }
 
 int pctl_finish(pctl *p, sim_stats *out) {
@@ -399,10 +468,7 @@ int pctl_finish(pctl *p, sim_stats *out) {
     if (finish_spilled(p, &s) != 0)
       return -1;
   } else {
-    sort_values(p->buf, p->n);
-    s.p50 = gsl_stats_quantile_from_sorted_data(p->buf, 1, p->n, 0.50);
-    s.p95 = gsl_stats_quantile_from_sorted_data(p->buf, 1, p->n, 0.95);
-    s.p99 = gsl_stats_quantile_from_sorted_data(p->buf, 1, p->n, 0.99);
+    finish_in_memory(p, &s);
   }
   *out = s;
   return 0;

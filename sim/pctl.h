@@ -10,7 +10,8 @@
  * gsl_stats_quantile_from_sorted_data: linear interpolation between the
  * order statistics around index (n - 1) p), bit for bit, whichever path
  * is taken:
- *   - in memory the values are sorted and GSL is called;
+ *   - in memory the needed order statistics are selected in place
+ *     (quickselect) and combined as below;
  *   - spilled, the two order statistics around (n - 1) p are selected
  *     exactly and combined with GSL's own expression,
  *     (1 - delta) x[lhs] + delta x[lhs + 1]. (GSL converts lhs through

@@ -344,6 +344,18 @@ START_TEST(test_hand_gpu_choice) {
   ck_assert_int_eq(lsched_cluster_gpu_free(fx, 0, 1), 300);
   ck_assert_int_eq(lsched_cluster_gpu_free(fx, 0, 2), 600);
   ck_assert_int_eq(lsched_cluster_gpu_free(fx, 0, 4), 450);
+  /* The bulk read says the same, and the count when out is short. */
+  int all[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  ck_assert_int_eq(lsched_cluster_gpus_free(fx, 0, all, 8), 5);
+  ck_assert(all[0] == 1000 && all[1] == 300 && all[2] == 600 &&
+            all[3] == 1000 && all[4] == 450 && all[5] == -1);
+  int two[2] = {-1, -1};
+  ck_assert_int_eq(lsched_cluster_gpus_free(fx, 0, two, 2), 5);
+  ck_assert(two[0] == 1000 && two[1] == 300);
+  ck_assert_int_eq(lsched_cluster_gpus_free(fx, 0, NULL, 0), 5);
+  ck_assert_int_eq(lsched_cluster_gpus_free(fx, 1, all, 8), LSCHED_ENOENT);
+  ck_assert_int_eq(lsched_cluster_gpus_free(fx, 0, NULL, 3), LSCHED_EINVAL);
+  ck_assert_int_eq(lsched_cluster_gpus_free(NULL, 0, all, 8), LSCHED_EINVAL);
 
   /* 2 x 400: GPUs with >= 400 free are 0 (1000), 2 (600), 3 (1000),
    * 4 (450). first-fit: lowest index -> 0, 2 (0x5). best-fit: least free

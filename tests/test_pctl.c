@@ -141,6 +141,19 @@ START_TEST(random_sizes) {
       v[i] = 1000.0 + (double)(next_u64() % 1000) * 0x1p-40;
     snprintf(what, sizeof what, "close values n=%zu", n);
     check(v, n, what);
+    /* Orders that trouble quickselect pivots: ascending, descending,
+     * organ pipe, and a median-of-three killer-like sawtooth. */
+    for (int pat = 0; pat < 4; pat++) {
+      for (size_t i = 0; i < n; i++) {
+        size_t x = pat == 0   ? i
+                   : pat == 1 ? n - i
+                   : pat == 2 ? (i < n / 2 ? i : n - i)
+                              : (i % 2 ? i : n + i / 2);
+        v[i] = (double)x;
+      }
+      snprintf(what, sizeof what, "pattern %d n=%zu", pat, n);
+      check(v, n, what);
+    }
     free(v);
   }
 }

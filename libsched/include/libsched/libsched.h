@@ -234,6 +234,11 @@ LSCHED_API int lsched_cluster_node_info(const lsched_cluster *c, int node,
 /** Free milli of GPU `gpu` of node `node`, or a negative error code. */
 LSCHED_API int lsched_cluster_gpu_free(const lsched_cluster *c, int node,
                                        int gpu);
+/** Free milli of every GPU of node `node` into out[0 .. min(n, GPUs)).
+ * Returns the node's GPU count (possibly more than n), or LSCHED_EINVAL /
+ * LSCHED_ENOENT. One call instead of one per GPU. */
+LSCHED_API int lsched_cluster_gpus_free(const lsched_cluster *c, int node,
+                                        int *out, int n);
 
 /** Cluster-wide totals. */
 typedef struct lsched_totals {
