@@ -144,6 +144,39 @@ static void node_refresh(const lsched_cluster *c, struct lsched_node *nd) {
                     : 0;
 }
 
+/* node_refresh after placement p's share was taken from (sign -1) or
+ * given back to (sign 1) its GPUs on a shared or exclusive node: only the
+ * GPUs of its mask are visited, and the maximum is recomputed only when an
+ * allocation took from a GPU that held it (node_refresh visited every GPU
+ * of the node on every allocation and release). */
+static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
+                       const lsched_placement *p, int sign) {
+  int *g = c->gpu_free + nd->gpu_off;
+  int d = sign * p->gpu_milli, rescan = 0;
+  for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
+    int i = __builtin_ctzll(m);
+    int before = g[i], after = before + d;
+    g[i] = after;
+    nd->gpus_full_free +=
+        (after == LSCHED_GPU_MILLI) - (before == LSCHED_GPU_MILLI);
+    nd->gpus_nonzero_free += (after > 0) - (before > 0);
+    if (sign > 0) {
+      if (after > nd->max_gpu_free)
+        nd->max_gpu_free = after;
+    } else if (before == nd->max_gpu_free) {
+      rescan = 1;
+    }
+  }
+  nd->gpu_free_sum += (int64_t)d * p->gpu_count;
+  if (rescan) {
+    int mx = 0;
+    for (int i = 0; i < nd->gpu_count; i++)
+      if (g[i] > mx)
+        mx = g[i];
+    nd->max_gpu_free = mx;
+  }
+}
+
 static void seg_leaf(struct lsched_seg *s, const struct lsched_node *nd) {
   s->cpu_free = nd->cpu_free;
   s->mem_free = nd->mem_free;
@@ -217,16 +250,6 @@ static void seg_update(lsched_cluster *c, int node) {
   }
 }
 
-/* The entries of the fields an allocation or a release moves (GPU count
- * and models never change after a node is added). */
-static inline int seg_dyn_equal(const struct lsched_seg *a,
-                                const struct lsched_seg *b) {
-  return a->cpu_free == b->cpu_free && a->mem_free == b->mem_free &&
-         a->max_gpu_free == b->max_gpu_free &&
-         a->gpus_full_free == b->gpus_full_free &&
-         a->gpus_nonzero_free == b->gpus_nonzero_free;
-}
-
 /*
  * seg_update after an allocation (grew 0) or a release (grew 1) on a
  * non-MIG node: only the dynamic fields move, all in one direction. After
@@ -244,25 +267,30 @@ static void seg_update_alloc(lsched_cluster *c, int node, int grew) {
   const struct lsched_seg *leaf = &seg[i];
   for (i /= 2; i >= 1; i /= 2) {
     struct lsched_seg *a = &seg[i];
-    struct lsched_seg v = *a;
+    int64_t cpu, mem;
+    int mx, full, nonzero;
     if (grew) {
-      v.cpu_free = MAX_(a->cpu_free, leaf->cpu_free);
-      v.mem_free = MAX_(a->mem_free, leaf->mem_free);
-      v.max_gpu_free = MAX_(a->max_gpu_free, leaf->max_gpu_free);
-      v.gpus_full_free = MAX_(a->gpus_full_free, leaf->gpus_full_free);
-      v.gpus_nonzero_free =
-          MAX_(a->gpus_nonzero_free, leaf->gpus_nonzero_free);
+      cpu = MAX_(a->cpu_free, leaf->cpu_free);
+      mem = MAX_(a->mem_free, leaf->mem_free);
+      mx = MAX_(a->max_gpu_free, leaf->max_gpu_free);
+      full = MAX_(a->gpus_full_free, leaf->gpus_full_free);
+      nonzero = MAX_(a->gpus_nonzero_free, leaf->gpus_nonzero_free);
     } else {
       const struct lsched_seg *l = &seg[2 * i], *r = &seg[2 * i + 1];
-      v.cpu_free = MAX_(l->cpu_free, r->cpu_free);
-      v.mem_free = MAX_(l->mem_free, r->mem_free);
-      v.max_gpu_free = MAX_(l->max_gpu_free, r->max_gpu_free);
-      v.gpus_full_free = MAX_(l->gpus_full_free, r->gpus_full_free);
-      v.gpus_nonzero_free = MAX_(l->gpus_nonzero_free, r->gpus_nonzero_free);
+      cpu = MAX_(l->cpu_free, r->cpu_free);
+      mem = MAX_(l->mem_free, r->mem_free);
+      mx = MAX_(l->max_gpu_free, r->max_gpu_free);
+      full = MAX_(l->gpus_full_free, r->gpus_full_free);
+      nonzero = MAX_(l->gpus_nonzero_free, r->gpus_nonzero_free);
     }
-    if (seg_dyn_equal(&v, a))
+    if (cpu == a->cpu_free && mem == a->mem_free && mx == a->max_gpu_free &&
+        full == a->gpus_full_free && nonzero == a->gpus_nonzero_free)
       break;
-    *a = v;
+    a->cpu_free = cpu;
+    a->mem_free = mem;
+    a->max_gpu_free = mx;
+    a->gpus_full_free = full;
+    a->gpus_nonzero_free = nonzero;
   }
 }
 
@@ -821,7 +849,15 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
 /* ---------------------------------------------------------------------- */
 /* Alloc and release                                                       */
 
-static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+/* Portable SWAR popcount: without -mpopcnt __builtin_popcountll is a
+ * libgcc call (2% of a replay's instructions). */
+static int popcount64(uint64_t x) {
+  x -= (x >> 1) & UINT64_C(0x5555555555555555);
+  x = (x & UINT64_C(0x3333333333333333)) +
+      ((x >> 2) & UINT64_C(0x3333333333333333));
+  x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+  return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
 
 /* Shape checks common to alloc and release. */
 static int check_placement(lsched_cluster *c, const lsched_placement *p,
@@ -902,24 +938,26 @@ int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {
     }
   }
   int *g = c->gpu_free + nd->gpu_off;
-  for (int i = 0; i < nd->gpu_count; i++)
-    if ((p->gpu_mask >> i) & 1 && g[i] < p->gpu_milli) {
+  for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
+    int i = __builtin_ctzll(m);
+    if (g[i] < p->gpu_milli) {
       set_err(c, "alloc: GPU %d of node %d has %d milli free, %d asked", i,
               p->node, g[i], p->gpu_milli);
       return LSCHED_ERANGE;
     }
+  }
   nd->cpu_free -= p->cpu_milli;
   nd->mem_free -= p->memory_mib;
-  for (int i = 0; i < nd->gpu_count; i++)
-    if ((p->gpu_mask >> i) & 1)
-      g[i] -= p->gpu_milli;
-  if (mig)
+  if (mig) {
+    for (uint64_t m = p->gpu_mask; m; m &= m - 1)
+      g[__builtin_ctzll(m)] -= p->gpu_milli;
     lsched__mig_apply(c, p, 1);
-  node_refresh(c, nd);
-  if (mig)
+    node_refresh(c, nd);
     seg_update(c, p->node);
-  else
+  } else {
+    node_apply(c, nd, p, -1);
     seg_update_alloc(c, p->node, 0);
+  }
   c->live_allocs++;
   notify(c, p, 1);
   if (c->check_invariants)
@@ -957,24 +995,26 @@ int lsched_release(lsched_cluster *c, const lsched_placement *p) {
     }
   }
   int *g = c->gpu_free + nd->gpu_off;
-  for (int i = 0; i < nd->gpu_count; i++)
-    if ((p->gpu_mask >> i) & 1 && g[i] + p->gpu_milli > LSCHED_GPU_MILLI) {
+  for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
+    int i = __builtin_ctzll(m);
+    if (g[i] + p->gpu_milli > LSCHED_GPU_MILLI) {
       set_err(c, "release: GPU %d of node %d would exceed 1000 milli", i,
               p->node);
       return LSCHED_ERANGE;
     }
+  }
   nd->cpu_free += p->cpu_milli;
   nd->mem_free += p->memory_mib;
-  for (int i = 0; i < nd->gpu_count; i++)
-    if ((p->gpu_mask >> i) & 1)
-      g[i] += p->gpu_milli;
-  if (mig)
+  if (mig) {
+    for (uint64_t m = p->gpu_mask; m; m &= m - 1)
+      g[__builtin_ctzll(m)] += p->gpu_milli;
     lsched__mig_apply(c, p, 0);
-  node_refresh(c, nd);
-  if (mig)
+    node_refresh(c, nd);
     seg_update(c, p->node);
-  else
+  } else {
+    node_apply(c, nd, p, 1);
     seg_update_alloc(c, p->node, 1);
+  }
   c->live_allocs--;
   notify(c, p, 0);
   if (c->check_invariants)
