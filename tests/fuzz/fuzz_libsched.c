@@ -103,9 +103,16 @@ static void take(const lsched_cluster *c, snap *s) {
     FUZZ_CHECK(lsched_cluster_node_info(c, i, &ni) == LSCHED_OK, "info");
     s->cpu[i] = ni.cpu_free;
     s->mem[i] = ni.memory_free;
+    /* The bulk read agrees with the per-GPU one (checked below). */
+    int bulk[LSCHED_MAX_GPUS_PER_NODE];
+    FUZZ_CHECK(lsched_cluster_gpus_free(c, i, bulk, LSCHED_MAX_GPUS_PER_NODE) ==
+                   ni.gpu_count,
+               "gpus_free count");
     for (int g = 0; g < ni.gpu_count; g++) {
       s->gpu[i][g] = lsched_cluster_gpu_free(c, i, g);
       FUZZ_CHECK(s->gpu[i][g] >= 0 && s->gpu[i][g] <= 1000, "gpu free %d",
+                 s->gpu[i][g]);
+      FUZZ_CHECK(bulk[g] == s->gpu[i][g], "gpus_free %d vs %d", bulk[g],
                  s->gpu[i][g]);
       lsched_mig_gpu_state ms;
       if (ni.gpu_mode == LSCHED_GPU_MIG &&
