@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define ERRLEN 1024
@@ -238,6 +239,11 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   replay_sink sink = {NULL, sc, t ? t : trace_stream_meta(ts), notes, 0};
   if (notes)
     notes->nnever = 0;
+  /* A streamed trace is validated inside the replay, after the output
+   * directory was made: a directory made here is removed again when the
+   * replay fails (only if empty). */
+  struct stat dst;
+  int made_dir = outdir && stat(outdir, &dst) != 0;
   if (outdir) {
     if (out_mkdir(outdir, err, sizeof err))
       goto io_fail;
@@ -267,6 +273,8 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
                strerror(sink.write_errno));
     out_abort(&tl);
     out_abort(&jobs);
+    if (made_dir)
+      rmdir(outdir);
     if (rc == -3) {
       if (notes)
         snprintf(notes->why_whole, sizeof notes->why_whole, "%s", err);

@@ -57,6 +57,27 @@ grep -q "gpu_milli" "$T/err" && ok || bad "truncated line names the field: $(cat
 trace_file nonnum "$good" "p2,abc,1000,1,500,,LS,Running,0,10,0"
 expect 2 "nonnum.csv:3:" -- "$BIN" run --cluster "$CL" --trace "$T/nonnum.csv" --policy first-fit
 grep -q "cpu_milli" "$T/err" && ok || bad "non-numeric names cpu_milli"
+# A streamed trace with a bad record deep inside (after 600 good ones, past
+# the reader's first pieces): exit 2 before any output, naming line and field,
+# and no output directory left behind.
+{
+  echo "$HDR"
+  for i in $(seq 1 600); do echo "q$i,1000,1000,1,500,,LS,Running,$i,$((i + 50)),$i"; done
+  echo "bad,1000,1000,1,500,,LS,Running,601,x,601"
+  echo "q602,1000,1000,1,500,,LS,Running,602,700,602"
+} >"$T/deep.csv"
+expect 2 "deep.csv:602: field 'deletion_time'" -- "$BIN" run --cluster "$CL" --trace "$T/deep.csv" --policy first-fit --out "$T/deep-out"
+[ ! -e "$T/deep-out" ] && ok || bad "a failed streamed run left $T/deep-out behind"
+# A trace out of submit order is replayed loaded whole, with a note, and
+# gives the results of the same jobs in order (summary.json is equal but for
+# the trace path).
+trace_file late "p1,1000,1000,1,500,,LS,Running,5,20,5" "p2,1000,1000,1,500,,LS,Running,0,10,0"
+trace_file early "p2,1000,1000,1,500,,LS,Running,0,10,0" "p1,1000,1000,1,500,,LS,Running,5,20,5"
+expect 0 "late.csv:3: jobs are not in submit order" -- "$BIN" run --cluster "$CL" --trace "$T/late.csv" --policy first-fit --out "$T/late-out"
+expect 0 "" -- "$BIN" run --cluster "$CL" --trace "$T/early.csv" --policy first-fit --out "$T/early-out"
+cmp -s <(grep -v '"trace"' "$T/late-out/summary.json") <(grep -v '"trace"' "$T/early-out/summary.json") &&
+  cmp -s <(sort "$T/late-out/jobs.csv") <(sort "$T/early-out/jobs.csv") && ok ||
+  bad "unsorted trace: results differ from the sorted one"
 trace_file neg "p2,1000,-5,1,500,,LS,Running,0,10,0"
 expect 2 "neg.csv:2:" -- "$BIN" run --cluster "$CL" --trace "$T/neg.csv" --policy first-fit
 grep -q "memory_mib" "$T/err" && ok || bad "negative names memory_mib"
