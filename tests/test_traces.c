@@ -1309,6 +1309,28 @@ START_TEST(stream_bounded_memory) {
 }
 END_TEST
 
+/* An unterminated quote near the top of a large file is refused once the
+ * record passes 16 MiB, not buffered to the end of the file. */
+START_TEST(unterminated_quote_bounded) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/quote.csv", tmpdir());
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "%s\n\"a,", POD_HEADER);
+  static char line[4096];
+  memset(line, 'x', sizeof line - 1);
+  line[sizeof line - 2] = '\n';
+  for (int i = 0; i < 5000; i++) /* 20 MB */
+    fputs(line, f);
+  ck_assert_int_eq(fclose(f), 0);
+  trace t;
+  trace_init(&t);
+  trace_error err = {{0}};
+  ck_assert_int_eq(trace_load(&t, path, &err), -1);
+  assert_msg(&err, path, 2, "record longer than 16777216 bytes");
+}
+END_TEST
+
 /* A NUL byte in a text trace is "PATH:LINE: NUL byte (binary data?)" at
  * its line, detected or forced, with or without a BOM and CRLF (the
  * fuzzer found a file whose result changed with a BOM in front: SWF's
@@ -1464,6 +1486,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, stream_errors);
   tcase_add_test(tc, stream_bounded_memory);
   tcase_add_test(tc, nul_bytes);
+  tcase_add_test(tc, unterminated_quote_bounded);
   tcase_add_test(tc, generate_streamed);
   suite_add_tcase(s, tc);
 

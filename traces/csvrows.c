@@ -19,9 +19,10 @@
  * header matching depend on where a C string happened to end (the fuzzer
  * found a file whose result changed when a BOM was put in front).
  *
- * Memory: one 64 KiB read buffer and one growable buffer holding the
- * fields of the current record (at most RECORD_MAX_BYTES, plus libcsv's
- * own copy of the field being parsed); never the whole file.
+ * Memory: one 64 KiB read buffer, one growable buffer holding the fields
+ * of the current record, and libcsv's copy of the field being parsed,
+ * together at most RECORD_MAX_BYTES (plus one piece and one libcsv
+ * block); never the whole file.
  */
 #include "trace_internal.h"
 
@@ -154,6 +155,15 @@ static int feed(csvsrc *r, const char *s, size_t n) {
                    csv_strerror(csv_error(&r->p)));
     r->stop = -1;
     return -1;
+  }
+  /* libcsv keeps the field being parsed in its own buffer and hands it
+   * over only when the field ends: without this check one unterminated
+   * quote near the top of a large file would have it buffer the rest of
+   * the file. */
+  if (!r->stop && r->used + r->p.entry_pos > RECORD_MAX_BYTES) {
+    trace_seterr(r->err, "%s:%" PRId64 ": record longer than %zu bytes",
+                 r->path, r->row_line, RECORD_MAX_BYTES);
+    r->stop = -1;
   }
   return r->stop < 0 ? -1 : 0;
 }
