@@ -180,7 +180,7 @@ typedef struct slot {
   uint32_t run_pos;      /* index in run_list while running */
   uint32_t shape;        /* fragtrack shape */
   int ngang;             /* parts when on several nodes (else 0) */
-  const char *name;      /* loaded traces: the trace's; streams: a copy */
+  const char *name;      /* loaded traces: the trace's; streams: names[slot] */
   uint64_t idx;          /* position in the trace file */
   /* Second: the job's record. */
   job_record rec;
@@ -206,6 +206,12 @@ typedef struct engine {
   slot *slots;           /* inside slots_raw, SLOT_ALIGN-aligned */
   void *slots_raw;
   size_t nslots, slots_cap;
+  /* Streams: per slot, a name buffer kept across its occupants (no
+   * allocation per arrival once it is long enough). */
+  struct name_buf {
+    char *buf;
+    size_t cap;
+  } *names;
   uint32_t *free_slots;  /* recycled slot indexes (a stack) */
   size_t nfree;
   uint64_t *spec_mask;   /* per trace spec */
@@ -268,8 +274,7 @@ static void build_request(const engine *e, const slot *s, lsched_request *r) {
     sim_mig_request(e->mig, (uint32_t)s->idx, r);
 }
 
-static const char *slot_name(const engine *e, const slot *s) {
-  (void)e;
+static const char *slot_name(const slot *s) {
   return s->name ? s->name : "";
 }
 
@@ -361,10 +366,13 @@ static uint32_t slot_get(engine *e) {
     free(e->slots_raw);
     e->slots_raw = raw;
     e->slots = ns;
-    size_t fcap = e->slots_cap;
+    size_t fcap = e->slots_cap, ncap = e->slots_cap;
     if (grow_array((void **)&e->free_slots, &fcap, cap, sizeof(uint32_t)) ||
-        grow_array((void **)&e->run_list, &e->run_cap, cap, sizeof(uint32_t)))
+        grow_array((void **)&e->run_list, &e->run_cap, cap, sizeof(uint32_t)) ||
+        grow_array((void **)&e->names, &ncap, cap, sizeof *e->names))
       return UINT32_MAX;
+    memset(e->names + e->slots_cap, 0,
+           (cap - e->slots_cap) * sizeof *e->names);
     e->slots_cap = cap;
   }
   e->slots[e->nslots].gen = 0;
@@ -373,8 +381,6 @@ static uint32_t slot_get(engine *e) {
 
 static void slot_put(engine *e, uint32_t sl) {
   slot *s = &e->slots[sl];
-  if (!e->src->t) /* a stream's names are copies */
-    free((char *)s->name);
   s->name = NULL;
   if (s->ngang) {
     free(s->gang);
@@ -484,7 +490,7 @@ static int emit(engine *e, uint32_t sl) {
     sim_job_out o;
     o.index = s->idx;
     o.rec = jr;
-    o.name = slot_name(e, s);
+    o.name = slot_name(s);
     o.st = &s->st;
     o.parts = parts;
     o.nparts = np;
@@ -568,7 +574,7 @@ static int place_job(engine *e, uint32_t sl, lsched_placement *parts, int *n) {
     return 0;
   if (rc != LSCHED_OK) {
     snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
-             slot_name(e, &e->slots[sl]), e->opt->policy, lsched_strerror(rc),
+             slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
              lsched_cluster_errmsg(e->sc->c));
     return -1;
   }
@@ -680,7 +686,7 @@ static int finish(engine *e, uint32_t sl) {
     int rc = lsched_release(e->sc->c, &parts[i]);
     if (rc) {
       snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)",
-               slot_name(e, s), lsched_strerror(rc),
+               slot_name(s), lsched_strerror(rc),
                lsched_cluster_errmsg(e->sc->c));
       return -1;
     }
@@ -939,7 +945,7 @@ static int defragment(engine *e, uint32_t h) {
   for (size_t m = 0; m < nm; m++)
     if (lsched_release(e->sc->c, &moves[m].from)) {
       snprintf(e->err, e->errlen, "defrag: release of %s failed: %s",
-               slot_name(e, &e->slots[e->plan_run[moves[m].index].id]),
+               slot_name(&e->slots[e->plan_run[moves[m].index].id]),
                lsched_cluster_errmsg(e->sc->c));
       return -1;
     }
@@ -953,7 +959,7 @@ static int defragment(engine *e, uint32_t h) {
       double cost = move_cost_s(e, from);
       if (lsched_alloc(e->sc->c, &moves[m].to)) {
         snprintf(e->err, e->errlen, "defrag: move of %s failed: %s",
-                 slot_name(e, s), lsched_cluster_errmsg(e->sc->c));
+                 slot_name(s), lsched_cluster_errmsg(e->sc->c));
         return -1;
       }
       e->alloc_milli += parts_milli(&moves[m].to, 1) - parts_milli(from, 1);
@@ -1308,12 +1314,24 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   /* A loaded trace's name is taken as a pointer now, while the job's
    * record is in cache (looked up at completion it cost a cache miss per
    * job: 5% of a million-job replay); a stream's is copied. */
-  if (e->src->t)
+  if (e->src->t) {
     s->name = name;
-  else if (!(s->name = strdup(name))) {
-    slot_put(e, sl);
-    snprintf(e->err, e->errlen, "out of memory");
-    return -2;
+  } else {
+    struct name_buf *nb = &e->names[sl];
+    size_t len = strlen(name) + 1;
+    if (len > nb->cap) {
+      size_t cap = len < 32 ? 32 : len;
+      char *b = realloc(nb->buf, cap);
+      if (!b) {
+        slot_put(e, sl);
+        snprintf(e->err, e->errlen, "out of memory");
+        return -2;
+      }
+      nb->buf = b;
+      nb->cap = cap;
+    }
+    memcpy(nb->buf, name, len);
+    s->name = nb->buf;
   }
   e->events++;
   int absent = jr->gpu_spec >= 0 && e->spec_absent[jr->gpu_spec];
@@ -1658,8 +1676,8 @@ done:
     }
   }
   for (size_t i = 0; i < e->nslots; i++) {
-    if (!e->src->t)
-      free((char *)e->slots[i].name);
+    if (e->names)
+      free(e->names[i].buf);
     if (e->slots[i].ngang)
       free(e->slots[i].gang);
   }
@@ -1672,6 +1690,7 @@ done:
   heap_free(&e->heap);
   free(e->slots_raw);
   free(e->free_slots);
+  free(e->names);
   free(e->queue);
   free(e->run_list);
   free(e->scratch_ends);
