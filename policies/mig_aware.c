@@ -63,9 +63,7 @@
 #define NK LSCHED_MIG_KINDS
 
 struct maw_state {
-  lsched_allocator a;
-  int *scratch;
-  void *fallback;
+  struct lsched__mig_fb fb; /* scratch, and best-fit for other requests */
   int64_t w[NK];
   int fixed;
   int dirty;
@@ -86,28 +84,12 @@ static void reset_online(struct maw_state *s) {
 
 static int maw_init(void *state, const lsched_cluster *c) {
   struct maw_state *s = state;
-  s->a = c->a;
   reset_online(s);
-  s->scratch = lsched__calloc(&s->a, (size_t)(c->n ? c->n : 1), sizeof(int));
-  s->fallback = lsched__calloc(&s->a, 1, lsched__policy_best_fit.state_size);
-  int rc = s->scratch && s->fallback
-               ? lsched__policy_best_fit.init(s->fallback, c)
-               : LSCHED_ENOMEM;
-  if (rc) { /* the library does not call fini after a failed init */
-    lsched__free(&s->a, s->fallback);
-    lsched__free(&s->a, s->scratch);
-    s->fallback = NULL;
-    s->scratch = NULL;
-  }
-  return rc;
+  return lsched__mig_fb_init(&s->fb, c);
 }
 
 static void maw_fini(void *state) {
-  struct maw_state *s = state;
-  if (s->fallback)
-    lsched__policy_best_fit.fini(s->fallback);
-  lsched__free(&s->a, s->fallback);
-  lsched__free(&s->a, s->scratch);
+  lsched__mig_fb_fini(&((struct maw_state *)state)->fb);
 }
 
 /* Rebuilds G and the loss tables for the current mix. */
@@ -243,15 +225,15 @@ static int maw_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct maw_state *st = state;
   if (!lsched__req_mig(req) || req->gpu_count == 0)
-    return lsched__policy_best_fit.place(st->fallback, c, req, out);
+    return lsched__policy_best_fit.place(st->fb.fallback, c, req, out);
   if (req->gpu_count > 1)
-    return lsched__mig_place_multi(c, req, st->scratch, LSCHED_PICK_TIGHTEST,
+    return lsched__mig_place_multi(c, req, st->fb.scratch, LSCHED_PICK_TIGHTEST,
                                    out);
   if (!c->mig)
     return LSCHED_ENOFIT;
   if (st->dirty)
     rebuild(st, c->mig);
-  int m = lsched__collect_fits(c, req, st->scratch);
+  int m = lsched__collect_fits(c, req, st->fb.scratch);
   /* Best so far, compared in this order: kind excess d, loss, creation
    * (0 = reuse), idle instances destroyed, the node's leftover (as in
    * best-fit: CPU and GPU left after placing, half each), the GPU's free
@@ -262,7 +244,7 @@ static int maw_place(void *state, const lsched_cluster *c,
   const int64_t B =
       (int64_t)(c->max_gpu_count > 0 ? c->max_gpu_count : 1) * LSCHED_GPU_MILLI;
   for (int i = 0; i < m; i++) {
-    const struct lsched_node *nd = &c->nodes[st->scratch[i]];
+    const struct lsched_node *nd = &c->nodes[st->fb.scratch[i]];
     int kmin = lsched__mig_model_kind(c, nd->model, req);
     int K = lsched__mig_node_kind(nd, kmin);
     int64_t d = K - kmin;
@@ -296,7 +278,7 @@ static int maw_place(void *state, const lsched_cluster *c,
       if (k == 6 || key[k] > best[k])
         continue;
       memcpy(best, key, sizeof best);
-      b_node = st->scratch[i];
+      b_node = st->fb.scratch[i];
       b_gpu = g;
       b_start = start;
       b_k = K;

@@ -13,49 +13,30 @@
 #include "../libsched/src/mig_internal.h"
 
 struct mbf_state {
-  lsched_allocator a;
-  int *scratch;
-  void *fallback; /* a best-fit instance's state, for other requests */
+  struct lsched__mig_fb fb; /* scratch, and best-fit for other requests */
 };
 
 static int mbf_init(void *state, const lsched_cluster *c) {
-  struct mbf_state *s = state;
-  s->a = c->a;
-  s->scratch = lsched__calloc(&s->a, (size_t)(c->n ? c->n : 1), sizeof(int));
-  s->fallback =
-      lsched__calloc(&s->a, 1, lsched__policy_best_fit.state_size);
-  int rc = s->scratch && s->fallback ? lsched__policy_best_fit.init(s->fallback, c)
-                                      : LSCHED_ENOMEM;
-  if (rc) { /* the library does not call fini after a failed init */
-    lsched__free(&s->a, s->fallback);
-    lsched__free(&s->a, s->scratch);
-    s->fallback = NULL;
-    s->scratch = NULL;
-  }
-  return rc;
+  return lsched__mig_fb_init(&((struct mbf_state *)state)->fb, c);
 }
 
 static void mbf_fini(void *state) {
-  struct mbf_state *s = state;
-  if (s->fallback)
-    lsched__policy_best_fit.fini(s->fallback);
-  lsched__free(&s->a, s->fallback);
-  lsched__free(&s->a, s->scratch);
+  lsched__mig_fb_fini(&((struct mbf_state *)state)->fb);
 }
 
 static int mbf_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct mbf_state *st = state;
   if (!lsched__req_mig(req) || req->gpu_count == 0)
-    return lsched__policy_best_fit.place(st->fallback, c, req, out);
+    return lsched__policy_best_fit.place(st->fb.fallback, c, req, out);
   if (req->gpu_count > 1)
-    return lsched__mig_place_multi(c, req, st->scratch, LSCHED_PICK_TIGHTEST,
+    return lsched__mig_place_multi(c, req, st->fb.scratch, LSCHED_PICK_TIGHTEST,
                                    out);
-  int m = lsched__collect_fits(c, req, st->scratch);
+  int m = lsched__collect_fits(c, req, st->fb.scratch);
   int best_node = -1, best_gpu = -1, best_k = 0;
   int best_d = INT32_MAX, best_free = INT32_MAX;
   for (int i = 0; i < m; i++) {
-    const struct lsched_node *nd = &c->nodes[st->scratch[i]];
+    const struct lsched_node *nd = &c->nodes[st->fb.scratch[i]];
     int kmin = lsched__mig_model_kind(c, nd->model, req);
     int K = lsched__mig_node_kind(nd, kmin);
     int d = K - kmin;
@@ -69,7 +50,7 @@ static int mbf_place(void *state, const lsched_cluster *c,
       if (d < best_d || gs[g].free_cs < best_free) {
         best_d = d;
         best_free = gs[g].free_cs;
-        best_node = st->scratch[i];
+        best_node = st->fb.scratch[i];
         best_gpu = g;
         best_k = K;
       }

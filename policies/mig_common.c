@@ -47,3 +47,26 @@ int lsched__mig_place_multi(const lsched_cluster *c, const lsched_request *req,
   out->memory_mib = req->memory_mib;
   return LSCHED_OK;
 }
+
+int lsched__mig_fb_init(struct lsched__mig_fb *f, const lsched_cluster *c) {
+  f->a = c->a;
+  f->scratch = lsched__calloc(&f->a, (size_t)(c->n ? c->n : 1), sizeof(int));
+  f->fallback = lsched__calloc(&f->a, 1, lsched__policy_best_fit.state_size);
+  int rc = f->scratch && f->fallback
+               ? lsched__policy_best_fit.init(f->fallback, c)
+               : LSCHED_ENOMEM;
+  if (rc) { /* the library does not call fini after a failed init */
+    lsched__free(&f->a, f->fallback);
+    lsched__free(&f->a, f->scratch);
+    f->fallback = NULL;
+    f->scratch = NULL;
+  }
+  return rc;
+}
+
+void lsched__mig_fb_fini(struct lsched__mig_fb *f) {
+  if (f->fallback)
+    lsched__policy_best_fit.fini(f->fallback);
+  lsched__free(&f->a, f->fallback);
+  lsched__free(&f->a, f->scratch);
+}

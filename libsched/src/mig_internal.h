@@ -159,6 +159,19 @@ LSCHED_HIDDEN int lsched__mig_place_multi(const lsched_cluster *c,
                                           int *scratch, lsched_gpu_pick rule,
                                           lsched_placement *out);
 
+/* What mig-best-fit and mig-aware keep besides their own state: the
+ * allocator, node-count scratch ints, and a best-fit instance that places
+ * every request that is not a MIG one. init: LSCHED_OK or LSCHED_ENOMEM
+ * (then nothing is held); fini frees what init made. */
+struct lsched__mig_fb {
+  lsched_allocator a;
+  int *scratch;
+  void *fallback;
+};
+LSCHED_HIDDEN int lsched__mig_fb_init(struct lsched__mig_fb *f,
+                                      const lsched_cluster *c);
+LSCHED_HIDDEN void lsched__mig_fb_fini(struct lsched__mig_fb *f);
+
 /* Placement checks and updates for alloc/release on a MIG node. */
 LSCHED_HIDDEN int lsched__mig_check_alloc(lsched_cluster *c,
                                           const lsched_placement *p,
