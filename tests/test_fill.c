@@ -344,164 +344,6 @@ END_TEST
 
 /* ------------------------------------------------------------- fidelity */
 
-/* The authors' median over `seeds` of 100 - alloc at arrived 100% and
- * 130% for one (workload, policy) of analysis_allo_discrete.csv. */
-static int authors_medians(const char *csv, const char *workload,
-                           const char *policy, const uint64_t *seeds,
-                           size_t nseeds, double *m100, double *m130) {
-  FILE *f = fopen(csv, "r");
-  if (!f)
-    return -1;
-  static char line[8192];
-  int c100 = -1, c130 = -1, cseed = -1;
-  double v100[64], v130[64];
-  size_t n = 0;
-  int first = 1;
-  while (fgets(line, sizeof line, f)) {
-    char *save = NULL, *tok;
-    int col = 0, match = 0, seed_ok = 0;
-    double a = NAN, b = NAN;
-    for (tok = strtok_r(line, ",\n", &save); tok;
-         tok = strtok_r(NULL, ",\n", &save), col++) {
-      if (first) {
-        if (strcmp(tok, "100") == 0)
-          c100 = col;
-        else if (strcmp(tok, "130") == 0)
-          c130 = col;
-        else if (strcmp(tok, "seed") == 0)
-          cseed = col;
-        continue;
-      }
-      if (col == 0)
-        match = strcmp(tok, workload) == 0;
-      else if (col == 1)
-        match = match && strcmp(tok, policy) == 0;
-      else if (col == cseed)
-        for (size_t k = 0; k < nseeds; k++)
-          seed_ok |= strtoull(tok, NULL, 10) == seeds[k];
-      else if (col == c100)
-        a = 100 - strtod(tok, NULL);
-      else if (col == c130)
-        b = 100 - strtod(tok, NULL);
-    }
-    if (!first && match && seed_ok && n < 64) {
-      v100[n] = a;
-      v130[n++] = b;
-    }
-    first = 0;
-  }
-  fclose(f);
-  if (n == 0)
-    return -1;
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && v100[j - 1] > v100[j]; j--) {
-      double x = v100[j];
-      v100[j] = v100[j - 1];
-      v100[j - 1] = x;
-    }
-  for (size_t i = 1; i < n; i++)
-    for (size_t j = i; j > 0 && v130[j - 1] > v130[j]; j--) {
-      double x = v130[j];
-      v130[j] = v130[j - 1];
-      v130[j - 1] = x;
-    }
-  *m100 = n % 2 ? v100[n / 2] : (v100[n / 2 - 1] + v100[n / 2]) / 2;
-  *m130 = n % 2 ? v130[n / 2] : (v130[n / 2 - 1] + v130[n / 2]) / 2;
-  return 0;
-}
-
-/*
- * The default trace on its 1,213-node cluster, all six policies: our median
- * unallocated % at 100% and 130% arrived is within 1.0 point of the
- * authors' over the same seeds (we draw their exact pod sequences, so the
- * seeds pair up), and with all ten seeds the policies come in the authors'
- * order. Under AddressSanitizer (about ten times slower) two seeds are
- * used; scripts/fgd_compare.sh checks all traces with all seeds.
- */
-START_TEST(fidelity_default_trace) {
-  const char *p = testutil_data("alibaba-gpu-v2023/openb_pod_list_default.csv");
-  if (!p)
-    return;
-  char pods[4096], nodes[4096], expected[4096];
-  snprintf(pods, sizeof pods, "%s", p);
-  p = testutil_data("alibaba-gpu-v2023/openb_node_list_gpu_node.csv");
-  if (!p)
-    return;
-  snprintf(nodes, sizeof nodes, "%s", p);
-  p = testutil_data("alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv");
-  if (!p)
-    return;
-  snprintf(expected, sizeof expected, "%s", p);
-#if defined(__SANITIZE_ADDRESS__)
-  const uint64_t seeds[] = {42, 43};
-#else
-  const uint64_t seeds[] = {42, 43, 44, 45, 46, 47, 48, 49, 50, 51};
-#endif
-  const size_t nseeds = sizeof seeds / sizeof seeds[0];
-  static const char *const pols[] = {"random",      "dot-product",
-                                     "gpu-clustering", "gpu-packing",
-                                     "best-fit",    "fgd"};
-  static const char *const theirs[] = {"01-Random",        "02-DotProd",
-                                       "03-GpuClustering", "04-GpuPacking",
-                                       "05-BestFit",       "06-FGD"};
-  char err[1024];
-  sim_cluster sc;
-  ck_assert_msg(sim_cluster_load(&sc, nodes, &cat, 0, err, sizeof err) == 0,
-                "%s", err);
-  trace t;
-  trace_init(&t);
-  trace_error te;
-  ck_assert_msg(trace_load(&t, pods, &te) == 0, "%s", te.msg);
-  uint64_t *masks;
-  uint8_t *absent;
-  ck_assert_int_eq(
-      sim_resolve_specs(&sc, &cat, &t, &masks, &absent, err, sizeof err), 0);
-  lsched_workload *wl;
-  ck_assert_int_eq(sim_typical_workload(&wl, &t, masks, 95), 0);
-  ck_assert_uint_eq(lsched_workload_count(wl), 35);
-  static uint64_t cooked[GORAND_LEN];
-  ck_assert_int_eq(gorand_cook(cooked), 0);
-  double ours[6][2], auth[6][2];
-  fill_seed_result *res = calloc(nseeds, sizeof *res);
-  ck_assert_ptr_nonnull(res);
-  for (int k = 0; k < 6; k++) {
-    fill_setup fs = {&sc, &t, pols[k], 1.3, wl, masks, absent, cooked};
-    for (size_t s = 0; s < nseeds; s++)
-      ck_assert_msg(fill_run_seed(&fs, seeds[s], &res[s], NULL, NULL, err,
-                                  sizeof err) == 0,
-                    "%s", err);
-    ours[k][0] = fill_median_unalloc(res, nseeds, 100);
-    ours[k][1] = fill_median_unalloc(res, nseeds, 130);
-    ck_assert_int_eq(authors_medians(expected, "openb_pod_list_default",
-                                     theirs[k], seeds, nseeds, &auth[k][0],
-                                     &auth[k][1]),
-                     0);
-    fprintf(stderr,
-            "fidelity %-15s ours %6.2f %6.2f  authors %6.2f %6.2f (%zu seeds)\n",
-            pols[k], ours[k][0], ours[k][1], auth[k][0], auth[k][1], nseeds);
-    for (int a = 0; a < 2; a++)
-      ck_assert_msg(fabs(ours[k][a] - auth[k][a]) <= 1.0,
-                    "%s at %d%%: ours %.2f, authors %.2f", pols[k],
-                    a ? 130 : 100, ours[k][a], auth[k][a]);
-  }
-  if (nseeds == 10)
-    for (int a = 0; a < 2; a++)
-      for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++)
-          if (auth[i][a] < auth[j][a])
-            ck_assert_msg(ours[i][a] < ours[j][a],
-                          "order at %d%%: authors %s < %s, ours %.2f vs %.2f",
-                          a ? 130 : 100, pols[i], pols[j], ours[i][a],
-                          ours[j][a]);
-  free(res);
-  lsched_workload_destroy(wl);
-  free(masks);
-  free(absent);
-  trace_free(&t);
-  sim_cluster_free(&sc);
-}
-END_TEST
-
 /* One row of an authors' result file: the values of bins 0..130 for
  * (workload, policy, seed). 0, or -1 when the file or the row is missing. */
 static int authors_row(const char *csv, const char *workload,
@@ -542,6 +384,155 @@ static int authors_row(const char *csv, const char *workload,
   return found ? 0 : -1;
 }
 
+/* The median of v[0 .. n), n >= 1 (v is sorted in place). */
+static double median(double *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      double x = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = x;
+    }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The authors' median over `seeds` of 100 - alloc at arrived 100% and
+ * 130% for one (workload, policy) of analysis_allo_discrete.csv. 0, or -1
+ * when a seed's row is missing. */
+static int authors_medians(const char *csv, const char *workload,
+                           const char *policy, const uint64_t *seeds,
+                           size_t nseeds, double *m100, double *m130) {
+  double v100[64], v130[64];
+  static double bins[FILL_BINS];
+  if (nseeds == 0 || nseeds > 64)
+    return -1;
+  for (size_t k = 0; k < nseeds; k++) {
+    if (authors_row(csv, workload, policy, seeds[k], bins))
+      return -1;
+    v100[k] = 100 - bins[100];
+    v130[k] = 100 - bins[130];
+  }
+  *m100 = median(v100, nseeds);
+  *m130 = median(v130, nseeds);
+  return 0;
+}
+
+/* The default trace on its 1,213-node cluster, ready for fill_run_seed. */
+typedef struct default_setup {
+  sim_cluster sc;
+  trace t;
+  uint64_t *masks;
+  uint8_t *absent;
+  lsched_workload *wl;
+  uint64_t *cooked; /* Go's seed table */
+} default_setup;
+
+/* Copies the shared data file rel's path into out: 0, or -1 when it is
+ * missing (the test is then skipped, or fails under CI=true: testutil). */
+static int data_path(const char *rel, char *out, size_t len) {
+  const char *p = testutil_data(rel);
+  if (!p)
+    return -1;
+  snprintf(out, len, "%s", p);
+  return 0;
+}
+
+static int default_setup_load(default_setup *d) {
+  char pods[4096], nodes[4096], err[1024];
+  if (data_path("alibaba-gpu-v2023/openb_pod_list_default.csv", pods,
+                sizeof pods) ||
+      data_path("alibaba-gpu-v2023/openb_node_list_gpu_node.csv", nodes,
+                sizeof nodes))
+    return -1;
+  ck_assert_msg(sim_cluster_load(&d->sc, nodes, &cat, 0, err, sizeof err) == 0,
+                "%s", err);
+  trace_init(&d->t);
+  trace_error te;
+  ck_assert_msg(trace_load(&d->t, pods, &te) == 0, "%s", te.msg);
+  ck_assert_int_eq(sim_resolve_specs(&d->sc, &cat, &d->t, &d->masks,
+                                     &d->absent, err, sizeof err),
+                   0);
+  ck_assert_int_eq(sim_typical_workload(&d->wl, &d->t, d->masks, 95), 0);
+  static uint64_t cooked[GORAND_LEN];
+  ck_assert_int_eq(gorand_cook(cooked), 0);
+  d->cooked = cooked;
+  return 0;
+}
+
+static void default_setup_free(default_setup *d) {
+  lsched_workload_destroy(d->wl);
+  free(d->masks);
+  free(d->absent);
+  trace_free(&d->t);
+  sim_cluster_free(&d->sc);
+}
+
+/*
+ * The default trace on its 1,213-node cluster, all six policies: our median
+ * unallocated % at 100% and 130% arrived is within 1.0 point of the
+ * authors' over the same seeds (we draw their exact pod sequences, so the
+ * seeds pair up), and with all ten seeds the policies come in the authors'
+ * order. Under AddressSanitizer (about ten times slower) two seeds are
+ * used; scripts/fgd_compare.sh checks all traces with all seeds.
+ */
+START_TEST(fidelity_default_trace) {
+  default_setup d;
+  char expected[4096];
+  if (data_path("alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv",
+                expected, sizeof expected) ||
+      default_setup_load(&d))
+    return;
+#if defined(__SANITIZE_ADDRESS__)
+  const uint64_t seeds[] = {42, 43};
+#else
+  const uint64_t seeds[] = {42, 43, 44, 45, 46, 47, 48, 49, 50, 51};
+#endif
+  const size_t nseeds = sizeof seeds / sizeof seeds[0];
+  static const char *const pols[] = {"random",      "dot-product",
+                                     "gpu-clustering", "gpu-packing",
+                                     "best-fit",    "fgd"};
+  static const char *const theirs[] = {"01-Random",        "02-DotProd",
+                                       "03-GpuClustering", "04-GpuPacking",
+                                       "05-BestFit",       "06-FGD"};
+  char err[1024];
+  ck_assert_uint_eq(lsched_workload_count(d.wl), 35);
+  double ours[6][2], auth[6][2];
+  fill_seed_result *res = calloc(nseeds, sizeof *res);
+  ck_assert_ptr_nonnull(res);
+  for (int k = 0; k < 6; k++) {
+    fill_setup fs = {&d.sc,   &d.t,     pols[k],  1.3,
+                     d.wl,    d.masks,  d.absent, d.cooked};
+    for (size_t s = 0; s < nseeds; s++)
+      ck_assert_msg(fill_run_seed(&fs, seeds[s], &res[s], NULL, NULL, err,
+                                  sizeof err) == 0,
+                    "%s", err);
+    ours[k][0] = fill_median_unalloc(res, nseeds, 100);
+    ours[k][1] = fill_median_unalloc(res, nseeds, 130);
+    ck_assert_int_eq(authors_medians(expected, "openb_pod_list_default",
+                                     theirs[k], seeds, nseeds, &auth[k][0],
+                                     &auth[k][1]),
+                     0);
+    fprintf(stderr,
+            "fidelity %-15s ours %6.2f %6.2f  authors %6.2f %6.2f (%zu seeds)\n",
+            pols[k], ours[k][0], ours[k][1], auth[k][0], auth[k][1], nseeds);
+    for (int a = 0; a < 2; a++)
+      ck_assert_msg(fabs(ours[k][a] - auth[k][a]) <= 1.0,
+                    "%s at %d%%: ours %.2f, authors %.2f", pols[k],
+                    a ? 130 : 100, ours[k][a], auth[k][a]);
+  }
+  if (nseeds == 10)
+    for (int a = 0; a < 2; a++)
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++)
+          if (auth[i][a] < auth[j][a])
+            ck_assert_msg(ours[i][a] < ours[j][a],
+                          "order at %d%%: authors %s < %s, ours %.2f vs %.2f",
+                          a ? 130 : 100, pols[i], pols[j], ours[i][a],
+                          ours[j][a]);
+  free(res);
+  default_setup_free(&d);
+}
+END_TEST
+
 /*
  * With ties everywhere (every CPU-only pod scores 0 on every node), the
  * placements of gpu-packing depend on the node order, so matching the
@@ -551,40 +542,16 @@ static int authors_row(const char *csv, const char *workload,
  * fragmentation at every arrived % agree to their 2 decimals.
  */
 START_TEST(per_seed_curves_match_authors) {
-  const char *p = testutil_data("alibaba-gpu-v2023/openb_pod_list_default.csv");
-  if (!p)
+  default_setup d;
+  char alloc_csv[4096], frag_csv[4096], err[1024];
+  if (data_path("alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv",
+                alloc_csv, sizeof alloc_csv) ||
+      data_path("alibaba-gpu-v2023/fgd-expected/analysis_frag_discrete.csv",
+                frag_csv, sizeof frag_csv) ||
+      default_setup_load(&d))
     return;
-  char pods[4096], nodes[4096], alloc_csv[4096], frag_csv[4096];
-  snprintf(pods, sizeof pods, "%s", p);
-  p = testutil_data("alibaba-gpu-v2023/openb_node_list_gpu_node.csv");
-  if (!p)
-    return;
-  snprintf(nodes, sizeof nodes, "%s", p);
-  p = testutil_data("alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv");
-  if (!p)
-    return;
-  snprintf(alloc_csv, sizeof alloc_csv, "%s", p);
-  p = testutil_data("alibaba-gpu-v2023/fgd-expected/analysis_frag_discrete.csv");
-  if (!p)
-    return;
-  snprintf(frag_csv, sizeof frag_csv, "%s", p);
-  char err[1024];
-  sim_cluster sc;
-  ck_assert_msg(sim_cluster_load(&sc, nodes, &cat, 0, err, sizeof err) == 0,
-                "%s", err);
-  trace t;
-  trace_init(&t);
-  trace_error te;
-  ck_assert_msg(trace_load(&t, pods, &te) == 0, "%s", te.msg);
-  uint64_t *masks;
-  uint8_t *absent;
-  ck_assert_int_eq(
-      sim_resolve_specs(&sc, &cat, &t, &masks, &absent, err, sizeof err), 0);
-  lsched_workload *wl;
-  ck_assert_int_eq(sim_typical_workload(&wl, &t, masks, 95), 0);
-  static uint64_t cooked[GORAND_LEN];
-  ck_assert_int_eq(gorand_cook(cooked), 0);
-  fill_setup fs = {&sc, &t, "gpu-packing", 1.3, wl, masks, absent, cooked};
+  fill_setup fs = {&d.sc, &d.t,     "gpu-packing", 1.3,
+                   d.wl,  d.masks, d.absent,      d.cooked};
   const uint64_t seeds[] = {42, 45};
   for (size_t s = 0; s < 2; s++) {
     fill_seed_result r;
@@ -610,11 +577,7 @@ START_TEST(per_seed_curves_match_authors) {
                     (int)seeds[s], b, r.bins.frag_amount_pct[b], frag[b]);
     }
   }
-  lsched_workload_destroy(wl);
-  free(masks);
-  free(absent);
-  trace_free(&t);
-  sim_cluster_free(&sc);
+  default_setup_free(&d);
 }
 END_TEST
 
