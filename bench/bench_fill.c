@@ -13,6 +13,7 @@
  */
 #define _DEFAULT_SOURCE /* fork */
 #include "catalog.h"
+#include "clock.h"
 #include "cluster_spec.h"
 #include "fill.h"
 #include "gorand.h"
@@ -27,12 +28,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static const char *const traces[] = {"default",    "cpu050",     "cpu100",
                                      "gpushare40", "gpushare60", "gpuspec10",
@@ -145,12 +140,12 @@ int main(int argc, char **argv) {
   double best = 1e9;
   fill_seed_result one;
   for (int k = 0; k < 5; k++) {
-    double t0 = now_s();
+    double t0 = sim_now_s();
     if (fill_run_seed(&fs, 42, &one, NULL, NULL, err, sizeof err)) {
       fprintf(stderr, "bench_fill: %s\n", err);
       return 1;
     }
-    double dt = now_s() - t0;
+    double dt = sim_now_s() - t0;
     if (dt < best)
       best = dt;
   }
@@ -166,7 +161,7 @@ int main(int argc, char **argv) {
   int fds[64];
   pid_t pids[64];
   fflush(stdout);
-  double t0 = now_s();
+  double t0 = sim_now_s();
   for (int w = 0; w < workers; w++) {
     int p[2];
     if (pipe(p))
@@ -231,7 +226,7 @@ int main(int argc, char **argv) {
     int st;
     waitpid(pids[w], &st, 0);
   }
-  double grid = now_s() - t0;
+  double grid = sim_now_s() - t0;
   printf("grid: %d traces x %d policies x %d seeds = %d fill runs with %d "
          "workers: %.1f s (target < 300 s)%s\n",
          NT, NP, NS, njobs, workers, grid, failed ? " FAILED" : "");

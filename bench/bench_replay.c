@@ -26,6 +26,7 @@
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "catalog.h"
+#include "clock.h"
 #include "cluster_spec.h"
 #include "engine.h"
 #include "trace.h"
@@ -44,12 +45,6 @@ static double cpu_s(void) {
   getrusage(RUSAGE_SELF, &ru);
   return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 typedef struct result_msg {
@@ -147,9 +142,9 @@ static void child(int fd, const char *kind, const char *policy,
         o.on_job = count_job;
         o.on_job_user = &outcomes;
       }
-      double t0 = now_s(), c0 = cpu_s();
+      double t0 = sim_now_s(), c0 = cpu_s();
       if (sim_run(&sc, &cat, &t, &o, &r, err, sizeof err) == 0) {
-        g.wall = now_s() - t0;
+        g.wall = sim_now_s() - t0;
         g.cpu = cpu_s() - c0;
         g.events = r.events;
         g.jobs = r.jobs;

@@ -18,6 +18,7 @@
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include "catalog.h"
+#include "clock.h"
 #include "cluster_spec.h"
 #include "engine.h"
 #include "output.h"
@@ -31,12 +32,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 typedef struct msg {
   int ok;
@@ -146,10 +141,10 @@ static void child(int fd, const char *path) {
   o.on_job_user = &k;
   o.progress = progress;
   sim_result r;
-  double t0 = now_s();
+  double t0 = sim_now_s();
   if (sim_run_stream(&sc, &cat, ts, &o, &r, err, sizeof err))
     goto fail;
-  m.wall = now_s() - t0;
+  m.wall = sim_now_s() - t0;
   m.jobs = r.jobs;
   m.events = r.events;
   m.max_inflight = max_inflight;

@@ -12,7 +12,7 @@
  * strdup,free (tests/CMakeLists.txt), so every call from the objects
  * linked into it (traces/, sim/, libsched, this file) goes through the
  * __wrap_ functions below; calls made inside shared libraries do not, but
- * cJSON allocates through the hooks sim/jsonutil.c installs, which call
+ * cJSON allocates through the hooks sim/config/jsonutil.c installs, which call
  * malloc from sim/ and so are failed too. libsched's own create paths
  * (its allocator hook) are covered by tests/test_libsched.c.
  */

@@ -1,5 +1,5 @@
 /*
- * Fill mode (sim/fill.c): the Go-compatible generator, binning rules, an
+ * Fill mode (sim/fill/fill.c): the Go-compatible generator, binning rules, an
  * exactly hand-computed run, tuning, seed lists, determinism, and fidelity
  * against the FGD authors' own results on the default trace.
  */

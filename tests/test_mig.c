@@ -491,7 +491,7 @@ START_TEST(mig_and_plain_requests_stay_apart) {
 }
 END_TEST
 
-/* Instance memory (MiB) per kind, from sim/gpu_catalog.json (GiB x 1024,
+/* Instance memory (MiB) per kind, from sim/config/gpu_catalog.json (GiB x 1024,
  * rounded). */
 static const int64_t mem_a100_40[6] = {4864, 9851, 9851, 19968, 19968, 40192};
 static const int64_t mem_a100_80[6] = {9728, 19968, 19968, 40192, 40192,

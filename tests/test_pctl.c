@@ -1,5 +1,5 @@
 /*
- * Exact percentiles in bounded memory (sim/pctl.h): every statistic equals,
+ * Exact percentiles in bounded memory (sim/output/pctl.h): every statistic equals,
  * bit for bit, sorting all values and asking GSL
  * (gsl_stats_quantile_from_sorted_data), both with the values kept in
  * memory and spilled to a temporary file (a tiny memory limit); the mean

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the GPU catalog JSON (catalog_parse, `--catalog FILE` and
- * the built-in sim/gpu_catalog.json), then cluster specs resolved against
+ * the built-in sim/config/gpu_catalog.json), then cluster specs resolved against
  * the parsed catalog (aliases, prices, MIG profiles).
  *
  * Checks: a parse either gives models with non-empty unique names that

@@ -1,5 +1,6 @@
 /* The schedsim subcommands (see cli.h). */
 #include "cli.h"
+#include "clock.h"
 #include "output.h"
 #include "synth_mix.h"
 
@@ -14,12 +15,6 @@
 #include <unistd.h>
 
 #define ERRLEN 1024
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Strict unsigned integer parse. */
 int cli_parse_u64(const char *s, uint64_t *out) {
@@ -74,7 +69,7 @@ typedef struct progress_state {
 static void progress_cb(int64_t now_us, uint64_t events, size_t done,
                         size_t total, void *user) {
   progress_state *p = user;
-  double t = now_s();
+  double t = sim_now_s();
   if (!p->enabled || t - p->t0 < 1.0 || t - p->last < 0.2)
     return;
   p->last = t;
@@ -88,7 +83,7 @@ static void progress_cb(int64_t now_us, uint64_t events, size_t done,
 }
 
 static void progress_end(progress_state *p) {
-  if (p->enabled && now_s() - p->t0 >= 1.0)
+  if (p->enabled && sim_now_s() - p->t0 >= 1.0)
     fputs("\n", stderr);
 }
 
@@ -259,7 +254,7 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   }
   opt.on_job = sink_job;
   opt.on_job_user = &sink;
-  progress_state ps = {now_s(), 0, !quiet && isatty(2)};
+  progress_state ps = {sim_now_s(), 0, !quiet && isatty(2)};
   if (!opt.progress) { /* compare/sweep workers bring their own */
     opt.progress = progress_cb;
     opt.progress_user = &ps;
@@ -705,7 +700,7 @@ int cmd_run(int argc, char **argv) {
   replay_notes notes;
   memset(&notes, 0, sizeof notes);
   const trace *facts = NULL; /* path, specs, skipped of what was replayed */
-  double t0 = now_s();
+  double t0 = sim_now_s();
   /* A trace file is streamed: read twice (validation, then replay) in
    * memory bounded by the running and queued jobs. It is loaded whole when
    * it is generated or rewritten in memory (builtin:default, synthetic
@@ -775,12 +770,12 @@ int cmd_run(int argc, char **argv) {
               "note: %s has no times: every job arrives at 0%s\n", t.path,
               o.unknown_us >= 0 ? " and runs for --unknown-duration" : "");
     }
-    t0 = now_s();
+    t0 = sim_now_s();
     status = cli_replay_ex(&sc, &cat, &t, NULL, &opt, o.out, &meta, &res,
                            o.quiet, &notes);
     facts = &t;
   }
-  double wall = now_s() - t0;
+  double wall = sim_now_s() - t0;
   if (status == 0) {
     cli_note_skipped(facts);
     warn_never(&notes, &res);

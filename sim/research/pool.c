@@ -13,6 +13,7 @@
 /* MAP_ANONYMOUS is not POSIX 2008; glibc shows it with _DEFAULT_SOURCE. */
 #define _DEFAULT_SOURCE
 #include "research.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -22,12 +23,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int pool_default_workers(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -57,7 +52,7 @@ typedef struct view {
  * run counts 1, a running one its share of jobs done). */
 static void draw(view *v, size_t n, const pool_slot *slots, const int *state,
                  size_t finished, size_t running) {
-  double t = now_s();
+  double t = sim_now_s();
   if (!v->show || t - v->t0 < 1.0 || t - v->last < 0.2)
     return;
   v->last = t;
@@ -110,7 +105,7 @@ int pool_run(size_t n, int workers, pool_task_fn fn, void *user, int *status,
   memset(slots, 0, n * sizeof *slots);
   for (size_t i = 0; i < n; i++)
     status[i] = 1; /* until the task's worker reports */
-  view v = {show && isatty(2), what, now_s(), 0, 0};
+  view v = {show && isatty(2), what, sim_now_s(), 0, 0};
   size_t next = 0, running = 0, finished = 0;
   int fork_failed = 0;
   /* Buffered output would otherwise be written again by every child. */

@@ -1,5 +1,6 @@
 /* Replay-mode fragmentation and stranded capacity (see fragtrack.h). */
 #include "fragtrack.h"
+#include "request.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -214,15 +215,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
 static void job_shape_req(const sim_fragtrack *f, const job_record *jr,
                           uint64_t spec_mask, int spec_absent,
                           lsched_request *r) {
-  lsched_request init = LSCHED_REQUEST_INIT;
-  *r = init;
-  r->cpu_milli = jr->cpu_milli;
-  r->memory_mib = jr->memory_mib;
-  r->gpu_count = jr->num_gpu > 0 ? jr->num_gpu : 0;
-  r->gpu_milli = jr->num_gpu > 0 ? jr->gpu_milli : 0;
-  r->model_mask = jr->gpu_spec >= 0 && jr->num_gpu > 0
-                      ? (spec_absent ? ~f->present : spec_mask)
-                      : 0;
+  sim_job_request(jr, spec_absent ? ~f->present : spec_mask, r);
 }
 
 int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,

@@ -1,14 +1,14 @@
 /*
  * The GPU hardware catalog: models with memory, TFLOPS, TDP, MIG capability
  * and an on-demand price with its source and date. The default catalog is
- * sim/gpu_catalog.json, compiled into the binary; --catalog loads another.
+ * sim/config/gpu_catalog.json, compiled into the binary; --catalog loads another.
  */
 #ifndef SCHEDSIM_CATALOG_H
 #define SCHEDSIM_CATALOG_H
 
 #include <stddef.h>
 
-/* One MIG profile of a model (sim/gpu_catalog.json "mig_profiles"). */
+/* One MIG profile of a model (sim/config/gpu_catalog.json "mig_profiles"). */
 typedef struct gpu_mig_profile {
   char *name;        /* "3g.40gb" */
   int kind;          /* lsched_mig_kind (1..6) */

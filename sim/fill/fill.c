@@ -5,6 +5,8 @@
  */
 #define _DEFAULT_SOURCE /* fork, pipe */
 #include "fill.h"
+#include "request.h"
+#include "clock.h"
 #include "cli.h"
 #include "gorand.h"
 #include "jsonutil.h"
@@ -266,14 +268,9 @@ int fill_run_seed(const fill_setup *fs, uint64_t seed, fill_seed_result *out,
     int absent = jr->gpu_spec >= 0 && jr->num_gpu > 0 &&
                  fs->spec_absent[jr->gpu_spec];
     if (!absent) {
-      lsched_request q = LSCHED_REQUEST_INIT;
-      q.cpu_milli = jr->cpu_milli;
-      q.memory_mib = jr->memory_mib;
-      q.gpu_count = jr->num_gpu;
-      q.gpu_milli = jr->num_gpu > 0 ? jr->gpu_milli : 0;
-      q.model_mask = jr->gpu_spec >= 0 && jr->num_gpu > 0
-                         ? fs->spec_mask[jr->gpu_spec]
-                         : 0;
+      lsched_request q;
+      sim_job_request(jr, jr->gpu_spec >= 0 ? fs->spec_mask[jr->gpu_spec] : 0,
+                      &q);
       lrc = lsched_policy_place(pol, &q, &pl[i]);
       if (lrc == LSCHED_OK) {
         if ((lrc = lsched_alloc(c, &pl[i]))) {
@@ -771,12 +768,6 @@ enum {
   F_HELP
 };
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void print_num(double v) {
   if (isnan(v))
     printf(" %8s", "-");
@@ -936,9 +927,9 @@ int cmd_fill(int argc, char **argv) {
     status = 1;
     goto out;
   }
-  double t0 = now_s();
+  double t0 = sim_now_s();
   rc = run_seeds(&fs, seeds, nseeds, (int)workers, res, err, sizeof err);
-  double wall = now_s() - t0;
+  double wall = sim_now_s() - t0;
   if (rc) {
     fprintf(stderr, "schedsim: %s\n", err);
     status = rc == -1 ? 2 : 1;

@@ -4,6 +4,7 @@
  * that computes them.
  */
 #include "engine.h"
+#include "request.h"
 #include "fragtrack.h"
 #include "heap.h"
 #include "pctl.h"
@@ -262,14 +263,7 @@ typedef struct engine {
 
 static void build_request(const engine *e, const slot *s, lsched_request *r) {
   const job_record *j = &s->rec;
-  lsched_request init = LSCHED_REQUEST_INIT;
-  *r = init;
-  r->cpu_milli = j->cpu_milli;
-  r->memory_mib = j->memory_mib;
-  r->gpu_count = j->num_gpu;
-  r->gpu_milli = j->num_gpu > 0 ? j->gpu_milli : 0;
-  r->model_mask = j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0;
-  r->priority = j->qos;
+  sim_job_request(j, j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0, r);
   if (e->mig)
     sim_mig_request(e->mig, (uint32_t)s->idx, r);
 }
