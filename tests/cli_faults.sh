@@ -13,12 +13,7 @@
 set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
-T=$(mktemp -d)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib/cli_harness.sh"
 
 # check STATUS NEEDLE: the last command's status and a stderr substring.
 check() {
@@ -155,5 +150,4 @@ else
   no_tmp "$T/ro"
 fi
 
-echo "cli_faults: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+cli_summary
