@@ -21,40 +21,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* One temporary directory per test (tests run in forked children, so the
- * cache starts empty in each). */
-static const char *tmpdir(void) {
-  static const char *dir;
-  if (!dir)
-    dir = testutil_tmpdir();
-  return dir;
-}
-
-/* Writes len bytes to tmpdir/name; the path goes to out. */
-static void put_file(char *out, size_t size, const char *name,
-                     const char *content, size_t len) {
-  snprintf(out, size, "%s/%s", tmpdir(), name);
-  FILE *f = fopen(out, "wb");
-  ck_assert_msg(f != NULL, "cannot create %s", out);
-  ck_assert_uint_eq(fwrite(content, 1, len, f), len);
-  ck_assert_int_eq(fclose(f), 0);
-}
-
-static void put_text(char *out, size_t size, const char *name,
-                     const char *text) {
-  put_file(out, size, name, text, strlen(text));
-}
-
-/* Copy of a shared data path (testutil_data returns a static buffer), or
- * 0 when the data is absent (testutil_data printed SKIP). */
-static int data_path(char *out, size_t size, const char *rel) {
-  const char *p = testutil_data(rel);
-  if (!p)
-    return 0;
-  snprintf(out, size, "%s", p);
-  return 1;
-}
-
 static void assert_empty(const trace *t) {
   ck_assert_uint_eq(t->n, 0);
   ck_assert_ptr_null(t->jobs);

@@ -38,3 +38,31 @@ int testutil_run(Suite *s) {
   srunner_free(sr);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+const char *tmpdir(void) {
+  static const char *dir;
+  if (!dir)
+    dir = testutil_tmpdir();
+  return dir;
+}
+
+int data_path(char *out, size_t size, const char *rel) {
+  const char *p = testutil_data(rel);
+  if (!p)
+    return 0;
+  snprintf(out, size, "%s", p);
+  return 1;
+}
+
+void put_file(char *out, size_t size, const char *name, const char *content,
+              size_t len) {
+  snprintf(out, size, "%s/%s", tmpdir(), name);
+  FILE *f = fopen(out, "wb");
+  ck_assert_msg(f != NULL, "cannot create %s", out);
+  ck_assert_uint_eq(fwrite(content, 1, len, f), len);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+void put_text(char *out, size_t size, const char *name, const char *text) {
+  put_file(out, size, name, text, strlen(text));
+}
