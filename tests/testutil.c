@@ -66,3 +66,27 @@ void put_file(char *out, size_t size, const char *name, const char *content,
 void put_text(char *out, size_t size, const char *name, const char *text) {
   put_file(out, size, name, text, strlen(text));
 }
+
+lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli,
+                     uint64_t mask) {
+  lsched_request r = LSCHED_REQUEST_INIT;
+  r.cpu_milli = cpu;
+  r.memory_mib = mem;
+  r.gpu_count = k;
+  r.gpu_milli = milli;
+  r.model_mask = mask;
+  return r;
+}
+
+lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k, int milli,
+                      uint64_t mask) {
+  lsched_placement p;
+  memset(&p, 0, sizeof p);
+  p.node = node;
+  p.cpu_milli = cpu;
+  p.memory_mib = mem;
+  p.gpu_count = k;
+  p.gpu_milli = milli;
+  p.gpu_mask = mask;
+  return p;
+}

@@ -3,7 +3,9 @@
 #define SCHEDSIM_TESTUTIL_H
 
 #include <check.h>
+#include <libsched/libsched.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Path of a file in ../shared/data (e.g. "alibaba-gpu-v2023/x.csv"), or NULL
@@ -40,5 +42,13 @@ void put_file(char *out, size_t size, const char *name, const char *content,
 
 /* put_file() of a NUL-terminated text. */
 void put_text(char *out, size_t size, const char *name, const char *text);
+
+/* A request for k GPUs at milli each (0, 0 for CPU only) of the models in
+ * mask (0: any), and the placement of such a request on node with the GPUs
+ * in mask; every other member is zero (or its LSCHED_REQUEST_INIT value). */
+lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli,
+                     uint64_t mask);
+lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k, int milli,
+                      uint64_t mask);
 
 #endif
