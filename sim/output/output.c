@@ -37,63 +37,24 @@ int out_mkdir(const char *dir, char *err, size_t errlen) {
 }
 
 int out_open(out_file *o, const char *path, char *err, size_t errlen) {
-  memset(o, 0, sizeof *o);
-  size_t n = strlen(path) + 32;
-  o->path = malloc(strlen(path) + 1);
-  o->tmp = malloc(n);
-  if (!o->path || !o->tmp) {
-    free(o->path);
-    free(o->tmp);
-    /* Cleared, so that out_abort() after a failed open frees nothing
-     * twice (a double free found by tests/test_faults.c). */
-    memset(o, 0, sizeof *o);
+  int rc = atomic_file_open(o, path, "w");
+  if (rc == -1)
     snprintf(err, errlen, "%s: out of memory", path);
-    return -1;
-  }
-  strcpy(o->path, path);
-  snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  o->f = fopen(o->tmp, "w");
-  if (!o->f) {
+  else if (rc)
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-    free(o->path);
-    free(o->tmp);
-    memset(o, 0, sizeof *o);
-    return -1;
-  }
-  return 0;
+  if (rc) /* zeroed, so that a later out_abort frees nothing twice */
+    atomic_file_abort(o);
+  return rc ? -1 : 0;
 }
 
-void out_abort(out_file *o) {
-  if (o->f) {
-    fclose(o->f);
-    remove(o->tmp);
-  }
-  free(o->path);
-  free(o->tmp);
-  memset(o, 0, sizeof *o);
-}
+void out_abort(out_file *o) { atomic_file_abort(o); }
 
 int out_commit(out_file *o, char *err, size_t errlen) {
-  int bad = fflush(o->f) != 0 || ferror(o->f);
-  int saved = errno;
-  if (fclose(o->f) != 0 && !bad) {
-    bad = 1;
-    saved = errno;
-  }
-  o->f = NULL;
-  if (!bad && rename(o->tmp, o->path) != 0) {
-    bad = 1;
-    saved = errno;
-  }
-  if (bad) {
-    snprintf(err, errlen, "%s: write failed: %s", o->path,
-             strerror(saved ? saved : EIO));
-    remove(o->tmp);
-  }
-  free(o->path);
-  free(o->tmp);
-  memset(o, 0, sizeof *o);
-  return bad ? -1 : 0;
+  int rc = atomic_file_commit(o);
+  if (rc)
+    snprintf(err, errlen, "%s: write failed: %s", o->path, strerror(errno));
+  atomic_file_abort(o);
+  return rc ? -1 : 0;
 }
 
 static cJSON *stats_json(const sim_stats *s) {
@@ -221,21 +182,6 @@ static const char *status_name(int st) {
   }
 }
 
-/* A CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 void write_jobs_header(FILE *f) {
   fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,"
         "migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s\n",
@@ -246,7 +192,7 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
   const job_record *jr = o->rec;
   const job_state *s = o->st;
   char a[32], b[32], c[32], d[32], e[32];
-  csv_field(f, o->name);
+  csv_write_field(f, o->name, 0);
   sim_fmt_seconds(a, sizeof a, jr->submit_us);
   if (s->status == JOB_DONE) {
     sim_fmt_seconds(b, sizeof b, s->start_us);
@@ -260,7 +206,7 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
       lsched_cluster_node_info(sc->c, o->parts[k].node, &ni);
       if (k)
         fputc('+', f);
-      csv_field(f, ni.name);
+      csv_write_field(f, ni.name, 0);
     }
     fputc(',', f);
     for (int k = 0; k < o->nparts; k++) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "fileout.h"
 
 typedef struct run_meta {
   const char *mode;    /* "replay" */
@@ -21,11 +22,9 @@ typedef struct run_meta {
   int nodes, gpus;
 } run_meta;
 
-/* A file being written: FILE on "<path>.tmp.<pid>", renamed on commit. */
-typedef struct out_file {
-  FILE *f;
-  char *path, *tmp;
-} out_file;
+/* A file being written: FILE on "<path>.tmp.<pid>", renamed on commit
+ * (the atomic file of traces/fileout.h, with the simulator's messages). */
+typedef atomic_file out_file;
 
 /* 0, or -1 with "PATH: cannot write: ..." in err. */
 int out_open(out_file *o, const char *path, char *err, size_t errlen);

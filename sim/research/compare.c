@@ -165,13 +165,13 @@ static int write_compare_csv(const char *outdir, const cmp_ctx *c,
   fputc('\n', o.f);
   for (size_t i = 0; i < n; i++) {
     const cmp_run *r = &c->runs[i];
-    research_csv_field(o.f, r->label);
+    csv_write_field(o.f, r->label, 0);
     fputc(',', o.f);
-    research_csv_field(o.f, c->cluster_paths[r->cluster]);
+    csv_write_field(o.f, c->cluster_paths[r->cluster], 0);
     fprintf(o.f, ",%s,", r->queue_name);
-    research_csv_field(o.f, r->policy);
+    csv_write_field(o.f, r->policy, 0);
     fprintf(o.f, ",%" PRIu64 ",", c->seed);
-    research_csv_field(o.f, c->trace_path);
+    csv_write_field(o.f, c->trace_path, 0);
     fputc(',', o.f);
     run_metrics_row(o.f, &m[i]);
     fputc('\n', o.f);

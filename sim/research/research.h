@@ -79,8 +79,6 @@ int run_metrics_read(const char *run_dir, run_metrics *m, char *err,
 /* The metric columns (comma-separated, no newline) and one row of them. */
 void run_metrics_header(FILE *f);
 void run_metrics_row(FILE *f, const run_metrics *m);
-/* Writes s as one CSV field (quoted when it holds , " CR or LF). */
-void research_csv_field(FILE *f, const char *s);
 /* A label for file names and plots from a path: the base name without
  * ".gz" and one extension, every byte outside [A-Za-z0-9._-] replaced by
  * '-' ("builtin:default" -> "builtin-default"). */

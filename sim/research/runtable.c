@@ -105,20 +105,6 @@ void run_metrics_row(FILE *f, const run_metrics *m) {
     fputs(",,,", f);
 }
 
-void research_csv_field(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 void research_label(char *out, size_t size, const char *path) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
