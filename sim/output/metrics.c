@@ -102,20 +102,30 @@ void metrics_from_result(metric_values *v, const run_meta *m,
   }
 }
 
+/* Copies the first component of the dotted path p into part (size 128)
+ * and returns its length, or -1 when it does not fit. */
+static int path_part(const char *p, char part[128]) {
+  size_t n = strcspn(p, ".");
+  if (n >= 128)
+    return -1;
+  memcpy(part, p, n);
+  part[n] = '\0';
+  return (int)n;
+}
+
 /* The member at a dotted path, or NULL. */
 static const cJSON *json_at(const cJSON *root, const char *path) {
-  char key[128];
+  char part[128];
   const cJSON *o = root;
-  while (o && *path) {
-    size_t n = strcspn(path, ".");
-    if (n >= sizeof key)
+  for (;;) {
+    int n = path_part(path, part);
+    if (n < 0 || !cJSON_IsObject(o))
       return NULL;
-    memcpy(key, path, n);
-    key[n] = '\0';
-    o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-    path += n + (path[n] == '.');
+    o = cJSON_GetObjectItemCaseSensitive(o, part);
+    if (path[n] != '.')
+      return o;
+    path += n + 1;
   }
-  return o;
 }
 
 int metrics_from_json(metric_values *v, const cJSON *root, const char *origin,
@@ -152,17 +162,13 @@ cJSON *metrics_to_json(const metric_values *v) {
     cJSON *o = root;
     const char *key = d->json;
     char part[128];
-    for (size_t n; o && key[n = strcspn(key, ".")] == '.'; key += n + 1) {
-      if (n >= sizeof part) {
-        o = NULL;
-        break;
-      }
-      memcpy(part, key, n);
-      part[n] = '\0';
+    int n = 0;
+    while (o && (n = path_part(key, part)) >= 0 && key[n] == '.') {
       cJSON *sub = cJSON_GetObjectItemCaseSensitive(o, part);
       o = cJSON_IsObject(sub) ? sub : cJSON_AddObjectToObject(o, part);
+      key += n + 1;
     }
-    if (!o)
+    if (!o || n < 0)
       continue;
     if (d->type == MT_STR)
       cJSON_AddStringToObject(o, key, v->str[i] ? v->str[i] : "");
