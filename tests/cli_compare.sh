@@ -46,7 +46,7 @@ for c in a100-h100 a100-h100-exclusive; do
 done
 [ $n = 8 ] && ok || bad "8 single runs compared"
 [ "$(wc -l <"$T/c/compare.csv")" = 9 ] && ok || bad "compare.csv has a header and 8 rows"
-head -1 "$T/c/compare.csv" | grep -q '^run,cluster,queue,policy,seed,trace,jobs,jobs_completed,jobs_never_started,gpu_alloc_ratio_mean,queue_mean_s,queue_p50_s,queue_p95_s,queue_p99_s,queue_max_s,jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,jct_max_s,makespan_s,allocated_gpu_hours,cost_total_usd,cost_per_allocated_gpu_hour_usd,cost_idle_usd,unpriced_gpus,events,frag_amount_mean_milli,frag_rate_mean,stranded_gpu_milli_mean$' \
+head -1 "$T/c/compare.csv" | grep -q '^run,cluster,queue,policy,seed,trace,jobs,jobs_completed,jobs_never_started,gpu_alloc_ratio_mean,queue_mean_s,queue_p50_s,queue_p95_s,queue_p99_s,queue_max_s,jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,jct_max_s,makespan_s,allocated_gpu_hours,cost_total_usd,cost_per_allocated_gpu_hour_usd,cost_idle_usd,unpriced_gpus,events,frag_amount_mean_milli,frag_rate_mean,stranded_gpu_milli_mean,nodes,gpus,' \
   && ok || bad "compare.csv header: $(head -1 "$T/c/compare.csv")"
 # The row of a run carries that run's summary.json numbers.
 row=$(grep '^a100-h100_skip_best-fit,' "$T/c/compare.csv")

@@ -118,8 +118,10 @@ printf '{"traces": ["%s"], "clusters": ["builtin:default"], "policies": ["first-
 check $? 1 "No space left on device" "sweep.csv on a full disk"
 absent "$D/sweep.csv"
 no_tmp "$D"
-ln -s /dev/full "$T/gen.csv.tmp"
-"$BIN" generate --out "$T/gen.csv" --jobs 100 >/dev/null 2>"$T/err"
+(
+  ln -s /dev/full "$T/gen.csv.tmp.$BASHPID"
+  exec "$BIN" generate --out "$T/gen.csv" --jobs 100
+) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "generate on a full disk"
 absent "$T/gen.csv"
 

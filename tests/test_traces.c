@@ -956,7 +956,7 @@ START_TEST(write_round_trip_synth) {
   snprintf(path, sizeof path, "%s/synth.csv", tmpdir());
   ck_assert_msg(trace_write_alibaba(&a, path, &err) == 0, "%s", err.msg);
   char tmp[640];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   ck_assert_int_ne(access(tmp, F_OK), 0); /* renamed away */
   load_ok(&b, path);
   ck_assert_int_eq(b.format, TRACE_FMT_ALIBABA_POD);
@@ -1402,7 +1402,7 @@ START_TEST(generate_streamed) {
   }
   ck_assert_uint_eq(n, 3000);
   synth_gen_close(g);
-  ck_assert_int_eq(access(b, F_OK), -1); /* only PATH.tmp until commit */
+  ck_assert_int_eq(access(b, F_OK), -1); /* only PATH.tmp.PID until commit */
   ck_assert_int_eq(trace_writer_commit(w, &err), 0);
   ck_assert_int_eq(trace_write_alibaba(&whole, a, &err), 0);
   FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
@@ -1423,7 +1423,7 @@ START_TEST(generate_streamed) {
   ck_assert_ptr_nonnull(strstr(err.msg, "job 0 ('x') has no duration"));
   trace_writer_abort(w);
   char tmp[700];
-  snprintf(tmp, sizeof tmp, "%s.tmp", b);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", b, (long)getpid());
   ck_assert_int_eq(access(b, F_OK), -1);
   ck_assert_int_eq(access(tmp, F_OK), -1);
   trace_free(&whole);
