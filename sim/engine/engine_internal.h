@@ -42,6 +42,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 __extension__ typedef __int128 sim_i128;
 
@@ -282,14 +284,9 @@ static inline const char *slot_name(const slot *s) {
 }
 
 /* slots.c */
-uint32_t slot_get(engine *e);
-void slot_put(engine *e, uint32_t sl);
-/* s's request as first tried (the parts' request hooks applied). */
-void build_request(const engine *e, const slot *s, lsched_request *r);
-/* Placements of the job in slot sl (1 part, or its gang parts); returns
- * the count. */
-int job_parts(const engine *e, uint32_t sl, lsched_placement *parts);
-int64_t parts_milli(const lsched_placement *parts, int n);
+/* A slot never used before (the slots array may move); UINT32_MAX when
+ * out of memory. */
+uint32_t slot_new(engine *e);
 /* Places and allocates the job in slot sl now (gang jobs all-or-nothing).
  * 1 placed, 0 no fit (memoised per pass), -1 internal error. */
 int place_job(engine *e, uint32_t sl, lsched_placement *parts, int *n);
@@ -305,7 +302,6 @@ int commit_running(engine *e, uint32_t sl, const lsched_placement *parts,
                    int n);
 /* Tries to start the job in slot sl now. 1 started, 0 no fit, -1 error. */
 int try_start(engine *e, uint32_t sl);
-void run_list_remove(engine *e, uint32_t sl);
 /* The running job in slot sl now ends at `end`: its pending completion
  * event becomes stale and a new one is pushed (migration; any model that
  * re-times running jobs). 0, or -1 when out of memory. */
@@ -338,9 +334,8 @@ int outcome_alloc(engine *e, size_t n);
 /* metrics.c */
 void metrics_open(engine *e, size_t mem_values);
 void metrics_close(engine *e);
-/* A completed job's numbers (parts: where it ran). 0, or -1 with err. */
-int metrics_completed(engine *e, const slot *s, const lsched_placement *parts,
-                      int np);
+/* err for a failed percentile accumulator. */
+void metrics_pctl_fail(engine *e);
 /* The totals of a finished run into e->res. 0, or -1 with err set. */
 int metrics_results(engine *e);
 void metrics_timeline_header(engine *e);
@@ -349,7 +344,8 @@ void metrics_timeline_row(engine *e);
 /* ------------------------------------------------------------- the hooks */
 
 #define FOR_PARTS(e, p)                                                        \
-  for (const sim_part *p = (e)->parts; p < (e)->parts + (e)->nparts; p++)
+  for (const sim_part *p = (e)->parts, *p##_end = p + (e)->nparts;           \
+       p < p##_end; p++)
 
 static inline void hook_request(const engine *e, const slot *s,
                                 lsched_request *r) {
@@ -425,5 +421,144 @@ static inline void hook_advance(engine *e, int64_t t) {
   }
   e->now = t;
 }
+
+/* ---------------------------------------- small hot helpers (slots) */
+
+/* Inline (as the hooks above): they run on every arrival, placement
+ * attempt and completion. */
+
+/* A slot for an arriving job: a recycled one, else a new one (the slots
+ * array may move). UINT32_MAX when out of memory. */
+static inline uint32_t slot_get(engine *e) {
+  if (e->nfree > 0)
+    return e->free_slots[--e->nfree];
+  return slot_new(e);
+}
+
+/* Frees slot sl for the next arrival. */
+static inline void slot_put(engine *e, uint32_t sl) {
+  slot *s = &e->slots[sl];
+  s->name = NULL;
+  if (s->ngang) {
+    free(s->gang);
+    s->gang = NULL;
+    s->ngang = 0;
+  }
+  s->gen++; /* any event left for it is stale */
+  /* The slot's next occupant is another job. */
+  if (e->head_tried == sl)
+    e->head_tried = UINT32_MAX;
+  if (e->plan_failed == sl)
+    e->plan_failed = UINT32_MAX;
+  e->free_slots[e->nfree++] = sl;
+}
+
+/* s's request as first tried (the parts' request hooks applied). */
+static inline void build_request(const engine *e, const slot *s, lsched_request *r) {
+  const job_record *j = &s->rec;
+  sim_job_request(j, j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0, r);
+  hook_request(e, s, r);
+}
+
+/* Placements of the job in slot sl (1 part, or its gang parts); returns
+ * the count. */
+static inline int job_parts(const engine *e, uint32_t sl, lsched_placement *parts) {
+  const slot *s = &e->slots[sl];
+  if (s->ngang > 1) {
+    memcpy(parts, s->gang, (size_t)s->ngang * sizeof *parts);
+    return s->ngang;
+  }
+  const job_record *jr = &s->rec;
+  parts[0].node = s->st.node;
+  parts[0].gpu_count = jr->num_gpu;
+  parts[0].gpu_milli = jr->num_gpu > 0 ? s->st.gpu_milli : 0;
+  parts[0].gpu_mask = s->st.gpu_mask;
+  parts[0].cpu_milli = jr->cpu_milli;
+  parts[0].memory_mib = jr->memory_mib;
+  hook_fill_part(e, s, &parts[0]);
+  return 1;
+}
+
+static inline int64_t parts_milli(const lsched_placement *parts, int n) {
+  int64_t m = 0;
+  for (int i = 0; i < n; i++)
+    m += (int64_t)parts[i].gpu_count * parts[i].gpu_milli;
+  return m;
+}
+
+static inline void run_list_remove(engine *e, uint32_t sl) {
+  uint32_t pos = e->slots[sl].run_pos, last = e->run_list[--e->nrun];
+  e->run_list[pos] = last;
+  e->slots[last].run_pos = pos;
+}
+
+/* Inserts sl at offset pos from the head of the queue. 0, or -1 when out
+ * of memory. */
+static inline int queue_insert(engine *e, uint32_t sl, size_t pos) {
+  if (e->qhead + e->qlen >= e->qcap && queue_room(e))
+    return -1;
+  if (pos < e->qlen)
+    memmove(&e->queue[e->qhead + pos + 1], &e->queue[e->qhead + pos],
+            (e->qlen - pos) * sizeof *e->queue);
+  e->queue[e->qhead + pos] = sl;
+  e->qlen++;
+  hook_queued(e, &e->slots[sl], 1);
+  return 0;
+}
+
+/* An arrival joins the queue where the discipline puts it (at the end
+ * unless it has insert_pos). 0, or -1 when out of memory. */
+static inline int queue_add(engine *e, uint32_t sl) {
+  size_t pos =
+      e->q->insert_pos ? e->q->insert_pos(e, &e->slots[sl]) : e->qlen;
+  return queue_insert(e, sl, pos);
+}
+
+/* A job's final outcome in the metrics (parts: where it ran, np of them
+ * when it completed; the definitions are DESIGN.md section 6). Inline: it
+ * runs once per job. 0, or -1 with err set. */
+static inline int metrics_completed(engine *e, const slot *s,
+                                    const lsched_placement *parts, int np) {
+  const job_record *jr = &s->rec;
+  sim_result *out = &e->res;
+  switch (s->st.status) {
+  case JOB_DONE: {
+    out->completed++;
+    double q = (double)(s->st.start_us - jr->submit_us) / 1e6;
+    if (pctl_add(&e->qt, q) ||
+        (jr->num_gpu > 1 && pctl_add(&e->qt_multi, q)) ||
+        pctl_add(&e->jct, (double)(s->st.finish_us - jr->submit_us) / 1e6)) {
+      metrics_pctl_fail(e);
+      return -1;
+    }
+    double run = (double)(s->st.finish_us - s->st.start_us);
+    e->run_us += run;
+    e->used_milli_us += (double)jr->num_gpu * jr->gpu_milli * run;
+    /* Allocated cost = sum over jobs of the node's price x GPUs taken x
+     * run time, per job. */
+    for (int k = 0; k < np; k++)
+      e->cost_alloc += e->sc->node_price[parts[k].node] *
+                       (double)parts[k].gpu_count *
+                       (double)parts[k].gpu_milli / 1000.0 * run /
+                       US_PER_HOUR;
+    if (s->st.finish_us > out->last_completion_us)
+      out->last_completion_us = s->st.finish_us;
+    break;
+  }
+  case JOB_NEVER_NO_NODE:
+    out->never_no_node++;
+    break;
+  case JOB_NEVER_MODEL:
+    out->never_model++;
+    break;
+  default:
+    out->never_queued++;
+    break;
+  }
+  if (e->can_plan)
+    e->lost_gpu_s_total += s->lost_gpu_s;
+  return 0;
+}
+
 
 #endif

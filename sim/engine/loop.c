@@ -86,7 +86,9 @@ static int arrive(engine *e, const job_record *jr, const char *name,
 }
 
 /* The job in slot sl completes now. 0, or -1 with err set. */
-static int complete(engine *e, uint32_t sl) {
+/* Always inlined into the loop: once per job. */
+__attribute__((always_inline)) static inline int complete(engine *e,
+                                                          uint32_t sl) {
   slot *s = &e->slots[sl];
   lsched_placement parts[SIM_MAX_PARTS];
   int n = job_parts(e, sl, parts);
@@ -116,7 +118,7 @@ static int complete(engine *e, uint32_t sl) {
 static int schedule(engine *e) {
   e->memo_gen++;
   int rc = e->q->pass(e);
-  if (rc == 0) {
+  if (rc == 0 && e->can_plan) {
     int d = migrate_blocked_head(e);
     if (d < 0)
       return -1;
@@ -150,7 +152,7 @@ static int finish_run(engine *e) {
 
 /* One event time (see the top of this file). 1 if events remain, 0 when
  * the run is complete, -1/-2 on error. */
-static int step(engine *e) {
+__attribute__((always_inline)) static inline int step(engine *e) {
   const sim_options *opt = e->opt;
   int64_t tnext = e->have > 0 ? e->nj.submit_us : INT64_MAX;
   const sim_event *top = heap_top(&e->heap);
@@ -196,10 +198,17 @@ static int step(engine *e) {
   return finish_run(e);
 }
 
-int sim_engine_step(sim_engine *e) {
+/* Steps until the run is complete (or only once): 1, 0 or an error as
+ * sim_engine_step. The loop of sim_run is here rather than around the
+ * public call so that its steps are inlined (20 instructions per event
+ * time less). */
+static int run(engine *e, int once) {
   if (e->rc || e->finished)
     return e->rc;
-  int rc = step(e);
+  int rc;
+  do
+    rc = step(e);
+  while (rc > 0 && !once);
   if (rc < 0) {
     e->rc = rc;
     if (rc == -2 && !e->err[0])
@@ -209,6 +218,8 @@ int sim_engine_step(sim_engine *e) {
   }
   return rc;
 }
+
+int sim_engine_step(sim_engine *e) { return run(e, 1); }
 
 int64_t sim_engine_now(const sim_engine *e) { return e->now; }
 
@@ -296,8 +307,7 @@ int sim_engine_close(sim_engine *e, sim_result *out) {
     return 0;
   }
   if (out)
-    while (sim_engine_step(e) > 0)
-      ;
+    run(e, 0);
   int rc = e->rc;
   if (out) {
     if (rc == 0) {

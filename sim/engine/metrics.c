@@ -56,7 +56,7 @@ void metrics_close(engine *e) {
 
 /* err for a failed percentile accumulator (out of memory, or the
  * temporary file it spills to could not be written or read). */
-static void pctl_fail(engine *e) {
+void metrics_pctl_fail(engine *e) {
   const pctl *p[3] = {&e->qt, &e->qt_multi, &e->jct};
   for (int i = 0; i < 3; i++)
     if (pctl_error(p[i])[0]) {
@@ -65,49 +65,6 @@ static void pctl_fail(engine *e) {
       return;
     }
   snprintf(e->err, e->errlen, "queue time / JCT percentiles failed");
-}
-
-int metrics_completed(engine *e, const slot *s, const lsched_placement *parts,
-                      int np) {
-  const job_record *jr = &s->rec;
-  sim_result *out = &e->res;
-  switch (s->st.status) {
-  case JOB_DONE: {
-    out->completed++;
-    double q = (double)(s->st.start_us - jr->submit_us) / 1e6;
-    if (pctl_add(&e->qt, q) ||
-        (jr->num_gpu > 1 && pctl_add(&e->qt_multi, q)) ||
-        pctl_add(&e->jct, (double)(s->st.finish_us - jr->submit_us) / 1e6)) {
-      pctl_fail(e);
-      return -1;
-    }
-    double run = (double)(s->st.finish_us - s->st.start_us);
-    e->run_us += run;
-    e->used_milli_us += (double)jr->num_gpu * jr->gpu_milli * run;
-    /* Allocated cost = sum over jobs of the node's price x GPUs taken x
-     * run time, per job. */
-    for (int k = 0; k < np; k++)
-      e->cost_alloc += e->sc->node_price[parts[k].node] *
-                       (double)parts[k].gpu_count *
-                       (double)parts[k].gpu_milli / 1000.0 * run /
-                       US_PER_HOUR;
-    if (s->st.finish_us > out->last_completion_us)
-      out->last_completion_us = s->st.finish_us;
-    break;
-  }
-  case JOB_NEVER_NO_NODE:
-    out->never_no_node++;
-    break;
-  case JOB_NEVER_MODEL:
-    out->never_model++;
-    break;
-  default:
-    out->never_queued++;
-    break;
-  }
-  if (e->can_plan)
-    e->lost_gpu_s_total += s->lost_gpu_s;
-  return 0;
 }
 
 void metrics_timeline_header(engine *e) {
@@ -147,7 +104,7 @@ int metrics_results(engine *e) {
   if (pctl_finish(&e->qt, &out->queue_time_s) ||
       pctl_finish(&e->jct, &out->jct_s) ||
       pctl_finish(&e->qt_multi, &out->queue_time_multigpu_s)) {
-    pctl_fail(e);
+    metrics_pctl_fail(e);
     return -1;
   }
   /* Span [first arrival, last completion]; with no completion it is 0 and

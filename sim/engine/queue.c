@@ -41,11 +41,7 @@ int sim_queue_parse(const char *name, sim_queue_kind *out) {
   return 0;
 }
 
-/* Makes room for one more queue entry at the end: moves the live entries
- * to the front when the head has advanced, else grows. 0 or -1. */
-static int queue_room(engine *e) {
-  if (e->qhead + e->qlen < e->qcap)
-    return 0;
+int queue_room(engine *e) {
   if (e->qhead > 0 && e->qhead >= e->qlen / 2) {
     memmove(e->queue, e->queue + e->qhead, e->qlen * sizeof *e->queue);
     e->qhead = 0;
@@ -53,25 +49,6 @@ static int queue_room(engine *e) {
   }
   return grow_array((void **)&e->queue, &e->qcap, e->qhead + e->qlen + 1,
                     sizeof *e->queue);
-}
-
-/* Inserts sl at offset pos from the head. */
-static int queue_insert(engine *e, uint32_t sl, size_t pos) {
-  if (queue_room(e))
-    return -1;
-  if (pos < e->qlen)
-    memmove(&e->queue[e->qhead + pos + 1], &e->queue[e->qhead + pos],
-            (e->qlen - pos) * sizeof *e->queue);
-  e->queue[e->qhead + pos] = sl;
-  e->qlen++;
-  hook_queued(e, &e->slots[sl], 1);
-  return 0;
-}
-
-int queue_add(engine *e, uint32_t sl) {
-  size_t pos =
-      e->q->insert_pos ? e->q->insert_pos(e, &e->slots[sl]) : e->qlen;
-  return queue_insert(e, sl, pos);
 }
 
 int queue_add_behind_head(engine *e, uint32_t sl) {

@@ -50,10 +50,13 @@ const sim_queue_ops *sim_queue_of(sim_queue_kind kind);
  * from the head while they fit. */
 int sim_queue_pass_head(struct sim_engine *e);
 
-/* The queue storage (queue.c). An arrival, where the discipline puts it;
- * a preempted job, right behind the head (it resumes before later
+/* The queue storage (queue.c; the inline insertion is in
+ * engine_internal.h). Makes room for one more entry at the end when the
+ * array is full: moves the live entries to the front when the head has
+ * advanced, else grows. 0, or -1 when out of memory. */
+int queue_room(struct sim_engine *e);
+/* A preempted job goes right behind the head (it resumes before later
  * arrivals). 0, or -1 when out of memory. */
-int queue_add(struct sim_engine *e, uint32_t sl);
 int queue_add_behind_head(struct sim_engine *e, uint32_t sl);
 
 #endif
