@@ -2,12 +2,14 @@
  * The replay engine as an object: stepping it one event time at a time
  * (sim_engine_step) gives exactly what sim_run gives, the time after each
  * step is the next event time (a hand-computed case), errors stick, an
- * abandoned run leaves the cluster idle, and the queue disciplines resolve
+ * abandoned run leaves the cluster idle, a part registered with the engine
+ * sees every hook at the right moments, and the queue disciplines resolve
  * through their one table (queue.h).
  */
 #include "catalog.h"
 #include "cluster_spec.h"
 #include "engine.h"
+#include "engine_internal.h"
 #include "queue.h"
 #include "testutil.h"
 #include "trace.h"
@@ -541,6 +543,166 @@ START_TEST(stepped_stream_equals_run_stream) {
 }
 END_TEST
 
+/* --------------------------------------------------------------- hooks */
+
+/* A part that counts what the engine tells it. */
+typedef struct counter {
+  size_t arrivals, finishes, starts, outputs, passes, results, closes;
+  size_t placed, requests, before_place;
+  long queued;         /* +1 / -1 sum: queue length as the hooks say */
+  long queued_max;
+  int64_t advanced;    /* sum of dt */
+  int64_t last_finish; /* e->now at the last on_finish */
+  uint64_t finished_idx;
+} counter;
+
+static void c_arrival(void *self, engine *e, const slot *s) {
+  counter *c = self;
+  c->arrivals++;
+  ck_assert_int_eq(s->rec.submit_us, e->now);
+}
+static void c_request(void *self, const slot *s, lsched_request *r) {
+  (void)s;
+  (void)r;
+  ((counter *)self)->requests++;
+}
+static void c_before_place(void *self) { ((counter *)self)->before_place++; }
+static void c_queued(void *self, const slot *s, int delta) {
+  counter *c = self;
+  (void)s;
+  c->queued += delta;
+  if (c->queued > c->queued_max)
+    c->queued_max = c->queued;
+  ck_assert_int_ge(c->queued, 0);
+}
+static void c_placed(void *self, const slot *s, const lsched_placement *p,
+                     int n) {
+  (void)s;
+  (void)p;
+  ck_assert_int_ge(n, 1);
+  ((counter *)self)->placed++;
+}
+static int64_t c_start(void *self, const slot *s, const lsched_placement *p,
+                       int n, int64_t now) {
+  (void)p;
+  (void)n;
+  ck_assert_int_eq(s->st.start_us, now);
+  ((counter *)self)->starts++;
+  return 0;
+}
+static void c_finish(void *self, engine *e, const slot *s,
+                     const lsched_placement *p, int n) {
+  counter *c = self;
+  (void)p;
+  ck_assert_int_eq(s->st.status, JOB_DONE);
+  ck_assert_int_eq(s->st.finish_us, e->now);
+  ck_assert_int_ge(n, 1);
+  c->finishes++;
+  c->last_finish = e->now;
+  c->finished_idx = s->idx;
+}
+static void c_output(void *self, const slot *s, sim_job_out *o) {
+  counter *c = self;
+  if (s->st.status == JOB_DONE)
+    ck_assert_uint_eq(c->finished_idx, s->idx); /* right after on_finish */
+  ck_assert_uint_eq(o->index, s->idx);
+  c->outputs++;
+}
+static void c_advance(void *self, int64_t dt) {
+  ck_assert_int_gt(dt, 0);
+  ((counter *)self)->advanced += dt;
+}
+static int c_after_pass(void *self, engine *e) {
+  (void)e;
+  ((counter *)self)->passes++;
+  return 0;
+}
+static int c_results(void *self, const engine *e, sim_result *out) {
+  (void)e;
+  (void)out;
+  ((counter *)self)->results++;
+  return 0;
+}
+static void c_close(void *self) { ((counter *)self)->closes++; }
+
+static const sim_part_ops counter_ops = {
+    .name = "counter",
+    .on_arrival = c_arrival,
+    .request = c_request,
+    .before_place = c_before_place,
+    .on_queued = c_queued,
+    .on_placed = c_placed,
+    .on_start = c_start,
+    .on_finish = c_finish,
+    .on_output = c_output,
+    .on_advance = c_advance,
+    .after_pass = c_after_pass,
+    .results = c_results,
+    .close = c_close,
+};
+
+static int ignore_job(void *user, const sim_job_out *o) {
+  (void)user;
+  (void)o;
+  return 0;
+}
+
+/* A part registered with an open engine is called at every hook: once per
+ * arrival, start, completion and outcome, after every pass, with time
+ * advancing over the whole run; its queue count ends at 0; its results and
+ * close hooks run once. */
+START_TEST(parts_see_every_hook) {
+  sim_cluster sc;
+  mid_cluster(&sc);
+  trace t;
+  synth_trace(&t, 600);
+  static const sim_queue_kind qs[] = {SIM_QUEUE_FIFO, SIM_QUEUE_BACKFILL};
+  for (size_t k = 0; k < 2; k++) {
+    sim_options o;
+    options(&o, "best-fit", qs[k]);
+    o.on_job = ignore_job; /* on_output is called on the way to on_job */
+    char err[512] = "";
+    sim_engine *e;
+    ck_assert_int_eq(sim_engine_open(&e, &sc, &cat, &t, &o, err, sizeof err),
+                     0);
+    counter c;
+    memset(&c, 0, sizeof c);
+    ck_assert_int_eq(engine_add_part(e, &counter_ops, &c), 0);
+    int64_t first = sim_engine_now(e);
+    size_t steps = 0;
+    int rc;
+    while ((rc = sim_engine_step(e)) > 0)
+      steps++;
+    ck_assert_int_eq(rc, 0);
+    steps++;
+    ck_assert_uint_eq(c.results, 1);
+    sim_result r;
+    ck_assert_int_eq(sim_engine_close(e, &r), 0);
+    ck_assert_uint_eq(c.closes, 1);
+    ck_assert_uint_eq(c.arrivals, t.n);
+    ck_assert_uint_eq(c.finishes, r.completed);
+    ck_assert_uint_eq(c.starts, r.completed);
+    /* Backfill marks candidates as placed to test them (mark, reserve,
+     * unmark): at least one placement per completed job. */
+    if (qs[k] == SIM_QUEUE_FIFO)
+      ck_assert_uint_eq(c.placed, r.completed);
+    else
+      ck_assert_uint_ge(c.placed, r.completed);
+    ck_assert_uint_eq(c.outputs, r.jobs);
+    ck_assert_uint_eq(c.passes, steps);
+    ck_assert_int_eq(c.queued, 0);
+    ck_assert_int_gt(c.queued_max, 1); /* a queue built up */
+    ck_assert_uint_ge(c.requests, c.before_place);
+    ck_assert_uint_ge(c.before_place, r.completed);
+    ck_assert_int_eq(c.last_finish, r.last_completion_us);
+    ck_assert_int_eq(c.advanced, r.last_completion_us - first);
+    sim_result_free(&r);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 /* ------------------------------------------------------ the queue table */
 
 /* Every discipline resolves by name and by kind through the one table, in
@@ -615,6 +777,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, stepped_equals_sim_run);
   tcase_add_test(tc, stepped_equals_sim_run_mig);
   tcase_add_test(tc, stepped_stream_equals_run_stream);
+  tcase_add_test(tc, parts_see_every_hook);
   suite_add_tcase(s, tc);
   tc = tcase_create("queue");
   tcase_add_unchecked_fixture(tc, load_catalog, free_catalog);

@@ -12,17 +12,20 @@
  *   queue.c, queue.h  the waiting queue and the table of disciplines;
  *                     queue_{fifo,skip,backfill,priority}.c one each
  *   reserve.c         EASY reservations and runtime estimates
- *   migrate.c         migration and preemption of running jobs
+ *   migrate.c         migration and preemption of running jobs (a part)
  *   metrics.c         the reported numbers (DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
  *
  * Hooks. Everything that adjusts or observes jobs without being the loop
  * is a part (sim_part_ops): it is asked at setup whether it takes part in
- * the run and then called at fixed points (a job's request is built, it
- * is queued, placed, started, handed out; time advances; a timeline row;
- * the results). Capacity models (MIG now; cloud sites and pools next) plug
- * in here without the loop changing. The built-in metrics are called
+ * the run (the list in setup.c) and then called at fixed points (a job
+ * arrives, its request is built, it is queued, placed, started, completes,
+ * is handed out; after each scheduling pass; time advances; a timeline
+ * row; the results). MIG and migration/preemption are parts; capacity
+ * models (cloud sites, pools), estimate models, preemption by priority and
+ * per-job speed (on_start/on_finish of co-runners, then slot_retime) plug
+ * in the same way without the loop changing. The built-in metrics are called
  * directly at the same points (hook_* below), before the registered parts:
  * every run has them, and the hot path (arrival, completion, a pass over
  * the queue) keeps a direct call where it had one. A run without parts
@@ -134,6 +137,8 @@ typedef struct memo_entry {
  */
 typedef struct sim_part_ops {
   const char *name;
+  /* s arrived (its slot is set up; it is queued or refused next). */
+  void (*on_arrival)(void *self, engine *e, const slot *s);
   /* The request of s as first tried: *r holds the plain one. */
   void (*request)(void *self, const slot *s, lsched_request *r);
   /* Turns *r into s's other variant to try when the first does not fit
@@ -150,6 +155,13 @@ typedef struct sim_part_ops {
    * (it holds its resources meanwhile); the largest wait of all parts. */
   int64_t (*on_start)(void *self, const slot *s,
                       const lsched_placement *parts, int n, int64_t now);
+  /* s completed and released parts (its outcome is handed out next). */
+  void (*on_finish)(void *self, engine *e, const slot *s,
+                    const lsched_placement *parts, int n);
+  /* After a scheduling pass: may change the cluster (move or preempt
+   * running jobs, add capacity). 1 if it did (the loop passes again), 0 if
+   * not, -1 with e->err set. */
+  int (*after_pass)(void *self, engine *e);
   /* Completes parts[0] of a single-node job s from the part's state. */
   void (*fill_part)(void *self, const slot *s, lsched_placement *p);
   /* s's outcome is final: the part's fields of o. */
@@ -190,6 +202,10 @@ void engine_teardown(engine *e);
 
 /* The MIG part (mig_hooks.c). */
 int mig_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Migration and preemption (migrate.c), a part when the policy plans
+ * migrations: after a pass that left the head blocked it may move or
+ * preempt running jobs. */
+int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 
 /* ---------------------------------------------------------------- engine */
 
@@ -315,13 +331,6 @@ int64_t est_end(const engine *e, uint32_t sl, int64_t start);
  * releasing or re-allocating running jobs failed. */
 int64_t reservation(engine *e, uint32_t h, int *fail);
 
-/* migrate.c */
-/* Node facts the move costs need. 0, or -1 when out of memory. */
-int migrate_open(engine *e, const gpu_catalog *cat);
-/* After a pass: if the head is blocked, may move or preempt running jobs
- * to make room. 1 if anything moved (the caller passes again), 0 if not,
- * -1 with err set. */
-int migrate_blocked_head(engine *e);
 
 /* outcome.c */
 /* The final outcome of the job in slot sl: adds it to the results, hands
@@ -361,6 +370,19 @@ static inline int hook_alt_request(const engine *e, const slot *s,
   if (p->ops->alt_request && p->ops->alt_request(p->self, s, r))
     return 1;
   return 0;
+}
+
+static inline void hook_arrival(engine *e, const slot *s) {
+  FOR_PARTS(e, p)
+  if (p->ops->on_arrival)
+    p->ops->on_arrival(p->self, e, s);
+}
+
+static inline void hook_finish(engine *e, const slot *s,
+                               const lsched_placement *parts, int n) {
+  FOR_PARTS(e, p)
+  if (p->ops->on_finish)
+    p->ops->on_finish(p->self, e, s, parts, n);
 }
 
 static inline void hook_before_place(const engine *e) {

@@ -64,6 +64,7 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   int absent = jr->gpu_spec >= 0 && e->spec_absent[jr->gpu_spec];
   uint64_t mask = jr->gpu_spec >= 0 ? e->spec_mask[jr->gpu_spec] : 0;
   s->shape = fragtrack_shape(e->ft, jr, mask, absent);
+  hook_arrival(e, s);
   lsched_request req;
   build_request(e, s, &req);
   if (absent && jr->num_gpu > 0) {
@@ -110,16 +111,19 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   s->st.status = JOB_DONE;
   e->freed = 1;
   e->reservation_valid = 0;
+  hook_finish(e, s, parts, n);
   return emit(e, sl);
 }
 
-/* One scheduling pass over the queue, and another one when a migration
- * plan made room for a blocked head. 0, or -1 on internal error. */
+/* One scheduling pass over the queue, and another one after each part
+ * that changed the cluster after it (a migration plan that made room for
+ * a blocked head). 0, or -1 on internal error. */
 static int schedule(engine *e) {
   e->memo_gen++;
   int rc = e->q->pass(e);
-  if (rc == 0 && e->can_plan) {
-    int d = migrate_blocked_head(e);
+  FOR_PARTS(e, p)
+  if (rc == 0 && p->ops->after_pass) {
+    int d = p->ops->after_pass(p->self, e);
     if (d < 0)
       return -1;
     if (d > 0) {

@@ -11,11 +11,23 @@
 #include <math.h>
 #include <stdlib.h>
 
-int migrate_open(engine *e, const gpu_catalog *cat) {
+static int migrate_after_pass(void *self, engine *e);
+
+static const sim_part_ops migrate_part = {
+    .name = "migrate",
+    .after_pass = migrate_after_pass,
+};
+
+int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
+  (void)t;
+  if (!e->can_plan)
+    return 0;
   sim_cluster *sc = e->sc;
   e->node_gpu_gib = calloc((size_t)sc->nodes + 1, sizeof *e->node_gpu_gib);
-  if (!e->node_gpu_gib)
-    return -1;
+  if (!e->node_gpu_gib || engine_add_part(e, &migrate_part, NULL)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -2;
+  }
   for (int i = 0; i < sc->nodes; i++) {
     lsched_node_info ni;
     lsched_cluster_node_info(sc->c, i, &ni);
@@ -182,8 +194,9 @@ static int defragment(engine *e, uint32_t h) {
 
 /* A plan that failed is not retried for the same head until something was
  * released. */
-int migrate_blocked_head(engine *e) {
-  if (!e->can_plan || e->qlen == 0)
+static int migrate_after_pass(void *self, engine *e) {
+  (void)self;
+  if (e->qlen == 0)
     return 0;
   uint32_t h = e->queue[e->qhead];
   if (e->slots[h].st.status != JOB_QUEUED || (!e->freed && h == e->plan_failed))

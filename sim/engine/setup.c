@@ -12,7 +12,8 @@
 
 /* The parts a run may have, asked in this order (each registers itself
  * only when it takes part). Cloud sites, pools and the like go here. */
-static const sim_part_open_fn part_opens[] = {mig_part_open};
+static const sim_part_open_fn part_opens[] = {mig_part_open,
+                                               migrate_part_open};
 
 int engine_add_part(engine *e, const sim_part_ops *ops, void *self) {
   if (e->nparts == SIM_MAX_ENGINE_PARTS)
@@ -239,10 +240,6 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
   lsched_totals tot;
   lsched_cluster_totals(e->sc->c, &tot);
   e->total_milli = tot.gpu_milli;
-  if (e->can_plan && migrate_open(e, cat)) {
-    snprintf(err, errlen, "out of memory");
-    return -2;
-  }
   if (opt->timeline)
     metrics_timeline_header(e);
   if ((rc = src_rewind(&e->src, err, errlen)))
