@@ -183,6 +183,23 @@ typedef struct sim_part {
   void *self;
 } sim_part;
 
+/* Which per-job hooks any registered part has (engine.hooks): a run
+ * without such a part pays one bit test per hook point. */
+enum {
+  SIM_HOOK_ARRIVAL = 1u << 0,
+  SIM_HOOK_REQUEST = 1u << 1,
+  SIM_HOOK_ALT_REQUEST = 1u << 2,
+  SIM_HOOK_BEFORE_PLACE = 1u << 3,
+  SIM_HOOK_QUEUED = 1u << 4,
+  SIM_HOOK_PLACED = 1u << 5,
+  SIM_HOOK_START = 1u << 6,
+  SIM_HOOK_FINISH = 1u << 7,
+  SIM_HOOK_FILL_PART = 1u << 8,
+  SIM_HOOK_OUTPUT = 1u << 9,
+  SIM_HOOK_ADVANCE = 1u << 10,
+  SIM_HOOK_AFTER_PASS = 1u << 11
+};
+
 /* Most parts one run registers. */
 #define SIM_MAX_ENGINE_PARTS 8
 
@@ -270,6 +287,7 @@ struct sim_engine {
   /* registered parts (MIG, ...) */
   sim_part parts[SIM_MAX_ENGINE_PARTS];
   int nparts;
+  unsigned hooks;        /* SIM_HOOK_* of the registered parts */
   /* metrics (metrics.c): time-weighted state and the sums of outcomes */
   int64_t now;
   int64_t total_milli;   /* the cluster's GPU milli */
@@ -358,77 +376,97 @@ void metrics_timeline_row(engine *e);
 
 static inline void hook_request(const engine *e, const slot *s,
                                 lsched_request *r) {
-  FOR_PARTS(e, p)
-  if (p->ops->request)
-    p->ops->request(p->self, s, r);
+  if (e->hooks & SIM_HOOK_REQUEST) {
+    FOR_PARTS(e, p)
+    if (p->ops->request)
+      p->ops->request(p->self, s, r);
+  }
 }
 
 /* 1 if a part turned *r into another variant worth a try. */
 static inline int hook_alt_request(const engine *e, const slot *s,
                                    lsched_request *r) {
-  FOR_PARTS(e, p)
-  if (p->ops->alt_request && p->ops->alt_request(p->self, s, r))
-    return 1;
+  if (e->hooks & SIM_HOOK_ALT_REQUEST) {
+    FOR_PARTS(e, p)
+    if (p->ops->alt_request && p->ops->alt_request(p->self, s, r))
+      return 1;
+  }
   return 0;
 }
 
 static inline void hook_arrival(engine *e, const slot *s) {
-  FOR_PARTS(e, p)
-  if (p->ops->on_arrival)
-    p->ops->on_arrival(p->self, e, s);
+  if (e->hooks & SIM_HOOK_ARRIVAL) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_arrival)
+      p->ops->on_arrival(p->self, e, s);
+  }
 }
 
 static inline void hook_finish(engine *e, const slot *s,
                                const lsched_placement *parts, int n) {
-  FOR_PARTS(e, p)
-  if (p->ops->on_finish)
-    p->ops->on_finish(p->self, e, s, parts, n);
+  if (e->hooks & SIM_HOOK_FINISH) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_finish)
+      p->ops->on_finish(p->self, e, s, parts, n);
+  }
 }
 
 static inline void hook_before_place(const engine *e) {
-  FOR_PARTS(e, p)
-  if (p->ops->before_place)
-    p->ops->before_place(p->self);
+  if (e->hooks & SIM_HOOK_BEFORE_PLACE) {
+    FOR_PARTS(e, p)
+    if (p->ops->before_place)
+      p->ops->before_place(p->self);
+  }
 }
 
 static inline void hook_queued(engine *e, const slot *s, int delta) {
   fragtrack_queued(e->ft, s->shape, delta);
-  FOR_PARTS(e, p)
-  if (p->ops->on_queued)
-    p->ops->on_queued(p->self, s, delta);
+  if (e->hooks & SIM_HOOK_QUEUED) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_queued)
+      p->ops->on_queued(p->self, s, delta);
+  }
 }
 
 static inline void hook_placed(const engine *e, const slot *s,
                                const lsched_placement *parts, int n) {
-  FOR_PARTS(e, p)
-  if (p->ops->on_placed)
-    p->ops->on_placed(p->self, s, parts, n);
+  if (e->hooks & SIM_HOOK_PLACED) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_placed)
+      p->ops->on_placed(p->self, s, parts, n);
+  }
 }
 
 static inline int64_t hook_start(const engine *e, const slot *s,
                                  const lsched_placement *parts, int n) {
   int64_t wait = 0;
-  FOR_PARTS(e, p)
-  if (p->ops->on_start) {
-    int64_t w = p->ops->on_start(p->self, s, parts, n, e->now);
-    if (w > wait)
-      wait = w;
+  if (e->hooks & SIM_HOOK_START) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_start) {
+      int64_t w = p->ops->on_start(p->self, s, parts, n, e->now);
+      if (w > wait)
+        wait = w;
+    }
   }
   return wait;
 }
 
 static inline void hook_fill_part(const engine *e, const slot *s,
                                   lsched_placement *part) {
-  FOR_PARTS(e, p)
-  if (p->ops->fill_part)
-    p->ops->fill_part(p->self, s, part);
+  if (e->hooks & SIM_HOOK_FILL_PART) {
+    FOR_PARTS(e, p)
+    if (p->ops->fill_part)
+      p->ops->fill_part(p->self, s, part);
+  }
 }
 
 static inline void hook_output(const engine *e, const slot *s,
                                sim_job_out *o) {
-  FOR_PARTS(e, p)
-  if (p->ops->on_output)
-    p->ops->on_output(p->self, s, o);
+  if (e->hooks & SIM_HOOK_OUTPUT) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_output)
+      p->ops->on_output(p->self, s, o);
+  }
 }
 
 /* Advances the time-weighted integrals to time t. */
@@ -437,9 +475,11 @@ static inline void hook_advance(engine *e, int64_t t) {
   if (dt > 0) {
     e->alloc_area += (sim_i128)e->alloc_milli * dt;
     fragtrack_advance(e->ft, dt);
-    FOR_PARTS(e, p)
-    if (p->ops->on_advance)
-      p->ops->on_advance(p->self, dt);
+    if (e->hooks & SIM_HOOK_ADVANCE) {
+      FOR_PARTS(e, p)
+      if (p->ops->on_advance)
+        p->ops->on_advance(p->self, dt);
+    }
   }
   e->now = t;
 }

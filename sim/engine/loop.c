@@ -121,14 +121,16 @@ __attribute__((always_inline)) static inline int complete(engine *e,
 static int schedule(engine *e) {
   e->memo_gen++;
   int rc = e->q->pass(e);
-  FOR_PARTS(e, p)
-  if (rc == 0 && p->ops->after_pass) {
-    int d = p->ops->after_pass(p->self, e);
-    if (d < 0)
-      return -1;
-    if (d > 0) {
-      e->memo_gen++;
-      rc = e->q->pass(e);
+  if (e->hooks & SIM_HOOK_AFTER_PASS) {
+    FOR_PARTS(e, p)
+    if (rc == 0 && p->ops->after_pass) {
+      int d = p->ops->after_pass(p->self, e);
+      if (d < 0)
+        return -1;
+      if (d > 0) {
+        e->memo_gen++;
+        rc = e->q->pass(e);
+      }
     }
   }
   e->new_from = e->qlen;

@@ -21,6 +21,18 @@ int engine_add_part(engine *e, const sim_part_ops *ops, void *self) {
   e->parts[e->nparts].ops = ops;
   e->parts[e->nparts].self = self;
   e->nparts++;
+  e->hooks |= (ops->on_arrival ? SIM_HOOK_ARRIVAL : 0) |
+              (ops->request ? SIM_HOOK_REQUEST : 0) |
+              (ops->alt_request ? SIM_HOOK_ALT_REQUEST : 0) |
+              (ops->before_place ? SIM_HOOK_BEFORE_PLACE : 0) |
+              (ops->on_queued ? SIM_HOOK_QUEUED : 0) |
+              (ops->on_placed ? SIM_HOOK_PLACED : 0) |
+              (ops->on_start ? SIM_HOOK_START : 0) |
+              (ops->on_finish ? SIM_HOOK_FINISH : 0) |
+              (ops->fill_part ? SIM_HOOK_FILL_PART : 0) |
+              (ops->on_output ? SIM_HOOK_OUTPUT : 0) |
+              (ops->on_advance ? SIM_HOOK_ADVANCE : 0) |
+              (ops->after_pass ? SIM_HOOK_AFTER_PASS : 0);
   return 0;
 }
 
