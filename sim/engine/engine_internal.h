@@ -29,7 +29,8 @@
  * directly at the same points (hook_* below), before the registered parts:
  * every run has them, and the hot path (arrival, completion, a pass over
  * the queue) keeps a direct call where it had one. A run without parts
- * pays one compare per hook, as the former `if (mig)` branches did.
+ * pays one bit test per hook point (engine.hooks), as the former
+ * `if (mig)` branches cost one compare.
  */
 #ifndef SCHEDSIM_ENGINE_INTERNAL_H
 #define SCHEDSIM_ENGINE_INTERNAL_H
@@ -148,7 +149,9 @@ typedef struct sim_part_ops {
   void (*before_place)(void *self);
   /* s's queue membership changed by delta (+1 queued, -1 left). */
   void (*on_queued)(void *self, const slot *s, int delta);
-  /* s now holds parts (placed, or moved by a migration). */
+  /* s now holds parts: placed (under backfill possibly only to test a
+   * candidate, which then goes back to the queue: on_queued +1), or moved
+   * by a migration. */
   void (*on_placed)(void *self, const slot *s, const lsched_placement *parts,
                     int n);
   /* s starts on parts at now: returns how long it waits before it runs

@@ -7,8 +7,9 @@
  * Order within one event time, which every output depends on: completions
  * first (they only free resources; equal times by slot, heap.h), then
  * arrivals in submit order (ties in file order), then one pass of the
- * queue discipline (and a migration plan when its head stays blocked),
- * then one timeline row.
+ * queue discipline (and another after each part's after_pass that changed
+ * the cluster: a migration plan for a blocked head), then one timeline
+ * row.
  */
 #include "engine_internal.h"
 
