@@ -622,6 +622,42 @@ static int manifest_load(manifest *m, const char *file, char *err,
                 m->npolicies * m->nseeds;
   for (int k = 0; k < m->nparams; k++)
     runs *= m->params[k].n;
+  /* The longest run id (expand): it must fit sw_run.id whole, since a cut
+   * id could name two runs alike. */
+  size_t idlen = 2 + 20 + 4, longest;
+  sw_input *ins[2] = {m->traces, m->clusters};
+  int nins[2] = {m->ntraces, m->nclusters};
+  for (int k = 0; k < 2; k++) {
+    longest = 0;
+    for (int i = 0; i < nins[k]; i++)
+      if (strlen(ins[k][i].label) > longest)
+        longest = strlen(ins[k][i].label);
+    idlen += longest;
+  }
+  char **strs[2] = {m->queues, m->policies};
+  int nstrs[2] = {m->nqueues, m->npolicies};
+  for (int k = 0; k < 2; k++) {
+    longest = 0;
+    for (int i = 0; i < nstrs[k]; i++)
+      if (strlen(strs[k][i]) > longest)
+        longest = strlen(strs[k][i]);
+    idlen += longest;
+  }
+  for (int k = 0; k < m->nparams; k++) {
+    const sw_param *p = &m->params[k];
+    longest = 0;
+    for (int i = 0; i < p->n; i++)
+      if (strlen(p->ids[i]) > longest)
+        longest = strlen(p->ids[i]);
+    idlen += 1 + strlen(p->o->idtag ? p->o->idtag : p->o->mkey) + longest;
+  }
+  if (idlen >= sizeof(((sw_run *)0)->id)) {
+    snprintf(err, errlen,
+             "%s: run ids would be up to %zu bytes long (at most %zu): "
+             "give shorter labels or parameter values",
+             file, idlen, sizeof(((sw_run *)0)->id) - 1);
+    goto out;
+  }
   if (runs > SWEEP_MAX_RUNS) {
     snprintf(err, errlen,
              "%s: the grid has %.0f runs (traces x clusters x queues x "
