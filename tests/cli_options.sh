@@ -146,6 +146,12 @@ for c in a100-h100 builtin-default; do
   same "$T/c3/${c}_best-fit" "$T/r3-$c" "compare --synthetic-load on $c"
 done
 expect 2 "go together" -- "$BIN" compare --synthetic-load 0.8 --out "$T/c4"
+# A bad --durations-from stops compare (and sweep) before any run.
+expect 2 "nosuch.csv" -- "$BIN" compare --synthetic-load 0.8 --durations-from "$T/nosuch.csv" --out "$T/c5"
+[ -e "$T/c5" ] && bad "compare wrote $T/c5 despite a bad --durations-from" || ok
+printf '{%s, "parameters": {"synthetic_load": [1], "durations_from": ["nosuch.csv"]}}\n' "$base" >"$T/bad6.json"
+expect 2 "bad6.json: parameters.durations_from[0]" -- "$BIN" sweep "$T/bad6.json" --out "$T/s6"
+[ -e "$T/s6" ] && bad "sweep wrote $T/s6 despite a bad durations_from" || ok
 
 # ---- --workers and --jobs: the same results
 expect 0 "" -- "$BIN" compare --policy first-fit,best-fit,fgd --queue fifo,skip --out "$T/w1" --workers 3 --quiet --no-plots
@@ -179,15 +185,13 @@ while IFS=$'\t' read -r id _ args; do
   s=$(echo "$args" | sed 's/.*seed=\([^ ]*\).*/\1/')
   e=$(echo "$args" | sed 's/.*estimate_factor=\([^ ]*\).*/\1/')
   m=$(echo "$args" | sed 's/.*migration_cost=\([^ ]*\).*/\1/')
-  # Every other run, to keep the test short; all four parameter points
-  # of a (policy, queue, seed) are among them.
   n=$((n + 1))
-  [ $((n % 2)) = 1 ] || [ "$p" = defrag ] || continue
   "$BIN" run --cluster builtin:default --trace builtin:default --queue "$q" --policy "$p" \
     --seed "$s" --estimate-factor "$e" --migration-cost "$m" --out "$T/gs/$id" --quiet >/dev/null 2>&1 \
     || bad "single run $id"
   same "$T/g/runs/$id" "$T/gs/$id" "sweep run $id"
 done <"$T/grid.txt"
+[ $n = 32 ] && ok || bad "compared $n of 32 grid runs with their single runs"
 # --jobs (alias) and --workers give the same sweep.csv.
 expect 0 "" -- "$BIN" sweep "$T/grid.json" --out "$T/g1" --jobs 1 --quiet
 cmp -s "$T/g/sweep.csv" "$T/g1/sweep.csv" && ok || bad "sweep.csv differs between --workers 2 and --jobs 1"

@@ -386,7 +386,8 @@ int cmd_run(int argc, char **argv) {
     if (o.synth_load > 0 || o.durations_from) {
       /* Synthetic times (e.g. for the 5-column multigpu lists): durations
        * drawn from another trace, Poisson arrivals at the given load. */
-      status = run_config_synthetic_times(&o, &t, sc.gpus, err, sizeof err);
+      status =
+          run_config_synthetic_times(&o, &t, NULL, sc.gpus, err, sizeof err);
       if (status) {
         fprintf(stderr, "schedsim%s: %s\n",
                 o.given[OPT_SYNTH_LOAD] && o.given[OPT_DUR_FROM] ? ""

@@ -440,8 +440,9 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->mig_requests = rc->mig_requests;
 }
 
-int run_config_synthetic_times(const run_config *rc, trace *t, int gpus,
-                               char *err, size_t errlen) {
+int run_config_synthetic_times(const run_config *rc, trace *t,
+                               const trace *from, int gpus, char *err,
+                               size_t errlen) {
   if (!(rc->synth_load > 0) && !rc->durations_from)
     return 0;
   if (!(rc->synth_load > 0) || !rc->durations_from) {
@@ -449,15 +450,15 @@ int run_config_synthetic_times(const run_config *rc, trace *t, int gpus,
              "--synthetic-load and --durations-from go together");
     return 2;
   }
-  trace from;
-  trace_init(&from);
+  trace own;
+  trace_init(&own);
   trace_error te;
   te.msg[0] = 0;
-  int rc2 = trace_load(&from, rc->durations_from, &te) ||
-            trace_synthetic_times(t, &from, rc->synth_load, gpus, rc->seed,
-                                  &te);
-  trace_free(&from);
-  if (rc2) {
+  int bad = (!from && trace_load(&own, rc->durations_from, &te)) ||
+            trace_synthetic_times(t, from ? from : &own, rc->synth_load, gpus,
+                                  rc->seed, &te);
+  trace_free(&own);
+  if (bad) {
     snprintf(err, errlen, "%s", te.msg);
     return cli_load_status(te.msg);
   }

@@ -143,11 +143,14 @@ const char *run_config_queue(const run_config *rc);
 /*
  * Synthetic times (--synthetic-load with --durations-from): rewrites t's
  * arrivals and durations for a cluster of `gpus` GPUs, as `schedsim run`
- * does. 0 when neither is set or the rewrite worked; 2 with err set for
- * bad input (only one of the two, unreadable FILE, no durations).
+ * does, drawing durations from `from` (NULL: the --durations-from file is
+ * loaded here). 0 when neither option is set or the rewrite worked; else
+ * an exit status (2 bad input: only one of the two, unreadable FILE, no
+ * durations; 1 out of memory) with err set.
  */
-int run_config_synthetic_times(const run_config *rc, trace *t, int gpus,
-                               char *err, size_t errlen);
+int run_config_synthetic_times(const run_config *rc, trace *t,
+                               const trace *from, int gpus, char *err,
+                               size_t errlen);
 
 /* Table-driven parsers the rows name (0 or -1). */
 int cli_check_queue(const char *s);

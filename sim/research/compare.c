@@ -38,6 +38,7 @@ typedef struct cmp_ctx {
   sim_cluster *clusters;
   char *const *cluster_paths;
   trace *t; /* each worker's own copy after fork (synthetic times) */
+  const trace *from; /* --durations-from, loaded once (else NULL) */
   const char *trace_path;
   uint64_t seed;
   const run_config *rc; /* every option that changes a run */
@@ -51,7 +52,8 @@ static int cmp_task(size_t i, pool_slot *slot, void *user) {
   /* Synthetic times depend on the cluster's GPUs: each run rewrites the
    * trace it got from the parent, its own copy since the fork. */
   char err[ERRLEN];
-  int sst = run_config_synthetic_times(c->rc, c->t, sc->gpus, err, sizeof err);
+  int sst = run_config_synthetic_times(c->rc, c->t, c->from, sc->gpus, err,
+                                       sizeof err);
   if (sst) {
     fprintf(stderr, "schedsim compare: run %s: %s\n", r->label, err);
     return sst;
@@ -162,8 +164,9 @@ int cmd_compare(int argc, char **argv) {
   char err[ERRLEN] = "";
   int status = 2;
   gpu_catalog cat;
-  trace t;
+  trace t, from; /* the trace; --durations-from's */
   trace_init(&t);
+  trace_init(&from);
   sim_cluster *scs = calloc((size_t)ncl, sizeof *scs);
   cmp_run *runs = NULL;
   run_metrics *met = NULL;
@@ -210,6 +213,15 @@ int cmd_compare(int argc, char **argv) {
     goto done;
   }
   cli_note_skipped(&t);
+  if (synthetic) {
+    trace_error te;
+    te.msg[0] = 0;
+    if (trace_load(&from, o.durations_from, &te)) {
+      fprintf(stderr, "schedsim: %s\n", te.msg);
+      status = cli_load_status(te.msg);
+      goto done;
+    }
+  }
   if (synthetic) /* the times come from --durations-from, per run */
     fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x each "
                     "cluster's GPUs, durations drawn from %s (seed %" PRIu64
@@ -282,7 +294,8 @@ int cmd_compare(int argc, char **argv) {
          nw > 1 ? "s" : "");
 
   /* ---- run, merge, print, plot ---- */
-  cmp_ctx ctx = {&cat, scs, clusters, &t, trace_path, seed, &o, runs};
+  cmp_ctx ctx = {&cat, scs, clusters, &t, synthetic ? &from : NULL,
+                 trace_path, seed, &o, runs};
   pool_run(n, nw, cmp_task, &ctx, st, !quiet, "compare");
   status = 0;
   for (size_t i = 0; i < n; i++)
@@ -339,6 +352,7 @@ done:
   free(st);
   lsched_registry_destroy(reg);
   trace_free(&t);
+  trace_free(&from);
   catalog_free(&cat);
   return status;
 }

@@ -811,7 +811,7 @@ static int sw_task(size_t i, pool_slot *slot, void *user) {
   }
   /* Synthetic times depend on the cluster and the seed: the run rewrites
    * its trace, its own copy since the fork (or the one it generated). */
-  int sst = run_config_synthetic_times(&rc, (trace *)t, sc->gpus, err,
+  int sst = run_config_synthetic_times(&rc, (trace *)t, NULL, sc->gpus, err,
                                        sizeof err);
   if (sst) {
     fprintf(stderr, "schedsim sweep: run %s: %s\n", r->id, err);
@@ -1045,6 +1045,25 @@ int cmd_sweep(int argc, char **argv) {
         fprintf(stderr, "schedsim: %s: clusters[%d]: %s\n", file, ncl, err);
         status = cli_load_status(err);
         goto done;
+      }
+    /* The durations_from traces are read by each run (its synthetic
+     * times depend on its cluster and seed); read here once each, so that
+     * a bad one stops the sweep before any run. */
+    for (int k = 0; k < m.nparams; k++)
+      for (int i = 0; m.params[k].o->id == OPT_DUR_FROM && i < m.params[k].n;
+           i++) {
+        trace from;
+        trace_init(&from);
+        trace_error te;
+        te.msg[0] = 0;
+        int bad = trace_load(&from, m.params[k].args[i], &te);
+        trace_free(&from);
+        if (bad) {
+          fprintf(stderr, "schedsim: %s: parameters.durations_from[%d]: %s\n",
+                  file, i, te.msg);
+          status = cli_load_status(te.msg);
+          goto done;
+        }
       }
     ntr = (size_t)m.ntraces * ng;
     /* Only the traces (and SWF rates) of runs still to do. */
