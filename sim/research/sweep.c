@@ -13,13 +13,16 @@
  *    "queues":   ["fifo", "skip"],            (default ["fifo"])
  *    "seeds":    [1, 2, 3],                   (default [1])
  *    "parameters": {"unknown_duration": [60, 600],
- *                   "swf_gpus_per_proc": [0.125, 1]},
+ *                   "swf_gpus_per_proc": [0.125, 1],
+ *                   "migration_cost": [0, 30]},  (every option of the
+ *                   table with a manifest key: sim/cli/options.def)
  *    "catalog": "file.json", "prices": {"G2": 2.0}, "check": false}
  * Relative paths are relative to the manifest's directory.
  *
  * Runs are numbered in that nesting order (traces outermost, parameters
- * innermost) and named
- *   <trace>_<cluster>_<queue>_<policy>_s<seed>[_ud<secs>][_gpp<rate>]
+ * innermost, in option table order) and named
+ *   <trace>_<cluster>_<queue>_<policy>_s<seed>[_ud<secs>][_gpp<rate>]...
+ * (one _<tag><value> per parameter; see expand)
  * from the labels (base names without extension unless given). A run
  * writes into DIR/runs/.<id>.tmp.<pid>/ and renames that to
  * DIR/runs/<id>/ when complete, so a run directory exists only complete;
