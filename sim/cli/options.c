@@ -258,6 +258,8 @@ int cli_option_set(const cli_option *o, unsigned cmd, const char *arg,
       return list_add(o, (char *)arg, list, n, err, errlen);
     /* Comma-separated items; argv is split in place, as the items stay
      * pointers into it. */
+    char shown[64]; /* for the message: strtok_r cuts arg */
+    snprintf(shown, sizeof shown, "%s", arg);
     char *save = NULL;
     int any = 0;
     for (char *tok = strtok_r((char *)arg, ",", &save); tok;
@@ -267,7 +269,7 @@ int cli_option_set(const cli_option *o, unsigned cmd, const char *arg,
         return -1;
     }
     if (!any) {
-      snprintf(err, errlen, "empty list");
+      snprintf(err, errlen, "'%s': an empty list", shown);
       return -1;
     }
     return 0;

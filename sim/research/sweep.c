@@ -930,9 +930,9 @@ static int write_sweep_csv(const char *outdir, const manifest *m,
 
 int cmd_sweep(int argc, char **argv) {
   run_config o;
-  char *pos[1];
+  char *pos[8];
   int npos;
-  int pst = cli_parse(C_SWEEP, argc, argv, &o, pos, 1, &npos);
+  int pst = cli_parse(C_SWEEP, argc, argv, &o, pos, 8, &npos);
   if (pst >= 0)
     return pst;
   const char *outdir = o.out ? o.out : "out/sweep";
