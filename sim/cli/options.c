@@ -23,9 +23,9 @@
 #define STR(f) .kind = K_STR, .off = offsetof(run_config, f)
 #define ENUM(f, p, e)                                                          \
   .kind = K_ENUM, .off = offsetof(run_config, f), .parse = p, .expect = e
-#define LIST(f, n, c, chk)                                                     \
+#define LIST(f, n, c, chk, e)                                                  \
   .kind = K_LIST, .off = offsetof(run_config, f),                              \
-  .count_off = offsetof(run_config, n), .cap = c, .check = chk
+  .count_off = offsetof(run_config, n), .cap = c, .check = chk, .expect = e
 #define HELP .kind = K_HELP, .off = offsetof(run_config, help)
 
 static const cli_option table[] = {
@@ -185,9 +185,7 @@ static int parse_num(const char *s, double lo, double hi, double *out) {
 static int list_add(const cli_option *o, char *item, char **list, int *n,
                     char *err, size_t errlen) {
   if (o->check && o->check(item)) {
-    snprintf(err, errlen, "'%s': expected %s", item,
-             o->id == OPT_QUEUE ? "fifo, skip, backfill or priority"
-                                : "a valid value");
+    snprintf(err, errlen, "'%s': expected %s", item, o->expect);
     return -1;
   }
   if (o->flags & OF_UNIQUE)

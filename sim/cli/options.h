@@ -33,7 +33,7 @@ enum {
 };
 
 /* Row flags (options.def explains them). */
-enum { OF_SPLIT = 1, OF_UNIQUE = 2, OF_PATH = 4, OF_LOAD = 8 };
+enum { OF_SPLIT = 1, OF_UNIQUE = 2, OF_PATH = 4 };
 
 /* Value types. */
 typedef enum cli_kind {
