@@ -153,6 +153,18 @@ printf '{%s, "parameters": {"synthetic_load": [1], "durations_from": ["nosuch.cs
 expect 2 "bad6.json: parameters.durations_from[0]" -- "$BIN" sweep "$T/bad6.json" --out "$T/s6"
 [ -e "$T/s6" ] && bad "sweep wrote $T/s6 despite a bad durations_from" || ok
 
+# --mig-map in compare equals run's (and changes the run).
+MIG=$SRC/sim/examples/mig
+"$BIN" generate --mix "$MIG/inference-dev-mix.json" --seed 1 --jobs 300 --out "$T/mig.csv" >/dev/null
+expect 0 "" -- "$BIN" compare --trace "$T/mig.csv" --cluster "$MIG/a100-20-mig-dynamic.json" \
+  --policy mig-best-fit --queue skip --mig-map compute --out "$T/cm" --quiet --no-plots
+for map in compute both; do
+  "$BIN" run --trace "$T/mig.csv" --cluster "$MIG/a100-20-mig-dynamic.json" --policy mig-best-fit \
+    --queue skip --mig-map $map --out "$T/rm-$map" --quiet >/dev/null 2>&1 || bad "MIG single run $map"
+done
+same "$T/cm/mig-best-fit" "$T/rm-compute" "compare --mig-map compute"
+cmp -s "$T/rm-compute/summary.json" "$T/rm-both/summary.json" && bad "--mig-map changed nothing" || ok
+
 # ---- --workers and --jobs: the same results
 expect 0 "" -- "$BIN" compare --policy first-fit,best-fit,fgd --queue fifo,skip --out "$T/w1" --workers 3 --quiet --no-plots
 expect 0 "" -- "$BIN" compare --policy first-fit,best-fit,fgd --queue fifo,skip --out "$T/w2" --jobs 1 --quiet --no-plots
