@@ -1,11 +1,11 @@
 /* The schedsim subcommands (see cli.h). */
 #include "cli.h"
 #include "clock.h"
+#include "options.h"
 #include "output.h"
 #include "synth_mix.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -269,363 +269,20 @@ int cli_replay(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
 
 /* ------------------------------------------------------------------ run */
 
-static void run_usage(FILE *f) {
-  fputs(
-      "usage: schedsim run --cluster FILE --trace FILE --policy NAME\n"
-      "                    [--queue fifo|skip|backfill|priority] [--seed N]\n"
-      "                    [--out DIR] [--estimate-factor F]\n"
-      "                    [--unknown-duration SECONDS] [--catalog FILE]\n"
-      "                    [--price MODEL=USD]... [--check] [--quiet]\n"
-      "\n"
-      "Replays TRACE on CLUSTER: jobs arrive at their submit time, wait in\n"
-      "the queue, run for their duration where POLICY places them.\n"
-      "\n"
-      "  --cluster FILE   JSON cluster spec or Alibaba node list CSV;\n"
-      "                   'builtin:default' = 16x8 A100-80GB + 8x8 H100\n"
-      "  --trace FILE     job trace, format detected (see --trace-format);\n"
-      "                   'builtin:default' = the synthetic default workload\n"
-      "  --policy NAME    see 'schedsim policies'\n"
-      "  --queue          fifo: head-of-line blocking (default);\n"
-      "                   skip: start every waiting job that fits, in order;\n"
-      "                   backfill: EASY backfilling behind the head's\n"
-      "                   reservation; priority: QoS classes (Guaranteed >\n"
-      "                   LS > Burstable > BE), FIFO within a class\n"
-      "  --estimate-factor F  runtime estimate = duration x F (backfill; 1)\n"
-      "  --policy-param K=V   set a policy parameter (defrag: base=NAME)\n"
-      "  migration (policies that plan moves, e.g. --policy defrag):\n"
-      "  --migration-cost S   seconds per move (fixed part; 0)\n"
-      "  --migration-cost-per-gib S  seconds per GiB of GPU memory held (0)\n"
-      "  --max-moves M        moves per decision (2)\n"
-      "  --max-moves-per-job K  moves per job over its life (1)\n"
-      "  --preempt            stop and requeue instead of moving\n"
-      "  --synthetic-load L --durations-from FILE  give the trace synthetic\n"
-      "                   times: durations drawn from FILE, Poisson arrivals\n"
-      "                   offering L x the cluster's GPUs (seed --seed)\n"
-      "  --checkpoint-interval S  preempted jobs keep whole intervals (0)\n"
-      "  --seed N         seed for randomised policies and builtin traces (1)\n"
-      "  --out DIR        write summary.json, jobs.csv, timeline.csv\n"
-      "  --unknown-duration S  run time for jobs whose trace has none\n"
-      "  --catalog FILE   GPU catalog JSON instead of the built-in one\n"
-      "  --price M=USD    override the per-GPU-hour price of model M\n"
-      "  --check          check every libsched invariant after each event\n"
-      "  --quiet          no progress display\n"
-      "  --trace-format NAME  read TRACE as NAME instead of detecting it:\n"
-      "                   " TRACE_FORMAT_NAMES "\n"
-      "  --swf-gpus-per-proc R  SWF: a job gets ceil(processors x R) GPUs (1)\n"
-      "  --mig-map M      MIG GPUs: a job's instance kind from its gpu_milli\n"
-      "                   by compute (slices/7), memory (slots/8) or both\n"
-      "                   (default); multi-GPU jobs take 7g per GPU\n"
-      "  --mig-requests FILE  explicit MIG requests per job (CSV job,profile,\n"
-      "                   gpu_memory_gib,compute_fraction)\n",
-      f);
-}
-
-typedef struct common_opts {
-  const char *cluster, *trace, *policy, *out, *catalog;
-  sim_queue_kind queue;
-  const char *queue_name;
-  uint64_t seed;
-  int64_t unknown_us;
-  double estimate_factor;
-  double mig_fixed, mig_gib, checkpoint;
-  int max_moves, max_moves_job, preempt;
-  char *pparams[32];
-  int npparams;
-  double synth_load;
-  const char *durations_from;
-  sim_mig_map mig_map;       /* --mig-map */
-  const char *mig_requests;  /* --mig-requests */
-  const char *mix;           /* generate --mix */
-  int check, quiet;
-  char *prices[64];
-  int nprices;
-  trace_load_opts load; /* --trace-format, --swf-gpus-per-proc */
-} common_opts;
-
-enum {
-  OPT_CLUSTER = 1000,
-  OPT_TRACE,
-  OPT_POLICY,
-  OPT_QUEUE,
-  OPT_SEED,
-  OPT_OUT,
-  OPT_UNKNOWN,
-  OPT_CATALOG,
-  OPT_PRICE,
-  OPT_CHECK,
-  OPT_QUIET,
-  OPT_JOBS,
-  OPT_HELP,
-  OPT_TRACE_FORMAT,
-  OPT_SWF_GPP,
-  OPT_ESTIMATE,
-  OPT_MIG_COST,
-  OPT_MIG_GIB,
-  OPT_MAX_MOVES,
-  OPT_MAX_MOVES_JOB,
-  OPT_PREEMPT,
-  OPT_CHECKPOINT,
-  OPT_PPARAM,
-  OPT_SYNTH_LOAD,
-  OPT_DUR_FROM,
-  OPT_MIG_MAP,
-  OPT_MIG_REQUESTS,
-  OPT_MIX
-};
-
-static const struct option common_long[] = {
-    {"cluster", required_argument, 0, OPT_CLUSTER},
-    {"trace", required_argument, 0, OPT_TRACE},
-    {"policy", required_argument, 0, OPT_POLICY},
-    {"queue", required_argument, 0, OPT_QUEUE},
-    {"seed", required_argument, 0, OPT_SEED},
-    {"out", required_argument, 0, OPT_OUT},
-    {"unknown-duration", required_argument, 0, OPT_UNKNOWN},
-    {"estimate-factor", required_argument, 0, OPT_ESTIMATE},
-    {"migration-cost", required_argument, 0, OPT_MIG_COST},
-    {"migration-cost-per-gib", required_argument, 0, OPT_MIG_GIB},
-    {"max-moves", required_argument, 0, OPT_MAX_MOVES},
-    {"max-moves-per-job", required_argument, 0, OPT_MAX_MOVES_JOB},
-    {"preempt", no_argument, 0, OPT_PREEMPT},
-    {"checkpoint-interval", required_argument, 0, OPT_CHECKPOINT},
-    {"policy-param", required_argument, 0, OPT_PPARAM},
-    {"synthetic-load", required_argument, 0, OPT_SYNTH_LOAD},
-    {"durations-from", required_argument, 0, OPT_DUR_FROM},
-    {"catalog", required_argument, 0, OPT_CATALOG},
-    {"price", required_argument, 0, OPT_PRICE},
-    {"check", no_argument, 0, OPT_CHECK},
-    {"quiet", no_argument, 0, OPT_QUIET},
-    {"jobs", required_argument, 0, OPT_JOBS},
-    {"help", no_argument, 0, OPT_HELP},
-    {"trace-format", required_argument, 0, OPT_TRACE_FORMAT},
-    {"swf-gpus-per-proc", required_argument, 0, OPT_SWF_GPP},
-    {"mig-map", required_argument, 0, OPT_MIG_MAP},
-    {"mig-requests", required_argument, 0, OPT_MIG_REQUESTS},
-    {"mix", required_argument, 0, OPT_MIX},
-    {0, 0, 0, 0}};
-
-/* Parses the options every command shares. Returns -1 to continue, or an
- * exit status. allowed: string of accepted OPT_ codes. */
-static int parse_common(int argc, char **argv, common_opts *o,
-                        const int *allowed, uint64_t *jobs,
-                        void (*help)(FILE *)) {
-  memset(o, 0, sizeof *o);
-  o->queue = SIM_QUEUE_FIFO;
-  o->queue_name = "fifo";
-  o->seed = 1;
-  o->unknown_us = -1;
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", common_long, NULL)) != -1) {
-    int ok = c == 'h' || c == OPT_HELP;
-    for (const int *a = allowed; *a && !ok; a++)
-      ok = *a == c;
-    if (!ok || c == '?' || c == ':') {
-      if (optopt)
-        fprintf(stderr, "schedsim %s: bad or missing argument for option\n",
-                argv[0]);
-      else
-        fprintf(stderr, "schedsim %s: unknown option '%s'\n", argv[0],
-                argv[optind - 1]);
-      help(stderr);
-      return 2;
-    }
-    switch (c) {
-    case 'h':
-    case OPT_HELP:
-      help(stdout);
-      return 0;
-    case OPT_CLUSTER:
-      o->cluster = optarg;
-      break;
-    case OPT_TRACE:
-      o->trace = optarg;
-      break;
-    case OPT_POLICY:
-      o->policy = optarg;
-      break;
-    case OPT_QUEUE:
-      if (sim_queue_parse(optarg, &o->queue)) {
-        fprintf(stderr, "schedsim: --queue '%s': expected fifo, skip, "
-                        "backfill or priority\n", optarg);
-        return 2;
-      }
-      o->queue_name = optarg;
-      break;
-    case OPT_SEED:
-      if (cli_parse_u64(optarg, &o->seed)) {
-        fprintf(stderr, "schedsim: --seed '%s': expected an unsigned "
-                        "integer\n", optarg);
-        return 2;
-      }
-      break;
-    case OPT_OUT:
-      o->out = optarg;
-      break;
-    case OPT_MIG_COST:
-    case OPT_MIG_GIB:
-    case OPT_CHECKPOINT: {
-      int64_t us;
-      if (cli_parse_seconds_us(optarg, &us)) {
-        fprintf(stderr, "schedsim: --%s '%s': expected seconds >= 0\n",
-                c == OPT_MIG_COST  ? "migration-cost"
-                : c == OPT_MIG_GIB ? "migration-cost-per-gib"
-                                   : "checkpoint-interval",
-                optarg);
-        return 2;
-      }
-      double v = (double)us / 1e6;
-      if (c == OPT_MIG_COST)
-        o->mig_fixed = v;
-      else if (c == OPT_MIG_GIB)
-        o->mig_gib = v;
-      else
-        o->checkpoint = v;
-      break;
-    }
-    case OPT_MAX_MOVES:
-    case OPT_MAX_MOVES_JOB: {
-      uint64_t v;
-      if (cli_parse_u64(optarg, &v) || v < 1 || v > 64) {
-        fprintf(stderr, "schedsim: --%s '%s': expected 1..64\n",
-                c == OPT_MAX_MOVES ? "max-moves" : "max-moves-per-job",
-                optarg);
-        return 2;
-      }
-      if (c == OPT_MAX_MOVES)
-        o->max_moves = (int)v;
-      else
-        o->max_moves_job = (int)v;
-      break;
-    }
-    case OPT_PREEMPT:
-      o->preempt = 1;
-      break;
-    case OPT_SYNTH_LOAD: {
-      char *end;
-      errno = 0;
-      o->synth_load = strtod(optarg, &end);
-      if (errno || end == optarg || *end || !isfinite(o->synth_load) ||
-          o->synth_load <= 0 || o->synth_load > 1000) {
-        fprintf(stderr, "schedsim: --synthetic-load '%s': expected a number "
-                        "> 0\n", optarg);
-        return 2;
-      }
-      break;
-    }
-    case OPT_DUR_FROM:
-      o->durations_from = optarg;
-      break;
-    case OPT_MIG_MAP:
-      if (sim_mig_map_parse(optarg, &o->mig_map)) {
-        fprintf(stderr, "schedsim: --mig-map '%s': expected compute, memory "
-                        "or both\n", optarg);
-        return 2;
-      }
-      break;
-    case OPT_MIG_REQUESTS:
-      o->mig_requests = optarg;
-      break;
-    case OPT_MIX:
-      o->mix = optarg;
-      break;
-    case OPT_PPARAM:
-      if (o->npparams == 32) {
-        fprintf(stderr, "schedsim: too many --policy-param options\n");
-        return 2;
-      }
-      o->pparams[o->npparams++] = optarg;
-      break;
-    case OPT_ESTIMATE: {
-      char *end;
-      errno = 0;
-      o->estimate_factor = strtod(optarg, &end);
-      if (errno || end == optarg || *end || !isfinite(o->estimate_factor) ||
-          o->estimate_factor <= 0 || o->estimate_factor > 1e6) {
-        fprintf(stderr, "schedsim: --estimate-factor '%s': expected a "
-                        "number > 0\n", optarg);
-        return 2;
-      }
-      break;
-    }
-    case OPT_UNKNOWN:
-      if (cli_parse_seconds_us(optarg, &o->unknown_us)) {
-        fprintf(stderr, "schedsim: --unknown-duration '%s': expected "
-                        "seconds >= 0\n", optarg);
-        return 2;
-      }
-      break;
-    case OPT_CATALOG:
-      o->catalog = optarg;
-      break;
-    case OPT_PRICE:
-      if (o->nprices == 64) {
-        fprintf(stderr, "schedsim: too many --price options\n");
-        return 2;
-      }
-      o->prices[o->nprices++] = optarg;
-      break;
-    case OPT_CHECK:
-      o->check = 1;
-      break;
-    case OPT_QUIET:
-      o->quiet = 1;
-      break;
-    case OPT_JOBS:
-      if (cli_parse_u64(optarg, jobs) || *jobs == 0 || *jobs > UINT32_MAX - 1) {
-        fprintf(stderr, "schedsim: --jobs '%s': expected 1..%u\n", optarg,
-                UINT32_MAX - 1);
-        return 2;
-      }
-      break;
-    case OPT_TRACE_FORMAT:
-      o->load.format = trace_format_from_name(optarg);
-      if (o->load.format == TRACE_FMT_UNKNOWN) {
-        fprintf(stderr, "schedsim: --trace-format '%s': expected one of "
-                        TRACE_FORMAT_NAMES "\n", optarg);
-        return 2;
-      }
-      break;
-    case OPT_SWF_GPP:
-      if (cli_parse_positive(optarg, &o->load.swf_gpus_per_proc)) {
-        fprintf(stderr, "schedsim: --swf-gpus-per-proc '%s': expected a "
-                        "number > 0\n", optarg);
-        return 2;
-      }
-      break;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "schedsim %s: unexpected argument '%s'\n", argv[0],
-            argv[optind]);
-    help(stderr);
-    return 2;
-  }
-  return -1;
-}
-
 int cmd_run(int argc, char **argv) {
-  static const int allowed[] = {OPT_CLUSTER, OPT_TRACE, OPT_POLICY,
-                                OPT_QUEUE,   OPT_SEED,  OPT_OUT,
-                                OPT_UNKNOWN, OPT_CATALOG, OPT_PRICE,
-                                OPT_CHECK,   OPT_QUIET, OPT_TRACE_FORMAT,
-                                OPT_SWF_GPP, OPT_ESTIMATE, OPT_MIG_COST,
-                                OPT_MIG_GIB, OPT_MAX_MOVES, OPT_MAX_MOVES_JOB,
-                                OPT_PREEMPT, OPT_CHECKPOINT, OPT_PPARAM,
-                                OPT_SYNTH_LOAD, OPT_DUR_FROM, OPT_MIG_MAP,
-                                OPT_MIG_REQUESTS, 0};
-  common_opts o;
-  uint64_t jobs = 0;
-  int st = parse_common(argc, argv, &o, allowed, &jobs, run_usage);
+  run_config o;
+  int npos;
+  int st = cli_parse(C_RUN, argc, argv, &o, NULL, 0, &npos);
   if (st >= 0)
     return st;
-  if (!o.cluster || !o.trace || !o.policy) {
+  if (!o.ncluster || !o.trace || !o.npolicy) {
     fprintf(stderr, "schedsim run: --cluster, --trace and --policy are "
                     "required\n");
-    run_usage(stderr);
+    cli_help(C_RUN, stderr);
     return 2;
   }
+  const char *cluster = o.cluster[0], *policy = o.policy[0];
+  const char *queue_name = run_config_queue(&o);
   char err[ERRLEN] = "";
   gpu_catalog cat;
   sim_cluster sc;
@@ -637,28 +294,14 @@ int cmd_run(int argc, char **argv) {
     return cli_load_status(err);
   }
   int status = 2;
-  if (cli_load_cluster(&sc, o.cluster, &cat, o.check, err, sizeof err)) {
+  if (cli_load_cluster(&sc, cluster, &cat, o.check, err, sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
     catalog_free(&cat);
     return cli_load_status(err);
   }
-  sim_options opt = {0};
-  opt.policy = o.policy;
-  opt.queue = o.queue;
-  opt.seed = o.seed;
-  opt.unknown_duration_us = o.unknown_us;
-  opt.estimate_factor = o.estimate_factor;
-  opt.migration_fixed_s = o.mig_fixed;
-  opt.migration_per_gib_s = o.mig_gib;
-  opt.max_moves = o.max_moves;
-  opt.max_moves_per_job = o.max_moves_job;
-  opt.preempt = o.preempt;
-  opt.checkpoint_s = o.checkpoint;
-  opt.policy_params = o.pparams;
-  opt.npolicy_params = o.npparams;
-  opt.mig_map = o.mig_map;
-  opt.mig_requests = o.mig_requests;
-  run_meta meta = {"replay", o.policy, o.queue_name, o.seed, o.trace,
+  sim_options opt;
+  run_config_sim_options(&o, &opt);
+  run_meta meta = {"replay", policy, queue_name, o.seed, o.trace,
                    sc.name, sc.nodes, sc.gpus};
   sim_result res;
   memset(&res, 0, sizeof res);
@@ -708,24 +351,15 @@ int cmd_run(int argc, char **argv) {
     if (o.synth_load > 0 || o.durations_from) {
       /* Synthetic times (e.g. for the 5-column multigpu lists): durations
        * drawn from another trace, Poisson arrivals at the given load. */
-      if (!(o.synth_load > 0) || !o.durations_from) {
-        fprintf(stderr, "schedsim run: --synthetic-load and --durations-from "
-                        "go together\n");
-        status = 2;
+      status =
+          run_config_synthetic_times(&o, &t, NULL, sc.gpus, err, sizeof err);
+      if (status) {
+        fprintf(stderr, "schedsim%s: %s\n",
+                o.given[OPT_SYNTH_LOAD] && o.given[OPT_DUR_FROM] ? ""
+                                                                 : " run",
+                err);
         goto out;
       }
-      trace from;
-      trace_init(&from);
-      trace_error te;
-      if (trace_load(&from, o.durations_from, &te) ||
-          trace_synthetic_times(&t, &from, o.synth_load, sc.gpus, o.seed,
-                                &te)) {
-        fprintf(stderr, "schedsim: %s\n", te.msg);
-        trace_free(&from);
-        status = 2;
-        goto out;
-      }
-      trace_free(&from);
       fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x the "
                       "cluster's GPUs, durations drawn from %s (seed %llu)\n",
               t.path, o.synth_load, o.durations_from,
@@ -763,14 +397,11 @@ out:
 /* ------------------------------------------------------------- policies */
 
 int cmd_policies(int argc, char **argv) {
-  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || !strcmp(argv[1], "-h"))) {
-    puts("usage: schedsim policies\n\nLists the placement policies.");
-    return 0;
-  }
-  if (argc > 1) {
-    fprintf(stderr, "schedsim policies: unexpected argument '%s'\n", argv[1]);
-    return 2;
-  }
+  run_config o;
+  int npos;
+  int st = cli_parse(C_POLICIES, argc, argv, &o, NULL, 0, &npos);
+  if (st >= 0)
+    return st;
   lsched_registry *r;
   if (lsched_registry_create(&r, NULL) || lsched_registry_add_builtins(r)) {
     fprintf(stderr, "schedsim: cannot create the policy registry\n");
@@ -787,14 +418,11 @@ int cmd_policies(int argc, char **argv) {
 /* --------------------------------------------------------------- models */
 
 int cmd_models(int argc, char **argv) {
-  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || !strcmp(argv[1], "-h"))) {
-    puts("usage: schedsim models\n\nLists the built-in GPU catalog.");
-    return 0;
-  }
-  if (argc > 1) {
-    fprintf(stderr, "schedsim models: unexpected argument '%s'\n", argv[1]);
-    return 2;
-  }
+  run_config o;
+  int npos;
+  int st = cli_parse(C_MODELS, argc, argv, &o, NULL, 0, &npos);
+  if (st >= 0)
+    return st;
   char err[ERRLEN];
   gpu_catalog cat;
   if (catalog_load_default(&cat, err, sizeof err)) {
@@ -830,28 +458,16 @@ int cmd_models(int argc, char **argv) {
 
 /* ------------------------------------------------------------- generate */
 
-static void generate_usage(FILE *f) {
-  fputs("usage: schedsim generate --out FILE [--jobs N] [--seed N] "
-        "[--mix FILE]\n"
-        "\n"
-        "Writes the synthetic default workload (Poisson arrivals, lognormal\n"
-        "durations, a mix of whole- and fractional-GPU shapes; see\n"
-        "traces/synth.c) as an Alibaba pod list.\n"
-        "  --mix FILE   JSON workload mix instead of the default one: request\n"
-        "               shapes with weights, arrival rate, durations (README)\n",
-        f);
-}
-
 int cmd_generate(int argc, char **argv) {
-  static const int allowed[] = {OPT_OUT, OPT_SEED, OPT_JOBS, OPT_MIX, 0};
-  common_opts o;
-  uint64_t jobs = 0;
-  int st = parse_common(argc, argv, &o, allowed, &jobs, generate_usage);
+  run_config o;
+  int npos;
+  int st = cli_parse(C_GENERATE, argc, argv, &o, NULL, 0, &npos);
   if (st >= 0)
     return st;
+  uint64_t jobs = o.jobs;
   if (!o.out) {
     fprintf(stderr, "schedsim generate: --out is required\n");
-    generate_usage(stderr);
+    cli_help(C_GENERATE, stderr);
     return 2;
   }
   synth_params p;

@@ -6,22 +6,11 @@
  * plus DIR/comparison.csv.
  */
 #include "cli.h"
+#include "options.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void demo_usage(FILE *f) {
-  fputs("usage: schedsim demo [--out DIR] [--seed N] [--queue fifo|skip]\n"
-        "\n"
-        "Compares every policy on the built-in default workload and cluster\n"
-        "(16 x 8 A100-SXM4-80GB + 8 x 8 H100-SXM5-80GB), with GPUs shared by\n"
-        "milli and with whole-GPU allocation. Outputs go to DIR (default\n"
-        "out/demo): DIR/<mode>-<policy>/{summary.json,jobs.csv,timeline.csv}\n"
-        "and DIR/comparison.csv.\n",
-        f);
-}
 
 /* The built-in cluster with every group's gpu_mode replaced. */
 static char *cluster_json_with_mode(const char *mode) {
@@ -46,54 +35,14 @@ static char *cluster_json_with_mode(const char *mode) {
 }
 
 int cmd_demo(int argc, char **argv) {
-  const char *outdir = "out/demo";
-  uint64_t seed = 1;
-  sim_queue_kind queue = SIM_QUEUE_FIFO;
-  const char *queue_name = "fifo";
-  static const struct option lo[] = {{"out", required_argument, 0, 'o'},
-                                     {"seed", required_argument, 0, 's'},
-                                     {"queue", required_argument, 0, 'q'},
-                                     {"help", no_argument, 0, 'h'},
-                                     {0, 0, 0, 0}};
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-    char *end;
-    switch (c) {
-    case 'o':
-      outdir = optarg;
-      break;
-    case 's':
-      seed = strtoull(optarg, &end, 10);
-      if (*end || !*optarg || *optarg == '-') {
-        fprintf(stderr, "schedsim demo: --seed '%s': expected an unsigned "
-                        "integer\n", optarg);
-        return 2;
-      }
-      break;
-    case 'q':
-      if (strcmp(optarg, "fifo") && strcmp(optarg, "skip")) {
-        fprintf(stderr, "schedsim demo: --queue '%s': expected fifo or "
-                        "skip\n", optarg);
-        return 2;
-      }
-      queue = strcmp(optarg, "skip") == 0 ? SIM_QUEUE_SKIP : SIM_QUEUE_FIFO;
-      queue_name = optarg;
-      break;
-    case 'h':
-      demo_usage(stdout);
-      return 0;
-    default:
-      fprintf(stderr, "schedsim demo: unknown option or missing argument\n");
-      demo_usage(stderr);
-      return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "schedsim demo: unexpected argument '%s'\n", argv[optind]);
-    return 2;
-  }
+  run_config o;
+  int npos;
+  int st = cli_parse(C_DEMO, argc, argv, &o, NULL, 0, &npos);
+  if (st >= 0)
+    return st;
+  const char *outdir = o.out ? o.out : "out/demo";
+  uint64_t seed = o.seed;
+  const char *queue_name = run_config_queue(&o);
   char err[1024];
   gpu_catalog cat;
   if (catalog_load_default(&cat, err, sizeof err)) {
@@ -152,11 +101,11 @@ int cmd_demo(int argc, char **argv) {
     free(json);
     for (size_t pi = 0; pi < lsched_registry_count(reg); pi++) {
       const char *pol = lsched_registry_at(reg, pi)->name;
-      sim_options opt = {0};
+      /* Every option of the table that demo takes (queue, seed and the
+       * engine's migration and estimate options), the policy aside. */
+      sim_options opt;
+      run_config_sim_options(&o, &opt);
       opt.policy = pol;
-      opt.queue = queue;
-      opt.seed = seed;
-      opt.unknown_duration_us = -1;
       run_meta meta = {"replay", pol, queue_name, seed, "builtin:default",
                        sc.name, sc.nodes, sc.gpus};
       char dir[4096];

@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 #include "fill.h"
+#include "options.h"
 #include "research.h"
 
 #include <stdio.h>
@@ -24,6 +25,7 @@ static void usage(FILE *f) {
         "  generate   write a synthetic trace (Alibaba pod-list format)\n"
         "  policies   list the placement policies\n"
         "  models     list the GPU catalog (prices with sources)\n"
+        "  options    list every option: its commands and sweep manifest key\n"
         "\n"
         "'schedsim COMMAND --help' describes each command's options.\n"
         "'schedsim --version' prints the version.\n",
@@ -61,6 +63,8 @@ int main(int argc, char **argv) {
     return cmd_policies(argc - 1, argv + 1);
   if (strcmp(cmd, "models") == 0)
     return cmd_models(argc - 1, argv + 1);
+  if (strcmp(cmd, "options") == 0)
+    return cmd_options(argc - 1, argv + 1);
   fprintf(stderr, "schedsim: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

@@ -3,26 +3,24 @@
  * text and DESIGN.md section 5; where the authors' simulator
  * (hkust-adsl/kubernetes-scheduler-simulator) differs, the comments say so.
  */
-#define _DEFAULT_SOURCE /* fork, pipe */
 #include "fill.h"
 #include "request.h"
 #include "clock.h"
 #include "cli.h"
 #include "gorand.h"
 #include "jsonutil.h"
+#include "options.h"
 #include "output.h"
+#include "research.h"
 #include "typical.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -584,50 +582,35 @@ static int write_fill_summary(const char *path, const fill_setup *fs,
 
 /* -------------------------------------------------------------- workers */
 
-/* What a worker sends back per seed. */
-typedef struct worker_msg {
+/* What a seed's worker leaves in its pool result. */
+typedef struct seed_msg {
   int rc;
   char err[512];
   fill_seed_result res;
-} worker_msg;
+} seed_msg;
 
-static int write_all(int fd, const void *buf, size_t len) {
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    len -= (size_t)w;
-  }
-  return 0;
+typedef struct seed_job {
+  const fill_setup *fs;
+  const uint64_t *seeds;
+} seed_job;
+
+/* One seed in a worker of the pool (its own copy of the cluster). */
+static int seed_task(size_t i, pool_slot *slot, void *user) {
+  const seed_job *j = user;
+  seed_msg *m = slot->result;
+  m->rc = fill_run_seed(j->fs, j->seeds[i], &m->res, NULL, NULL, m->err,
+                        sizeof m->err);
+  return m->rc == 0 ? 0 : m->rc == -1 ? 2 : 1;
 }
 
-static int read_all(int fd, void *buf, size_t len) {
-  char *p = buf;
-  while (len > 0) {
-    ssize_t r = read(fd, p, len);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return -1;
-    p += r;
-    len -= (size_t)r;
-  }
-  return 0;
-}
-
-/* Runs seeds[0..n) into res[], with `workers` forked processes (each has
- * its own copy of the cluster). Results do not depend on the number of
- * workers. 0, or the first failing seed's code with err. */
+/* Runs seeds[0..n) into res[]: in this process with one worker, else in
+ * the forked workers of pool.c (compare's and sweep's pool). Results come
+ * back in seed order and do not depend on the number of workers. 0, or
+ * the first failing seed's code with err. */
 static int run_seeds(const fill_setup *fs, const uint64_t *seeds, size_t n,
                      int workers, fill_seed_result *res, char *err,
                      size_t errlen) {
-  if (workers > (int)n)
-    workers = (int)n;
-  if (workers <= 1) {
+  if (workers <= 1 || n <= 1) {
     for (size_t i = 0; i < n; i++) {
       int rc = fill_run_seed(fs, seeds[i], &res[i], NULL, NULL, err, errlen);
       if (rc)
@@ -635,138 +618,39 @@ static int run_seeds(const fill_setup *fs, const uint64_t *seeds, size_t n,
     }
     return 0;
   }
-  int fds[64];
-  pid_t pids[64];
-  if (workers > 64)
-    workers = 64;
-  fflush(stdout);
-  fflush(stderr);
-  for (int w = 0; w < workers; w++) {
-    int p[2];
-    if (pipe(p)) {
-      snprintf(err, errlen, "pipe: %s", strerror(errno));
-      return -2;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-      snprintf(err, errlen, "fork: %s", strerror(errno));
-      return -2;
-    }
-    if (pid == 0) {
-      close(p[0]);
-      for (int k = 0; k < w; k++)
-        close(fds[k]);
-      worker_msg *m = calloc(1, sizeof *m);
-      if (!m)
-        _exit(3);
-      for (size_t i = (size_t)w; i < n; i += (size_t)workers) {
-        memset(m, 0, sizeof *m);
-        m->rc = fill_run_seed(fs, seeds[i], &m->res, NULL, NULL, m->err,
-                              sizeof m->err);
-        if (write_all(p[1], m, sizeof *m))
-          _exit(3);
-      }
-      _exit(0);
-    }
-    close(p[1]);
-    fds[w] = p[0];
-    pids[w] = pid;
+  seed_msg *msgs = calloc(n, sizeof *msgs);
+  int *st = calloc(n, sizeof *st);
+  if (!msgs || !st) {
+    free(msgs);
+    free(st);
+    snprintf(err, errlen, "out of memory");
+    return -2;
   }
-  /* Read whichever worker has a result ready (reading them in turn would
-   * stall a worker whose pipe is full). Results carry their seed's index
-   * implicitly: worker w sends seeds w, w + workers, ... in order. */
+  seed_job job = {fs, seeds};
   int rc = 0;
-  worker_msg *m = malloc(sizeof *m);
-  size_t next[64];
-  struct pollfd pf[64];
-  int open_fds = workers;
-  for (int w = 0; w < workers; w++) {
-    next[w] = (size_t)w;
-    pf[w].fd = fds[w];
-    pf[w].events = POLLIN;
+  if (pool_run_results(n, workers, seed_task, &job, st, 0, "fill", msgs,
+                       sizeof *msgs)) {
+    snprintf(err, errlen, "cannot start the workers");
+    rc = -2;
   }
-  while (open_fds > 0) {
-    if (poll(pf, (nfds_t)workers, -1) < 0) {
-      if (errno == EINTR)
-        continue;
-      if (!rc) {
-        snprintf(err, errlen, "poll: %s", strerror(errno));
-        rc = -2;
-      }
-      break;
-    }
-    for (int w = 0; w < workers; w++) {
-      if (pf[w].fd < 0 || !(pf[w].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      if (!m || read_all(fds[w], m, sizeof *m)) {
-        if (!rc) {
-          snprintf(err, errlen, "worker %d failed", w);
-          rc = -2;
-        }
-        next[w] = n; /* stop reading it */
-      } else {
-        if (m->rc && !rc) {
-          snprintf(err, errlen, "%s", m->err);
-          rc = m->rc;
-        }
-        res[next[w]] = m->res;
-        next[w] += (size_t)workers;
-      }
-      if (next[w] >= n) {
-        close(fds[w]);
-        pf[w].fd = -1;
-        open_fds--;
-      }
+  for (size_t i = 0; i < n && !rc; i++) {
+    if (msgs[i].rc) {
+      snprintf(err, errlen, "%s", msgs[i].err);
+      rc = msgs[i].rc;
+    } else if (st[i]) { /* killed, or failed before it could report */
+      snprintf(err, errlen, "the worker of seed %" PRIu64 " failed (status "
+               "%d)", seeds[i], st[i]);
+      rc = -2;
+    } else {
+      res[i] = msgs[i].res;
     }
   }
-  for (int w = 0; w < workers; w++)
-    if (pf[w].fd >= 0)
-      close(pf[w].fd);
-  free(m);
-  for (int w = 0; w < workers; w++) {
-    int st;
-    while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR)
-      ;
-  }
+  free(msgs);
+  free(st);
   return rc;
 }
 
 /* --------------------------------------------------------------- command */
-
-static void fill_usage(FILE *f) {
-  fputs(
-      "usage: schedsim fill --cluster FILE --trace FILE --policy NAME\n"
-      "                     --seeds 42-51 [--tune 1.3] [--out DIR]\n"
-      "                     [--workers N] [--catalog FILE]\n"
-      "\n"
-      "Fill mode, the FGD paper's methodology: per seed the pods of TRACE are\n"
-      "shuffled, extended (or cut) to TUNE x the cluster's GPU capacity, and\n"
-      "placed once each (or failed) in that order by POLICY, with no\n"
-      "departures; nodes are visited in a seed-fixed random order. Prints the\n"
-      "median over seeds of the unallocated GPU % at 100% and 130% arrived.\n"
-      "\n"
-      "  --cluster FILE   JSON cluster spec or Alibaba node list CSV\n"
-      "  --trace FILE     Alibaba 2023 pod list (11 or 5 columns)\n"
-      "  --policy NAME    see 'schedsim policies'\n"
-      "  --seeds LIST     42-51, 42,43,50 or 7 (at most 4096 seeds)\n"
-      "  --tune X         target GPU demand / capacity (default 1.3)\n"
-      "  --out DIR        write fill.csv and summary.json\n"
-      "  --workers N      run seeds in N processes (default 1; same output)\n"
-      "  --catalog FILE   GPU catalog JSON instead of the built-in one\n",
-      f);
-}
-
-enum {
-  F_CLUSTER = 2000,
-  F_TRACE,
-  F_POLICY,
-  F_SEEDS,
-  F_TUNE,
-  F_OUT,
-  F_WORKERS,
-  F_CATALOG,
-  F_HELP
-};
 
 static void print_num(double v) {
   if (isnan(v))
@@ -776,89 +660,21 @@ static void print_num(double v) {
 }
 
 int cmd_fill(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"cluster", required_argument, 0, F_CLUSTER},
-      {"trace", required_argument, 0, F_TRACE},
-      {"policy", required_argument, 0, F_POLICY},
-      {"seeds", required_argument, 0, F_SEEDS},
-      {"tune", required_argument, 0, F_TUNE},
-      {"out", required_argument, 0, F_OUT},
-      {"workers", required_argument, 0, F_WORKERS},
-      {"catalog", required_argument, 0, F_CATALOG},
-      {"help", no_argument, 0, F_HELP},
-      {0, 0, 0, 0}};
-  const char *cluster = NULL, *trace_path = NULL, *policy = NULL,
-             *seeds_arg = NULL, *outdir = NULL, *catalog = NULL;
-  double tune = 1.3;
-  long workers = 1;
+  run_config o;
+  int npos;
+  int pst = cli_parse(C_FILL, argc, argv, &o, NULL, 0, &npos);
+  if (pst >= 0)
+    return pst;
+  const char *cluster = o.ncluster ? o.cluster[0] : NULL, *trace_path = o.trace,
+             *policy = o.npolicy ? o.policy[0] : NULL, *seeds_arg = o.seeds,
+             *outdir = o.out, *catalog = o.catalog;
+  double tune = o.tune;
+  long workers = o.workers ? (long)o.workers : 1;
   char err[ERRLEN] = "";
-  optind = 1;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    char *end;
-    switch (ch) {
-    case 'h':
-    case F_HELP:
-      fill_usage(stdout);
-      return 0;
-    case F_CLUSTER:
-      cluster = optarg;
-      break;
-    case F_TRACE:
-      trace_path = optarg;
-      break;
-    case F_POLICY:
-      policy = optarg;
-      break;
-    case F_SEEDS:
-      seeds_arg = optarg;
-      break;
-    case F_TUNE:
-      errno = 0;
-      tune = strtod(optarg, &end);
-      if (errno || end == optarg || *end || !isfinite(tune) || tune <= 0 ||
-          tune > 100) {
-        fprintf(stderr, "schedsim fill: --tune '%s': expected a number in "
-                        "(0, 100]\n", optarg);
-        return 2;
-      }
-      break;
-    case F_OUT:
-      outdir = optarg;
-      break;
-    case F_WORKERS:
-      errno = 0;
-      workers = strtol(optarg, &end, 10);
-      if (errno || end == optarg || *end || workers < 1 || workers > 64) {
-        fprintf(stderr, "schedsim fill: --workers '%s': expected 1..64\n",
-                optarg);
-        return 2;
-      }
-      break;
-    case F_CATALOG:
-      catalog = optarg;
-      break;
-    default:
-      if (optopt)
-        fprintf(stderr, "schedsim fill: bad or missing argument for "
-                        "option\n");
-      else
-        fprintf(stderr, "schedsim fill: unknown option '%s'\n",
-                argv[optind - 1]);
-      fill_usage(stderr);
-      return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "schedsim fill: unexpected argument '%s'\n", argv[optind]);
-    fill_usage(stderr);
-    return 2;
-  }
   if (!cluster || !trace_path || !policy || !seeds_arg) {
     fprintf(stderr, "schedsim fill: --cluster, --trace, --policy and --seeds "
                     "are required\n");
-    fill_usage(stderr);
+    cli_help(C_FILL, stderr);
     return 2;
   }
   uint64_t *seeds = malloc(MAX_SEEDS * sizeof *seeds);
@@ -893,7 +709,7 @@ int cmd_fill(int argc, char **argv) {
     free(seeds);
     return cli_load_status(err);
   }
-  if (cli_load_trace(&t, trace_path, 1, err, sizeof err)) {
+  if (cli_load_trace_as(&t, trace_path, 1, &o.load, err, sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
     status = cli_load_status(err);
     goto out;

@@ -11,10 +11,10 @@
  * single run's.
  */
 #include "cli.h"
+#include "options.h"
 #include "research.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -36,84 +36,32 @@ typedef struct cmp_run {
 typedef struct cmp_ctx {
   const gpu_catalog *cat;
   sim_cluster *clusters;
-  const char **cluster_paths;
-  const trace *t;
+  char *const *cluster_paths;
+  trace *t; /* each worker's own copy after fork (synthetic times) */
+  const trace *from; /* --durations-from, loaded once (else NULL) */
   const char *trace_path;
   uint64_t seed;
-  int64_t unknown_us;
+  const run_config *rc; /* every option that changes a run */
   cmp_run *runs;
 } cmp_ctx;
-
-static void compare_usage(FILE *f) {
-  fputs(
-      "usage: schedsim compare [--trace FILE] [--cluster FILE]...\n"
-      "                        [--policy NAME[,NAME...]]... "
-      "[--queue NAME[,NAME...]]...\n"
-      "                        [--seed N] [--out DIR] [--jobs N] "
-      "[--no-plots] [--quiet]\n"
-      "                        [--trace-format NAME] "
-      "[--swf-gpus-per-proc R]\n"
-      "                        [--unknown-duration S] [--catalog FILE] "
-      "[--price MODEL=USD]... [--check]\n"
-      "\n"
-      "Replays one trace with every combination of cluster x queue x policy,\n"
-      "in parallel, and prints one table. Each run writes DIR/<run>/\n"
-      "(summary.json, jobs.csv, timeline.csv, as 'schedsim run'); the table\n"
-      "goes to DIR/compare.csv and the plots (utilization over time,\n"
-      "queue-time CDF, cost per run; PNG and SVG) to DIR/plots/.\n"
-      "\n"
-      "  --trace FILE     job trace (default builtin:default)\n"
-      "  --cluster FILE   cluster spec or node list, repeatable "
-      "(default builtin:default)\n"
-      "  --policy LIST    policies, repeatable or comma-separated "
-      "(default: all)\n"
-      "  --queue LIST     queue disciplines (fifo, skip, backfill, priority),\n"
-      "                   repeatable or comma-separated (default fifo)\n"
-      "  --seed N         seed for randomised policies and builtin traces (1)\n"
-      "  --out DIR        output directory (default out/compare)\n"
-      "  --jobs N         parallel workers (default: the number of CPUs)\n"
-      "  --no-plots       do not write DIR/plots/\n"
-      "  --quiet          no progress display\n"
-      "  --trace-format, --swf-gpus-per-proc, --unknown-duration, --catalog,\n"
-      "  --price, --check as for 'schedsim run'\n",
-      f);
-}
-
-/* Appends the comma-separated items of arg (modified in place) to list.
- * 0, or -1 when an item is empty, repeated, or the list is full. */
-static int add_items(char *arg, const char **list, int *n, const char *what) {
-  char *save = NULL;
-  int any = 0;
-  for (char *tok = strtok_r(arg, ",", &save); tok;
-       tok = strtok_r(NULL, ",", &save)) {
-    any = 1;
-    for (int i = 0; i < *n; i++)
-      if (strcmp(list[i], tok) == 0) {
-        fprintf(stderr, "schedsim compare: %s '%s' given twice\n", what, tok);
-        return -1;
-      }
-    if (*n == MAX_LIST) {
-      fprintf(stderr, "schedsim compare: more than %d %ss\n", MAX_LIST, what);
-      return -1;
-    }
-    list[(*n)++] = tok;
-  }
-  if (!any) {
-    fprintf(stderr, "schedsim compare: empty --%s list\n", what);
-    return -1;
-  }
-  return 0;
-}
 
 static int cmp_task(size_t i, pool_slot *slot, void *user) {
   cmp_ctx *c = user;
   cmp_run *r = &c->runs[i];
   sim_cluster *sc = &c->clusters[r->cluster];
-  sim_options opt = {0};
+  /* Synthetic times depend on the cluster's GPUs: each run rewrites the
+   * trace it got from the parent, its own copy since the fork. */
+  char err[ERRLEN];
+  int sst = run_config_synthetic_times(c->rc, c->t, c->from, sc->gpus, err,
+                                       sizeof err);
+  if (sst) {
+    fprintf(stderr, "schedsim compare: run %s: %s\n", r->label, err);
+    return sst;
+  }
+  sim_options opt;
+  run_config_sim_options(c->rc, &opt);
   opt.policy = r->policy;
   opt.queue = r->queue;
-  opt.seed = c->seed;
-  opt.unknown_duration_us = c->unknown_us;
   opt.progress = pool_progress_cb;
   opt.progress_user = slot;
   atomic_store_explicit(&slot->total, (uint64_t)c->t->n, memory_order_relaxed);
@@ -172,186 +120,41 @@ static int write_compare_csv(const char *outdir, const cmp_ctx *c,
 }
 
 int cmd_compare(int argc, char **argv) {
-  enum {
-    O_TRACE = 1000,
-    O_CLUSTER,
-    O_POLICY,
-    O_QUEUE,
-    O_SEED,
-    O_OUT,
-    O_JOBS,
-    O_NOPLOTS,
-    O_QUIET,
-    O_FORMAT,
-    O_GPP,
-    O_UNKNOWN,
-    O_CATALOG,
-    O_PRICE,
-    O_CHECK,
-    O_HELP
-  };
-  static const struct option lo[] = {
-      {"trace", required_argument, 0, O_TRACE},
-      {"cluster", required_argument, 0, O_CLUSTER},
-      {"policy", required_argument, 0, O_POLICY},
-      {"queue", required_argument, 0, O_QUEUE},
-      {"seed", required_argument, 0, O_SEED},
-      {"out", required_argument, 0, O_OUT},
-      {"jobs", required_argument, 0, O_JOBS},
-      {"no-plots", no_argument, 0, O_NOPLOTS},
-      {"quiet", no_argument, 0, O_QUIET},
-      {"trace-format", required_argument, 0, O_FORMAT},
-      {"swf-gpus-per-proc", required_argument, 0, O_GPP},
-      {"unknown-duration", required_argument, 0, O_UNKNOWN},
-      {"catalog", required_argument, 0, O_CATALOG},
-      {"price", required_argument, 0, O_PRICE},
-      {"check", no_argument, 0, O_CHECK},
-      {"help", no_argument, 0, O_HELP},
-      {0, 0, 0, 0}};
-  const char *trace_path = "builtin:default", *outdir = "out/compare";
-  const char *catalog = NULL;
-  const char *clusters[MAX_LIST], *policies[MAX_LIST], *queues[MAX_LIST];
-  char *prices[MAX_LIST];
-  int ncl = 0, npol = 0, nq = 0, nprices = 0, plots = 1, quiet = 0, check = 0;
-  uint64_t seed = 1, workers = 0;
-  int64_t unknown_us = -1;
-  trace_load_opts tlo = TRACE_LOAD_OPTS_INIT;
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-    switch (c) {
-    case O_TRACE:
-      trace_path = optarg;
-      break;
-    case O_CLUSTER:
-      for (int i = 0; i < ncl; i++)
-        if (strcmp(clusters[i], optarg) == 0) {
-          fprintf(stderr, "schedsim compare: cluster '%s' given twice\n",
-                  optarg);
-          return 2;
-        }
-      if (ncl == MAX_LIST) {
-        fprintf(stderr, "schedsim compare: too many --cluster options\n");
-        return 2;
-      }
-      clusters[ncl++] = optarg;
-      break;
-    case O_POLICY:
-      if (add_items(optarg, policies, &npol, "policy"))
-        return 2;
-      break;
-    case O_QUEUE:
-      if (add_items(optarg, queues, &nq, "queue"))
-        return 2;
-      break;
-    case O_SEED:
-      if (cli_parse_u64(optarg, &seed)) {
-        fprintf(stderr,
-                "schedsim: --seed '%s': expected an unsigned "
-                "integer\n",
-                optarg);
-        return 2;
-      }
-      break;
-    case O_OUT:
-      outdir = optarg;
-      break;
-    case O_JOBS:
-      if (cli_parse_u64(optarg, &workers) || workers == 0 || workers > 4096) {
-        fprintf(stderr, "schedsim compare: --jobs '%s': expected 1..4096\n",
-                optarg);
-        return 2;
-      }
-      break;
-    case O_NOPLOTS:
-      plots = 0;
-      break;
-    case O_QUIET:
-      quiet = 1;
-      break;
-    case O_FORMAT:
-      tlo.format = trace_format_from_name(optarg);
-      if (tlo.format == TRACE_FMT_UNKNOWN) {
-        fprintf(
-            stderr,
-            "schedsim: --trace-format '%s': expected one of " TRACE_FORMAT_NAMES
-            "\n",
-            optarg);
-        return 2;
-      }
-      break;
-    case O_GPP:
-      if (cli_parse_positive(optarg, &tlo.swf_gpus_per_proc)) {
-        fprintf(stderr,
-                "schedsim: --swf-gpus-per-proc '%s': expected a "
-                "number > 0\n",
-                optarg);
-        return 2;
-      }
-      break;
-    case O_UNKNOWN:
-      if (cli_parse_seconds_us(optarg, &unknown_us)) {
-        fprintf(stderr,
-                "schedsim: --unknown-duration '%s': expected "
-                "seconds >= 0\n",
-                optarg);
-        return 2;
-      }
-      break;
-    case O_CATALOG:
-      catalog = optarg;
-      break;
-    case O_PRICE:
-      if (nprices == MAX_LIST) {
-        fprintf(stderr, "schedsim: too many --price options\n");
-        return 2;
-      }
-      prices[nprices++] = optarg;
-      break;
-    case O_CHECK:
-      check = 1;
-      break;
-    case 'h':
-    case O_HELP:
-      compare_usage(stdout);
-      return 0;
-    default:
-      fprintf(stderr,
-              "schedsim compare: unknown option or missing "
-              "argument '%s'\n",
-              argv[optind - 1]);
-      compare_usage(stderr);
-      return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "schedsim compare: unexpected argument '%s'\n",
-            argv[optind]);
-    compare_usage(stderr);
+  run_config o;
+  int npos;
+  int pst = cli_parse(C_COMPARE, argc, argv, &o, NULL, 0, &npos);
+  if (pst >= 0)
+    return pst;
+  const char *trace_path = o.trace ? o.trace : "builtin:default";
+  const char *outdir = o.out ? o.out : "out/compare";
+  const char *catalog = o.catalog;
+  char **clusters = o.cluster;
+  const char **policies = (const char **)o.policy;
+  char **queues = o.queue;
+  int ncl = o.ncluster, npol = o.npolicy, nq = o.nqueue;
+  char **prices = o.prices;
+  int nprices = o.nprices, plots = !o.no_plots, quiet = o.quiet;
+  int check = o.check;
+  uint64_t seed = o.seed, workers = o.workers;
+  int64_t unknown_us = o.unknown_us;
+  int synthetic = o.synth_load > 0 || o.durations_from;
+  if (synthetic && !(o.synth_load > 0 && o.durations_from)) {
+    fprintf(stderr, "schedsim compare: --synthetic-load and --durations-from "
+                    "go together\n");
     return 2;
   }
   if (ncl == 0)
     clusters[ncl++] = "builtin:default";
   if (nq == 0)
     queues[nq++] = "fifo";
-  for (int i = 0; i < nq; i++) {
-    sim_queue_kind k;
-    if (sim_queue_parse(queues[i], &k)) {
-      fprintf(stderr,
-              "schedsim: --queue '%s': expected fifo, skip, "
-              "backfill or priority\n",
-              queues[i]);
-      return 2;
-    }
-  }
 
   /* ---- every input, loaded once and checked before any run ---- */
   char err[ERRLEN] = "";
   int status = 2;
   gpu_catalog cat;
-  trace t;
+  trace t, from; /* the trace; --durations-from's */
   trace_init(&t);
+  trace_init(&from);
   sim_cluster *scs = calloc((size_t)ncl, sizeof *scs);
   cmp_run *runs = NULL;
   run_metrics *met = NULL;
@@ -392,16 +195,29 @@ int cmd_compare(int argc, char **argv) {
       status = cli_load_status(err);
       goto done;
     }
-  if (cli_load_trace_as(&t, trace_path, seed, &tlo, err, sizeof err)) {
+  if (cli_load_trace_as(&t, trace_path, seed, &o.load, err, sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
     status = cli_load_status(err);
     goto done;
   }
   cli_note_skipped(&t);
-  if (!t.has_times)
+  if (synthetic) {
+    trace_error te;
+    te.msg[0] = 0;
+    if (trace_load(&from, o.durations_from, &te)) {
+      fprintf(stderr, "schedsim: %s\n", te.msg);
+      status = cli_load_status(te.msg);
+      goto done;
+    }
+  }
+  if (synthetic) /* the times come from --durations-from, per run */
+    fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x each "
+                    "cluster's GPUs, durations drawn from %s (seed %" PRIu64
+                    ")\n", t.path, o.synth_load, o.durations_from, seed);
+  else if (!t.has_times)
     fprintf(stderr, "note: %s has no times: every job arrives at 0%s\n", t.path,
             unknown_us >= 0 ? " and runs for --unknown-duration" : "");
-  if (unknown_us < 0)
+  if (unknown_us < 0 && !synthetic)
     for (size_t j = 0; j < t.n; j++)
       if (t.jobs[j].duration_us < 0) {
         fprintf(stderr,
@@ -466,7 +282,8 @@ int cmd_compare(int argc, char **argv) {
          nw > 1 ? "s" : "");
 
   /* ---- run, merge, print, plot ---- */
-  cmp_ctx ctx = {&cat, scs, clusters, &t, trace_path, seed, unknown_us, runs};
+  cmp_ctx ctx = {&cat, scs, clusters, &t, synthetic ? &from : NULL,
+                 trace_path, seed, &o, runs};
   pool_run(n, nw, cmp_task, &ctx, st, !quiet, "compare");
   status = 0;
   for (size_t i = 0; i < n; i++)
@@ -523,6 +340,7 @@ done:
   free(st);
   lsched_registry_destroy(reg);
   trace_free(&t);
+  trace_free(&from);
   catalog_free(&cat);
   return status;
 }

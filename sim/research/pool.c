@@ -1,5 +1,5 @@
 /*
- * A pool of forked workers for compare and sweep (see research.h).
+ * A pool of forked workers for compare, sweep and fill (see research.h).
  *
  * Why processes rather than threads: a run is an ordinary single-threaded
  * replay whose inputs (trace, cluster) the parent may already hold; fork
@@ -84,25 +84,39 @@ static void draw(view *v, size_t n, const pool_slot *slots, const int *state,
 
 int pool_run(size_t n, int workers, pool_task_fn fn, void *user, int *status,
              int show, const char *what) {
+  return pool_run_results(n, workers, fn, user, status, show, what, NULL, 0);
+}
+
+int pool_run_results(size_t n, int workers, pool_task_fn fn, void *user,
+                     int *status, int show, const char *what, void *results,
+                     size_t result_size) {
   if (n == 0)
     return 0;
   if (workers < 1)
     workers = 1;
-  pool_slot *slots = mmap(NULL, n * sizeof *slots, PROT_READ | PROT_WRITE,
+  /* One shared mapping: the progress slots, then the results (each
+   * rounded up to 16 bytes so that every result is aligned for any
+   * member). */
+  size_t rsz = results ? (result_size + 15) / 16 * 16 : 0;
+  size_t slots_len = (n * sizeof(pool_slot) + 15) / 16 * 16;
+  size_t map_len = slots_len + n * rsz;
+  pool_slot *slots = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   pid_t *pids = calloc(n, sizeof *pids);
   int *state = calloc(n, sizeof *state);
   if (slots == MAP_FAILED || !pids || !state) {
     fprintf(stderr, "schedsim %s: out of memory\n", what);
     if (slots != MAP_FAILED)
-      munmap(slots, n * sizeof *slots);
+      munmap(slots, map_len);
     free(pids);
     free(state);
     for (size_t i = 0; i < n; i++)
       status[i] = 1;
     return -1;
   }
-  memset(slots, 0, n * sizeof *slots);
+  memset(slots, 0, map_len);
+  for (size_t i = 0; i < n && results; i++)
+    slots[i].result = (char *)slots + slots_len + i * rsz;
   for (size_t i = 0; i < n; i++)
     status[i] = 1; /* until the task's worker reports */
   view v = {show && isatty(2), what, sim_now_s(), 0, 0};
@@ -168,7 +182,9 @@ int pool_run(size_t n, int workers, pool_task_fn fn, void *user, int *status,
   }
   if (v.drawn)
     fputc('\n', stderr);
-  munmap(slots, n * sizeof *slots);
+  for (size_t i = 0; i < n && results; i++)
+    memcpy((char *)results + i * result_size, slots[i].result, result_size);
+  munmap(slots, map_len);
   free(pids);
   free(state);
   return fork_failed && finished < n ? -1 : 0;

@@ -1,7 +1,8 @@
 /*
  * The research workflow on top of single replays: `schedsim compare`
  * (several policies, queues and clusters on one trace), `schedsim sweep`
- * (a grid from a JSON manifest, resumable), the forked worker pool both use,
+ * (a grid from a JSON manifest, resumable), the forked worker pool they and
+ * `schedsim fill` use,
  * the per-run metrics row both write, and the gnuplot plots.
  *
  * Every run is an ordinary cli_replay in a forked child, so its outputs are
@@ -34,6 +35,9 @@ typedef struct pool_slot {
   _Atomic uint64_t events; /* events processed */
   _Atomic uint64_t done;   /* jobs finished */
   _Atomic uint64_t total;  /* jobs in the trace (0 until loaded) */
+  /* pool_run_results: where the task writes its result (result_size
+   * bytes, zeroed, shared with the parent); NULL with pool_run. */
+  void *result;
 } pool_slot;
 
 /* Runs task i in a forked child; returns its exit status. */
@@ -49,6 +53,17 @@ typedef int (*pool_task_fn)(size_t i, pool_slot *slot, void *user);
  */
 int pool_run(size_t n, int workers, pool_task_fn fn, void *user, int *status,
              int show, const char *what);
+
+/*
+ * pool_run for tasks that return a value as well as a status (fill's
+ * seeds): task i writes result_size bytes at slot->result, and once every
+ * task has ended they are copied to results[i] (zeros for a task that
+ * wrote nothing), so the caller reads them in task order however many
+ * workers ran them.
+ */
+int pool_run_results(size_t n, int workers, pool_task_fn fn, void *user,
+                     int *status, int show, const char *what, void *results,
+                     size_t result_size);
 
 /* sim_options.progress for a task: copies the engine's counters into the
  * pool_slot given as user. */

@@ -13,13 +13,16 @@
  *    "queues":   ["fifo", "skip"],            (default ["fifo"])
  *    "seeds":    [1, 2, 3],                   (default [1])
  *    "parameters": {"unknown_duration": [60, 600],
- *                   "swf_gpus_per_proc": [0.125, 1]},
+ *                   "swf_gpus_per_proc": [0.125, 1],
+ *                   "migration_cost": [0, 30]},  (every option of the
+ *                   table with a manifest key: sim/cli/options.def)
  *    "catalog": "file.json", "prices": {"G2": 2.0}, "check": false}
  * Relative paths are relative to the manifest's directory.
  *
  * Runs are numbered in that nesting order (traces outermost, parameters
- * innermost) and named
- *   <trace>_<cluster>_<queue>_<policy>_s<seed>[_ud<secs>][_gpp<rate>]
+ * innermost, in option table order) and named
+ *   <trace>_<cluster>_<queue>_<policy>_s<seed>[_ud<secs>][_gpp<rate>]...
+ * (one _<tag><value> per parameter; see expand)
  * from the labels (base names without extension unless given). A run
  * writes into DIR/runs/.<id>.tmp.<pid>/ and renames that to
  * DIR/runs/<id>/ when complete, so a run directory exists only complete;
@@ -31,12 +34,12 @@
  */
 #include "cli.h"
 #include "jsonutil.h"
+#include "options.h"
 #include "research.h"
 #include "sweep_slurm.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +57,20 @@ typedef struct sw_input {
   enum trace_format format; /* traces only */
 } sw_input;
 
+/* Most "parameters" keys: the rows of the option table with a manifest
+ * key (options.def). */
+#define SW_MAX_PARAMS 32
+
+/* One "parameters" key: the option it sets and its values (a grid axis).
+ * args[i] is what the option's parser reads (numbers as %.17g, paths
+ * resolved beside the manifest), show[i] what dry runs print (numbers as
+ * %.15g), ids[i] the value in run ids (no bytes outside [A-Za-z0-9._-]). */
+typedef struct sw_param {
+  const cli_option *o;
+  int n;
+  char **args, **show, **ids;
+} sw_param;
+
 typedef struct manifest {
   const char *file;
   sw_input *traces, *clusters;
@@ -62,8 +79,15 @@ typedef struct manifest {
   int npolicies, nqueues;
   uint64_t *seeds;
   int nseeds;
-  double *ud, *gpp; /* parameter values; NULL when not given */
+  /* The "parameters" keys given, in option table order. */
+  sw_param params[SW_MAX_PARAMS];
+  int nparams;
+  /* unknown_duration and swf_gpus_per_proc values as numbers (the
+   * sweep.csv columns and the trace loads use them); NULL when not
+   * given. */
+  double *ud, *gpp;
   int nud, ngpp;
+  int synthetic; /* synthetic_load (and durations_from) given */
   char *catalog;
   char **prices; /* "MODEL=USD" */
   int nprices;
@@ -72,6 +96,7 @@ typedef struct manifest {
 
 typedef struct sw_run {
   int ti, ci, qi, pi, si, ui, gi; /* ui, gi: -1 when not swept */
+  int pv[SW_MAX_PARAMS]; /* value index of each manifest parameter */
   char id[1024];
 } sw_run;
 
@@ -84,32 +109,6 @@ typedef struct sw_ctx {
   sim_cluster *clusters; /* loaded once, shared copy-on-write */
   trace *traces;         /* [ti * max(1, ngpp) + gi]; builtin: not loaded */
 } sw_ctx;
-
-static void sweep_usage(FILE *f) {
-  fputs("usage: schedsim sweep MANIFEST.json [--out DIR] [--jobs N] "
-        "[--dry-run] [--quiet]\n"
-        "       schedsim sweep MANIFEST.json [--out DIR] --emit-slurm SDIR "
-        "[--slurm-max-running K]\n"
-        "\n"
-        "Runs every combination of the manifest's traces, clusters, queues,\n"
-        "policies, seeds and parameters in parallel, each into\n"
-        "DIR/runs/<run-id>/ (as 'schedsim run --out'), and merges them into\n"
-        "DIR/sweep.csv, one row per run. Finished runs are skipped, so an\n"
-        "interrupted sweep resumes where it stopped. The manifest schema is\n"
-        "in the README ('schedsim sweep').\n"
-        "\n"
-        "  --out DIR     output directory (default out/sweep)\n"
-        "  --jobs N      parallel workers (default: the number of CPUs)\n"
-        "  --dry-run     list the runs (done or to do) and write nothing\n"
-        "  --quiet       no progress display\n"
-        "  --task I      run only run I (1-based, manifest order) and do not\n"
-        "                merge (one Slurm array task; README 'Sweeps on Slurm')\n"
-        "  --emit-slurm SDIR  write SDIR/sweep.sbatch (a job array, one task\n"
-        "                per run), SDIR/merge.sbatch and SDIR/submit.sh; run\n"
-        "                nothing\n"
-        "  --slurm-max-running K  array tasks at once (default 4; 0 = all)\n",
-        f);
-}
 
 /* ------------------------------------------------------------ manifest */
 
@@ -131,6 +130,17 @@ static void manifest_free(manifest *m) {
   free(m->seeds);
   free(m->ud);
   free(m->gpp);
+  for (int k = 0; k < m->nparams; k++) {
+    sw_param *p = &m->params[k];
+    for (int i = 0; i < p->n; i++) {
+      free(p->args[i]);
+      free(p->show[i]);
+      free(p->ids[i]);
+    }
+    free(p->args);
+    free(p->show);
+    free(p->ids);
+  }
   free(m->catalog);
   free(m->prices);
   memset(m, 0, sizeof *m);
@@ -322,6 +332,152 @@ static int parse_numbers(const cJSON *v, const char *where, manifest *m,
   return 0;
 }
 
+/* A run id part from a parameter value: every byte outside
+ * [A-Za-z0-9._-] becomes '-' (paths: research_label, the base name). */
+static void param_id(char *out, size_t size, const char *v, int path) {
+  if (path) {
+    research_label(out, size, v);
+    return;
+  }
+  size_t o = 0;
+  for (; *v && o + 1 < size; v++) {
+    char c = *v;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    out[o++] = ok ? c : '-';
+  }
+  out[o] = '\0';
+}
+
+/*
+ * "parameters": every key is an option of the table with a manifest key
+ * (options.def); its value is a list of values (a single value counts as
+ * a list of one), each checked by the option's own parser, so a value is
+ * valid in a manifest exactly when it is valid on the command line.
+ */
+static int parse_params(const cJSON *params, manifest *m, char *err,
+                        size_t errlen) {
+  if (!cJSON_IsObject(params)) {
+    snprintf(err, errlen, "%s: 'parameters' must be an object", m->file);
+    return -1;
+  }
+  size_t nopt;
+  const cli_option *opts = cli_options(&nopt);
+  const char *keys[SW_MAX_PARAMS + 1];
+  int nk = 0;
+  for (size_t i = 0; i < nopt; i++)
+    if (opts[i].mkey && nk < SW_MAX_PARAMS)
+      keys[nk++] = opts[i].mkey;
+  keys[nk] = NULL;
+  if (json_check_keys(params, keys, m->file, "parameters", err, errlen))
+    return -1;
+  for (size_t oi = 0; oi < nopt; oi++) {
+    const cli_option *o = &opts[oi];
+    const cJSON *v = o->mkey ? cJSON_GetObjectItemCaseSensitive(params, o->mkey)
+                             : NULL;
+    if (!v)
+      continue;
+    int single = !cJSON_IsArray(v);
+    int cnt = single ? 1 : cJSON_GetArraySize(v);
+    if (cnt == 0 || cnt > MAX_ITEMS) {
+      snprintf(err, errlen,
+               "%s: parameters.%s: expected a value or a list of 1..%d "
+               "values",
+               m->file, o->mkey, MAX_ITEMS);
+      return -1;
+    }
+    sw_param *p = &m->params[m->nparams++];
+    p->o = o;
+    p->args = calloc((size_t)cnt, sizeof *p->args);
+    p->show = calloc((size_t)cnt, sizeof *p->show);
+    p->ids = calloc((size_t)cnt, sizeof *p->ids);
+    if (!p->args || !p->show || !p->ids) {
+      snprintf(err, errlen, "out of memory");
+      return -1;
+    }
+    double *nums = NULL;
+    if (o->id == OPT_UNKNOWN || o->id == OPT_SWF_GPP) {
+      nums = calloc((size_t)cnt, sizeof *nums);
+      if (!nums) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+      if (o->id == OPT_UNKNOWN)
+        m->ud = nums;
+      else
+        m->gpp = nums;
+    }
+    for (int i = 0; i < cnt; i++) {
+      const cJSON *e = single ? v : cJSON_GetArrayItem(v, i);
+      char arg[64], show[64], id[160], perr[512];
+      const char *a = arg, *sh = show;
+      if (cJSON_IsNumber(e)) {
+        snprintf(arg, sizeof arg, "%.17g", e->valuedouble);
+        snprintf(show, sizeof show, "%.15g", e->valuedouble);
+      } else if (cJSON_IsBool(e)) {
+        a = sh = cJSON_IsTrue(e) ? "true" : "false";
+      } else if (cJSON_IsString(e)) {
+        a = sh = e->valuestring;
+      } else {
+        snprintf(err, errlen,
+                 "%s: parameters.%s[%d]: expected a number, a string or "
+                 "true/false",
+                 m->file, o->mkey, i);
+        return -1;
+      }
+      p->show[i] = json_strdup(sh);
+      p->args[i] = (o->flags & OF_PATH) && cJSON_IsString(e) && a[0]
+                       ? resolve(m->file, a)
+                       : json_strdup(a);
+      if (cJSON_IsBool(e))
+        snprintf(id, sizeof id, "%d", cJSON_IsTrue(e));
+      else
+        param_id(id, sizeof id, sh, (o->flags & OF_PATH) != 0);
+      p->ids[i] = json_strdup(id);
+      p->n++;
+      if (!p->args[i] || !p->show[i] || !p->ids[i]) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+      /* The option's own parser on a scratch configuration. */
+      run_config scratch;
+      run_config_init(&scratch);
+      if (cli_option_set(o, C_SWEEP, p->args[i], &scratch, perr,
+                         sizeof perr)) {
+        snprintf(err, errlen, "%s: parameters.%s[%d]: %s", m->file, o->mkey,
+                 i, perr);
+        return -1;
+      }
+      for (int k = 0; k < i; k++)
+        if (strcmp(p->ids[k], p->ids[i]) == 0) {
+          snprintf(err, errlen, "%s: parameters.%s: %s listed twice%s",
+                   m->file, o->mkey, p->show[i],
+                   strcmp(p->show[k], p->show[i])
+                       ? " (as a run id part: give values that differ in "
+                         "[A-Za-z0-9._-])"
+                       : "");
+          return -1;
+        }
+      if (nums)
+        nums[i] = strtod(p->args[i], NULL);
+    }
+    if (o->id == OPT_UNKNOWN)
+      m->nud = cnt;
+    else if (o->id == OPT_SWF_GPP)
+      m->ngpp = cnt;
+  }
+  int sl = cJSON_GetObjectItemCaseSensitive(params, "synthetic_load") != NULL;
+  int df = cJSON_GetObjectItemCaseSensitive(params, "durations_from") != NULL;
+  if (sl != df) {
+    snprintf(err, errlen,
+             "%s: parameters: synthetic_load and durations_from go together",
+             m->file);
+    return -1;
+  }
+  m->synthetic = sl;
+  return 0;
+}
+
 static int manifest_load(manifest *m, const char *file, char *err,
                          size_t errlen) {
   memset(m, 0, sizeof *m);
@@ -413,25 +569,8 @@ static int manifest_load(manifest *m, const char *file, char *err,
     m->seeds[i] = (uint64_t)sd[i];
   free(sd);
   const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "parameters");
-  if (params) {
-    static const char *const pkeys[] = {"unknown_duration", "swf_gpus_per_proc",
-                                        NULL};
-    if (!cJSON_IsObject(params)) {
-      snprintf(err, errlen, "%s: 'parameters' must be an object", file);
-      goto out;
-    }
-    if (json_check_keys(params, pkeys, file, "parameters", err, errlen))
-      goto out;
-    const cJSON *v =
-        cJSON_GetObjectItemCaseSensitive(params, "unknown_duration");
-    if (v && parse_numbers(v, "parameters.unknown_duration", m, 0, 0, 9.2e12, 0,
-                           &m->ud, &m->nud, err, errlen))
-      goto out;
-    v = cJSON_GetObjectItemCaseSensitive(params, "swf_gpus_per_proc");
-    if (v && parse_numbers(v, "parameters.swf_gpus_per_proc", m, 0, 1, 1e6, 0,
-                           &m->gpp, &m->ngpp, err, errlen))
-      goto out;
-  }
+  if (params && parse_params(params, m, err, errlen))
+    goto out;
   const cJSON *cat = cJSON_GetObjectItemCaseSensitive(root, "catalog");
   if (cat) {
     if (!cJSON_IsString(cat) || !cat->valuestring[0]) {
@@ -483,8 +622,45 @@ static int manifest_load(manifest *m, const char *file, char *err,
    * (each list may have MAX_ITEMS entries: 4096^7 wraps around) and a
    * hostile manifest cannot ask for terabytes of run records. */
   double runs = (double)m->ntraces * m->nclusters * m->nqueues *
-                m->npolicies * m->nseeds * (m->nud ? m->nud : 1) *
-                (m->ngpp ? m->ngpp : 1);
+                m->npolicies * m->nseeds;
+  for (int k = 0; k < m->nparams; k++)
+    runs *= m->params[k].n;
+  /* The longest run id (expand): it must fit sw_run.id whole, since a cut
+   * id could name two runs alike. */
+  size_t idlen = 2 + 20 + 4, longest;
+  sw_input *ins[2] = {m->traces, m->clusters};
+  int nins[2] = {m->ntraces, m->nclusters};
+  for (int k = 0; k < 2; k++) {
+    longest = 0;
+    for (int i = 0; i < nins[k]; i++)
+      if (strlen(ins[k][i].label) > longest)
+        longest = strlen(ins[k][i].label);
+    idlen += longest;
+  }
+  char **strs[2] = {m->queues, m->policies};
+  int nstrs[2] = {m->nqueues, m->npolicies};
+  for (int k = 0; k < 2; k++) {
+    longest = 0;
+    for (int i = 0; i < nstrs[k]; i++)
+      if (strlen(strs[k][i]) > longest)
+        longest = strlen(strs[k][i]);
+    idlen += longest;
+  }
+  for (int k = 0; k < m->nparams; k++) {
+    const sw_param *p = &m->params[k];
+    longest = 0;
+    for (int i = 0; i < p->n; i++)
+      if (strlen(p->ids[i]) > longest)
+        longest = strlen(p->ids[i]);
+    idlen += 1 + strlen(p->o->idtag ? p->o->idtag : p->o->mkey) + longest;
+  }
+  if (idlen >= sizeof(((sw_run *)0)->id)) {
+    snprintf(err, errlen,
+             "%s: run ids would be up to %zu bytes long (at most %zu): "
+             "give shorter labels or parameter values",
+             file, idlen, sizeof(((sw_run *)0)->id) - 1);
+    goto out;
+  }
   if (runs > SWEEP_MAX_RUNS) {
     snprintf(err, errlen,
              "%s: the grid has %.0f runs (traces x clusters x queues x "
@@ -506,10 +682,17 @@ static void fmt_num(char *buf, size_t len, double v) {
   snprintf(buf, len, "%.15g", v);
 }
 
+/* Runs in manifest order: traces outermost, then clusters, queues,
+ * policies, seeds and the parameters in option table order (the last
+ * varies fastest). Ids: <trace>_<cluster>_<queue>_<policy>_s<seed>, then
+ * _<tag><value> per parameter (tags "ud" and "gpp" for unknown_duration
+ * and swf_gpus_per_proc, as before the table; else the manifest key). */
 static sw_run *expand(const manifest *m, size_t *count) {
-  size_t nu = m->nud ? (size_t)m->nud : 1, ng = m->ngpp ? (size_t)m->ngpp : 1;
+  size_t np = 1;
+  for (int k = 0; k < m->nparams; k++)
+    np *= (size_t)m->params[k].n;
   size_t n = (size_t)m->ntraces * (size_t)m->nclusters * (size_t)m->nqueues *
-             (size_t)m->npolicies * (size_t)m->nseeds * nu * ng;
+             (size_t)m->npolicies * (size_t)m->nseeds * np;
   sw_run *runs = calloc(n ? n : 1, sizeof *runs);
   if (!runs)
     return NULL;
@@ -519,26 +702,34 @@ static sw_run *expand(const manifest *m, size_t *count) {
       for (int qi = 0; qi < m->nqueues; qi++)
         for (int pi = 0; pi < m->npolicies; pi++)
           for (int si = 0; si < m->nseeds; si++)
-            for (size_t ui = 0; ui < nu; ui++)
-              for (size_t gi = 0; gi < ng; gi++, r++) {
-                sw_run *x = &runs[r];
-                x->ti = ti, x->ci = ci, x->qi = qi, x->pi = pi, x->si = si;
-                x->ui = m->nud ? (int)ui : -1;
-                x->gi = m->ngpp ? (int)gi : -1;
-                char pol[128], ud[64] = "", gpp[64] = "", v[40];
-                research_label(pol, sizeof pol, m->policies[pi]);
-                if (x->ui >= 0) {
-                  fmt_num(v, sizeof v, m->ud[ui]);
-                  snprintf(ud, sizeof ud, "_ud%s", v);
-                }
-                if (x->gi >= 0) {
-                  fmt_num(v, sizeof v, m->gpp[gi]);
-                  snprintf(gpp, sizeof gpp, "_gpp%s", v);
-                }
-                snprintf(x->id, sizeof x->id, "%s_%s_%s_%s_s%" PRIu64 "%s%s",
-                         m->traces[ti].label, m->clusters[ci].label,
-                         m->queues[qi], pol, m->seeds[si], ud, gpp);
+            for (size_t c = 0; c < np; c++, r++) {
+              sw_run *x = &runs[r];
+              x->ti = ti, x->ci = ci, x->qi = qi, x->pi = pi, x->si = si;
+              x->ui = x->gi = -1;
+              size_t rest = c;
+              for (int k = m->nparams - 1; k >= 0; k--) {
+                x->pv[k] = (int)(rest % (size_t)m->params[k].n);
+                rest /= (size_t)m->params[k].n;
+                if (m->params[k].o->id == OPT_UNKNOWN)
+                  x->ui = x->pv[k];
+                else if (m->params[k].o->id == OPT_SWF_GPP)
+                  x->gi = x->pv[k];
               }
+              char pol[128];
+              research_label(pol, sizeof pol, m->policies[pi]);
+              int len = snprintf(x->id, sizeof x->id,
+                                 "%s_%s_%s_%s_s%" PRIu64, m->traces[ti].label,
+                                 m->clusters[ci].label, m->queues[qi], pol,
+                                 m->seeds[si]);
+              for (int k = 0; k < m->nparams && len > 0 &&
+                              (size_t)len < sizeof x->id;
+                   k++) {
+                const sw_param *p = &m->params[k];
+                len += snprintf(x->id + len, sizeof x->id - (size_t)len,
+                                "_%s%s", p->o->idtag ? p->o->idtag : p->o->mkey,
+                                p->ids[x->pv[k]]);
+              }
+            }
   *count = n;
   return runs;
 }
@@ -606,11 +797,35 @@ static int sw_task(size_t i, pool_slot *slot, void *user) {
                    (size_t)(r->gi >= 0 ? r->gi : 0)];
   }
   sim_cluster *sc = &c->clusters[r->ci];
-  sim_options opt = {0};
+  /* The run's options: its grid point of the manifest's parameters, each
+   * through the option table as on the command line (checked on load). */
+  run_config rc;
+  run_config_init(&rc);
+  rc.seed = m->seeds[r->si];
+  for (int k = 0; k < m->nparams; k++) {
+    const sw_param *p = &m->params[k];
+    if (cli_option_set(p->o, C_SWEEP, p->args[r->pv[k]], &rc, err,
+                       sizeof err)) {
+      fprintf(stderr, "schedsim sweep: run %s: %s: %s\n", r->id, p->o->mkey,
+              err);
+      trace_free(&own);
+      return 2;
+    }
+  }
+  /* Synthetic times depend on the cluster and the seed: the run rewrites
+   * its trace, its own copy since the fork (or the one it generated). */
+  int sst = run_config_synthetic_times(&rc, (trace *)t, NULL, sc->gpus, err,
+                                       sizeof err);
+  if (sst) {
+    fprintf(stderr, "schedsim sweep: run %s: %s\n", r->id, err);
+    trace_free(&own);
+    return sst;
+  }
+  sim_options opt;
+  run_config_sim_options(&rc, &opt);
   opt.policy = m->policies[r->pi];
   sim_queue_parse(m->queues[r->qi], &opt.queue); /* checked on load */
   opt.seed = m->seeds[r->si];
-  opt.unknown_duration_us = r->ui >= 0 ? llround(m->ud[r->ui] * 1e6) : -1;
   opt.progress = pool_progress_cb;
   opt.progress_user = slot;
   atomic_store_explicit(&slot->total, (uint64_t)t->n, memory_order_relaxed);
@@ -714,81 +929,24 @@ static int write_sweep_csv(const char *outdir, const manifest *m,
 }
 
 int cmd_sweep(int argc, char **argv) {
-  enum { O_OUT = 1000, O_JOBS, O_DRY, O_QUIET, O_HELP, O_TASK, O_EMIT, O_SMAX };
-  static const struct option lo[] = {{"out", required_argument, 0, O_OUT},
-                                     {"jobs", required_argument, 0, O_JOBS},
-                                     {"dry-run", no_argument, 0, O_DRY},
-                                     {"quiet", no_argument, 0, O_QUIET},
-                                     {"help", no_argument, 0, O_HELP},
-                                     {"task", required_argument, 0, O_TASK},
-                                     {"emit-slurm", required_argument, 0, O_EMIT},
-                                     {"slurm-max-running", required_argument, 0,
-                                      O_SMAX},
-                                     {0, 0, 0, 0}};
-  const char *outdir = "out/sweep";
-  int dry = 0, quiet = 0;
-  long workers = 0;
-  long task = 0, slurm_max = 4; /* --task (0: all runs), --slurm-max-running */
-  const char *emit = NULL;      /* --emit-slurm */
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-    char *end;
-    switch (c) {
-    case O_OUT:
-      outdir = optarg;
-      break;
-    case O_JOBS:
-      errno = 0;
-      workers = strtol(optarg, &end, 10);
-      if (errno || *end || !*optarg || workers < 1 || workers > 4096) {
-        fprintf(stderr, "schedsim sweep: --jobs '%s': expected 1..4096\n",
-                optarg);
-        return 2;
-      }
-      break;
-    case O_DRY:
-      dry = 1;
-      break;
-    case O_QUIET:
-      quiet = 1;
-      break;
-    case O_TASK:
-    case O_SMAX: {
-      errno = 0;
-      long v = strtol(optarg, &end, 10);
-      if (errno || *end || !*optarg || v < (c == O_TASK) || v > 1000000) {
-        fprintf(stderr, "schedsim sweep: --%s '%s': expected %s\n",
-                c == O_TASK ? "task" : "slurm-max-running", optarg,
-                c == O_TASK ? "a run number 1.." : "a count 0..");
-        return 2;
-      }
-      *(c == O_TASK ? &task : &slurm_max) = v;
-      break;
-    }
-    case O_EMIT:
-      emit = optarg;
-      break;
-    case 'h':
-    case O_HELP:
-      sweep_usage(stdout);
-      return 0;
-    default:
-      fprintf(stderr,
-              "schedsim sweep: unknown option or missing argument "
-              "'%s'\n",
-              argv[optind - 1]);
-      sweep_usage(stderr);
-      return 2;
-    }
-  }
-  if (argc - optind != 1) {
+  run_config o;
+  char *pos[8];
+  int npos;
+  int pst = cli_parse(C_SWEEP, argc, argv, &o, pos, 8, &npos);
+  if (pst >= 0)
+    return pst;
+  const char *outdir = o.out ? o.out : "out/sweep";
+  int dry = o.dry_run, quiet = o.quiet;
+  long workers = (long)o.workers;
+  /* --task (0: all runs), --slurm-max-running, --emit-slurm */
+  long task = (long)o.task, slurm_max = (long)o.slurm_max;
+  const char *emit = o.emit_slurm;
+  if (npos != 1) {
     fprintf(stderr, "schedsim sweep: expected one MANIFEST.json\n");
-    sweep_usage(stderr);
+    cli_help(C_SWEEP, stderr);
     return 2;
   }
-  const char *file = argv[optind];
+  const char *file = pos[0];
   char err[ERRLEN] = "";
   manifest m;
   if (manifest_load(&m, file, err, sizeof err)) {
@@ -855,10 +1013,9 @@ int cmd_sweep(int argc, char **argv) {
              r->id, run_done(outdir, r) ? "done" : "todo", m.traces[r->ti].path,
              m.clusters[r->ci].path, m.queues[r->qi], m.policies[r->pi],
              m.seeds[r->si]);
-      if (r->ui >= 0)
-        printf(" unknown_duration=%.15g", m.ud[r->ui]);
-      if (r->gi >= 0)
-        printf(" swf_gpus_per_proc=%.15g", m.gpp[r->gi]);
+      for (int k = 0; k < m.nparams; k++)
+        printf(" %s=%s", m.params[k].o->mkey,
+               m.params[k].show[r->pv[k]]);
       printf("\n");
     }
     printf("%zu runs: %zu done, %zu to run (dry run: nothing written)\n", n,
@@ -892,6 +1049,25 @@ int cmd_sweep(int argc, char **argv) {
         status = cli_load_status(err);
         goto done;
       }
+    /* The durations_from traces are read by each run (its synthetic
+     * times depend on its cluster and seed); read here once each, so that
+     * a bad one stops the sweep before any run. */
+    for (int k = 0; k < m.nparams; k++)
+      for (int i = 0; m.params[k].o->id == OPT_DUR_FROM && i < m.params[k].n;
+           i++) {
+        trace from;
+        trace_init(&from);
+        trace_error te;
+        te.msg[0] = 0;
+        int bad = trace_load(&from, m.params[k].args[i], &te);
+        trace_free(&from);
+        if (bad) {
+          fprintf(stderr, "schedsim: %s: parameters.durations_from[%d]: %s\n",
+                  file, i, te.msg);
+          status = cli_load_status(te.msg);
+          goto done;
+        }
+      }
     ntr = (size_t)m.ntraces * ng;
     /* Only the traces (and SWF rates) of runs still to do. */
     need = calloc(ntr, 1);
@@ -918,7 +1094,7 @@ int cmd_sweep(int argc, char **argv) {
         goto done;
       }
       cli_note_skipped(&trs[k]);
-      if (!m.nud)
+      if (!m.nud && !m.synthetic)
         for (size_t j = 0; j < trs[k].n; j++)
           if (trs[k].jobs[j].duration_us < 0) {
             fprintf(stderr,
