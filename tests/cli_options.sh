@@ -204,6 +204,12 @@ while IFS=$'\t' read -r id _ args; do
   same "$T/g/runs/$id" "$T/gs/$id" "sweep run $id"
 done <"$T/grid.txt"
 [ $n = 16 ] && ok || bad "compared $n of 16 grid runs with their single runs"
+# The swept parameters are columns of sweep.csv (after the metric columns),
+# each row holding its run's values.
+head -1 "$T/g/sweep.csv" | grep -q ',estimate_factor,migration_cost$' \
+  && ok || bad "sweep.csv header ends with the parameter columns"
+grep -q '^builtin-default_builtin-default_backfill_best-fit_s2_estimate_factor3_migration_cost600,.*,3,600$' \
+  "$T/g/sweep.csv" && ok || bad "sweep.csv row carries estimate_factor 3, migration_cost 600"
 # --jobs (alias) and --workers give the same sweep.csv.
 expect 0 "" -- "$BIN" sweep "$T/grid.json" --out "$T/g1" --jobs 1 --quiet
 cmp -s "$T/g/sweep.csv" "$T/g1/sweep.csv" && ok || bad "sweep.csv differs between --workers 2 and --jobs 1"

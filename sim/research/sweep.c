@@ -874,6 +874,14 @@ static void clean_tmp(const char *outdir) {
   closedir(d);
 }
 
+/* unknown_duration and swf_gpus_per_proc have had their own sweep.csv
+ * columns (unknown_duration_s, swf_gpus_per_proc) since before the option
+ * table. */
+static int own_column(const cli_option *o) {
+  return !strcmp(o->mkey, "unknown_duration") ||
+         !strcmp(o->mkey, "swf_gpus_per_proc");
+}
+
 static int write_sweep_csv(const char *outdir, const manifest *m,
                            const sw_run *runs, size_t n) {
   char path[4096], err[ERRLEN];
@@ -887,6 +895,12 @@ static int write_sweep_csv(const char *outdir, const manifest *m,
         "unknown_duration_s,swf_gpus_per_proc,",
         o.f);
   run_metrics_header(o.f);
+  /* Every other swept parameter gets a column of its own, named by its
+   * manifest key, after the metric columns (so the columns before them
+   * keep their places whatever a manifest sweeps). */
+  for (int k = 0; k < m->nparams; k++)
+    if (!own_column(m->params[k].o))
+      fprintf(o.f, ",%s", m->params[k].o->mkey);
   fputc('\n', o.f);
   for (size_t i = 0; i < n; i++) {
     const sw_run *r = &runs[i];
@@ -919,6 +933,11 @@ static int write_sweep_csv(const char *outdir, const manifest *m,
     }
     fputc(',', o.f);
     run_metrics_row(o.f, &met);
+    for (int k = 0; k < m->nparams; k++)
+      if (!own_column(m->params[k].o)) {
+        fputc(',', o.f);
+        csv_write_field(o.f, m->params[k].show[r->pv[k]], 0);
+      }
     fputc('\n', o.f);
   }
   if (out_commit(&o, err, sizeof err)) {
