@@ -30,6 +30,22 @@ static void part_request(const lsched_request *req, int k, int first,
       req->memory_mib / g * k + (first ? req->memory_mib % g : 0);
 }
 
+/* The gang is kept: the observers saw its parts as trial allocations, so
+ * each part is released (trial) and allocated again (not trial) with the
+ * policies quiet (they saw the parts once, as placed). Both steps restore
+ * exactly what was there, so they cannot fail. Only with observers. */
+static void confirm_parts(lsched_cluster *c, const lsched_placement *parts,
+                          int n) {
+  c->quiet_policies = 1;
+  for (int i = 0; i < n; i++) {
+    lsched__trial_begin(c);
+    lsched_release(c, &parts[i]);
+    lsched__trial_end(c);
+    lsched_alloc(c, &parts[i]);
+  }
+  c->quiet_policies = 0;
+}
+
 int lsched_place_gang(lsched_policy *p, const lsched_request *req,
                       lsched_placement *out, int max_out, int *nout) {
   if (!p || !out || !nout || max_out < 1 ||
@@ -46,6 +62,8 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
     return rc;
   }
   int left = req->gpu_count, rc = LSCHED_OK;
+  /* Parts are trial changes for the observers until the gang is kept. */
+  lsched__trial_begin(c);
   while (left > 0) {
     if (*nout == max_out) {
       rc = LSCHED_ELIMIT;
@@ -74,6 +92,9 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
       lsched_release(c, &out[*nout]);
     }
   }
+  lsched__trial_end(c);
+  if (rc == LSCHED_OK && c->nobservers > 0)
+    confirm_parts(c, out, *nout);
   return rc;
 }
 
