@@ -18,17 +18,11 @@
 /* ---------------------------------------------------------------------- */
 /* The placement table (DESIGN.md section 4)                               */
 
-const uint8_t lsched__mig_cs[7] = {0, 1, 1, 2, 3, 4, 7};
-const uint8_t lsched__mig_size[7] = {0, 1, 2, 2, 4, 4, 8};
-const uint8_t lsched__mig_starts[7] = {
-    0,
-    0x7F, /* 1g: 0..6 */
-    0x55, /* 1g-2x: 0, 2, 4, 6 */
-    0x15, /* 2g: 0, 2, 4 */
-    0x11, /* 3g: 0, 4 */
-    0x01, /* 4g: 0 */
-    0x01, /* 7g: 0 */
-};
+/* The placement table is public (<libsched/policy_sdk.h>), so that the
+ * policies' inline reads and these arrays are one table. */
+const uint8_t lsched__mig_cs[7] = LSCHED_MIG_SLICES_TABLE;
+const uint8_t lsched__mig_size[7] = LSCHED_MIG_SIZE_TABLE;
+const uint8_t lsched__mig_starts[7] = LSCHED_MIG_STARTS_TABLE;
 /* floor(1000 x slices / 7): the instances of one GPU never sum past 1000
  * because their slices never sum past 7. */
 const uint16_t lsched__mig_milli[7] = {0, 142, 142, 285, 428, 571, 1000};

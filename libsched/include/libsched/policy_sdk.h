@@ -254,19 +254,26 @@ static inline int64_t lsched_fit_score(const lsched_view *v, int node,
 /* ---------------------------------------------------------------------- */
 /* MIG view                                                                */
 
+/* NVIDIA's placement table, indexed by kind (0 unused): compute slices,
+ * memory slots, valid starts (slot mask: 1g 0..6; 1g-2x 0, 2, 4, 6; 2g 0,
+ * 2, 4; 3g 0, 4; 4g and 7g 0). The library's own tables are these. */
+#define LSCHED_MIG_SLICES_TABLE {0, 1, 1, 2, 3, 4, 7}
+#define LSCHED_MIG_SIZE_TABLE {0, 1, 2, 2, 4, 4, 8}
+#define LSCHED_MIG_STARTS_TABLE {0, 0x7F, 0x55, 0x15, 0x11, 0x01, 0x01}
+
 /** Compute slices of kind k (1..6; 0 for anything else). O(1). */
 static inline int lsched_mig_slices_of(int k) {
-  static const unsigned char cs[7] = {0, 1, 1, 2, 3, 4, 7};
+  static const unsigned char cs[7] = LSCHED_MIG_SLICES_TABLE;
   return k >= 1 && k <= 6 ? cs[k] : 0;
 }
 /** Valid start slots of kind k as a slot mask (0 for a bad kind). */
 static inline unsigned lsched_mig_starts_of(int k) {
-  static const unsigned char st[7] = {0, 0x7F, 0x55, 0x55, 0x11, 0x01, 0x01};
+  static const unsigned char st[7] = LSCHED_MIG_STARTS_TABLE;
   return k >= 1 && k <= 6 ? st[k] : 0u;
 }
 /** Slot mask of kind k (1..6) at start s (no validity check). */
 static inline unsigned lsched_mig_mask_at(int k, int s) {
-  static const unsigned char size[7] = {0, 1, 2, 2, 4, 4, 8};
+  static const unsigned char size[7] = LSCHED_MIG_SIZE_TABLE;
   return ((1u << size[k]) - 1u) << s;
 }
 /** Can MIG GPU g host an instance of kind k at valid start s now? */
