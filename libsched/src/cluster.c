@@ -71,6 +71,7 @@ void lsched_cluster_destroy(lsched_cluster *c) {
   lsched__free(&a, c->seg);
   lsched__free(&a, c->shapes);
   lsched__free(&a, c->attached);
+  lsched__free(&a, c->hooked);
   lsched__free(&a, c->observers);
   lsched__mig_free(c);
   lsched__free(&a, c);
@@ -908,17 +909,10 @@ static int check_placement(lsched_cluster *c, const lsched_placement *p,
 
 static int check_after(lsched_cluster *c, int id);
 
-/* Tells the attached policies (unless c->quiet_policies) and then the
- * observers (with the trial flag) about a change that just happened. */
-static void notify(lsched_cluster *c, const lsched_placement *p, int alloc) {
-  if (!c->quiet_policies)
-    for (int i = 0; i < c->nattached; i++) {
-      lsched_policy *pol = c->attached[i];
-      if (alloc && pol->ops->on_alloc)
-        pol->ops->on_alloc(pol->state, c, p);
-      else if (!alloc && pol->ops->on_release)
-        pol->ops->on_release(pol->state, c, p);
-    }
+/* Tells the observers about a change (after the policies). Out of line:
+ * most clusters have none. */
+static void notify_observers(lsched_cluster *c, const lsched_placement *p,
+                             int alloc) {
   const int trial = c->trial_depth > 0;
   for (int i = 0; i < c->nobservers; i++) {
     const struct lsched__observer *o = &c->observers[i];
@@ -927,6 +921,22 @@ static void notify(lsched_cluster *c, const lsched_placement *p, int alloc) {
     else if (!alloc && o->ops.on_release)
       o->ops.on_release(o->user, c, p, trial);
   }
+}
+
+/* Tells the attached policies that have hooks, then the observers, about a
+ * change that just happened. (gang.c re-reports kept parts to the
+ * observers only by hiding the policies for that while: confirm_parts.) */
+static inline void notify(lsched_cluster *c, const lsched_placement *p,
+                          int alloc) {
+  for (int i = 0; i < c->nhooked; i++) {
+    lsched_policy *pol = c->hooked[i];
+    if (alloc && pol->ops->on_alloc)
+      pol->ops->on_alloc(pol->state, c, p);
+    else if (!alloc && pol->ops->on_release)
+      pol->ops->on_release(pol->state, c, p);
+  }
+  if (c->nobservers > 0)
+    notify_observers(c, p, alloc);
 }
 
 int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {

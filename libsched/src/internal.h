@@ -58,6 +58,10 @@ struct lsched_cluster {
 
   struct lsched_policy **attached;
   int nattached, attached_cap;
+  /* The attached policies with an on_alloc or on_release hook, in the same
+   * order (capacity attached_cap): the only ones alloc/release must call. */
+  struct lsched_policy **hooked;
+  int nhooked;
 
   /* Observers (lsched_cluster_add_observer), told after the policies. */
   struct lsched__observer *observers;
@@ -65,9 +69,6 @@ struct lsched_cluster {
   /* > 0 while a planner or a gang placement makes changes it undoes
    * before returning: observers get trial = 1 (lsched__trial_begin). */
   int trial_depth;
-  /* Non-zero while gang placement re-reports kept parts to the observers:
-   * the policies already saw them (gang.c). */
-  int quiet_policies;
 
   int64_t max_cpu_cap;   /* largest node CPU capacity */
   int max_gpu_count;     /* largest node GPU count */

@@ -104,6 +104,13 @@ int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
     if (!na)
       return LSCHED_ENOMEM;
     c->attached = na;
+    /* hooked is a subset of attached: the same capacity. On failure here
+     * attached keeps its larger block and the next call grows both. */
+    lsched_policy **nh =
+        lsched__realloc(&c->a, c->hooked, (size_t)nc * sizeof *nh);
+    if (!nh)
+      return LSCHED_ENOMEM;
+    c->hooked = nh;
     c->attached_cap = nc;
   }
   lsched_policy *p = lsched__calloc(&c->a, 1, sizeof *p);
@@ -124,6 +131,8 @@ int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
     return rc;
   }
   c->attached[c->nattached++] = p;
+  if (ops->on_alloc || ops->on_release)
+    c->hooked[c->nhooked++] = p;
   *out = p;
   return LSCHED_OK;
 }
@@ -137,6 +146,13 @@ void lsched_policy_destroy(lsched_policy *p) {
       memmove(&c->attached[i], &c->attached[i + 1],
               (size_t)(c->nattached - i - 1) * sizeof *c->attached);
       c->nattached--;
+      break;
+    }
+  for (int i = 0; i < c->nhooked; i++)
+    if (c->hooked[i] == p) {
+      memmove(&c->hooked[i], &c->hooked[i + 1],
+              (size_t)(c->nhooked - i - 1) * sizeof *c->hooked);
+      c->nhooked--;
       break;
     }
   if (p->ops->fini)
