@@ -6,7 +6,8 @@
 # resolve) and compiled with `cc -fsyntax-only -std=c11 -I libsched/include`
 # and no -I libsched/src. A source or policies/ header that names a private
 # header (libsched/src/, internal.h, mig_internal.h) in an #include fails too,
-# as does a policies/ header that is not self-contained.
+# as does a policies/ header that is not self-contained. It also checks that
+# README.md shows tests/test_policy_sdk.c's example policy verbatim.
 #
 # Environment: SCHEDSIM_SOURCE_DIR (the repository root; defaults to the
 # parent of this script's folder). CC overrides the compiler.
@@ -64,6 +65,23 @@ for f in "${sources[@]}" "${headers[@]}"; do
     fails=$((fails + 1))
   fi
 done
+
+# The README's "Writing a policy" example is tests/test_policy_sdk.c's
+# (between its README example markers), verbatim.
+checks=$((checks + 1))
+test_src=$src/tests/test_policy_sdk.c
+readme=$src/README.md
+sed -n '/^\/\* README example begin \*\/$/,/^\/\* README example end \*\/$/p' \
+  "$test_src" | sed '1d;$d' >"$tmp/example.test"
+sed -n '/^<!-- begin tests\/test_policy_sdk.c example -->$/,/^<!-- end tests\/test_policy_sdk.c example -->$/p' \
+  "$readme" | sed '1,2d' | sed '$d' | sed '$d' >"$tmp/example.readme"
+if [ -s "$tmp/example.test" ] && diff -u "$tmp/example.test" "$tmp/example.readme" >"$tmp/example.diff"; then
+  echo "ok   README: the example policy is tests/test_policy_sdk.c's"
+else
+  echo "FAIL README: the example policy differs from tests/test_policy_sdk.c's (or is missing)"
+  sed 's/^/     > /' "$tmp/example.diff"
+  fails=$((fails + 1))
+fi
 
 echo "$checks checks, $fails failed"
 [ $fails -eq 0 ]
