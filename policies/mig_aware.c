@@ -255,7 +255,7 @@ static int maw_place(void *state, const lsched_cluster *c,
     const lsched_mig_gpu_view *gs = lsched_view_mig_gpus(v, nd);
     const unsigned bit = 1u << (K - 1);
     int64_t left = 50 * (nd->cpu_free - req->cpu_milli) * B +
-                   50 * (nd->gpu_free_sum - lsched_mig_kind_milli(K)) * A;
+                   50 * (nd->gpu_free_sum - lsched_mig_milli_of(K)) * A;
     for (int g = 0; g < nd->gpu_count; g++) {
       const lsched_mig_gpu_view *gp = &gs[g];
       if (!(gp->fit & bit))
@@ -293,7 +293,7 @@ static int maw_place(void *state, const lsched_cluster *c,
   out->memory_mib = req->memory_mib;
   out->gpu_count = 1;
   out->gpu_mask = UINT64_C(1) << b_gpu;
-  out->gpu_milli = lsched_mig_kind_milli(b_k);
+  out->gpu_milli = lsched_mig_milli_of(b_k);
   out->mig_kind = b_k;
   out->mig_start = b_start;
   return LSCHED_OK;

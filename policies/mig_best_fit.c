@@ -66,7 +66,7 @@ static int mbf_place(void *state, const lsched_cluster *c,
   out->memory_mib = req->memory_mib;
   out->gpu_count = 1;
   out->gpu_mask = UINT64_C(1) << best_gpu;
-  out->gpu_milli = lsched_mig_kind_milli(best_k);
+  out->gpu_milli = lsched_mig_milli_of(best_k);
   out->mig_kind = best_k;
   out->mig_start = lsched_mig_gpu_start(g, best_k);
   return LSCHED_OK;

@@ -332,6 +332,7 @@ END_TEST
 START_TEST(mig_tables) {
   for (int k = 1; k <= LSCHED_MIG_KINDS; k++) {
     ck_assert_int_eq(lsched_mig_slices_of(k), lsched_mig_kind_slices(k));
+    ck_assert_int_eq(lsched_mig_milli_of(k), lsched_mig_kind_milli(k));
     ck_assert_uint_eq(lsched_mig_starts_of(k), lsched_mig_kind_starts(k));
     for (int s = 0; s < LSCHED_MIG_SLOTS; s++)
       if ((lsched_mig_kind_starts(k) >> s) & 1)
@@ -345,7 +346,8 @@ START_TEST(mig_tables) {
     }
   }
   ck_assert_int_eq(lsched_mig_slices_of(0), 0);
-  ck_assert_int_eq(lsched_mig_slices_of(7), 0);
+  ck_assert_int_eq(lsched_mig_milli_of(0), 0);
+  ck_assert_uint_eq(lsched_mig_starts_of(0), 0);
   ck_assert_int_eq(lsched_mig_pack_count(256, 1), 0);
   ck_assert_int_eq(lsched_mig_pack_count(0, 0), 0);
 }

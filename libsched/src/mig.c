@@ -23,9 +23,7 @@
 const uint8_t lsched__mig_cs[7] = LSCHED_MIG_SLICES_TABLE;
 const uint8_t lsched__mig_size[7] = LSCHED_MIG_SIZE_TABLE;
 const uint8_t lsched__mig_starts[7] = LSCHED_MIG_STARTS_TABLE;
-/* floor(1000 x slices / 7): the instances of one GPU never sum past 1000
- * because their slices never sum past 7. */
-const uint16_t lsched__mig_milli[7] = {0, 142, 142, 285, 428, 571, 1000};
+const uint16_t lsched__mig_milli[7] = LSCHED_MIG_MILLI_TABLE;
 
 static const char *const kind_names[7] = {"none", "1g", "1g-2x", "2g",
                                           "3g",   "4g", "7g"};

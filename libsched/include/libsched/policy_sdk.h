@@ -260,16 +260,28 @@ static inline int64_t lsched_fit_score(const lsched_view *v, int node,
 #define LSCHED_MIG_SLICES_TABLE {0, 1, 1, 2, 3, 4, 7}
 #define LSCHED_MIG_SIZE_TABLE {0, 1, 2, 2, 4, 4, 8}
 #define LSCHED_MIG_STARTS_TABLE {0, 0x7F, 0x55, 0x15, 0x11, 0x01, 0x01}
+/* floor(1000 x slices / 7): the instances of one GPU never sum past 1000
+ * because their slices never sum past 7. */
+#define LSCHED_MIG_MILLI_TABLE {0, 142, 142, 285, 428, 571, 1000}
 
-/** Compute slices of kind k (1..6; 0 for anything else). O(1). */
+/* The table reads below take a kind 0..6 (0 gives 0) and check nothing:
+ * they sit in policies' inner loops. lsched_mig_kind_slices() and its
+ * siblings in <libsched/mig.h> check. */
+
+/** Compute slices of kind k (0..6). O(1). */
 static inline int lsched_mig_slices_of(int k) {
   static const unsigned char cs[7] = LSCHED_MIG_SLICES_TABLE;
-  return k >= 1 && k <= 6 ? cs[k] : 0;
+  return cs[k];
 }
-/** Valid start slots of kind k as a slot mask (0 for a bad kind). */
+/** Milli-GPU of kind k (0..6). O(1). */
+static inline int lsched_mig_milli_of(int k) {
+  static const unsigned short milli[7] = LSCHED_MIG_MILLI_TABLE;
+  return milli[k];
+}
+/** Valid start slots of kind k (0..6) as a slot mask. O(1). */
 static inline unsigned lsched_mig_starts_of(int k) {
   static const unsigned char st[7] = LSCHED_MIG_STARTS_TABLE;
-  return k >= 1 && k <= 6 ? st[k] : 0u;
+  return st[k];
 }
 /** Slot mask of kind k (1..6) at start s (no validity check). */
 static inline unsigned lsched_mig_mask_at(int k, int s) {
@@ -295,14 +307,18 @@ static inline int lsched_mig_gpu_start(const lsched_mig_gpu_view *g, int k) {
  * smallest kind >= kmin it can serve now (on dynamic nodes kmin), or -1. */
 static inline int lsched_node_mig_kind(const lsched_node *nd, int kmin) {
   unsigned f = (unsigned)nd->mig_fit >> (kmin - 1);
-  int k = kmin;
   if (!f)
     return -1;
+#if defined(__GNUC__)
+  return kmin + __builtin_ctz(f);
+#else
+  int k = kmin;
   while (!(f & 1u)) {
     f >>= 1;
     k++;
   }
   return k;
+#endif
 }
 
 /**
