@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages schedsim needs (skips apt when all are
-# present). Uses sudo when not run as root.
+# present). Uses sudo when not run as root. With --lib-only, only what a
+# libsched-only build (cmake -DLSCHED_BUILD_SIM=OFF) needs: a C compiler and
+# CMake.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config libgsl-dev libcsv-dev libcjson-dev check gnuplot-nox zlib1g-dev)
+case "${1:-}" in
+  --lib-only) PKGS=(build-essential cmake) ;;
+  "") ;;
+  *) echo "usage: $0 [--lib-only]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

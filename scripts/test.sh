@@ -5,10 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Tests on explicitly: a build/ configured without them (by hand or by an
-# older script) must not make this pass with no tests run.
+# Tests and the simulator on explicitly: a build/ configured without them (by
+# hand, e.g. -DLSCHED_BUILD_SIM=OFF, or by an older script) must not make this
+# pass with only part of the suite run. The libsched-only build has its own
+# test, tests/cli_lib_only.sh.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Debug -DLSCHED_SANITIZE=ON -DLSCHED_WERROR=ON \
-  -DLSCHED_BUILD_TESTS=ON >/dev/null
+  -DLSCHED_BUILD_TESTS=ON -DLSCHED_BUILD_SIM=ON >/dev/null
 cmake --build build -j"$(nproc)"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -7,27 +7,7 @@ set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
 DATA=${SCHEDSIM_SHARED_DATA:-$SRC/../shared/data}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-# expect STATUS NEEDLE -- command...: exit status and a stderr substring.
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    bad "$* -> exit $got, want $want; stderr: $(head -c 400 "$T/err")"
-  elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/err"; then
-    bad "$* -> stderr lacks '$needle': $(head -c 400 "$T/err")"
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib/cli_harness.sh"
 
 CL=$SRC/sim/examples/a100-h100.json
 EX=$SRC/sim/examples/a100-h100-exclusive.json
@@ -66,7 +46,7 @@ for c in a100-h100 a100-h100-exclusive; do
 done
 [ $n = 8 ] && ok || bad "8 single runs compared"
 [ "$(wc -l <"$T/c/compare.csv")" = 9 ] && ok || bad "compare.csv has a header and 8 rows"
-head -1 "$T/c/compare.csv" | grep -q '^run,cluster,queue,policy,seed,trace,jobs,jobs_completed,jobs_never_started,gpu_alloc_ratio_mean,queue_mean_s,queue_p50_s,queue_p95_s,queue_p99_s,queue_max_s,jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,jct_max_s,makespan_s,allocated_gpu_hours,cost_total_usd,cost_per_allocated_gpu_hour_usd,cost_idle_usd,unpriced_gpus,events,frag_amount_mean_milli,frag_rate_mean,stranded_gpu_milli_mean$' \
+head -1 "$T/c/compare.csv" | grep -q '^run,cluster,queue,policy,seed,trace,jobs,jobs_completed,jobs_never_started,gpu_alloc_ratio_mean,queue_mean_s,queue_p50_s,queue_p95_s,queue_p99_s,queue_max_s,jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,jct_max_s,makespan_s,allocated_gpu_hours,cost_total_usd,cost_per_allocated_gpu_hour_usd,cost_idle_usd,unpriced_gpus,events,frag_amount_mean_milli,frag_rate_mean,stranded_gpu_milli_mean,nodes,gpus,' \
   && ok || bad "compare.csv header: $(head -1 "$T/c/compare.csv")"
 # The row of a run carries that run's summary.json numbers.
 row=$(grep '^a100-h100_skip_best-fit,' "$T/c/compare.csv")

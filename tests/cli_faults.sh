@@ -13,12 +13,7 @@
 set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
-T=$(mktemp -d)
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib/cli_harness.sh"
 
 # check STATUS NEEDLE: the last command's status and a stderr substring.
 check() {
@@ -123,8 +118,10 @@ printf '{"traces": ["%s"], "clusters": ["builtin:default"], "policies": ["first-
 check $? 1 "No space left on device" "sweep.csv on a full disk"
 absent "$D/sweep.csv"
 no_tmp "$D"
-ln -s /dev/full "$T/gen.csv.tmp"
-"$BIN" generate --out "$T/gen.csv" --jobs 100 >/dev/null 2>"$T/err"
+(
+  ln -s /dev/full "$T/gen.csv.tmp.$BASHPID"
+  exec "$BIN" generate --out "$T/gen.csv" --jobs 100
+) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "generate on a full disk"
 absent "$T/gen.csv"
 
@@ -155,5 +152,4 @@ else
   no_tmp "$T/ro"
 fi
 
-echo "cli_faults: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+cli_summary

@@ -21,7 +21,10 @@
 #   defrag/...     multigpu20 with synthetic times on 1,000 shared GPUs:
 #                  defrag with migrations (fifo, backfill) and preemption
 #   fill/...       fill mode, fgd and best-fit, seeds 42-43
-#   compare/...    a compare over two clusters and two queues
+#   compare/...    a compare over two clusters and two queues; besides
+#                  compare.csv, its original 30 columns alone
+#                  (compare.original-columns.csv, hashed as compare.csv was
+#                  before the metric table appended columns)
 # Plots (PNG/SVG, gnuplot-version dependent) are not compared.
 set -euo pipefail
 SIM=$(realpath "${1:-$SCHEDSIM_BIN}")
@@ -118,6 +121,12 @@ while IFS= read -r line; do
   mv "stdout/$n.txt" "$dir/stdout.txt"
 done <cmds
 mv stdout/compare.txt out/compare/stdout.txt
+# compare.csv gained a column for every summary.json metric, appended after
+# its original 30 (6 run columns + 24 metrics): those 30, cut out, are
+# checked against the hash of compare.csv as it was before the columns were
+# added (no field of this compare holds a comma, so cut splits it right),
+# and the whole file against its own hash.
+cut -d, -f1-30 out/compare/compare.csv >out/compare/compare.original-columns.csv
 
 (cd out && find . -type f ! -name '*.png' ! -name '*.svg' ! -path './compare/plots/*' \
   | LC_ALL=C sort | xargs sha256sum) >got.sha256

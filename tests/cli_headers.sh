@@ -24,8 +24,9 @@ if [ ${#headers[@]} -eq 0 ]; then
   exit 1
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli_headers.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+CLI_VERBOSE=1
+. "$(dirname "$0")/lib/cli_harness.sh"
+tmp=$T
 
 cflags=(-std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only "-I$inc")
 cxxflags=(-std=c++11 -pedantic -Wall -Wextra -Werror -fsyntax-only "-I$inc")
@@ -36,13 +37,9 @@ else
   echo "note: no C++ compiler ($cxx); C++ checks skipped"
 fi
 
-fails=0
-checks=0
-
 # compile LANG NAME SOURCE-TEXT
 compile() {
   local lang=$1 name=$2 text=$3 file out
-  checks=$((checks + 1))
   if [ "$lang" = c ]; then
     file=$tmp/$name.c
     printf '%s\n' "$text" >"$file"
@@ -53,12 +50,11 @@ compile() {
     out=$("$cxx" "${cxxflags[@]}" "$file" 2>&1)
   fi
   if [ $? -eq 0 ] && [ -z "$out" ]; then
-    echo "ok   $lang: $name"
+    ok "$lang: $name"
   else
-    echo "FAIL $lang: $name"
+    bad "$lang: $name"
     printf '%s\n' "$text" | sed 's/^/     | /'
     printf '%s\n' "$out" | sed 's/^/     > /'
-    fails=$((fails + 1))
   fi
 }
 
@@ -120,17 +116,14 @@ int lsched_header_probe(const lsched_cluster *c, const lsched_request *r) {
 
   # Identifiers (outside comments) that start with sched_ / SCHED_ belong to
   # POSIX <sched.h>; libsched's own names start with lsched_ / LSCHED_.
-  checks=$((checks + 1))
-  bad=$("$cc" -std=c11 -fpreprocessed -dD -E -P "$h" 2>/dev/null |
-        grep -nE '(^|[^A-Za-z0-9_])(sched_|SCHED_)[A-Za-z0-9_]*' || true)
-  if [ -n "$bad" ]; then
-    echo "FAIL namespace: $rel uses the POSIX sched_/SCHED_ prefix:"
-    printf '%s\n' "$bad" | sed 's/^/     > /'
-    fails=$((fails + 1))
+  hits=$("$cc" -std=c11 -fpreprocessed -dD -E -P "$h" 2>/dev/null |
+         grep -nE '(^|[^A-Za-z0-9_])(sched_|SCHED_)[A-Za-z0-9_]*' || true)
+  if [ -n "$hits" ]; then
+    bad "namespace: $rel uses the POSIX sched_/SCHED_ prefix:"
+    printf '%s\n' "$hits" | sed 's/^/     > /'
   else
-    echo "ok   namespace: no sched_/SCHED_ identifiers in $rel"
+    ok "namespace: no sched_/SCHED_ identifiers in $rel"
   fi
 done
 
-echo "$checks checks, $fails failed"
-[ $fails -eq 0 ]
+cli_summary

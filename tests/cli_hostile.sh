@@ -13,27 +13,7 @@
 set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-# expect STATUS NEEDLE -- command...: exit status and a stderr substring.
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    bad "$* -> exit $got, want $want; stderr: $(head -c 400 "$T/err")"
-  elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/err"; then
-    bad "$* -> stderr lacks '$needle': $(head -c 400 "$T/err")"
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib/cli_harness.sh"
 # no_nulls FILE: no NaN, infinity or null (a number that could not be
 # computed) in a summary.json.
 no_nulls() {
@@ -180,5 +160,4 @@ printf '{"traces": ["builtin:default"], "clusters": ["builtin:default"], "polici
   "$seeds" "$seeds" >"$T/grid.json"
 expect 2 "$T/grid.json: the grid has 16777216 runs" -- "$BIN" sweep "$T/grid.json" --out "$T/grid" --dry-run
 
-echo "cli_hostile: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+cli_summary

@@ -40,11 +40,9 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   exit 1
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cli_install.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+CLI_VERBOSE=1
+. "$(dirname "$0")/lib/cli_harness.sh"
+tmp=$T
 
 # A sanitizer build installs an instrumented libsched: its consumers must link
 # the sanitizer runtime too.
@@ -214,8 +212,4 @@ else
   sed 's/^/     > /' "$tmp/readme.diff" | head -30
 fi
 
-if [ $fails -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+cli_summary

@@ -8,28 +8,7 @@ set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
 EX=$SRC/sim/examples/mig
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-# expect STATUS NEEDLE -- command...: exit status and a stderr substring.
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    bad "$* -> exit $got, want $want; stderr: $(head -c 400 "$T/err")"
-  elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/err"; then
-    bad "$* -> stderr lacks '$needle': $(head -c 400 "$T/err")"
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib/cli_harness.sh"
 
 # ---- a small workload of the scenario (a) mix
 expect 0 "" -- "$BIN" generate --mix "$EX/inference-dev-mix.json" --jobs 300 --seed 3 --out "$T/w.csv"
@@ -131,5 +110,4 @@ expect 2 "colour" -- "$BIN" generate --mix "$T/m3.json" --out "$T/x.csv"
 "$BIN" models | grep -q 'MIG: 1g.10gb(1g 9.50GiB 14SM)' && ok || bad "models lists MIG profiles"
 bash -n "$SRC/scripts/mig_scenarios.sh" && ok || bad "mig_scenarios.sh syntax"
 
-echo "cli_mig: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+cli_summary

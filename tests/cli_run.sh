@@ -6,28 +6,7 @@ set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
 DATA=${SCHEDSIM_SHARED_DATA:-$SRC/../shared/data}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-# expect STATUS NEEDLE -- command...: exit status and a stderr substring.
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    bad "$* -> exit $got, want $want; stderr: $(head -c 300 "$T/err")"
-  elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/err"; then
-    bad "$* -> stderr lacks '$needle': $(head -c 300 "$T/err")"
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib/cli_harness.sh"
 
 CL=$SRC/sim/examples/a100-h100.json
 HDR=name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time

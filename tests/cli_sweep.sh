@@ -7,26 +7,7 @@
 set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    bad "$* -> exit $got, want $want; stderr: $(head -c 400 "$T/err")"
-  elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/err"; then
-    bad "$* -> stderr lacks '$needle': $(head -c 400 "$T/err")"
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib/cli_harness.sh"
 
 EX=$SRC/sim/examples/a100-h100-exclusive.json
 mkdir -p "$T/m"
@@ -81,7 +62,7 @@ cp "$T/out" "$T/dry.txt"
 expect 0 "" -- "$BIN" sweep "$M" --out "$T/s" --jobs 2 --quiet
 [ -s "$T/s/sweep.csv" ] && ok || bad "sweep.csv written"
 [ "$(wc -l <"$T/s/sweep.csv")" = 17 ] && ok || bad "sweep.csv: header + 16 rows"
-head -1 "$T/s/sweep.csv" | grep -q '^run_id,trace,trace_format,cluster,queue,policy,seed,unknown_duration_s,swf_gpus_per_proc,jobs,jobs_completed,jobs_never_started,gpu_alloc_ratio_mean,queue_mean_s,queue_p50_s,queue_p95_s,queue_p99_s,queue_max_s,jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,jct_max_s,makespan_s,allocated_gpu_hours,cost_total_usd,cost_per_allocated_gpu_hour_usd,cost_idle_usd,unpriced_gpus,events,frag_amount_mean_milli,frag_rate_mean,stranded_gpu_milli_mean$' \
+head -1 "$T/s/sweep.csv" | grep -q '^run_id,trace,trace_format,cluster,queue,policy,seed,unknown_duration_s,swf_gpus_per_proc,jobs,jobs_completed,jobs_never_started,gpu_alloc_ratio_mean,queue_mean_s,queue_p50_s,queue_p95_s,queue_p99_s,queue_max_s,jct_mean_s,jct_p50_s,jct_p95_s,jct_p99_s,jct_max_s,makespan_s,allocated_gpu_hours,cost_total_usd,cost_per_allocated_gpu_hour_usd,cost_idle_usd,unpriced_gpus,events,frag_amount_mean_milli,frag_rate_mean,stranded_gpu_milli_mean,nodes,gpus,' \
   && ok || bad "sweep.csv header: $(head -1 "$T/s/sweep.csv")"
 # Rows in run order (the dry-run order).
 cmp -s <(cut -f1 "$T/dry.txt" | grep -v ' runs: ') <(tail -n +2 "$T/s/sweep.csv" | cut -d, -f1) \

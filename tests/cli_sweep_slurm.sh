@@ -45,13 +45,12 @@ cleanup() {
   bash "$TESTBED" stop >/dev/null 2>&1
   if [ "${KEEP_TB:-}" = 1 ]; then echo "kept $TB"; else rm -rf "$TB"; fi
 }
-trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
-fails=0
+CLI_VERBOSE=1
+. "$(dirname "$0")/lib/cli_harness.sh"
+CLI_AT_EXIT+=(cleanup)
 t0=$(date +%s)
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 die() { bad "$*"; exit 1; }
 
 # ------------------------------------------------------ manifest, local run
@@ -127,8 +126,4 @@ else
 fi
 
 echo "$(($(date +%s) - t0)) s"
-if [ $fails -ne 0 ]; then
-  echo "$fails check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+cli_summary

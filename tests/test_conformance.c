@@ -67,30 +67,6 @@ static uint64_t rng_below(struct rng *r, uint64_t n) {
 
 static int popcount64(uint64_t x) { return __builtin_popcountll(x); }
 
-static lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli,
-                            uint64_t mask) {
-  lsched_request r = LSCHED_REQUEST_INIT;
-  r.cpu_milli = cpu;
-  r.memory_mib = mem;
-  r.gpu_count = k;
-  r.gpu_milli = milli;
-  r.model_mask = mask;
-  return r;
-}
-
-static lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k,
-                             int milli, uint64_t mask) {
-  lsched_placement p;
-  memset(&p, 0, sizeof p);
-  p.node = node;
-  p.cpu_milli = cpu;
-  p.memory_mib = mem;
-  p.gpu_count = k;
-  p.gpu_milli = milli;
-  p.gpu_mask = mask;
-  return p;
-}
-
 /* Everything observable about a cluster's state. */
 #define SNAP_MAXN 64
 struct snap {

@@ -426,22 +426,12 @@ typedef struct default_setup {
   uint64_t *cooked; /* Go's seed table */
 } default_setup;
 
-/* Copies the shared data file rel's path into out: 0, or -1 when it is
- * missing (the test is then skipped, or fails under CI=true: testutil). */
-static int data_path(const char *rel, char *out, size_t len) {
-  const char *p = testutil_data(rel);
-  if (!p)
-    return -1;
-  snprintf(out, len, "%s", p);
-  return 0;
-}
-
 static int default_setup_load(default_setup *d) {
   char pods[4096], nodes[4096], err[1024];
-  if (data_path("alibaba-gpu-v2023/openb_pod_list_default.csv", pods,
-                sizeof pods) ||
-      data_path("alibaba-gpu-v2023/openb_node_list_gpu_node.csv", nodes,
-                sizeof nodes))
+  if (!data_path(pods, sizeof pods,
+                 "alibaba-gpu-v2023/openb_pod_list_default.csv") ||
+      !data_path(nodes, sizeof nodes,
+                 "alibaba-gpu-v2023/openb_node_list_gpu_node.csv"))
     return -1;
   ck_assert_msg(sim_cluster_load(&d->sc, nodes, &cat, 0, err, sizeof err) == 0,
                 "%s", err);
@@ -477,8 +467,8 @@ static void default_setup_free(default_setup *d) {
 START_TEST(fidelity_default_trace) {
   default_setup d;
   char expected[4096];
-  if (data_path("alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv",
-                expected, sizeof expected) ||
+  if (!data_path(expected, sizeof expected,
+                 "alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv") ||
       default_setup_load(&d))
     return;
 #if defined(__SANITIZE_ADDRESS__)
@@ -544,10 +534,10 @@ END_TEST
 START_TEST(per_seed_curves_match_authors) {
   default_setup d;
   char alloc_csv[4096], frag_csv[4096], err[1024];
-  if (data_path("alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv",
-                alloc_csv, sizeof alloc_csv) ||
-      data_path("alibaba-gpu-v2023/fgd-expected/analysis_frag_discrete.csv",
-                frag_csv, sizeof frag_csv) ||
+  if (!data_path(alloc_csv, sizeof alloc_csv,
+                 "alibaba-gpu-v2023/fgd-expected/analysis_allo_discrete.csv") ||
+      !data_path(frag_csv, sizeof frag_csv,
+                 "alibaba-gpu-v2023/fgd-expected/analysis_frag_discrete.csv") ||
       default_setup_load(&d))
     return;
   fill_setup fs = {&d.sc, &d.t,     "gpu-packing", 1.3,

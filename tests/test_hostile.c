@@ -124,13 +124,6 @@ static const fmt FMTS[] = {
 
 /* ------------------------------------------------------------ helpers */
 
-static const char *tmpdir(void) {
-  static const char *dir;
-  if (!dir)
-    dir = testutil_tmpdir();
-  return dir;
-}
-
 /* Writes n bytes to DIR/name (gzip-compressed for .gz formats). */
 static void put(char *path, size_t size, const fmt *f, const char *name,
                 const char *text, size_t n) {

@@ -99,30 +99,6 @@ static int add_node(lsched_cluster *c, const char *name, int64_t cpu,
   return id;
 }
 
-static lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli,
-                            uint64_t mask) {
-  lsched_request r = LSCHED_REQUEST_INIT;
-  r.cpu_milli = cpu;
-  r.memory_mib = mem;
-  r.gpu_count = k;
-  r.gpu_milli = milli;
-  r.model_mask = mask;
-  return r;
-}
-
-static lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k,
-                             int milli, uint64_t mask) {
-  lsched_placement p;
-  memset(&p, 0, sizeof p);
-  p.node = node;
-  p.cpu_milli = cpu;
-  p.memory_mib = mem;
-  p.gpu_count = k;
-  p.gpu_milli = milli;
-  p.gpu_mask = mask;
-  return p;
-}
-
 static void must_alloc(lsched_cluster *c, lsched_placement p) {
   int rc = lsched_alloc(c, &p);
   ck_assert_msg(rc == LSCHED_OK, "alloc on node %d: %s (%s)", p.node,

@@ -19,36 +19,12 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static const char *tmpdir(void) {
-  static const char *dir;
-  if (!dir)
-    dir = testutil_tmpdir();
-  return dir;
-}
-
-static void put_text(char *out, size_t size, const char *name,
-                     const char *text) {
-  snprintf(out, size, "%s/%s", tmpdir(), name);
-  FILE *f = fopen(out, "wb");
-  ck_assert_msg(f != NULL, "cannot create %s", out);
-  ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
-  ck_assert_int_eq(fclose(f), 0);
-}
-
 static void put_gz(char *out, size_t size, const char *name, const char *text) {
   snprintf(out, size, "%s/%s", tmpdir(), name);
   gzFile g = gzopen(out, "wb");
   ck_assert_ptr_nonnull(g);
   ck_assert_int_eq(gzwrite(g, text, (unsigned)strlen(text)), (int)strlen(text));
   ck_assert_int_eq(gzclose(g), Z_OK);
-}
-
-static int data_path(char *out, size_t size, const char *rel) {
-  const char *p = testutil_data(rel);
-  if (!p)
-    return 0;
-  snprintf(out, size, "%s", p);
-  return 1;
 }
 
 static void load_ok(trace *t, const char *path, const trace_load_opts *o) {

@@ -21,40 +21,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* One temporary directory per test (tests run in forked children, so the
- * cache starts empty in each). */
-static const char *tmpdir(void) {
-  static const char *dir;
-  if (!dir)
-    dir = testutil_tmpdir();
-  return dir;
-}
-
-/* Writes len bytes to tmpdir/name; the path goes to out. */
-static void put_file(char *out, size_t size, const char *name,
-                     const char *content, size_t len) {
-  snprintf(out, size, "%s/%s", tmpdir(), name);
-  FILE *f = fopen(out, "wb");
-  ck_assert_msg(f != NULL, "cannot create %s", out);
-  ck_assert_uint_eq(fwrite(content, 1, len, f), len);
-  ck_assert_int_eq(fclose(f), 0);
-}
-
-static void put_text(char *out, size_t size, const char *name,
-                     const char *text) {
-  put_file(out, size, name, text, strlen(text));
-}
-
-/* Copy of a shared data path (testutil_data returns a static buffer), or
- * 0 when the data is absent (testutil_data printed SKIP). */
-static int data_path(char *out, size_t size, const char *rel) {
-  const char *p = testutil_data(rel);
-  if (!p)
-    return 0;
-  snprintf(out, size, "%s", p);
-  return 1;
-}
-
 static void assert_empty(const trace *t) {
   ck_assert_uint_eq(t->n, 0);
   ck_assert_ptr_null(t->jobs);
@@ -990,7 +956,7 @@ START_TEST(write_round_trip_synth) {
   snprintf(path, sizeof path, "%s/synth.csv", tmpdir());
   ck_assert_msg(trace_write_alibaba(&a, path, &err) == 0, "%s", err.msg);
   char tmp[640];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   ck_assert_int_ne(access(tmp, F_OK), 0); /* renamed away */
   load_ok(&b, path);
   ck_assert_int_eq(b.format, TRACE_FMT_ALIBABA_POD);
@@ -1436,7 +1402,7 @@ START_TEST(generate_streamed) {
   }
   ck_assert_uint_eq(n, 3000);
   synth_gen_close(g);
-  ck_assert_int_eq(access(b, F_OK), -1); /* only PATH.tmp until commit */
+  ck_assert_int_eq(access(b, F_OK), -1); /* only PATH.tmp.PID until commit */
   ck_assert_int_eq(trace_writer_commit(w, &err), 0);
   ck_assert_int_eq(trace_write_alibaba(&whole, a, &err), 0);
   FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
@@ -1457,7 +1423,7 @@ START_TEST(generate_streamed) {
   ck_assert_ptr_nonnull(strstr(err.msg, "job 0 ('x') has no duration"));
   trace_writer_abort(w);
   char tmp[700];
-  snprintf(tmp, sizeof tmp, "%s.tmp", b);
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", b, (long)getpid());
   ck_assert_int_eq(access(b, F_OK), -1);
   ck_assert_int_eq(access(tmp, F_OK), -1);
   trace_free(&whole);

@@ -38,3 +38,55 @@ int testutil_run(Suite *s) {
   srunner_free(sr);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+const char *tmpdir(void) {
+  static const char *dir;
+  if (!dir)
+    dir = testutil_tmpdir();
+  return dir;
+}
+
+int data_path(char *out, size_t size, const char *rel) {
+  const char *p = testutil_data(rel);
+  if (!p)
+    return 0;
+  snprintf(out, size, "%s", p);
+  return 1;
+}
+
+void put_file(char *out, size_t size, const char *name, const char *content,
+              size_t len) {
+  snprintf(out, size, "%s/%s", tmpdir(), name);
+  FILE *f = fopen(out, "wb");
+  ck_assert_msg(f != NULL, "cannot create %s", out);
+  ck_assert_uint_eq(fwrite(content, 1, len, f), len);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+void put_text(char *out, size_t size, const char *name, const char *text) {
+  put_file(out, size, name, text, strlen(text));
+}
+
+lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli,
+                     uint64_t mask) {
+  lsched_request r = LSCHED_REQUEST_INIT;
+  r.cpu_milli = cpu;
+  r.memory_mib = mem;
+  r.gpu_count = k;
+  r.gpu_milli = milli;
+  r.model_mask = mask;
+  return r;
+}
+
+lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k, int milli,
+                      uint64_t mask) {
+  lsched_placement p;
+  memset(&p, 0, sizeof p);
+  p.node = node;
+  p.cpu_milli = cpu;
+  p.memory_mib = mem;
+  p.gpu_count = k;
+  p.gpu_milli = milli;
+  p.gpu_mask = mask;
+  return p;
+}

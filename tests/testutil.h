@@ -3,6 +3,9 @@
 #define SCHEDSIM_TESTUTIL_H
 
 #include <check.h>
+#include <libsched/libsched.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /*
  * Path of a file in ../shared/data (e.g. "alibaba-gpu-v2023/x.csv"), or NULL
@@ -17,5 +20,35 @@ const char *testutil_tmpdir(void);
 
 /* Runs a suite in fork mode and returns the process exit status. */
 int testutil_run(Suite *s);
+
+/*
+ * The suites' shared file helpers, under the short names the suites have
+ * always called them by (each suite used to carry its own copy).
+ */
+
+/* One temporary directory per test process, made on first use by
+ * testutil_tmpdir() (tests run in forked children, so each test starts with
+ * none). */
+const char *tmpdir(void);
+
+/* Copies the path of the shared data file rel into out (testutil_data()
+ * returns a static buffer): 1, or 0 when the data is absent (testutil_data()
+ * printed SKIP, or failed the test under CI=true). */
+int data_path(char *out, size_t size, const char *rel);
+
+/* Writes len bytes of content to tmpdir()/name; the path goes to out. */
+void put_file(char *out, size_t size, const char *name, const char *content,
+              size_t len);
+
+/* put_file() of a NUL-terminated text. */
+void put_text(char *out, size_t size, const char *name, const char *text);
+
+/* A request for k GPUs at milli each (0, 0 for CPU only) of the models in
+ * mask (0: any), and the placement of such a request on node with the GPUs
+ * in mask; every other member is zero (or its LSCHED_REQUEST_INIT value). */
+lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli,
+                     uint64_t mask);
+lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k, int milli,
+                      uint64_t mask);
 
 #endif

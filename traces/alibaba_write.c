@@ -3,12 +3,14 @@
  * alibaba.c reads, so that a generated workload can be saved, inspected,
  * and replayed by any tool that reads the original trace.
  *
- * The file is written to PATH.tmp and renamed over PATH only once every
- * byte is written and closed without error: a failed write (disk full)
+ * The file is written to PATH.tmp.PID (an atomic file, fileout.h) and
+ * renamed over PATH only once every byte is written and closed without
+ * error: a failed write (disk full)
  * never leaves a truncated trace that would load as a shorter workload.
  * trace_writer writes job by job (schedsim generate streams millions of
  * jobs through it); trace_write_alibaba writes a trace in memory.
  */
+#include "fileout.h"
 #include "trace_internal.h"
 
 #include <errno.h>
@@ -29,27 +31,6 @@ static void format_time(char *buf, size_t size, int64_t us) {
   size_t n = strlen(buf);
   while (n > 0 && buf[n - 1] == '0')
     buf[--n] = '\0';
-}
-
-/* A field as CSV: quoted (with quotes doubled) when it holds a comma, a
- * quote, a line break, or leading/trailing blanks that the reader would
- * otherwise trim. */
-static void put_field(FILE *f, const char *s) {
-  size_t n = strlen(s);
-  int quote = strpbrk(s, ",\"\r\n") != NULL ||
-              (n > 0 && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' ||
-                         s[n - 1] == '\t'));
-  if (!quote) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
 }
 
 static const char *qos_name(uint8_t qos) {
@@ -97,59 +78,46 @@ static void put_job(FILE *f, const job_record *j, const char *name,
     sched[0] = '\0';
   else
     memcpy(sched, create, sizeof sched);
-  put_field(f, name);
+  csv_write_field(f, name, CSV_QUOTE_BLANKS);
   fprintf(f, ",%" PRId64 ",%" PRId64 ",%d,%d,", j->cpu_milli, j->memory_mib,
           (int)j->num_gpu, (int)j->gpu_milli);
-  put_field(f, spec ? spec : "");
+  csv_write_field(f, spec ? spec : "", CSV_QUOTE_BLANKS);
   fprintf(f, ",%s,%s,%s,%s,%s\n", qos_name(j->qos),
           never ? "Pending" : "Running", create, del, sched);
 }
 
 struct trace_writer {
-  FILE *f;
-  char *path, *tmp;
-  size_t n;   /* jobs written */
-  int failed; /* a write failed (the message was given) */
+  atomic_file out; /* PATH.tmp.PID until committed (fileout.h) */
+  size_t n;        /* jobs written */
+  int failed;      /* a write failed (the message was given) */
 };
 
 void trace_writer_abort(trace_writer *w) {
   if (!w)
     return;
-  if (w->f)
-    fclose(w->f);
-  if (w->tmp)
-    remove(w->tmp);
-  free(w->tmp);
-  free(w->path);
+  atomic_file_abort(&w->out);
   free(w);
 }
 
 int trace_writer_open(trace_writer **out, const char *path,
                       trace_error *err) {
   *out = NULL;
-  size_t plen = strlen(path);
   trace_writer *w = calloc(1, sizeof *w);
-  char *tmp = malloc(plen + 5);
-  if (!w || !tmp || !(w->path = strdup(path))) {
+  int rc = w ? atomic_file_open(&w->out, path, "wb") : -1;
+  if (rc == -1) {
     trace_seterr(err, "%s: out of memory", path);
-    free(tmp);
-    trace_writer_abort(w);
+    free(w);
     return -1;
   }
-  memcpy(tmp, path, plen);
-  memcpy(tmp + plen, ".tmp", 5);
-  w->f = fopen(tmp, "wb");
-  if (!w->f) {
-    trace_seterr(err, "%s: cannot open: %s", tmp, strerror(errno));
-    free(tmp); /* not created: nothing to remove */
-    trace_writer_abort(w);
+  if (rc) {
+    trace_seterr(err, "%s: cannot open: %s", w->out.tmp, strerror(errno));
+    trace_writer_abort(w); /* not created: nothing to remove */
     return -1;
   }
-  w->tmp = tmp;
   char cols[200];
   trace_join_columns(cols, sizeof cols, trace_alibaba_pod_reader.columns,
                      trace_alibaba_pod_reader.ncolumns);
-  fprintf(w->f, "%s\n", cols);
+  fprintf(w->out.f, "%s\n", cols);
   *out = w;
   return 0;
 }
@@ -157,53 +125,43 @@ int trace_writer_open(trace_writer **out, const char *path,
 /* A write error already happened: report it. -1. */
 static int write_error(trace_writer *w, int saved, trace_error *err) {
   w->failed = 1;
-  trace_seterr(err, "%s: write error: %s", w->tmp, strerror(saved));
+  trace_seterr(err, "%s: write error: %s", w->out.tmp, strerror(saved));
   return -1;
 }
 
 int trace_writer_put(trace_writer *w, const job_record *job, const char *name,
                      const char *spec, trace_error *err) {
   if (w->failed) {
-    trace_seterr(err, "%s: an earlier write failed", w->tmp);
+    trace_seterr(err, "%s: an earlier write failed", w->out.tmp);
     return -1;
   }
-  if (check_job(job, w->n, name, w->path, err) != 0)
+  if (check_job(job, w->n, name, w->out.path, err) != 0)
     return -1;
-  put_job(w->f, job, name, spec);
-  if (ferror(w->f))
+  put_job(w->out.f, job, name, spec);
+  if (ferror(w->out.f))
     return write_error(w, errno, err);
   w->n++;
   return 0;
 }
 
 int trace_writer_commit(trace_writer *w, trace_error *err) {
-  /* fclose flushes: its failure is a write error too (disk full). */
-  int failed = ferror(w->f) || w->failed;
-  int saved = errno;
-  if (fclose(w->f) != 0 && !failed)
-    failed = 1, saved = errno;
-  w->f = NULL;
-  if (failed) {
-    if (!w->failed)
-      write_error(w, saved, err);
+  if (w->failed) { /* reported when it happened */
     trace_writer_abort(w);
     return -1;
   }
-  if (rename(w->tmp, w->path) != 0) {
-    trace_seterr(err, "%s: cannot rename to %s: %s", w->tmp, w->path,
+  int rc = atomic_file_commit(&w->out);
+  if (rc == ATOMIC_FILE_WRITE)
+    write_error(w, errno, err);
+  else if (rc)
+    trace_seterr(err, "%s: cannot rename to %s: %s", w->out.tmp, w->out.path,
                  strerror(errno));
-    trace_writer_abort(w);
-    return -1;
-  }
-  free(w->tmp);
-  w->tmp = NULL;
   trace_writer_abort(w);
-  return 0;
+  return rc ? -1 : 0;
 }
 
 int trace_write_alibaba(const trace *t, const char *path, trace_error *err) {
   /* Every job is checked before the file is created, so that a trace that
-   * cannot be written leaves nothing behind, not even PATH.tmp. */
+   * cannot be written leaves nothing behind, not even PATH.tmp.PID. */
   for (size_t i = 0; i < t->n; i++) {
     const job_record *j = &t->jobs[i];
     if (check_job(j, i, trace_job_name(t, i), path, err))

@@ -307,20 +307,20 @@ void synth_gen_close(synth_gen *g);
  * written as "Pending" with an empty scheduled_time, so that loading the
  * file back gives the same records. A job without a duration (-1) cannot
  * be written (error). Times are whole seconds when exact, else up to 6
- * decimals. The file is written to PATH.tmp and renamed over PATH only
- * when complete.
+ * decimals. The file is written to PATH.tmp.PID (fileout.h) and renamed
+ * over PATH only when complete.
  */
 int trace_write_alibaba(const trace *t, const char *path, trace_error *err);
 
 /**
  * The same file written job by job (constant memory). trace_writer_open
- * creates PATH.tmp and writes the header; trace_writer_put checks and
+ * creates PATH.tmp.PID and writes the header; trace_writer_put checks and
  * writes one job (spec NULL or "" = any model; the checks and messages of
  * trace_write_alibaba, "job I" counting the jobs put); trace_writer_commit
- * closes and renames PATH.tmp over PATH and frees w; trace_writer_abort
- * removes PATH.tmp and frees w (NULL is a no-op). Each returns 0 or -1 with
+ * closes and renames PATH.tmp.PID over PATH and frees w; trace_writer_abort
+ * removes PATH.tmp.PID and frees w (NULL is a no-op). Each returns 0 or -1 with
  * err set. After a failed put, call abort; commit frees w either way (on
- * failure PATH.tmp is removed and PATH left as it was).
+ * failure PATH.tmp.PID is removed and PATH left as it was).
  */
 typedef struct trace_writer trace_writer;
 int trace_writer_open(trace_writer **out, const char *path, trace_error *err);

@@ -148,41 +148,6 @@ static void warn_never(const replay_notes *n, const sim_result *r) {
     fprintf(stderr, "warning:   %s\n", n->never[i]);
 }
 
-static void print_summary(FILE *f, const run_meta *m, const sim_result *r) {
-  fprintf(f, "policy %s, queue %s, cluster %s (%d nodes, %d GPUs), trace %s\n",
-          m->policy, m->queue, m->cluster, m->nodes, m->gpus, m->trace);
-  fprintf(f, "  jobs %zu: completed %zu, never started %zu\n", r->jobs,
-          r->completed, r->never_started);
-  fprintf(f, "  GPU allocation (time-weighted mean): %.2f%%\n",
-          100 * r->gpu_alloc_ratio_mean);
-  fprintf(f,
-          "  queue time s: mean %.1f  p50 %.1f  p95 %.1f  p99 %.1f  max %.1f\n",
-          r->queue_time_s.mean, r->queue_time_s.p50, r->queue_time_s.p95,
-          r->queue_time_s.p99, r->queue_time_s.max);
-  fprintf(f,
-          "  JCT s:        mean %.1f  p50 %.1f  p95 %.1f  p99 %.1f  max %.1f\n",
-          r->jct_s.mean, r->jct_s.p50, r->jct_s.p95, r->jct_s.p99,
-          r->jct_s.max);
-  fprintf(f, "  makespan %.0f s; cost $%.2f total, $%.3f per allocated "
-             "GPU-hour, $%.2f idle%s\n",
-          (double)r->makespan_us / 1e6, r->cost_total,
-          r->cost_per_allocated_gpu_hour, r->cost_idle,
-          r->unpriced_gpus ? " (unpriced GPUs excluded)" : "");
-  fprintf(f, "  running jobs (time-weighted mean) %.1f; GPU asked by running "
-             "jobs %.2f%%; $%.3f per job-hour\n",
-          r->running_jobs_mean, 100 * r->gpu_used_ratio_mean,
-          r->cost_per_job_hour);
-  if (r->mig)
-    fprintf(f, "  MIG (%d GPUs, --mig-map %s): slices in use %.2f%%, "
-               "fragmented slices %.1f (mean), %llu instances created, "
-               "%llu jobs waited %.0f s for reconfiguration\n",
-            r->mig->gpus, r->mig->map, 100 * r->mig->slice_util_mean,
-            r->mig->frag_slices_mean,
-            (unsigned long long)r->mig->created,
-            (unsigned long long)r->mig->reconfig_jobs,
-            r->mig->reconfig_wait_s);
-}
-
 /* The job sink of a replay: jobs.csv rows as outcomes become final, and
  * the first jobs that can never start, for the warning. */
 typedef struct replay_sink {

@@ -5,6 +5,9 @@
  * over a 4-ary heap of completion events; arrivals stream from the trace in
  * submit order (ties in file order), so the heap only ever holds running
  * jobs. All events at one time are processed before the queue is scanned.
+ * The loop can be stepped one event time at a time (sim_engine_step); its
+ * parts (queue disciplines, migration, metrics, MIG) are described in
+ * engine_internal.h.
  *
  * Memory: the engine keeps state only for jobs that have arrived and are
  * not finished (a slot each, recycled), plus one entry per distinct request
@@ -30,7 +33,8 @@ typedef enum sim_queue_kind {
   SIM_QUEUE_PRIORITY = 3  /* QoS classes, FIFO within a class, head blocks */
 } sim_queue_kind;
 
-/* Parses fifo|skip|backfill|priority; 0, or -1 for another name. */
+/* Parses a discipline name (fifo|skip|backfill|priority: the table in
+ * queue.c); 0, or -1 for another name. */
 int sim_queue_parse(const char *name, sim_queue_kind *out);
 
 /* Most nodes one gang job may span. */
@@ -200,6 +204,45 @@ int sim_run_stream(sim_cluster *sc, const gpu_catalog *cat,
                    struct trace_stream *s, const sim_options *opt,
                    sim_result *out, char *err, size_t errlen);
 void sim_result_free(sim_result *r);
+
+/*
+ * The engine as an object a host can step (libuv's uv_run(UV_RUN_ONCE)):
+ * sim_run is sim_engine_open + sim_engine_close, sim_run_stream
+ * sim_engine_open_stream + sim_engine_close.
+ *
+ * sim_engine_open prepares a replay of t (as sim_run: the first pass,
+ * the policy, every table the loop reuses) and sets *out; the cluster must
+ * be idle and sc, cat, t, opt and err must stay valid until the engine is
+ * closed: err (errlen bytes) receives the message of any failure of the
+ * engine's calls. Returns 0, or -1 (input) / -2 (internal) with err set
+ * and *out NULL. sim_engine_open_stream does the same for a stream (-3 as
+ * sim_run_stream).
+ *
+ * sim_engine_step processes the next event time: every completion and
+ * arrival at that time, then one scheduling pass (and one timeline row).
+ * Returns 1 while events remain, 0 once the run is complete (the results
+ * are final; further calls return 0), or -1 / -2 with err set (further
+ * calls return the same code). After a step, sim_engine_now is the time it
+ * processed; before the first one it is the first arrival.
+ * sim_engine_next_time is the time the next step will process (INT64_MAX
+ * when none remains).
+ *
+ * sim_engine_close with out: steps the run to its end if it is not there
+ * yet and moves its results into *out (zeroed on failure; free them with
+ * sim_result_free); returns 0 or the run's error code. Without out: frees
+ * the engine and abandons the run (the cluster is idle again). NULL-safe.
+ */
+typedef struct sim_engine sim_engine;
+int sim_engine_open(sim_engine **out, sim_cluster *sc, const gpu_catalog *cat,
+                    const trace *t, const sim_options *opt, char *err,
+                    size_t errlen);
+int sim_engine_open_stream(sim_engine **out, sim_cluster *sc,
+                           const gpu_catalog *cat, struct trace_stream *s,
+                           const sim_options *opt, char *err, size_t errlen);
+int sim_engine_step(sim_engine *e);
+int64_t sim_engine_now(const sim_engine *e);
+int64_t sim_engine_next_time(const sim_engine *e);
+int sim_engine_close(sim_engine *e, sim_result *out);
 
 /* Formats microseconds as seconds with no trailing zeros ("12", "0.5"). */
 void sim_fmt_seconds(char *buf, size_t len, int64_t us);

@@ -1,8 +1,9 @@
 /*
  * MIG in the simulator (README "MIG"): how trace jobs become MIG requests,
  * the reconfiguration delay of new instances, and the MIG metrics. The
- * engine holds one sim_mig per run when the cluster has MIG GPUs and calls
- * the hooks below at a few fixed points; everything MIG-specific lives here.
+ * engine's MIG part (sim/engine/mig_hooks.c) holds one sim_mig per run when
+ * the cluster has MIG GPUs and calls the functions below from the engine's
+ * hooks; everything MIG-specific lives here.
  *
  * Mapping (jobs without MIG data; --mig-map):
  *   compute  the smallest kind with slices / 7 >= gpu_milli / 1000;

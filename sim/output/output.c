@@ -1,5 +1,6 @@
 #include "output.h"
 #include "jsonutil.h"
+#include "metrics.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -37,107 +38,24 @@ int out_mkdir(const char *dir, char *err, size_t errlen) {
 }
 
 int out_open(out_file *o, const char *path, char *err, size_t errlen) {
-  memset(o, 0, sizeof *o);
-  size_t n = strlen(path) + 32;
-  o->path = malloc(strlen(path) + 1);
-  o->tmp = malloc(n);
-  if (!o->path || !o->tmp) {
-    free(o->path);
-    free(o->tmp);
-    /* Cleared, so that out_abort() after a failed open frees nothing
-     * twice (a double free found by tests/test_faults.c). */
-    memset(o, 0, sizeof *o);
+  int rc = atomic_file_open(o, path, "w");
+  if (rc == -1)
     snprintf(err, errlen, "%s: out of memory", path);
-    return -1;
-  }
-  strcpy(o->path, path);
-  snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  o->f = fopen(o->tmp, "w");
-  if (!o->f) {
+  else if (rc)
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-    free(o->path);
-    free(o->tmp);
-    memset(o, 0, sizeof *o);
-    return -1;
-  }
-  return 0;
+  if (rc) /* zeroed, so that a later out_abort frees nothing twice */
+    atomic_file_abort(o);
+  return rc ? -1 : 0;
 }
 
-void out_abort(out_file *o) {
-  if (o->f) {
-    fclose(o->f);
-    remove(o->tmp);
-  }
-  free(o->path);
-  free(o->tmp);
-  memset(o, 0, sizeof *o);
-}
+void out_abort(out_file *o) { atomic_file_abort(o); }
 
 int out_commit(out_file *o, char *err, size_t errlen) {
-  int bad = fflush(o->f) != 0 || ferror(o->f);
-  int saved = errno;
-  if (fclose(o->f) != 0 && !bad) {
-    bad = 1;
-    saved = errno;
-  }
-  o->f = NULL;
-  if (!bad && rename(o->tmp, o->path) != 0) {
-    bad = 1;
-    saved = errno;
-  }
-  if (bad) {
-    snprintf(err, errlen, "%s: write failed: %s", o->path,
-             strerror(saved ? saved : EIO));
-    remove(o->tmp);
-  }
-  free(o->path);
-  free(o->tmp);
-  memset(o, 0, sizeof *o);
-  return bad ? -1 : 0;
-}
-
-static cJSON *stats_json(const sim_stats *s) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "mean", s->mean);
-  cJSON_AddNumberToObject(o, "p50", s->p50);
-  cJSON_AddNumberToObject(o, "p95", s->p95);
-  cJSON_AddNumberToObject(o, "p99", s->p99);
-  cJSON_AddNumberToObject(o, "max", s->max);
-  return o;
-}
-
-/* Per-kind figures as {"1g": .., "1g-2x": .., ...}. */
-static cJSON *kinds_json(const double *v) {
-  cJSON *o = cJSON_CreateObject();
-  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
-    cJSON_AddNumberToObject(o, lsched_mig_kind_name(k + 1), v[k]);
-  return o;
-}
-
-/* summary.json "mig" (README "MIG metrics"). */
-static void add_mig_json(cJSON *o, const sim_mig_result *m) {
-  cJSON *g = cJSON_AddObjectToObject(o, "mig");
-  double v[LSCHED_MIG_KINDS];
-  cJSON_AddNumberToObject(g, "gpus", m->gpus);
-  cJSON_AddStringToObject(g, "map", m->map);
-  cJSON_AddNumberToObject(g, "slice_util_mean", m->slice_util_mean);
-  cJSON_AddNumberToObject(g, "frag_slices_mean", m->frag_slices_mean);
-  cJSON_AddNumberToObject(g, "frag_slices_max", m->frag_slices_max);
-  cJSON_AddNumberToObject(g, "frag_ratio_mean", m->frag_ratio_mean);
-  json_add_item(g, "instances_in_use_mean", kinds_json(m->in_use_mean));
-  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
-    v[k] = (double)m->in_use_max[k];
-  json_add_item(g, "instances_in_use_max", kinds_json(v));
-  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
-    v[k] = (double)m->requested[k];
-  json_add_item(g, "jobs_requested", kinds_json(v));
-  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
-    v[k] = (double)m->placed[k];
-  json_add_item(g, "jobs_placed", kinds_json(v));
-  cJSON_AddNumberToObject(g, "instances_created", (double)m->created);
-  cJSON_AddNumberToObject(g, "instances_destroyed", (double)m->destroyed);
-  cJSON_AddNumberToObject(g, "reconfig_jobs", (double)m->reconfig_jobs);
-  cJSON_AddNumberToObject(g, "reconfig_wait_s", m->reconfig_wait_s);
+  int rc = atomic_file_commit(o);
+  if (rc)
+    snprintf(err, errlen, "%s: write failed: %s", o->path, strerror(errno));
+  atomic_file_abort(o);
+  return rc ? -1 : 0;
 }
 
 int write_summary_json(const char *path, const run_meta *m,
@@ -146,51 +64,10 @@ int write_summary_json(const char *path, const run_meta *m,
    * summary is not written (json_alloc_failed below). */
   json_hooks_install();
   json_alloc_failed();
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "mode", m->mode);
-  cJSON_AddStringToObject(o, "policy", m->policy);
-  cJSON_AddStringToObject(o, "queue", m->queue);
-  cJSON_AddNumberToObject(o, "seed", (double)m->seed);
-  cJSON_AddStringToObject(o, "trace", m->trace);
-  cJSON_AddStringToObject(o, "cluster", m->cluster);
-  cJSON_AddNumberToObject(o, "nodes", m->nodes);
-  cJSON_AddNumberToObject(o, "gpus", m->gpus);
-  cJSON_AddNumberToObject(o, "jobs", (double)r->jobs);
-  cJSON_AddNumberToObject(o, "jobs_completed", (double)r->completed);
-  cJSON_AddNumberToObject(o, "jobs_never_started", (double)r->never_started);
-  cJSON *why = cJSON_AddObjectToObject(o, "never_started_reasons");
-  cJSON_AddNumberToObject(why, "no_node_fits", (double)r->never_no_node);
-  cJSON_AddNumberToObject(why, "gpu_model_not_in_cluster",
-                          (double)r->never_model);
-  cJSON_AddNumberToObject(why, "still_queued", (double)r->never_queued);
-  cJSON_AddNumberToObject(o, "gpu_alloc_ratio_mean", r->gpu_alloc_ratio_mean);
-  cJSON_AddNumberToObject(o, "frag_amount_mean", r->frag_amount_mean);
-  cJSON_AddNumberToObject(o, "frag_rate_mean", r->frag_rate_mean);
-  cJSON_AddNumberToObject(o, "stranded_gpu_milli_mean",
-                          r->stranded_gpu_milli_mean);
-  json_add_item(o, "queue_time_s", stats_json(&r->queue_time_s));
-  json_add_item(o, "jct_s", stats_json(&r->jct_s));
-  json_add_item(o, "queue_time_multigpu_s",
-                        stats_json(&r->queue_time_multigpu_s));
-  cJSON_AddNumberToObject(o, "makespan_s", (double)r->makespan_us / 1e6);
-  cJSON_AddNumberToObject(o, "allocated_gpu_hours", r->allocated_gpu_hours);
-  cJSON *cost = cJSON_AddObjectToObject(o, "cost_usd");
-  cJSON_AddNumberToObject(cost, "total", r->cost_total);
-  cJSON_AddNumberToObject(cost, "per_allocated_gpu_hour",
-                          r->cost_per_allocated_gpu_hour);
-  cJSON_AddNumberToObject(cost, "idle", r->cost_idle);
-  cJSON_AddNumberToObject(cost, "unpriced_gpus", r->unpriced_gpus);
-  cJSON_AddNumberToObject(cost, "per_job_hour", r->cost_per_job_hour);
-  cJSON_AddNumberToObject(o, "events", (double)r->events);
-  cJSON_AddNumberToObject(o, "migrations", (double)r->migrations_total);
-  cJSON_AddNumberToObject(o, "preemptions", (double)r->preemptions_total);
-  cJSON_AddNumberToObject(o, "lost_gpu_seconds", r->lost_gpu_s_total);
-  cJSON_AddNumberToObject(o, "running_jobs_mean", r->running_jobs_mean);
-  cJSON_AddNumberToObject(o, "job_hours", r->job_hours);
-  cJSON_AddNumberToObject(o, "gpu_used_ratio_mean", r->gpu_used_ratio_mean);
-  if (r->mig)
-    add_mig_json(o, r->mig);
-  char *text = cJSON_Print(o);
+  metric_values v;
+  metrics_from_result(&v, m, r);
+  cJSON *o = metrics_to_json(&v);
+  char *text = o ? cJSON_Print(o) : NULL;
   cJSON_Delete(o);
   if (!text || json_alloc_failed()) {
     cJSON_free(text);
@@ -208,6 +85,12 @@ int write_summary_json(const char *path, const run_meta *m,
   return rc;
 }
 
+void print_summary(FILE *f, const run_meta *m, const sim_result *r) {
+  metric_values v;
+  metrics_from_result(&v, m, r);
+  metrics_print_summary(f, &v);
+}
+
 static const char *status_name(int st) {
   switch (st) {
   case JOB_DONE:
@@ -221,21 +104,6 @@ static const char *status_name(int st) {
   }
 }
 
-/* A CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(FILE *f, const char *s) {
-  if (!strpbrk(s, ",\"\r\n")) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 void write_jobs_header(FILE *f) {
   fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,"
         "migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s\n",
@@ -246,7 +114,7 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
   const job_record *jr = o->rec;
   const job_state *s = o->st;
   char a[32], b[32], c[32], d[32], e[32];
-  csv_field(f, o->name);
+  csv_write_field(f, o->name, 0);
   sim_fmt_seconds(a, sizeof a, jr->submit_us);
   if (s->status == JOB_DONE) {
     sim_fmt_seconds(b, sizeof b, s->start_us);
@@ -260,7 +128,7 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
       lsched_cluster_node_info(sc->c, o->parts[k].node, &ni);
       if (k)
         fputc('+', f);
-      csv_field(f, ni.name);
+      csv_write_field(f, ni.name, 0);
     }
     fputc(',', f);
     for (int k = 0; k < o->nparts; k++) {

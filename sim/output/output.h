@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "fileout.h"
 
 typedef struct run_meta {
   const char *mode;    /* "replay" */
@@ -21,11 +22,9 @@ typedef struct run_meta {
   int nodes, gpus;
 } run_meta;
 
-/* A file being written: FILE on "<path>.tmp.<pid>", renamed on commit. */
-typedef struct out_file {
-  FILE *f;
-  char *path, *tmp;
-} out_file;
+/* A file being written: FILE on "<path>.tmp.<pid>", renamed on commit
+ * (the atomic file of traces/fileout.h, with the simulator's messages). */
+typedef atomic_file out_file;
 
 /* 0, or -1 with "PATH: cannot write: ..." in err. */
 int out_open(out_file *o, const char *path, char *err, size_t errlen);
@@ -37,8 +36,12 @@ void out_abort(out_file *o);
 /* Creates DIR (and parents) if missing; 0 or -1 with err. */
 int out_mkdir(const char *dir, char *err, size_t errlen);
 
+/* summary.json of a replay: every row of the metric table (metrics.def)
+ * that the run has, in table order. 0, or -1 with err set. */
 int write_summary_json(const char *path, const run_meta *m,
                        const sim_result *r, char *err, size_t errlen);
+/* The summary `schedsim run` prints (the metric table's SUM rows). */
+void print_summary(FILE *f, const run_meta *m, const sim_result *r);
 /* jobs.csv (README "Outputs"): the header line, and the row of one job as
  * the engine hands it to sim_options.on_job. Rows come in the order the
  * jobs' outcomes became final, so a streamed replay writes each as it

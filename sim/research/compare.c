@@ -128,27 +128,15 @@ static int cmp_task(size_t i, pool_slot *slot, void *user) {
   return st;
 }
 
+/* The table on stdout: the compare-table columns of the metric table. */
 static void print_table(const cmp_run *runs, const run_metrics *m, size_t n) {
   int w = 3;
   for (size_t i = 0; i < n; i++)
     if ((int)strlen(runs[i].label) > w)
       w = (int)strlen(runs[i].label);
-  printf("%-*s %7s %9s %9s %9s %9s %9s %10s %9s %6s %6s %8s\n", w, "run",
-         "util%", "queue_p50", "queue_p95", "queue_p99", "jct_mean", "jct_p95",
-         "cost_usd", "$/alloc_h", "never", "frag%", "stranded");
-  for (size_t i = 0; i < n; i++) {
-    char frag[16] = "-", strand[16] = "-";
-    if (m[i].has_frag) {
-      snprintf(frag, sizeof frag, "%.2f", 100 * m[i].frag_rate);
-      snprintf(strand, sizeof strand, "%.2f", m[i].stranded_milli / 1000);
-    }
-    printf("%-*s %7.2f %9.0f %9.0f %9.0f %9.0f %9.0f %10.0f %9.3f %6.0f %6s "
-           "%8s\n",
-           w, runs[i].label, 100 * m[i].alloc_ratio, m[i].queue[1],
-           m[i].queue[2], m[i].queue[3], m[i].jct[0], m[i].jct[2],
-           m[i].cost_total, m[i].cost_per_gpu_hour, m[i].never_started, frag,
-           strand);
-  }
+  metrics_table_header(stdout, w);
+  for (size_t i = 0; i < n; i++)
+    metrics_table_row(stdout, w, runs[i].label, &m[i]);
 }
 
 static int write_compare_csv(const char *outdir, const cmp_ctx *c,
@@ -165,13 +153,13 @@ static int write_compare_csv(const char *outdir, const cmp_ctx *c,
   fputc('\n', o.f);
   for (size_t i = 0; i < n; i++) {
     const cmp_run *r = &c->runs[i];
-    research_csv_field(o.f, r->label);
+    csv_write_field(o.f, r->label, 0);
     fputc(',', o.f);
-    research_csv_field(o.f, c->cluster_paths[r->cluster]);
+    csv_write_field(o.f, c->cluster_paths[r->cluster], 0);
     fprintf(o.f, ",%s,", r->queue_name);
-    research_csv_field(o.f, r->policy);
+    csv_write_field(o.f, r->policy, 0);
     fprintf(o.f, ",%" PRIu64 ",", c->seed);
-    research_csv_field(o.f, c->trace_path);
+    csv_write_field(o.f, c->trace_path, 0);
     fputc(',', o.f);
     run_metrics_row(o.f, &m[i]);
     fputc('\n', o.f);
@@ -510,8 +498,8 @@ int cmd_compare(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
       pr[i].label = runs[i].label;
       pr[i].dir = runs[i].dir;
-      pr[i].cost_total = met[i].cost_total;
-      pr[i].cost_idle = met[i].cost_idle;
+      pr[i].cost_total = met[i].num[METRIC_COST_TOTAL];
+      pr[i].cost_idle = met[i].num[METRIC_COST_IDLE];
     }
     int prc = plot_runs(outdir, pr, n, err, sizeof err);
     if (prc == 0)

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "metrics.h"
+
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 /* Loads and checks a sweep manifest and expands its grid without loading
@@ -58,29 +60,20 @@ int pool_default_workers(void);
 
 /* --------------------------------------------------------- runtable.c */
 
-/* The numbers of one run's summary.json that the merged tables carry. */
-typedef struct run_metrics {
-  double jobs, completed, never_started;
-  double alloc_ratio;
-  double queue[5], jct[5]; /* mean, p50, p95, p99, max (seconds) */
-  double makespan_s, gpu_hours;
-  double cost_total, cost_per_gpu_hour, cost_idle, unpriced_gpus;
-  double events;
-  /* Time-weighted means of fragmentation (milli-GPU and rate 0..1) and
-   * stranded GPU milli; has_frag = 0 when summary.json has none of them
-   * (then their CSV fields are empty). */
-  double frag_amount, frag_rate, stranded_milli;
-  int has_frag;
-} run_metrics;
+/* The numbers of one run's summary.json that the merged tables carry:
+ * every metric row of the metric table (sim/output/metrics.def), as
+ * m->num[METRIC_COST_TOTAL] etc., m->has[...] = 0 for an optional key the
+ * summary lacks. */
+typedef metric_values run_metrics;
 
 /* Reads RUN_DIR/summary.json. 0, or -1 with "PATH: ..." in err. */
 int run_metrics_read(const char *run_dir, run_metrics *m, char *err,
                      size_t errlen);
-/* The metric columns (comma-separated, no newline) and one row of them. */
+/* The metric columns of compare.csv and sweep.csv (comma-separated, no
+ * newline), and one row of them: the table's columns, the 24 original ones
+ * first, then the others named by their summary.json path (metrics.h). */
 void run_metrics_header(FILE *f);
 void run_metrics_row(FILE *f, const run_metrics *m);
-/* Writes s as one CSV field (quoted when it holds , " CR or LF). */
-void research_csv_field(FILE *f, const char *s);
 /* A label for file names and plots from a path: the base name without
  * ".gz" and one extension, every byte outside [A-Za-z0-9._-] replaced by
  * '-' ("builtin:default" -> "builtin-default"). */

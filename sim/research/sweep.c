@@ -683,15 +683,15 @@ static int write_sweep_csv(const char *outdir, const manifest *m,
       fprintf(stderr, "schedsim: %s\n", err);
       return 1;
     }
-    research_csv_field(o.f, r->id);
+    csv_write_field(o.f, r->id, 0);
     fputc(',', o.f);
-    research_csv_field(o.f, m->traces[r->ti].path);
+    csv_write_field(o.f, m->traces[r->ti].path, 0);
     fprintf(o.f, ",%s,",
             m->traces[r->ti].format ? trace_format_name(m->traces[r->ti].format)
                                     : "");
-    research_csv_field(o.f, m->clusters[r->ci].path);
+    csv_write_field(o.f, m->clusters[r->ci].path, 0);
     fprintf(o.f, ",%s,", m->queues[r->qi]);
-    research_csv_field(o.f, m->policies[r->pi]);
+    csv_write_field(o.f, m->policies[r->pi], 0);
     fprintf(o.f, ",%" PRIu64 ",", m->seeds[r->si]);
     if (r->ui >= 0) {
       fmt_num(v, sizeof v, m->ud[r->ui]);

@@ -1,0 +1,629 @@
+/*
+ * The replay engine's parts, as they see each other (not for the rest of
+ * sim/: engine.h is the public surface). The engine is one struct, below,
+ * and a set of files that each own a part of it:
+ *
+ *   loop.c            time, the event heap, arrivals, completions, one
+ *                     scheduling pass per event time, the step API
+ *   setup.c           opening a run: policy, first pass, parts; closing it
+ *   source.c          where jobs come from (a loaded trace or a stream)
+ *   slots.c           per-job state, the per-pass request memo, placing,
+ *                     starting and re-timing jobs
+ *   queue.c, queue.h  the waiting queue and the table of disciplines;
+ *                     queue_{fifo,skip,backfill,priority}.c one each
+ *   reserve.c         EASY reservations and runtime estimates
+ *   migrate.c         migration and preemption of running jobs (a part)
+ *   metrics.c         the reported numbers (DESIGN.md section 6)
+ *   outcome.c         a job's final outcome: on_job or the per-job arrays
+ *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
+ *
+ * Hooks. Everything that adjusts or observes jobs without being the loop
+ * is a part (sim_part_ops): it is asked at setup whether it takes part in
+ * the run (the list in setup.c) and then called at fixed points (a job
+ * arrives, its request is built, it is queued, placed, started, completes,
+ * is handed out; after each scheduling pass; time advances; a timeline
+ * row; the results). MIG and migration/preemption are parts; capacity
+ * models (cloud sites, pools), estimate models, preemption by priority and
+ * per-job speed (on_start/on_finish of co-runners, then slot_retime) plug
+ * in the same way without the loop changing. The built-in metrics are called
+ * directly at the same points (hook_* below), before the registered parts:
+ * every run has them, and the hot path (arrival, completion, a pass over
+ * the queue) keeps a direct call where it had one. A run without parts
+ * pays one bit test per hook point (engine.hooks), as the former
+ * `if (mig)` branches cost one compare.
+ */
+#ifndef SCHEDSIM_ENGINE_INTERNAL_H
+#define SCHEDSIM_ENGINE_INTERNAL_H
+
+#include "engine.h"
+#include "fragtrack.h"
+#include "heap.h"
+#include "pctl.h"
+#include "queue.h"
+#include "request.h"
+
+#include <libsched/migrate.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+__extension__ typedef __int128 sim_i128;
+
+#define US_PER_HOUR 3600000000.0
+
+typedef struct sim_engine engine;
+
+/* ---------------------------------------------------------------- source */
+
+/* Jobs in arrival order: a loaded trace (sorted on the fly when it is not
+ * in submit order) or a trace stream read twice. */
+typedef struct job_src {
+  const trace *t;         /* loaded trace, or NULL */
+  uint32_t *order;        /* t's jobs by (submit, index); NULL: file order */
+  size_t pos;
+  struct trace_stream *s; /* stream, or NULL */
+  uint64_t count;         /* jobs handed out in this pass */
+  int64_t last_submit;
+  int64_t last_line;
+} job_src;
+
+/* The trace-wide facts (path, specs) of a source. */
+const trace *src_meta(const job_src *src);
+/* Next job in arrival order: 1 with *jr, *name and *idx (position in the
+ * file) set, 0 at the end, -1 (input) or -2 (out of memory) with err set.
+ * A stream must be in submit order: -3 when it is not. */
+int src_next(job_src *src, job_record *jr, const char **name, uint64_t *idx,
+             char *err, size_t errlen);
+/* Back to the first job. 0, or -1/-2 with err set. */
+int src_rewind(job_src *src, char *err, size_t errlen);
+/* A loaded trace out of submit order gets its arrival order (by submit
+ * time, ties in file order). 0, or -1 when out of memory. */
+int src_sort(job_src *src);
+
+/* ----------------------------------------------------------------- slots */
+
+/*
+ * The state of a job between its arrival and its final outcome. Slots are
+ * recycled, so the engine's memory follows the running and queued jobs, not
+ * the trace. Events and queues name slots; `gen` changes whenever a slot's
+ * pending completion event becomes stale (a move, a preemption, a new
+ * occupant), so a stale event is recognised by its tag.
+ */
+typedef struct slot {
+  /* First cache line: what placing and completing a job touch. */
+  job_state st;          /* 32 bytes */
+  uint32_t gen;          /* tag of its live completion event */
+  uint32_t run_pos;      /* index in run_list while running */
+  uint32_t shape;        /* fragtrack shape */
+  int ngang;             /* parts when on several nodes (else 0) */
+  const char *name;      /* loaded traces: the trace's; streams: names[slot] */
+  uint64_t idx;          /* position in the trace file */
+  /* Second: the job's record. */
+  job_record rec;
+  /* Third: gang parts, migration / preemption, backfill. Only set up when
+   * the run uses it (engine.slot_ext); gang is read only when ngang is. */
+  lsched_placement *gang; /* parts of a job on several nodes */
+  int64_t rem_us;        /* work left when the current segment started */
+  int64_t seg_us;        /* start of the current run segment */
+  double lost_gpu_s;     /* GPU-seconds of progress lost */
+  uint16_t nmig, npre;
+  int64_t reserved_us;   /* backfill: first reservation as head, or -1 */
+} slot;
+
+/* Slots are 64-byte aligned so that each part above is one cache line
+ * (a million-job replay holds ~13,000 slots, more than the L2 cache). */
+#define SLOT_ALIGN 64
+
+/* Failed request shapes within one queue pass: a job whose shape already
+ * failed in this pass cannot fit either (allocations in the pass only take
+ * resources away). Open addressing, cleared by bumping a generation. */
+#define MEMO_SIZE 4096
+typedef struct memo_entry {
+  int64_t cpu, mem;
+  uint64_t mask;
+  int32_t k, milli;
+  uint32_t gen;
+  int32_t mig; /* MIG kind | compute << 3 (memory: in mem's place below) */
+  int64_t mig_mem;
+} memo_entry;
+
+/* ----------------------------------------------------------------- parts */
+
+/*
+ * A part of the run behind the hooks (see the top of this file). Every
+ * hook may be NULL. `self` is what the part's open function registered.
+ * Jobs are passed as their slot (s->idx is the trace position).
+ */
+typedef struct sim_part_ops {
+  const char *name;
+  /* s arrived (its slot is set up; it is queued or refused next). */
+  void (*on_arrival)(void *self, engine *e, const slot *s);
+  /* The request of s as first tried: *r holds the plain one. */
+  void (*request)(void *self, const slot *s, lsched_request *r);
+  /* Turns *r into s's other variant to try when the first does not fit
+   * (MIG <-> plain on mixed clusters); 0 when there is none. */
+  int (*alt_request)(void *self, const slot *s, lsched_request *r);
+  /* Before every placement attempt. */
+  void (*before_place)(void *self);
+  /* s's queue membership changed by delta (+1 queued, -1 left). */
+  void (*on_queued)(void *self, const slot *s, int delta);
+  /* s now holds parts: placed (under backfill possibly only to test a
+   * candidate, which then goes back to the queue: on_queued +1), or moved
+   * by a migration. */
+  void (*on_placed)(void *self, const slot *s, const lsched_placement *parts,
+                    int n);
+  /* s starts on parts at now: returns how long it waits before it runs
+   * (it holds its resources meanwhile); the largest wait of all parts. */
+  int64_t (*on_start)(void *self, const slot *s,
+                      const lsched_placement *parts, int n, int64_t now);
+  /* s completed and released parts (its outcome is handed out next). */
+  void (*on_finish)(void *self, engine *e, const slot *s,
+                    const lsched_placement *parts, int n);
+  /* After a scheduling pass: may change the cluster (move or preempt
+   * running jobs, add capacity). 1 if it did (the loop passes again), 0 if
+   * not, -1 with e->err set. */
+  int (*after_pass)(void *self, engine *e);
+  /* Completes parts[0] of a single-node job s from the part's state. */
+  void (*fill_part)(void *self, const slot *s, lsched_placement *p);
+  /* s's outcome is final: the part's fields of o. */
+  void (*on_output)(void *self, const slot *s, sim_job_out *o);
+  /* Time advances by dt > 0 with the current state (integrals). */
+  void (*on_advance)(void *self, int64_t dt);
+  /* Timeline: extra header columns (",a,b") and a row's values. */
+  const char *timeline_columns;
+  void (*timeline)(void *self, FILE *f);
+  /* The run completed: the part's results into out. 0, or -1 when out of
+   * memory. */
+  int (*results)(void *self, const engine *e, sim_result *out);
+  /* Frees self (also after a failed run). */
+  void (*close)(void *self);
+} sim_part_ops;
+
+typedef struct sim_part {
+  const sim_part_ops *ops;
+  void *self;
+} sim_part;
+
+/* Which per-job hooks any registered part has (engine.hooks): a run
+ * without such a part pays one bit test per hook point. */
+enum {
+  SIM_HOOK_ARRIVAL = 1u << 0,
+  SIM_HOOK_REQUEST = 1u << 1,
+  SIM_HOOK_ALT_REQUEST = 1u << 2,
+  SIM_HOOK_BEFORE_PLACE = 1u << 3,
+  SIM_HOOK_QUEUED = 1u << 4,
+  SIM_HOOK_PLACED = 1u << 5,
+  SIM_HOOK_START = 1u << 6,
+  SIM_HOOK_FINISH = 1u << 7,
+  SIM_HOOK_FILL_PART = 1u << 8,
+  SIM_HOOK_OUTPUT = 1u << 9,
+  SIM_HOOK_ADVANCE = 1u << 10,
+  SIM_HOOK_AFTER_PASS = 1u << 11
+};
+
+/* Most parts one run registers. */
+#define SIM_MAX_ENGINE_PARTS 8
+
+/*
+ * A part's open function: registers it with engine_add_part when it takes
+ * part in the run (t: the loaded trace, NULL for streams). 0; -1 (input) or
+ * -2 (out of memory) with err set. The list is in setup.c.
+ */
+typedef int (*sim_part_open_fn)(engine *e, const gpu_catalog *cat,
+                                const trace *t);
+int engine_add_part(engine *e, const sim_part_ops *ops, void *self);
+
+/* setup.c: everything before the first step (0, -1 input, -2 internal,
+ * with err set), and the release of everything (the cluster idle again). */
+int engine_setup(engine *e, const gpu_catalog *cat, const trace *t);
+void engine_teardown(engine *e);
+
+/* The MIG part (mig_hooks.c). */
+int mig_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Migration and preemption (migrate.c), a part when the policy plans
+ * migrations: after a pass that left the head blocked it may move or
+ * preempt running jobs. */
+int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+
+/* ---------------------------------------------------------------- engine */
+
+struct sim_engine {
+  sim_cluster *sc;
+  const sim_options *opt;
+  const sim_queue_ops *q; /* the queue discipline */
+  job_src src;
+  lsched_policy *pol;
+  lsched_registry *reg;
+  /* slots (slots.c) */
+  slot *slots;           /* inside slots_raw, SLOT_ALIGN-aligned */
+  void *slots_raw;
+  size_t nslots, slots_cap;
+  /* Streams: per slot, a name buffer kept across its occupants (no
+   * allocation per arrival once it is long enough). */
+  struct name_buf {
+    char *buf;
+    size_t cap;
+  } *names;
+  uint32_t *free_slots;  /* recycled slot indexes (a stack) */
+  size_t nfree;
+  int slot_ext;          /* slots use their third line (plans, reserves) */
+  memo_entry *memo;
+  uint32_t memo_gen;
+  uint64_t *spec_mask;   /* per trace spec */
+  uint8_t *spec_absent;  /* per trace spec: no allowed model in cluster */
+  int nspecs_resolved, specs_cap;
+  /* the loop (loop.c) */
+  event_heap heap;
+  job_record nj;         /* the next arrival, when have > 0 */
+  const char *nname;
+  uint64_t nidx;
+  int have;
+  int rc;                /* sticky: the error a step returned */
+  int finished;          /* the last step ran: results are final */
+  size_t njobs;
+  uint64_t next_progress;
+  /* the queue (queue.c) */
+  uint32_t *queue;       /* slots, in the discipline's order */
+  size_t qhead, qlen, qcap; /* live entries queue[qhead .. qhead+qlen) */
+  size_t new_from;       /* queue offset (from qhead) of unseen arrivals */
+  int freed;             /* resources released since the last pass */
+  int queue_changed;     /* arrivals since the last pass */
+  uint32_t head_tried;   /* head slot that last failed (head-of-line modes) */
+  uint32_t *run_list;    /* running slots (any order) */
+  size_t nrun, run_cap;
+  /* reservations (reserve.c) */
+  struct run_end *scratch_ends;
+  size_t scratch_cap;
+  int reservation_valid;
+  int64_t reservation_t;
+  /* migration and preemption (migrate.c) */
+  int can_plan;          /* the policy plans migrations */
+  double *node_gpu_gib;  /* GPU memory of each node's model, GiB */
+  lsched_running *plan_run;
+  lsched_placement *plan_parts;
+  size_t plan_cap;
+  uint64_t migrations, preemptions;
+  double lost_gpu_s_total;
+  uint32_t plan_failed;  /* head whose last plan failed */
+  /* registered parts (MIG, ...) */
+  sim_part parts[SIM_MAX_ENGINE_PARTS];
+  int nparts;
+  unsigned hooks;        /* SIM_HOOK_* of the registered parts */
+  /* metrics (metrics.c): time-weighted state and the sums of outcomes */
+  int64_t now;
+  int64_t total_milli;   /* the cluster's GPU milli */
+  int64_t alloc_milli;   /* allocated GPU milli now */
+  size_t running;
+  sim_i128 alloc_area;   /* integral of alloc_milli dt (milli x us) */
+  uint64_t events;
+  size_t done;
+  sim_fragtrack *ft;     /* fragmentation and stranded capacity */
+  pctl qt, jct, qt_multi;
+  double run_us, used_milli_us, cost_alloc;
+  sim_result res;        /* what close hands out */
+  sim_result *fill;      /* &res, or NULL with on_job: per-job arrays */
+  size_t gangs_cap;
+  char *err;
+  size_t errlen;
+};
+
+/* Grows an array of elem-sized entries to hold need; 0 or -1. */
+int grow_array(void **p, size_t *cap, size_t need, size_t elem);
+
+static inline int64_t job_duration(const engine *e, const job_record *j) {
+  return j->duration_us >= 0 ? j->duration_us : e->opt->unknown_duration_us;
+}
+
+static inline const char *slot_name(const slot *s) {
+  return s->name ? s->name : "";
+}
+
+/* slots.c */
+/* A slot never used before (the slots array may move); UINT32_MAX when
+ * out of memory. */
+uint32_t slot_new(engine *e);
+/* Places and allocates the job in slot sl now (gang jobs all-or-nothing).
+ * 1 placed, 0 no fit (memoised per pass), -1 internal error. */
+int place_job(engine *e, uint32_t sl, lsched_placement *parts, int *n);
+void unplace(engine *e, const lsched_placement *parts, int n);
+/* Records the job in slot sl as running on parts (not yet in the event
+ * heap). 0, or -1 when out of memory. */
+int mark_running(engine *e, uint32_t sl, const lsched_placement *parts,
+                 int n);
+/* Undoes mark_running (the job goes back to the queue). */
+void unmark_running(engine *e, uint32_t sl);
+/* Makes a marked job run: its completion event and the allocation sums. */
+int commit_running(engine *e, uint32_t sl, const lsched_placement *parts,
+                   int n);
+/* Tries to start the job in slot sl now. 1 started, 0 no fit, -1 error. */
+int try_start(engine *e, uint32_t sl);
+/* The running job in slot sl now ends at `end`: its pending completion
+ * event becomes stale and a new one is pushed (migration; any model that
+ * re-times running jobs). 0, or -1 when out of memory. */
+int slot_retime(engine *e, uint32_t sl, int64_t end);
+
+/* reserve.c */
+/* Estimated end of the job in slot sl if it started at `start`. */
+int64_t est_end(const engine *e, uint32_t sl, int64_t start);
+/* EASY reservation of the queued job h: the earliest estimated time it
+ * could start if nothing else started (INT64_MAX: never); *fail set when
+ * releasing or re-allocating running jobs failed. */
+int64_t reservation(engine *e, uint32_t h, int *fail);
+
+
+/* outcome.c */
+/* The final outcome of the job in slot sl: adds it to the results, hands
+ * it to on_job or to the per-job arrays, and frees the slot. 0, or -1 with
+ * err set. */
+int emit(engine *e, uint32_t sl);
+/* Allocates the per-job result arrays of sim_run without on_job. */
+int outcome_alloc(engine *e, size_t n);
+
+/* metrics.c */
+void metrics_open(engine *e, size_t mem_values);
+void metrics_close(engine *e);
+/* err for a failed percentile accumulator. */
+void metrics_pctl_fail(engine *e);
+/* The totals of a finished run into e->res. 0, or -1 with err set. */
+int metrics_results(engine *e);
+void metrics_timeline_header(engine *e);
+void metrics_timeline_row(engine *e);
+
+/* ------------------------------------------------------------- the hooks */
+
+#define FOR_PARTS(e, p)                                                        \
+  for (const sim_part *p = (e)->parts, *p##_end = p + (e)->nparts;           \
+       p < p##_end; p++)
+
+static inline void hook_request(const engine *e, const slot *s,
+                                lsched_request *r) {
+  if (e->hooks & SIM_HOOK_REQUEST) {
+    FOR_PARTS(e, p)
+    if (p->ops->request)
+      p->ops->request(p->self, s, r);
+  }
+}
+
+/* 1 if a part turned *r into another variant worth a try. */
+static inline int hook_alt_request(const engine *e, const slot *s,
+                                   lsched_request *r) {
+  if (e->hooks & SIM_HOOK_ALT_REQUEST) {
+    FOR_PARTS(e, p)
+    if (p->ops->alt_request && p->ops->alt_request(p->self, s, r))
+      return 1;
+  }
+  return 0;
+}
+
+static inline void hook_arrival(engine *e, const slot *s) {
+  if (e->hooks & SIM_HOOK_ARRIVAL) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_arrival)
+      p->ops->on_arrival(p->self, e, s);
+  }
+}
+
+static inline void hook_finish(engine *e, const slot *s,
+                               const lsched_placement *parts, int n) {
+  if (e->hooks & SIM_HOOK_FINISH) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_finish)
+      p->ops->on_finish(p->self, e, s, parts, n);
+  }
+}
+
+static inline void hook_before_place(const engine *e) {
+  if (e->hooks & SIM_HOOK_BEFORE_PLACE) {
+    FOR_PARTS(e, p)
+    if (p->ops->before_place)
+      p->ops->before_place(p->self);
+  }
+}
+
+static inline void hook_queued(engine *e, const slot *s, int delta) {
+  fragtrack_queued(e->ft, s->shape, delta);
+  if (e->hooks & SIM_HOOK_QUEUED) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_queued)
+      p->ops->on_queued(p->self, s, delta);
+  }
+}
+
+static inline void hook_placed(const engine *e, const slot *s,
+                               const lsched_placement *parts, int n) {
+  if (e->hooks & SIM_HOOK_PLACED) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_placed)
+      p->ops->on_placed(p->self, s, parts, n);
+  }
+}
+
+static inline int64_t hook_start(const engine *e, const slot *s,
+                                 const lsched_placement *parts, int n) {
+  int64_t wait = 0;
+  if (e->hooks & SIM_HOOK_START) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_start) {
+      int64_t w = p->ops->on_start(p->self, s, parts, n, e->now);
+      if (w > wait)
+        wait = w;
+    }
+  }
+  return wait;
+}
+
+static inline void hook_fill_part(const engine *e, const slot *s,
+                                  lsched_placement *part) {
+  if (e->hooks & SIM_HOOK_FILL_PART) {
+    FOR_PARTS(e, p)
+    if (p->ops->fill_part)
+      p->ops->fill_part(p->self, s, part);
+  }
+}
+
+static inline void hook_output(const engine *e, const slot *s,
+                               sim_job_out *o) {
+  if (e->hooks & SIM_HOOK_OUTPUT) {
+    FOR_PARTS(e, p)
+    if (p->ops->on_output)
+      p->ops->on_output(p->self, s, o);
+  }
+}
+
+/* Advances the time-weighted integrals to time t. */
+static inline void hook_advance(engine *e, int64_t t) {
+  int64_t dt = t - e->now;
+  if (dt > 0) {
+    e->alloc_area += (sim_i128)e->alloc_milli * dt;
+    fragtrack_advance(e->ft, dt);
+    if (e->hooks & SIM_HOOK_ADVANCE) {
+      FOR_PARTS(e, p)
+      if (p->ops->on_advance)
+        p->ops->on_advance(p->self, dt);
+    }
+  }
+  e->now = t;
+}
+
+/* ---------------------------------------- small hot helpers (slots) */
+
+/* Inline (as the hooks above): they run on every arrival, placement
+ * attempt and completion. */
+
+/* A slot for an arriving job: a recycled one, else a new one (the slots
+ * array may move). UINT32_MAX when out of memory. */
+static inline uint32_t slot_get(engine *e) {
+  if (e->nfree > 0)
+    return e->free_slots[--e->nfree];
+  return slot_new(e);
+}
+
+/* Frees slot sl for the next arrival. */
+static inline void slot_put(engine *e, uint32_t sl) {
+  slot *s = &e->slots[sl];
+  s->name = NULL;
+  if (s->ngang) {
+    free(s->gang);
+    s->gang = NULL;
+    s->ngang = 0;
+  }
+  s->gen++; /* any event left for it is stale */
+  /* The slot's next occupant is another job. */
+  if (e->head_tried == sl)
+    e->head_tried = UINT32_MAX;
+  if (e->plan_failed == sl)
+    e->plan_failed = UINT32_MAX;
+  e->free_slots[e->nfree++] = sl;
+}
+
+/* s's request as first tried (the parts' request hooks applied). */
+static inline void build_request(const engine *e, const slot *s, lsched_request *r) {
+  const job_record *j = &s->rec;
+  sim_job_request(j, j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0, r);
+  hook_request(e, s, r);
+}
+
+/* Placements of the job in slot sl (1 part, or its gang parts); returns
+ * the count. */
+static inline int job_parts(const engine *e, uint32_t sl, lsched_placement *parts) {
+  const slot *s = &e->slots[sl];
+  if (s->ngang > 1) {
+    memcpy(parts, s->gang, (size_t)s->ngang * sizeof *parts);
+    return s->ngang;
+  }
+  const job_record *jr = &s->rec;
+  parts[0].node = s->st.node;
+  parts[0].gpu_count = jr->num_gpu;
+  parts[0].gpu_milli = jr->num_gpu > 0 ? s->st.gpu_milli : 0;
+  parts[0].gpu_mask = s->st.gpu_mask;
+  parts[0].cpu_milli = jr->cpu_milli;
+  parts[0].memory_mib = jr->memory_mib;
+  hook_fill_part(e, s, &parts[0]);
+  return 1;
+}
+
+static inline int64_t parts_milli(const lsched_placement *parts, int n) {
+  int64_t m = 0;
+  for (int i = 0; i < n; i++)
+    m += (int64_t)parts[i].gpu_count * parts[i].gpu_milli;
+  return m;
+}
+
+static inline void run_list_remove(engine *e, uint32_t sl) {
+  uint32_t pos = e->slots[sl].run_pos, last = e->run_list[--e->nrun];
+  e->run_list[pos] = last;
+  e->slots[last].run_pos = pos;
+}
+
+/* Inserts sl at offset pos from the head of the queue. 0, or -1 when out
+ * of memory. */
+static inline int queue_insert(engine *e, uint32_t sl, size_t pos) {
+  if (e->qhead + e->qlen >= e->qcap && queue_room(e))
+    return -1;
+  if (pos < e->qlen)
+    memmove(&e->queue[e->qhead + pos + 1], &e->queue[e->qhead + pos],
+            (e->qlen - pos) * sizeof *e->queue);
+  e->queue[e->qhead + pos] = sl;
+  e->qlen++;
+  hook_queued(e, &e->slots[sl], 1);
+  return 0;
+}
+
+/* An arrival joins the queue where the discipline puts it (at the end
+ * unless it has insert_pos). 0, or -1 when out of memory. */
+static inline int queue_add(engine *e, uint32_t sl) {
+  size_t pos =
+      e->q->insert_pos ? e->q->insert_pos(e, &e->slots[sl]) : e->qlen;
+  return queue_insert(e, sl, pos);
+}
+
+/* A job's final outcome in the metrics (parts: where it ran, np of them
+ * when it completed; the definitions are DESIGN.md section 6). Inline: it
+ * runs once per job. 0, or -1 with err set. */
+static inline int metrics_completed(engine *e, const slot *s,
+                                    const lsched_placement *parts, int np) {
+  const job_record *jr = &s->rec;
+  sim_result *out = &e->res;
+  switch (s->st.status) {
+  case JOB_DONE: {
+    out->completed++;
+    double q = (double)(s->st.start_us - jr->submit_us) / 1e6;
+    if (pctl_add(&e->qt, q) ||
+        (jr->num_gpu > 1 && pctl_add(&e->qt_multi, q)) ||
+        pctl_add(&e->jct, (double)(s->st.finish_us - jr->submit_us) / 1e6)) {
+      metrics_pctl_fail(e);
+      return -1;
+    }
+    double run = (double)(s->st.finish_us - s->st.start_us);
+    e->run_us += run;
+    e->used_milli_us += (double)jr->num_gpu * jr->gpu_milli * run;
+    /* Allocated cost = sum over jobs of the node's price x GPUs taken x
+     * run time, per job. */
+    for (int k = 0; k < np; k++)
+      e->cost_alloc += e->sc->node_price[parts[k].node] *
+                       (double)parts[k].gpu_count *
+                       (double)parts[k].gpu_milli / 1000.0 * run /
+                       US_PER_HOUR;
+    if (s->st.finish_us > out->last_completion_us)
+      out->last_completion_us = s->st.finish_us;
+    break;
+  }
+  case JOB_NEVER_NO_NODE:
+    out->never_no_node++;
+    break;
+  case JOB_NEVER_MODEL:
+    out->never_model++;
+    break;
+  default:
+    out->never_queued++;
+    break;
+  }
+  if (e->can_plan)
+    e->lost_gpu_s_total += s->lost_gpu_s;
+  return 0;
+}
+
+
+#endif

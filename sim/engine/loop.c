@@ -1,0 +1,348 @@
+/*
+ * The event loop: time, the event heap, arrivals and completions, and one
+ * scheduling pass per event time, steppable (engine.h: sim_engine_step).
+ * Everything that decides or measures is a part behind a table or a hook
+ * (engine_internal.h); the loop reads in one sitting.
+ *
+ * Order within one event time, which every output depends on: completions
+ * first (they only free resources; equal times by slot, heap.h), then
+ * arrivals in submit order (ties in file order), then one pass of the
+ * queue discipline (and another after each part's after_pass that changed
+ * the cluster: a migration plan for a blocked head), then one timeline
+ * row.
+ */
+#include "engine_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A job arrives: a slot, and either a final outcome (it can never start)
+ * or the queue. 0, or -1/-2 with err set. */
+static int arrive(engine *e, const job_record *jr, const char *name,
+                  uint64_t idx) {
+  uint32_t sl = slot_get(e);
+  if (sl == UINT32_MAX) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -2;
+  }
+  slot *s = &e->slots[sl];
+  uint32_t gen = s->gen;
+  memset(s, 0, offsetof(slot, rec));
+  s->gen = gen;
+  s->rec = *jr;
+  s->idx = idx;
+  s->st.start_us = s->st.finish_us = -1;
+  s->st.node = -1;
+  /* The third line only when the run uses it. */
+  if (e->slot_ext) {
+    memset(&s->gang, 0, sizeof *s - offsetof(slot, gang));
+    s->reserved_us = -1;
+    s->rem_us = job_duration(e, jr);
+  }
+  /* A loaded trace's name is taken as a pointer now, while the job's
+   * record is in cache (looked up at completion it cost a cache miss per
+   * job: 5% of a million-job replay); a stream's is copied. */
+  if (e->src.t) {
+    s->name = name;
+  } else {
+    struct name_buf *nb = &e->names[sl];
+    size_t len = strlen(name) + 1;
+    if (len > nb->cap) {
+      size_t cap = len < 32 ? 32 : len;
+      char *b = realloc(nb->buf, cap);
+      if (!b) {
+        slot_put(e, sl);
+        snprintf(e->err, e->errlen, "out of memory");
+        return -2;
+      }
+      nb->buf = b;
+      nb->cap = cap;
+    }
+    memcpy(nb->buf, name, len);
+    s->name = nb->buf;
+  }
+  e->events++;
+  int absent = jr->gpu_spec >= 0 && e->spec_absent[jr->gpu_spec];
+  uint64_t mask = jr->gpu_spec >= 0 ? e->spec_mask[jr->gpu_spec] : 0;
+  s->shape = fragtrack_shape(e->ft, jr, mask, absent);
+  hook_arrival(e, s);
+  lsched_request req;
+  build_request(e, s, &req);
+  if (absent && jr->num_gpu > 0) {
+    s->st.status = JOB_NEVER_MODEL;
+    return emit(e, sl) ? -2 : 0;
+  }
+  if (!lsched_can_ever_fit_gang(e->sc->c, &req) &&
+      !(hook_alt_request(e, s, &req) &&
+        lsched_can_ever_fit_gang(e->sc->c, &req))) {
+    s->st.status = JOB_NEVER_NO_NODE;
+    return emit(e, sl) ? -2 : 0;
+  }
+  s->st.status = JOB_QUEUED;
+  if (queue_add(e, sl)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -2;
+  }
+  e->queue_changed = 1;
+  return 0;
+}
+
+/* The job in slot sl completes now. 0, or -1 with err set. */
+/* Always inlined into the loop: once per job. */
+__attribute__((always_inline)) static inline int complete(engine *e,
+                                                          uint32_t sl) {
+  slot *s = &e->slots[sl];
+  lsched_placement parts[SIM_MAX_PARTS];
+  int n = job_parts(e, sl, parts);
+  for (int i = n - 1; i >= 0; i--) {
+    int rc = lsched_release(e->sc->c, &parts[i]);
+    if (rc) {
+      snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)",
+               slot_name(s), lsched_strerror(rc),
+               lsched_cluster_errmsg(e->sc->c));
+      return -1;
+    }
+  }
+  e->alloc_milli -= parts_milli(parts, n);
+  e->running--;
+  e->done++;
+  fragtrack_completed(e->ft);
+  run_list_remove(e, sl);
+  s->st.finish_us = e->now;
+  s->st.status = JOB_DONE;
+  e->freed = 1;
+  e->reservation_valid = 0;
+  hook_finish(e, s, parts, n);
+  return emit(e, sl);
+}
+
+/* One scheduling pass over the queue, and another one after each part
+ * that changed the cluster after it (a migration plan that made room for
+ * a blocked head). 0, or -1 on internal error. */
+static int schedule(engine *e) {
+  e->memo_gen++;
+  int rc = e->q->pass(e);
+  if (e->hooks & SIM_HOOK_AFTER_PASS) {
+    FOR_PARTS(e, p)
+    if (rc == 0 && p->ops->after_pass) {
+      int d = p->ops->after_pass(p->self, e);
+      if (d < 0)
+        return -1;
+      if (d > 0) {
+        e->memo_gen++;
+        rc = e->q->pass(e);
+      }
+    }
+  }
+  e->new_from = e->qlen;
+  e->freed = 0;
+  e->queue_changed = 0;
+  return rc;
+}
+
+/* The run is over: jobs still queued (cannot happen: an idle cluster fits
+ * every queued job), then the totals. */
+static int finish_run(engine *e) {
+  while (e->qlen > 0) {
+    uint32_t sl = e->queue[e->qhead++];
+    e->qlen--;
+    if (emit(e, sl))
+      return -2;
+  }
+  if (e->src.count != e->njobs && !e->src.t) {
+    snprintf(e->err, e->errlen, "%s: the file changed during the replay",
+             src_meta(&e->src)->path);
+    return -1;
+  }
+  return metrics_results(e) ? -2 : 0;
+}
+
+/* One event time (see the top of this file). 1 if events remain, 0 when
+ * the run is complete, -1/-2 on error. */
+__attribute__((always_inline)) static inline int step(engine *e) {
+  const sim_options *opt = e->opt;
+  int64_t tnext = e->have > 0 ? e->nj.submit_us : INT64_MAX;
+  const sim_event *top = heap_top(&e->heap);
+  if (top && top->time < tnext)
+    tnext = top->time;
+  hook_advance(e, tnext);
+  while ((top = heap_top(&e->heap)) && top->time == tnext) {
+    sim_event ev;
+    heap_pop(&e->heap, &ev);
+    /* Migrated and preempted jobs leave stale completion events. */
+    const slot *s = &e->slots[ev.job];
+    if (ev.tag != s->gen || s->st.status != JOB_RUNNING)
+      continue;
+    e->events++;
+    if (complete(e, ev.job))
+      return -2;
+  }
+  while (e->have > 0 && e->nj.submit_us == tnext) {
+    int ar = arrive(e, &e->nj, e->nname, e->nidx);
+    if (ar)
+      return ar;
+    e->have = src_next(&e->src, &e->nj, &e->nname, &e->nidx, e->err,
+                       e->errlen);
+    if (e->have < 0) /* a stream that changed since the first pass */
+      return e->have == -3 ? -1 : e->have;
+  }
+  if (schedule(e))
+    return -2;
+  /* One timeline row per distinct time, after everything at that time. */
+  top = heap_top(&e->heap);
+  int more_now = (e->have > 0 && e->nj.submit_us == tnext) ||
+                 (top && top->time == tnext);
+  if (!more_now && fragtrack_update(e->ft))
+    return -2;
+  if (opt->timeline && !more_now)
+    metrics_timeline_row(e);
+  if (opt->progress && e->events >= e->next_progress) {
+    e->next_progress = e->events + 65536;
+    opt->progress(e->now, e->events, e->done, e->njobs, opt->progress_user);
+  }
+  if (e->have > 0 || e->heap.n > 0)
+    return 1;
+  return finish_run(e);
+}
+
+/* Steps until the run is complete (or only once): 1, 0 or an error as
+ * sim_engine_step. The loop of sim_run is here rather than around the
+ * public call so that its steps are inlined (20 instructions per event
+ * time less). */
+static int run(engine *e, int once) {
+  if (e->rc || e->finished)
+    return e->rc;
+  int rc;
+  do
+    rc = step(e);
+  while (rc > 0 && !once);
+  if (rc < 0) {
+    e->rc = rc;
+    if (rc == -2 && !e->err[0])
+      snprintf(e->err, e->errlen, "internal error");
+  } else if (rc == 0) {
+    e->finished = 1;
+  }
+  return rc;
+}
+
+int sim_engine_step(sim_engine *e) { return run(e, 1); }
+
+int64_t sim_engine_now(const sim_engine *e) { return e->now; }
+
+int64_t sim_engine_next_time(const sim_engine *e) {
+  int64_t t = e->have > 0 ? e->nj.submit_us : INT64_MAX;
+  const sim_event *top = heap_top(&e->heap);
+  return top && top->time < t ? top->time : t;
+}
+
+static void engine_free(sim_engine *e) {
+  engine_teardown(e);
+  sim_result_free(&e->res);
+  free(e);
+}
+
+/* Opens a run over a loaded trace (t) or a stream (s). */
+static int engine_open(sim_engine **out, sim_cluster *sc,
+                       const gpu_catalog *cat, const trace *t,
+                       struct trace_stream *s, const sim_options *opt,
+                       char *err, size_t errlen) {
+  *out = NULL;
+  sim_engine *e = calloc(1, sizeof *e);
+  if (!e) {
+    snprintf(err, errlen, "out of memory");
+    return -2;
+  }
+  e->sc = sc;
+  e->opt = opt;
+  e->err = err;
+  e->errlen = errlen;
+  e->src.t = t;
+  e->src.s = s;
+  e->src.last_submit = INT64_MIN;
+  e->fill = t && !opt->on_job ? &e->res : NULL;
+  int rc = -1;
+  e->q = sim_queue_of(opt->queue);
+  if (!e->q)
+    snprintf(err, errlen, "unknown queue discipline %d", (int)opt->queue);
+  else
+    rc = engine_setup(e, cat, t);
+  if (rc) {
+    if (rc == -2 && !err[0])
+      snprintf(err, errlen, "internal error");
+    engine_free(e);
+    return rc;
+  }
+  *out = e;
+  return 0;
+}
+
+int sim_engine_open(sim_engine **out, sim_cluster *sc, const gpu_catalog *cat,
+                    const trace *t, const sim_options *opt, char *err,
+                    size_t errlen) {
+  *out = NULL;
+  if (err && errlen)
+    err[0] = 0;
+  if (t->n == 0) {
+    snprintf(err, errlen, "%s: the trace has no jobs", t->path);
+    return -1;
+  }
+  if (t->n > UINT32_MAX - 1) {
+    snprintf(err, errlen, "%s: more than 2^32-1 jobs", t->path);
+    return -1;
+  }
+  return engine_open(out, sc, cat, t, NULL, opt, err, errlen);
+}
+
+int sim_engine_open_stream(sim_engine **out, sim_cluster *sc,
+                           const gpu_catalog *cat, struct trace_stream *s,
+                           const sim_options *opt, char *err, size_t errlen) {
+  *out = NULL;
+  if (err && errlen)
+    err[0] = 0;
+  if (sc->mig_gpus > 0 || opt->mig_requests) {
+    snprintf(err, errlen, "MIG replays load the trace whole");
+    return -3;
+  }
+  return engine_open(out, sc, cat, NULL, s, opt, err, errlen);
+}
+
+int sim_engine_close(sim_engine *e, sim_result *out) {
+  if (!e) {
+    if (out)
+      memset(out, 0, sizeof *out);
+    return 0;
+  }
+  if (out)
+    run(e, 0);
+  int rc = e->rc;
+  if (out) {
+    if (rc == 0) {
+      *out = e->res;
+      memset(&e->res, 0, sizeof e->res);
+    } else {
+      memset(out, 0, sizeof *out);
+    }
+  }
+  engine_free(e);
+  return rc;
+}
+
+/* sim_run and sim_run_stream: a run stepped to its end. */
+int sim_run(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
+            const sim_options *opt, sim_result *out, char *err,
+            size_t errlen) {
+  memset(out, 0, sizeof *out);
+  sim_engine *e;
+  int rc = sim_engine_open(&e, sc, cat, t, opt, err, errlen);
+  return rc ? rc : sim_engine_close(e, out);
+}
+
+int sim_run_stream(sim_cluster *sc, const gpu_catalog *cat,
+                   struct trace_stream *s, const sim_options *opt,
+                   sim_result *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  sim_engine *e;
+  int rc = sim_engine_open_stream(&e, sc, cat, s, opt, err, errlen);
+  return rc ? rc : sim_engine_close(e, out);
+}

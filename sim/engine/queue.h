@@ -1,0 +1,62 @@
+/*
+ * Queue disciplines: which waiting job the engine tries next, and what a
+ * blocked job does to the others. Each discipline is one table of
+ * operations in its own file (queue_fifo.c, queue_skip.c,
+ * queue_backfill.c, queue_priority.c), listed once in queue.c; the loop
+ * calls ops->pass once per event time and knows no discipline by name.
+ *
+ * A new discipline: a sim_queue_kind value (engine.h), a file with its
+ * table, and one line in queue.c's list.
+ */
+#ifndef SCHEDSIM_QUEUE_H
+#define SCHEDSIM_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+struct sim_engine;
+struct slot;
+
+/* Jobs keep their first reservation (slot.reserved_us; sim_result and
+ * sim_job_out report it). */
+#define SIM_QUEUE_RESERVES 1u
+
+typedef struct sim_queue_ops {
+  const char *name;    /* as --queue takes it */
+  sim_queue_kind kind; /* sim_options.queue */
+  unsigned flags;      /* SIM_QUEUE_* */
+  /* Where an arrival goes: an offset in [0, qlen] from the head. NULL: at
+   * the end (arrival order). */
+  size_t (*insert_pos)(const struct sim_engine *e, const struct slot *s);
+  /* One scheduling pass: starts the queued jobs the discipline lets start
+   * now (try_start, or place_job + mark/commit_running), removing them
+   * from the queue. 0, or -1 with the engine's err set. */
+  int (*pass)(struct sim_engine *e);
+} sim_queue_ops;
+
+extern const sim_queue_ops sim_queue_fifo, sim_queue_skip, sim_queue_backfill,
+    sim_queue_priority;
+
+/* Every discipline, in sim_queue_kind order. */
+size_t sim_queue_count(void);
+const sim_queue_ops *sim_queue_at(size_t i);
+/* By name or kind; NULL if there is none. */
+const sim_queue_ops *sim_queue_find(const char *name);
+const sim_queue_ops *sim_queue_of(sim_queue_kind kind);
+
+/* Head-of-line blocking (fifo, priority, and backfill's head): starts jobs
+ * from the head while they fit. */
+int sim_queue_pass_head(struct sim_engine *e);
+
+/* The queue storage (queue.c; the inline insertion is in
+ * engine_internal.h). Makes room for one more entry at the end when the
+ * array is full: moves the live entries to the front when the head has
+ * advanced, else grows. 0, or -1 when out of memory. */
+int queue_room(struct sim_engine *e);
+/* A preempted job goes right behind the head (it resumes before later
+ * arrivals). 0, or -1 when out of memory. */
+int queue_add_behind_head(struct sim_engine *e, uint32_t sl);
+
+#endif

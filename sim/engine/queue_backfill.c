@@ -1,0 +1,83 @@
+/*
+ * backfill: EASY backfilling. The head starts as soon as it fits; while it
+ * does not, it holds a reservation at its earliest estimated start time T
+ * (reserve.c), and a later job may start now only if it fits now and
+ * either its estimated end is <= T or, started, it leaves the head's
+ * reservation at or before T (checked by recomputing the reservation with
+ * it running). Estimates are durations x sim_options.estimate_factor.
+ */
+#include "engine_internal.h"
+
+#include <stdio.h>
+
+static int pass_backfill(engine *e) {
+  int changed = e->freed || e->queue_changed;
+  if (sim_queue_pass_head(e))
+    return -1;
+  if (e->qlen < 2 || !changed)
+    return 0;
+  uint32_t h = e->queue[e->qhead];
+  int fail = 0;
+  if (!e->reservation_valid) {
+    e->reservation_t = reservation(e, h, &fail);
+    e->reservation_valid = 1;
+    if (e->slots[h].reserved_us < 0)
+      e->slots[h].reserved_us = e->reservation_t;
+  }
+  /* Without a release only unseen arrivals can newly qualify: the others
+   * failed to fit (resources only shrank) or would end after T (their end
+   * only moves later). */
+  size_t from = e->freed ? 1 : (e->new_from > 1 ? e->new_from : 1);
+  size_t w = e->qhead + from;
+  for (size_t i = from; i < e->qlen && !fail; i++) {
+    uint32_t j = e->queue[e->qhead + i];
+    lsched_placement parts[SIM_MAX_PARTS];
+    int n = 0;
+    int r = place_job(e, j, parts, &n);
+    if (r < 0)
+      return -1;
+    int start = 0;
+    if (r == 1) {
+      if (e->reservation_t == INT64_MAX ||
+          est_end(e, j, e->now) <= e->reservation_t) {
+        start = 1;
+      } else {
+        if (mark_running(e, j, parts, n)) {
+          snprintf(e->err, e->errlen, "out of memory");
+          return -1;
+        }
+        start = reservation(e, h, &fail) <= e->reservation_t;
+        unmark_running(e, j);
+      }
+      if (!start)
+        unplace(e, parts, n);
+    }
+    if (start) {
+      int64_t keep_t = e->reservation_t;
+      if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
+        snprintf(e->err, e->errlen, "out of memory");
+        return -1;
+      }
+      /* A backfilled job never moves T later; keep it to protect the head
+       * against later candidates in this pass. */
+      e->reservation_t = keep_t;
+      e->reservation_valid = 1;
+    } else {
+      e->queue[w++] = j;
+    }
+  }
+  if (fail) {
+    snprintf(e->err, e->errlen, "backfill: inconsistent release/allocation");
+    return -1;
+  }
+  e->qlen = w - e->qhead;
+  return 0;
+}
+
+const sim_queue_ops sim_queue_backfill = {
+    .name = "backfill",
+    .kind = SIM_QUEUE_BACKFILL,
+    .flags = SIM_QUEUE_RESERVES,
+    .insert_pos = NULL,
+    .pass = pass_backfill,
+};

@@ -1,0 +1,248 @@
+/*
+ * Per-job state (slots, recycled), the per-pass memo of request shapes that
+ * did not fit, and placing, starting and re-timing jobs.
+ */
+#include "engine_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int grow_array(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap)
+    return 0;
+  size_t nc = *cap ? *cap : 256;
+  while (nc < need)
+    nc *= 2;
+  void *np = realloc(*p, nc * elem);
+  if (!np)
+    return -1;
+  *p = np;
+  *cap = nc;
+  return 0;
+}
+
+/* ---- slots ---- */
+
+uint32_t slot_new(engine *e) {
+  if (e->nslots == UINT32_MAX - 1)
+    return UINT32_MAX;
+  if (e->nslots == e->slots_cap) {
+    size_t cap = e->slots_cap ? 2 * e->slots_cap : 256;
+    /* malloc (the allocator tests hook it), aligned by hand. */
+    void *raw = malloc(cap * sizeof(slot) + SLOT_ALIGN);
+    if (!raw)
+      return UINT32_MAX;
+    slot *ns = (slot *)(((uintptr_t)raw + SLOT_ALIGN - 1) &
+                        ~(uintptr_t)(SLOT_ALIGN - 1));
+    if (e->nslots)
+      memcpy(ns, e->slots, e->nslots * sizeof(slot));
+    free(e->slots_raw);
+    e->slots_raw = raw;
+    e->slots = ns;
+    size_t fcap = e->slots_cap, ncap = e->slots_cap;
+    if (grow_array((void **)&e->free_slots, &fcap, cap, sizeof(uint32_t)) ||
+        grow_array((void **)&e->run_list, &e->run_cap, cap, sizeof(uint32_t)) ||
+        grow_array((void **)&e->names, &ncap, cap, sizeof *e->names))
+      return UINT32_MAX;
+    memset(e->names + e->slots_cap, 0,
+           (cap - e->slots_cap) * sizeof *e->names);
+    e->slots_cap = cap;
+  }
+  e->slots[e->nslots].gen = 0;
+  return (uint32_t)e->nslots++;
+}
+
+
+
+/* ---- the memo of shapes that failed in this pass ---- */
+
+static int32_t memo_mig(const lsched_request *r) {
+  return r->mig_kind | r->mig_compute_milli << 3;
+}
+
+static uint32_t memo_hash(const lsched_request *r) {
+  uint64_t h = (uint64_t)r->cpu_milli * 0x9E3779B97F4A7C15ull;
+  h ^= (uint64_t)r->memory_mib * 0xC2B2AE3D27D4EB4Full;
+  h ^= ((uint64_t)r->gpu_count << 32 | (uint32_t)r->gpu_milli) *
+       0x165667B19E3779F9ull;
+  h ^= r->model_mask * 0x27D4EB2F165667C5ull;
+  h ^= (uint64_t)memo_mig(r) * 0x9E3779B97F4A7C15ull ^ (uint64_t)r->mig_memory_mib;
+  h ^= h >> 29;
+  return (uint32_t)(h % MEMO_SIZE);
+}
+
+/* The entry of r's shape: *found if it failed in this pass; else a free
+ * entry to record a failure in, or NULL when the table is crowded there
+ * (the shape is then not memoised). */
+static memo_entry *memo_slot(engine *e, const lsched_request *r, int *found) {
+  uint32_t i = memo_hash(r);
+  for (int probe = 0; probe < 8; probe++, i = (i + 1) % MEMO_SIZE) {
+    memo_entry *m = &e->memo[i];
+    if (m->gen != e->memo_gen) {
+      *found = 0;
+      return m;
+    }
+    if (m->cpu == r->cpu_milli && m->mem == r->memory_mib &&
+        m->k == r->gpu_count && m->milli == r->gpu_milli &&
+        m->mask == r->model_mask && m->mig == memo_mig(r) &&
+        m->mig_mem == r->mig_memory_mib) {
+      *found = 1;
+      return m;
+    }
+  }
+  *found = 0;
+  return NULL;
+}
+
+static void memo_store(engine *e, memo_entry *m, const lsched_request *r) {
+  m->cpu = r->cpu_milli;
+  m->mem = r->memory_mib;
+  m->k = r->gpu_count;
+  m->milli = r->gpu_milli;
+  m->mask = r->model_mask;
+  m->mig = memo_mig(r);
+  m->mig_mem = r->mig_memory_mib;
+  m->gen = e->memo_gen;
+}
+
+/* ---- placing, starting and finishing jobs ---- */
+
+
+
+/* The bodies of place_job, mark_running and commit_running are static
+ * inline so that try_start, the per-job path of every discipline, has them
+ * in one piece (as calls they cost 4% more instructions per job on the
+ * first-fit replay); the queue files call the extern versions below. */
+static inline int place_now(engine *e, uint32_t sl, lsched_placement *parts,
+                            int *n) {
+  lsched_request req;
+  build_request(e, &e->slots[sl], &req);
+  /* A part may offer a second variant of the request when the first does
+   * not fit (MIG and plain GPUs on one cluster: mig_sim.h). */
+  int rc = LSCHED_ENOFIT;
+  for (int v = 0; v < 2 && rc == LSCHED_ENOFIT; v++) {
+    if (v == 1 && !hook_alt_request(e, &e->slots[sl], &req))
+      break;
+    int found = 0;
+    memo_entry *m = memo_slot(e, &req, &found);
+    if (found)
+      continue;
+    hook_before_place(e);
+    rc = lsched_place_gang(e->pol, &req, parts, SIM_MAX_PARTS, n);
+    if (rc == LSCHED_ENOFIT || rc == LSCHED_ELIMIT) {
+      if (m)
+        memo_store(e, m, &req);
+      rc = LSCHED_ENOFIT;
+    }
+  }
+  if (rc == LSCHED_ENOFIT)
+    return 0;
+  if (rc != LSCHED_OK) {
+    snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
+             slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
+             lsched_cluster_errmsg(e->sc->c));
+    return -1;
+  }
+  return 1;
+}
+
+void unplace(engine *e, const lsched_placement *parts, int n) {
+  while (n-- > 0)
+    lsched_release(e->sc->c, &parts[n]);
+}
+
+static inline int mark_now(engine *e, uint32_t sl,
+                           const lsched_placement *parts, int n) {
+  slot *s = &e->slots[sl];
+  if (s->st.start_us < 0)
+    s->st.start_us = e->now; /* queue time counts to the first start */
+  s->st.status = JOB_RUNNING;
+  s->st.node = parts[0].node;
+  s->st.gpu_milli = (int16_t)parts[0].gpu_milli;
+  if (n == 1) {
+    s->st.gpu_mask = parts[0].gpu_mask;
+  } else {
+    s->gang = malloc((size_t)n * sizeof *parts);
+    if (!s->gang)
+      return -1;
+    memcpy(s->gang, parts, (size_t)n * sizeof *parts);
+    s->ngang = n;
+    s->st.gpu_mask = 0;
+  }
+  s->run_pos = (uint32_t)e->nrun;
+  e->run_list[e->nrun++] = sl;
+  hook_placed(e, s, parts, n);
+  hook_queued(e, s, -1);
+  return 0;
+}
+
+
+void unmark_running(engine *e, uint32_t sl) {
+  slot *s = &e->slots[sl];
+  if (s->ngang) {
+    free(s->gang);
+    s->gang = NULL;
+    s->ngang = 0;
+  }
+  run_list_remove(e, sl);
+  if (!e->can_plan || s->npre == 0)
+    s->st.start_us = -1;
+  s->st.node = -1;
+  s->st.gpu_mask = 0;
+  s->st.gpu_milli = 0;
+  s->st.status = JOB_QUEUED;
+  hook_queued(e, s, 1);
+}
+
+static inline int commit_now(engine *e, uint32_t sl,
+                             const lsched_placement *parts, int n) {
+  slot *s = &e->slots[sl];
+  e->alloc_milli += parts_milli(parts, n);
+  e->running++;
+  e->reservation_valid = 0;
+  int64_t work = job_duration(e, &s->rec);
+  /* A part may delay the real start (a new MIG instance is usable after
+   * its reconfiguration): the job holds its resources from now and runs
+   * from now + wait. */
+  int64_t wait = hook_start(e, s, parts, n);
+  if (wait > 0 && s->st.start_us == e->now)
+    s->st.start_us += wait;
+  if (e->can_plan) {
+    s->seg_us = e->now + wait;
+    work = s->rem_us;
+  }
+  return heap_push(&e->heap, e->now + wait + work, sl, s->gen);
+}
+
+int place_job(engine *e, uint32_t sl, lsched_placement *parts, int *n) {
+  return place_now(e, sl, parts, n);
+}
+
+int mark_running(engine *e, uint32_t sl, const lsched_placement *parts,
+                 int n) {
+  return mark_now(e, sl, parts, n);
+}
+
+int commit_running(engine *e, uint32_t sl, const lsched_placement *parts,
+                   int n) {
+  return commit_now(e, sl, parts, n);
+}
+
+int try_start(engine *e, uint32_t sl) {
+  lsched_placement parts[SIM_MAX_PARTS];
+  int n = 0;
+  int r = place_now(e, sl, parts, &n);
+  if (r <= 0)
+    return r;
+  if (mark_now(e, sl, parts, n) || commit_now(e, sl, parts, n)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  return 1;
+}
+
+int slot_retime(engine *e, uint32_t sl, int64_t end) {
+  slot *s = &e->slots[sl];
+  s->gen++; /* its old completion event is now stale */
+  return heap_push(&e->heap, end, sl, s->gen);
+}
