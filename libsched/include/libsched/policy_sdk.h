@@ -80,7 +80,8 @@ typedef struct lsched_node {
  * One MIG GPU as the cluster keeps it (read-only; see <libsched/mig.h> for
  * the model). Kinds are 1..LSCHED_MIG_KINDS; bit s of a slot mask is
  * memory slot s; bit k-1 of a kind mask is kind k. 16 bytes, so a scan
- * over 1,000 GPUs touches 16 KB.
+ * over 1,000 GPUs touches 16 KB. Policies index arrays of it, so its layout
+ * is fixed: a later change comes as a new struct and a new view member.
  */
 typedef struct lsched_mig_gpu_view {
   uint8_t kind_at[8]; /* kind of the instance starting at slot s, 0 none */
