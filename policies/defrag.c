@@ -1,6 +1,9 @@
 /*
  * defrag: wraps a base placement policy (parameter "base", default
- * best-fit; any builtin except defrag itself). Placement is the base's.
+ * best-fit). The base is looked up by name in the registry the instance
+ * was created from (lsched_policy_create_from(): any policy the caller
+ * registered, built-in or not), else among the built-in policies; never
+ * defrag itself. Placement is the base's.
  * When a waiting job cannot be placed, plan_migrations looks for a small-cost
  * set of running jobs to move so that it fits:
  *
@@ -18,7 +21,7 @@
  * (gangs) are never moved, and gang waiting jobs get no plan.
  * Cost O(nodes x moves x base place) per decision.
  */
-#include "../libsched/src/internal.h"
+#include "builtin.h"
 
 #include <libsched/migrate.h>
 #include <stdlib.h>
@@ -26,17 +29,25 @@
 
 struct defrag_state {
   lsched_allocator a;
+  lsched_view v;
   const lsched_policy_ops *base;
   void *base_state;
   const lsched_cluster *c;
+  const lsched_registry *reg; /* set_registry's; NULL: built-ins only */
 };
 
-/* The builtin policy `name` (through a temporary registry on the cluster's
- * allocator). LSCHED_OK, LSCHED_EINVAL (no such builtin), LSCHED_ENOMEM. */
-static int find_builtin(const lsched_allocator *a, const char *name,
-                        const lsched_policy_ops **out) {
+/* The policy `name`: from the instance's registry when it has one, else
+ * the built-in one (through a temporary registry on the cluster's
+ * allocator). LSCHED_OK, LSCHED_EINVAL (no such policy), LSCHED_ENOMEM. */
+static int find_base(const struct defrag_state *s, const char *name,
+                     const lsched_policy_ops **out) {
+  const lsched_allocator *a = &s->a;
   lsched_registry *r;
   *out = NULL;
+  if (s->reg) {
+    *out = lsched_registry_find(s->reg, name);
+    return *out ? LSCHED_OK : LSCHED_EINVAL;
+  }
   int rc = lsched_registry_create(&r, a);
   if (rc)
     return rc;
@@ -53,27 +64,31 @@ static int find_builtin(const lsched_allocator *a, const char *name,
 static void drop_base(struct defrag_state *s) {
   if (s->base && s->base->fini)
     s->base->fini(s->base_state);
-  lsched__free(&s->a, s->base_state);
+  lsched_mem_free(&s->a, s->base_state);
   s->base = NULL;
   s->base_state = NULL;
 }
 
 static int set_base(struct defrag_state *s, const char *name) {
   const lsched_policy_ops *ops;
-  int rc = find_builtin(&s->a, name, &ops);
+  int rc = find_base(s, name, &ops);
   if (rc)
     return rc;
-  if (strcmp(ops->name, "defrag") == 0)
+  if (strcmp(ops->name, "defrag") == 0 || ops == &lsched_builtin_defrag)
     return LSCHED_EINVAL;
   void *st = NULL;
   if (ops->state_size) {
-    st = lsched__calloc(&s->a, 1, ops->state_size);
+    st = lsched_mem_calloc(&s->a, 1, ops->state_size);
     if (!st)
       return LSCHED_ENOMEM;
   }
   rc = ops->init ? ops->init(st, s->c) : LSCHED_OK;
+  /* A base that itself wraps policies looks them up in the same registry. */
+  if (rc == LSCHED_OK && s->reg && ops->version >= 4 && ops->set_registry &&
+      (rc = ops->set_registry(st, s->reg)) != LSCHED_OK && ops->fini)
+    ops->fini(st);
   if (rc) {
-    lsched__free(&s->a, st);
+    lsched_mem_free(&s->a, st);
     return rc;
   }
   drop_base(s);
@@ -84,9 +99,20 @@ static int set_base(struct defrag_state *s, const char *name) {
 
 static int defrag_init(void *state, const lsched_cluster *c) {
   struct defrag_state *s = state;
-  s->a = c->a;
+  lsched_cluster_allocator(c, &s->a);
   s->c = c;
+  s->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
+    return LSCHED_EINVAL;
   return set_base(s, "best-fit");
+}
+
+/* The default base stays the built-in best-fit: the registry only serves
+ * later "base" parameters. */
+static int defrag_set_registry(void *state, const lsched_registry *r) {
+  struct defrag_state *s = state;
+  s->reg = r;
+  return LSCHED_OK;
 }
 
 static void defrag_fini(void *state) { drop_base(state); }
@@ -134,7 +160,7 @@ static double held_gpus(const lsched_placement *p) {
 }
 
 /* Could node nd hold req when empty? */
-static int could_hold(const struct lsched_node *nd, const lsched_request *r) {
+static int could_hold(const lsched_node *nd, const lsched_request *r) {
   if (nd->cpu_cap < r->cpu_milli || nd->mem_cap < r->memory_mib)
     return 0;
   if (r->gpu_count == 0)
@@ -174,20 +200,20 @@ static int defrag_plan(void *state, lsched_cluster *c,
                    ? lsched_mig_kind_milli(w->mig_kind)
                    : w->gpu_milli;
   double wgpus = (double)w->gpu_count * wmilli / 1000.0;
-  if (wait < 0 || wgpus <= 0 || w->gpu_count > c->max_gpu_count)
+  if (wait < 0 || wgpus <= 0 || w->gpu_count > s->v.max_gpu_count)
     return LSCHED_ENOFIT;
   if ((size_t)max_moves > max_out)
     max_moves = (int)max_out;
   if (max_moves > 64)
     max_moves = 64;
-  cand *cs = lsched__alloc(&c->a, (nrun ? nrun : 1) * sizeof *cs);
+  cand *cs = lsched_mem_alloc(&s->a, (nrun ? nrun : 1) * sizeof *cs);
   if (!cs)
     return LSCHED_ENOMEM;
   size_t nc = 0;
   for (size_t i = 0; i < nrun; i++) {
     const lsched_running *r = &run[i];
     if (r->nparts != 1 || r->moves >= per_job || r->parts[0].node < 0 ||
-        r->parts[0].node >= c->n)
+        r->parts[0].node >= s->v.n)
       continue;
     cs[nc].idx = i;
     cs[nc].node = r->parts[0].node;
@@ -201,9 +227,9 @@ static int defrag_plan(void *state, lsched_cluster *c,
   int best_pos = -1, best_n = 0;
   lsched_move best_moves[64], moves[64];
   int rc = LSCHED_OK;
-  for (int pos = 0; pos < c->n && rc == LSCHED_OK; pos++) {
-    int n = c->order[pos];
-    if (!could_hold(&c->nodes[n], w))
+  for (int pos = 0; pos < s->v.n && rc == LSCHED_OK; pos++) {
+    int n = s->v.order[pos];
+    if (!could_hold(lsched_view_node(&s->v, n), w))
       continue;
     /* this node's candidates */
     size_t lo = 0;
@@ -226,7 +252,7 @@ static int defrag_plan(void *state, lsched_cluster *c,
       moves[released].from = r->parts[0];
       released++;
       cost += cs[k].cost;
-      if (lsched__node_fits(c, &c->nodes[n], w)) {
+      if (lsched_fits(c, n, w)) {
         fits = 1;
         break;
       }
@@ -261,7 +287,7 @@ static int defrag_plan(void *state, lsched_cluster *c,
       if (lsched_alloc(c, &moves[--released].from) != LSCHED_OK)
         rc = LSCHED_ESTATE;
   }
-  lsched__free(&c->a, cs);
+  lsched_mem_free(&s->a, cs);
   if (rc != LSCHED_OK)
     return rc;
   if (best_pos < 0)
@@ -271,7 +297,7 @@ static int defrag_plan(void *state, lsched_cluster *c,
   return LSCHED_OK;
 }
 
-const lsched_policy_ops lsched__policy_defrag = {
+const lsched_policy_ops lsched_builtin_defrag = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "defrag",
     .description = "a base policy (param base, default best-fit) that plans "
@@ -285,23 +311,5 @@ const lsched_policy_ops lsched__policy_defrag = {
     .on_release = defrag_on_release,
     .set_workload = defrag_set_workload,
     .plan_migrations = defrag_plan,
+    .set_registry = defrag_set_registry,
 };
-
-int lsched_policy_plan_migrations(lsched_policy *p,
-                                  const lsched_request *waiting,
-                                  const lsched_running *running,
-                                  size_t nrunning,
-                                  const lsched_defrag_budget *budget,
-                                  lsched_move *out, size_t max_out,
-                                  size_t *nout) {
-  if (!p || !out || !nout || (nrunning && !running) ||
-      lsched_request_validate(waiting) != LSCHED_OK)
-    return LSCHED_EINVAL;
-  if (budget && (budget->version == 0 ||
-                 budget->version > LSCHED_DEFRAG_BUDGET_VERSION))
-    return LSCHED_EVERSION;
-  if (p->ops->version < 3 || !p->ops->plan_migrations)
-    return LSCHED_ENOENT;
-  return p->ops->plan_migrations(p->state, p->c, waiting, running, nrunning,
-                                 budget, out, max_out, nout);
-}

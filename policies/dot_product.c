@@ -15,7 +15,7 @@
  *   floor(100 - 50 (a r B^2 + b q A^2) / (A^2 B^2)).
  * O(m) per placement for m candidate nodes.
  */
-#include "../libsched/src/internal.h"
+#include "builtin.h"
 
 __extension__ typedef __int128 i128;
 
@@ -26,24 +26,24 @@ struct dot_state {
 
 static int dot_init(void *state, const lsched_cluster *c) {
   struct dot_state *s = state;
-  s->a = c->a;
-  s->scratch = lsched__calloc(&s->a, c->n ? (size_t)c->n : 1, sizeof(int));
+  lsched_cluster_allocator(c, &s->a);
+  s->scratch = lsched_mem_calloc(&s->a, lsched_cluster_node_count(c) ? (size_t)lsched_cluster_node_count(c) : 1, sizeof(int));
   return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
 }
 
 static void dot_fini(void *state) {
   struct dot_state *s = state;
-  lsched__free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->scratch);
 }
 
-static int64_t dot_score(const lsched_cluster *c, int node,
+static int64_t dot_score(const lsched_view *v, int node,
                          const lsched_request *req, void *ctx) {
   (void)ctx;
-  const struct lsched_node *nd = &c->nodes[node];
-  i128 A = c->max_cpu_cap > 0 ? c->max_cpu_cap : 1;
-  i128 B = (i128)(c->max_gpu_count > 0 ? c->max_gpu_count : 1) *
+  const lsched_node *nd = lsched_view_node(v, node);
+  i128 A = v->max_cpu_cap > 0 ? v->max_cpu_cap : 1;
+  i128 B = (i128)(v->max_gpu_count > 0 ? v->max_gpu_count : 1) *
            LSCHED_GPU_MILLI;
-  i128 q = (i128)req->gpu_count * lsched__eff_milli(nd, req);
+  i128 q = (i128)req->gpu_count * lsched_node_eff_milli(nd, req);
   i128 den = A * A * B * B;
   i128 num = 50 * ((i128)nd->cpu_free * req->cpu_milli * B * B +
                    (i128)nd->gpu_free_sum * q * A * A);
@@ -54,13 +54,13 @@ static int dot_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct dot_state *s = state;
   int node;
-  int rc = lsched__best_raw_score(c, req, dot_score, NULL, s->scratch, &node);
+  int rc = lsched_best_raw_score(c, req, dot_score, NULL, s->scratch, &node);
   if (rc)
     return rc;
   return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
 }
 
-const lsched_policy_ops lsched__policy_dot_product = {
+const lsched_policy_ops lsched_builtin_dot_product = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "dot-product",
     .description = "smallest dot product of normalised free (CPU, GPU) and "

@@ -32,7 +32,7 @@
  * candidate nodes. The memo holds S slots per node (shape id mod S, S = 256
  * up to 16384 nodes, fewer beyond so that it stays under ~48 MiB).
  */
-#include "../libsched/src/internal.h"
+#include "builtin.h"
 
 #include <math.h>
 #include <string.h>
@@ -55,8 +55,9 @@ struct shape_key {
 
 struct fgd_state {
   lsched_allocator a;
-  struct lsched__fragw fw;
-  struct lsched__fragstate fs;
+  lsched_view v;
+  lsched_frag_types fw;
+  lsched_frag_cache fs;
   int n;
   int *scratch;
   uint8_t *tcnt;   /* nthr scratch */
@@ -73,15 +74,15 @@ struct fgd_state {
 
 static void fgd_fini(void *state) {
   struct fgd_state *s = state;
-  lsched__fragstate_free(&s->fs, &s->a);
-  lsched__fragw_free(&s->fw, &s->a);
-  lsched__free(&s->a, s->scratch);
-  lsched__free(&s->a, s->tcnt);
-  lsched__free(&s->a, s->tsmall);
-  lsched__free(&s->a, s->ver);
-  lsched__free(&s->a, s->memo);
-  lsched__free(&s->a, s->shapes);
-  lsched__free(&s->a, s->shape_slot);
+  lsched_frag_cache_free(&s->fs, &s->a);
+  lsched_frag_types_free(&s->fw, &s->a);
+  lsched_mem_free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->tcnt);
+  lsched_mem_free(&s->a, s->tsmall);
+  lsched_mem_free(&s->a, s->ver);
+  lsched_mem_free(&s->a, s->memo);
+  lsched_mem_free(&s->a, s->shapes);
+  lsched_mem_free(&s->a, s->shape_slot);
 }
 
 /* Every memo entry becomes stale: a fresh version for every node. */
@@ -98,12 +99,12 @@ static void memo_invalidate(struct fgd_state *s) {
 static int scratch_alloc(const lsched_allocator *a, int nthr, uint8_t **cnt,
                          int32_t **small) {
   size_t D = nthr ? (size_t)nthr : 1;
-  *cnt = lsched__calloc(a, D, sizeof **cnt);
-  *small = lsched__calloc(a, D, sizeof **small);
+  *cnt = lsched_mem_calloc(a, D, sizeof **cnt);
+  *small = lsched_mem_calloc(a, D, sizeof **small);
   if (*cnt && *small)
     return LSCHED_OK;
-  lsched__free(a, *cnt);
-  lsched__free(a, *small);
+  lsched_mem_free(a, *cnt);
+  lsched_mem_free(a, *small);
   *cnt = NULL;
   *small = NULL;
   return LSCHED_ENOMEM;
@@ -111,18 +112,21 @@ static int scratch_alloc(const lsched_allocator *a, int nthr, uint8_t **cnt,
 
 static int fgd_init(void *state, const lsched_cluster *c) {
   struct fgd_state *s = state;
-  s->a = c->a;
-  s->n = c->n;
-  size_t n = c->n ? (size_t)c->n : 1;
+  lsched_cluster_allocator(c, &s->a);
+  s->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  s->n = s->v.n;
+  size_t n = s->n ? (size_t)s->n : 1;
   s->S = 256;
   while (s->S > 1 && n * s->S > ((size_t)4 << 20))
     s->S /= 2;
-  s->scratch = lsched__calloc(&s->a, n, sizeof *s->scratch);
-  s->ver = lsched__calloc(&s->a, n, sizeof *s->ver);
-  s->memo = lsched__calloc(&s->a, n * s->S, sizeof *s->memo);
+  s->scratch = lsched_mem_calloc(&s->a, n, sizeof *s->scratch);
+  s->ver = lsched_mem_calloc(&s->a, n, sizeof *s->ver);
+  s->memo = lsched_mem_calloc(&s->a, n * s->S, sizeof *s->memo);
   int rc = s->scratch && s->ver && s->memo ? LSCHED_OK : LSCHED_ENOMEM;
   if (rc == LSCHED_OK)
-    rc = lsched__fragstate_init(&s->fs, &s->a, c, &s->fw);
+    rc = lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw);
   if (rc == LSCHED_OK)
     rc = scratch_alloc(&s->a, s->fw.nthr, &s->tcnt, &s->tsmall);
   if (rc) {
@@ -138,26 +142,26 @@ static int fgd_init(void *state, const lsched_cluster *c) {
 static int fgd_set_workload(void *state, const lsched_cluster *c,
                             const lsched_workload *w) {
   struct fgd_state *s = state;
-  struct lsched__fragw fw;
-  struct lsched__fragstate fs;
+  lsched_frag_types fw;
+  lsched_frag_cache fs;
   uint8_t *tcnt;
   int32_t *tsmall;
-  int rc = lsched__fragw_build(&fw, &s->a, c, w);
+  int rc = lsched_frag_types_build(&fw, &s->a, c, w);
   if (rc)
     return rc;
-  if ((rc = lsched__fragstate_init(&fs, &s->a, c, &fw))) {
-    lsched__fragw_free(&fw, &s->a);
+  if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw))) {
+    lsched_frag_types_free(&fw, &s->a);
     return rc;
   }
   if ((rc = scratch_alloc(&s->a, fw.nthr, &tcnt, &tsmall))) {
-    lsched__fragstate_free(&fs, &s->a);
-    lsched__fragw_free(&fw, &s->a);
+    lsched_frag_cache_free(&fs, &s->a);
+    lsched_frag_types_free(&fw, &s->a);
     return rc;
   }
-  lsched__fragstate_free(&s->fs, &s->a);
-  lsched__fragw_free(&s->fw, &s->a);
-  lsched__free(&s->a, s->tcnt);
-  lsched__free(&s->a, s->tsmall);
+  lsched_frag_cache_free(&s->fs, &s->a);
+  lsched_frag_types_free(&s->fw, &s->a);
+  lsched_mem_free(&s->a, s->tcnt);
+  lsched_mem_free(&s->a, s->tsmall);
   s->fw = fw;
   s->fs = fs;
   s->tcnt = tcnt;
@@ -168,7 +172,7 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
 
 static void fgd_changed(struct fgd_state *s, const lsched_cluster *c,
                         const lsched_placement *p, int sign) {
-  lsched__fragstate_apply(&s->fs, c, &s->fw, p, sign);
+  lsched_frag_cache_apply(&s->fs, c, &s->fw, p, sign);
   if (s->clock == UINT32_MAX)
     memo_invalidate(s);
   else
@@ -210,7 +214,7 @@ static uint32_t shape_id(struct fgd_state *s, const lsched_request *req) {
   if (s->nshapes == s->shapes_cap) {
     uint32_t nc = s->shapes_cap ? 2 * s->shapes_cap : 64;
     struct shape_key *ns =
-        lsched__realloc(&s->a, s->shapes, (size_t)nc * sizeof *ns);
+        lsched_mem_realloc(&s->a, s->shapes, (size_t)nc * sizeof *ns);
     if (!ns)
       return SHAPE_NONE;
     s->shapes = ns;
@@ -218,7 +222,7 @@ static uint32_t shape_id(struct fgd_state *s, const lsched_request *req) {
   }
   if (2 * (s->nshapes + 1) >= s->shape_nslot) {
     uint32_t nn = s->shape_nslot ? 2 * s->shape_nslot : 256;
-    uint32_t *sl = lsched__calloc(&s->a, nn, sizeof *sl);
+    uint32_t *sl = lsched_mem_calloc(&s->a, nn, sizeof *sl);
     if (!sl)
       return SHAPE_NONE;
     for (uint32_t i = 0; i < s->nshapes; i++) {
@@ -232,7 +236,7 @@ static uint32_t shape_id(struct fgd_state *s, const lsched_request *req) {
         j = (j + 1) & (nn - 1);
       sl[j] = i + 1;
     }
-    lsched__free(&s->a, s->shape_slot);
+    lsched_mem_free(&s->a, s->shape_slot);
     s->shape_slot = sl;
     s->shape_nslot = nn;
   }
@@ -247,7 +251,7 @@ static uint32_t shape_id(struct fgd_state *s, const lsched_request *req) {
 
 /* F x W of node `node` after taking GPU share x -> x - d on one GPU and
  * r CPU: the aggregates change only at thresholds between x - d and x. */
-static int64_t eval_one_gpu(struct fgd_state *s, const struct lsched_node *nd,
+static int64_t eval_one_gpu(struct fgd_state *s, const lsched_node *nd,
                             const uint8_t *cnt, const int32_t *small,
                             int64_t cpu_after, int x, int d) {
   const int *thr = s->fw.thr;
@@ -257,7 +261,7 @@ static int64_t eval_one_gpu(struct fgd_state *s, const struct lsched_node *nd,
     s->tcnt[j] = (uint8_t)(cnt[j] - (x >= t) + (y >= t));
     s->tsmall[j] = small[j] - (x < t ? x : 0) + (y < t ? y : 0);
   }
-  return lsched__frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, s->tsmall,
+  return lsched_frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, s->tsmall,
                            nd->gpu_free_sum - d);
 }
 
@@ -265,7 +269,7 @@ static int64_t eval_one_gpu(struct fgd_state *s, const struct lsched_node *nd,
  * one GPU), from the cached aggregates. */
 static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
                           int node, const lsched_request *req, int8_t *gpu) {
-  const struct lsched_node *nd = &c->nodes[node];
+  const lsched_node *nd = lsched_view_node(&s->v, node);
   *gpu = -1;
   /* MIG nodes are outside the FGD model (instances, not shares): neutral. */
   if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE)
@@ -275,20 +279,20 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   const int32_t *small = s->fs.small + off;
   int64_t F0 = s->fs.F[node];
   int64_t cpu_after = nd->cpu_free - req->cpu_milli;
-  int k = req->gpu_count, d = lsched__eff_milli(nd, req);
+  int k = req->gpu_count, d = lsched_node_eff_milli(nd, req);
   int64_t F1;
   *gpu = -1;
   if (k == 0) {
-    F1 = lsched__frag_eval(&s->fw, nd->model, cpu_after, cnt, small,
+    F1 = lsched_frag_eval(&s->fw, nd->model, cpu_after, cnt, small,
                            nd->gpu_free_sum);
   } else if (d == LSCHED_GPU_MILLI) {
     /* k fully free GPUs go to 0: they counted for every threshold. */
     for (int j = 0; j < s->fw.nthr; j++)
       s->tcnt[j] = (uint8_t)(cnt[j] - k);
-    F1 = lsched__frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, small,
+    F1 = lsched_frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, small,
                            nd->gpu_free_sum - (int64_t)k * LSCHED_GPU_MILLI);
   } else if (k == 1 && nd->mode == LSCHED_GPU_SHARED) {
-    const int *g = c->gpu_free + nd->gpu_off;
+    const int *g = lsched_view_gpus(&s->v, nd);
     int seen[LSCHED_MAX_GPUS_PER_NODE], nseen = 0;
     F1 = INT64_MAX;
     for (int i = 0; i < nd->gpu_count; i++) {
@@ -311,11 +315,11 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
     int gg[LSCHED_MAX_GPUS_PER_NODE];
     if (lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, &p) != LSCHED_OK)
       return 0; /* cannot happen: the node fits */
-    const int *g = c->gpu_free + nd->gpu_off;
+    const int *g = lsched_view_gpus(&s->v, nd);
     for (int i = 0; i < nd->gpu_count; i++)
       gg[i] = g[i] - ((p.gpu_mask >> i) & 1 ? d : 0);
-    lsched__frag_aggregate(&s->fw, gg, nd->gpu_count, s->tcnt, s->tsmall);
-    F1 = lsched__frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, s->tsmall,
+    lsched_frag_aggregate(&s->fw, gg, nd->gpu_count, s->tcnt, s->tsmall);
+    F1 = lsched_frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, s->tsmall,
                            nd->gpu_free_sum - (int64_t)k * d);
   }
   if (s->fw.W == 0)
@@ -330,7 +334,7 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
 static int fgd_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct fgd_state *s = state;
-  int m = lsched__collect_fits(c, req, s->scratch);
+  int m = lsched_collect_fits(c, req, s->scratch);
   if (m == 0)
     return LSCHED_ENOFIT;
   uint32_t sid = shape_id(s, req);
@@ -363,21 +367,21 @@ static int fgd_place(void *state, const lsched_cluster *c,
       best_gpu = gpu;
     }
   }
-  const struct lsched_node *nd = &c->nodes[best];
+  const lsched_node *nd = lsched_view_node(&s->v, best);
   if (req->gpu_count == 1 && best_gpu >= 0 && nd->mode == LSCHED_GPU_SHARED) {
     memset(out, 0, sizeof *out);
     out->node = best;
     out->cpu_milli = req->cpu_milli;
     out->memory_mib = req->memory_mib;
     out->gpu_count = 1;
-    out->gpu_milli = lsched__eff_milli(nd, req);
+    out->gpu_milli = lsched_node_eff_milli(nd, req);
     out->gpu_mask = UINT64_C(1) << best_gpu;
     return LSCHED_OK;
   }
   return lsched_pick_gpus(c, best, req, LSCHED_PICK_TIGHTEST, out);
 }
 
-const lsched_policy_ops lsched__policy_fgd = {
+const lsched_policy_ops lsched_builtin_fgd = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "fgd",
     .description = "least increase of node fragmentation under the target "

@@ -21,10 +21,11 @@
  * [gpu_off + i, gpu_off + i + G] (slot 0 = share, slot k = k-GPU), so the
  * index costs (GPUs + nodes) counters. O(m) per placement.
  */
-#include "../libsched/src/internal.h"
+#include "builtin.h"
 
 struct clu_state {
   lsched_allocator a;
+  lsched_view v;
   int *scratch;
   uint32_t *tags;     /* per-node tag counters, see above */
   uint16_t *distinct; /* per node: tags with a non-zero count */
@@ -32,25 +33,28 @@ struct clu_state {
 
 static int clu_init(void *state, const lsched_cluster *c) {
   struct clu_state *s = state;
-  s->a = c->a;
-  size_t n = c->n ? (size_t)c->n : 1;
-  s->scratch = lsched__calloc(&s->a, n, sizeof(int));
-  s->tags = lsched__calloc(&s->a, (size_t)c->ngpus + n, sizeof *s->tags);
-  s->distinct = lsched__calloc(&s->a, n, sizeof *s->distinct);
+  lsched_cluster_allocator(c, &s->a);
+  s->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  size_t n = s->v.n ? (size_t)s->v.n : 1;
+  s->scratch = lsched_mem_calloc(&s->a, n, sizeof(int));
+  s->tags = lsched_mem_calloc(&s->a, (size_t)s->v.ngpus + n, sizeof *s->tags);
+  s->distinct = lsched_mem_calloc(&s->a, n, sizeof *s->distinct);
   if (s->scratch && s->tags && s->distinct)
     return LSCHED_OK;
   /* No fini after a failed init: free here. */
-  lsched__free(&s->a, s->scratch);
-  lsched__free(&s->a, s->tags);
-  lsched__free(&s->a, s->distinct);
+  lsched_mem_free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->tags);
+  lsched_mem_free(&s->a, s->distinct);
   return LSCHED_ENOMEM;
 }
 
 static void clu_fini(void *state) {
   struct clu_state *s = state;
-  lsched__free(&s->a, s->scratch);
-  lsched__free(&s->a, s->tags);
-  lsched__free(&s->a, s->distinct);
+  lsched_mem_free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->tags);
+  lsched_mem_free(&s->a, s->distinct);
 }
 
 /* Tag slot of a GPU share on a node: 0 = share-GPU, k = k-GPU. */
@@ -58,17 +62,17 @@ static int tag_of(int k, int milli) {
   return k == 1 && milli < LSCHED_GPU_MILLI ? 0 : k;
 }
 
-static uint32_t *node_tags(const struct clu_state *s, const lsched_cluster *c,
-                           int node) {
-  return s->tags + c->nodes[node].gpu_off + node;
+static uint32_t *node_tags(const struct clu_state *s, int node) {
+  return s->tags + lsched_view_node(&s->v, node)->gpu_off + node;
 }
 
 static void clu_change(void *state, const lsched_cluster *c,
                        const lsched_placement *p, int delta) {
+  (void)c;
   struct clu_state *s = state;
   if (p->gpu_count == 0)
     return;
-  uint32_t *t = &node_tags(s, c, p->node)[tag_of(p->gpu_count, p->gpu_milli)];
+  uint32_t *t = &node_tags(s, p->node)[tag_of(p->gpu_count, p->gpu_milli)];
   if (delta > 0) {
     if ((*t)++ == 0)
       s->distinct[p->node]++;
@@ -87,17 +91,17 @@ static void clu_release(void *state, const lsched_cluster *c,
   clu_change(state, c, p, -1);
 }
 
-static int64_t clu_score(const lsched_cluster *c, int node,
+static int64_t clu_score(const lsched_view *v, int node,
                          const lsched_request *req, void *ctx) {
   const struct clu_state *s = ctx;
   if (req->gpu_count == 0)
     return 0;
-  const struct lsched_node *nd = &c->nodes[node];
-  int64_t B = (int64_t)(c->max_gpu_count > 0 ? c->max_gpu_count : 1) *
+  const lsched_node *nd = lsched_view_node(v, node);
+  int64_t B = (int64_t)(v->max_gpu_count > 0 ? v->max_gpu_count : 1) *
               LSCHED_GPU_MILLI;
   int64_t base = 25 * (B - nd->gpu_free_sum) / B;
-  int tag = tag_of(req->gpu_count, lsched__eff_milli(nd, req));
-  int has = node_tags(s, c, node)[tag] > 0;
+  int tag = tag_of(req->gpu_count, lsched_node_eff_milli(nd, req));
+  int has = node_tags(s, node)[tag] > 0;
   int distinct = s->distinct[node];
   if (has)
     return base + (distinct == 1 ? 75 : 50);
@@ -108,13 +112,13 @@ static int clu_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct clu_state *s = state;
   int node;
-  int rc = lsched__best_raw_score(c, req, clu_score, s, s->scratch, &node);
+  int rc = lsched_best_raw_score(c, req, clu_score, s, s->scratch, &node);
   if (rc)
     return rc;
   return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
 }
 
-const lsched_policy_ops lsched__policy_gpu_clustering = {
+const lsched_policy_ops lsched_builtin_gpu_clustering = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "gpu-clustering",
     .description = "nodes holding the same kind of GPU request (share, "

@@ -13,7 +13,7 @@
  * that fits; whole GPUs: the lowest-index free ones. O(m x G) per
  * placement for m candidate nodes.
  */
-#include "../libsched/src/internal.h"
+#include "builtin.h"
 
 struct pack_state {
   lsched_allocator a;
@@ -22,31 +22,31 @@ struct pack_state {
 
 static int pack_init(void *state, const lsched_cluster *c) {
   struct pack_state *s = state;
-  s->a = c->a;
-  s->scratch = lsched__calloc(&s->a, c->n ? (size_t)c->n : 1, sizeof(int));
+  lsched_cluster_allocator(c, &s->a);
+  s->scratch = lsched_mem_calloc(&s->a, lsched_cluster_node_count(c) ? (size_t)lsched_cluster_node_count(c) : 1, sizeof(int));
   return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
 }
 
 static void pack_fini(void *state) {
   struct pack_state *s = state;
-  lsched__free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->scratch);
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static int64_t pack_score(const lsched_cluster *c, int node,
+static int64_t pack_score(const lsched_view *v, int node,
                           const lsched_request *req, void *ctx) {
-  (void)ctx;
+  const lsched_cluster *c = ctx;
   if (req->gpu_count == 0)
     return 0;
-  const struct lsched_node *nd = &c->nodes[node];
+  const lsched_node *nd = lsched_view_node(v, node);
   int full = nd->gpus_full_free;
   if (full == nd->gpu_count)
     return max64(33 - full, full);
   lsched_placement p;
   if (lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, &p) != LSCHED_OK)
     return 0; /* cannot happen: the node fits */
-  const int *g = c->gpu_free + nd->gpu_off;
+  const int *g = lsched_view_gpus(v, nd);
   int used_full = 0;
   int64_t pct = 0;
   for (int i = 0; i < nd->gpu_count; i++)
@@ -63,13 +63,14 @@ static int pack_place(void *state, const lsched_cluster *c,
                       const lsched_request *req, lsched_placement *out) {
   struct pack_state *s = state;
   int node;
-  int rc = lsched__best_raw_score(c, req, pack_score, NULL, s->scratch, &node);
+  int rc = lsched_best_raw_score(c, req, pack_score, (void *)c, s->scratch,
+                                 &node);
   if (rc)
     return rc;
   return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
 }
 
-const lsched_policy_ops lsched__policy_gpu_packing = {
+const lsched_policy_ops lsched_builtin_gpu_packing = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "gpu-packing",
     .description = "shared GPU > free GPU on a used node > empty node; "

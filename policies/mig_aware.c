@@ -55,7 +55,7 @@
  * Multi-GPU MIG requests and non-MIG requests are placed as mig-best-fit
  * and best-fit do.
  */
-#include "../libsched/src/mig_internal.h"
+#include "builtin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +63,7 @@
 #define NK LSCHED_MIG_KINDS
 
 struct maw_state {
-  struct lsched__mig_fb fb; /* scratch, and best-fit for other requests */
+  struct lsched_builtin_mig_fb fb; /* scratch, and best-fit for other requests */
   int64_t w[NK];
   int fixed;
   int dirty;
@@ -85,19 +85,19 @@ static void reset_online(struct maw_state *s) {
 static int maw_init(void *state, const lsched_cluster *c) {
   struct maw_state *s = state;
   reset_online(s);
-  return lsched__mig_fb_init(&s->fb, c);
+  return lsched_builtin_mig_fb_init(&s->fb, c);
 }
 
 static void maw_fini(void *state) {
-  lsched__mig_fb_fini(&((struct maw_state *)state)->fb);
+  lsched_builtin_mig_fb_fini(&((struct maw_state *)state)->fb);
 }
 
 /* Rebuilds G and the loss tables for the current mix. */
-static void rebuild(struct maw_state *s, const struct lsched__mig *m) {
+static void rebuild(struct maw_state *s) {
   for (unsigned b = 0; b < 256; b++) {
     int64_t g = 0;
     for (int k = 1; k <= NK; k++)
-      g += s->w[k - 1] * lsched__mig_cs[k] * m->pack[b][k - 1];
+      g += s->w[k - 1] * lsched_mig_slices_of(k) * lsched_mig_pack_count(b, k);
     s->G[b] = g;
   }
   for (unsigned b = 0; b < 256; b++)
@@ -105,9 +105,9 @@ static void rebuild(struct maw_state *s, const struct lsched__mig *m) {
       int64_t best = INT64_MAX;
       unsigned set = 0;
       for (int st = 0; st < LSCHED_MIG_SLOTS; st++) {
-        if (!((lsched__mig_starts[k] >> st) & 1))
+        if (!((lsched_mig_starts_of(k) >> st) & 1))
           continue;
-        unsigned mk = lsched__mig_mask(k, st);
+        unsigned mk = lsched_mig_mask_at(k, st);
         if (mk & b)
           continue;
         int64_t l = s->G[b] - s->G[b | mk];
@@ -164,9 +164,10 @@ static int maw_set_param(void *state, const char *key, const char *value) {
 
 static void maw_on_alloc(void *state, const lsched_cluster *c,
                          const lsched_placement *p) {
+  (void)c;
   struct maw_state *s = state;
   if (s->fixed || p->gpu_count == 0 || p->mig_kind < 1 || p->mig_kind > NK ||
-      c->nodes[p->node].mode != LSCHED_GPU_MIG)
+      lsched_view_node(&s->fb.v, p->node)->mode != LSCHED_GPU_MIG)
     return;
   if (s->w[p->mig_kind - 1] < (INT64_C(1) << 40))
     s->w[p->mig_kind - 1]++;
@@ -180,7 +181,7 @@ static void maw_on_alloc(void *state, const lsched_cluster *c,
 /* The best start for kind K on dynamic GPU g among `set`: an idle instance
  * of K first, then fewest idle instances destroyed, then lowest start.
  * *create = 0 when reused; *destroyed = idle instances in the way. */
-static int best_start(const struct lsched__mig_gpu *g, int K, unsigned set,
+static int best_start(const lsched_mig_gpu_view *g, int K, unsigned set,
                       int *create, int *destroyed) {
   /* Fast paths: an idle instance of K in the set (reuse), or no idle
    * instance on the GPU at all (nothing destroyed anywhere). */
@@ -206,9 +207,9 @@ static int best_start(const struct lsched__mig_gpu *g, int K, unsigned set,
     if (g->kind_at[st] == K && !((g->busy >> st) & 1)) {
       cr = 0;
     } else {
-      unsigned mk = lsched__mig_mask(K, st);
+      unsigned mk = lsched_mig_mask_at(K, st);
       for (int t = 0; t < LSCHED_MIG_SLOTS; t++)
-        de += g->kind_at[t] && (lsched__mig_mask(g->kind_at[t], t) & mk);
+        de += g->kind_at[t] && (lsched_mig_mask_at(g->kind_at[t], t) & mk);
     }
     if (cr < bc || (cr == bc && de < bd)) {
       bs = st;
@@ -224,38 +225,39 @@ static int best_start(const struct lsched__mig_gpu *g, int K, unsigned set,
 static int maw_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct maw_state *st = state;
-  if (!lsched__req_mig(req) || req->gpu_count == 0)
-    return lsched__policy_best_fit.place(st->fb.fallback, c, req, out);
+  if (!lsched_request_mig_kind(req) || req->gpu_count == 0)
+    return lsched_builtin_best_fit.place(st->fb.fallback, c, req, out);
   if (req->gpu_count > 1)
-    return lsched__mig_place_multi(c, req, st->fb.scratch, LSCHED_PICK_TIGHTEST,
+    return lsched_mig_place_multi(c, req, st->fb.scratch, LSCHED_PICK_TIGHTEST,
                                    out);
-  if (!c->mig)
+  const lsched_view *v = &st->fb.v;
+  if (v->mig_ngpus == 0) /* no MIG GPU: nothing can fit */
     return LSCHED_ENOFIT;
   if (st->dirty)
-    rebuild(st, c->mig);
-  int m = lsched__collect_fits(c, req, st->fb.scratch);
+    rebuild(st);
+  int m = lsched_collect_fits(c, req, st->fb.scratch);
   /* Best so far, compared in this order: kind excess d, loss, creation
    * (0 = reuse), idle instances destroyed, the node's leftover (as in
    * best-fit: CPU and GPU left after placing, half each), the GPU's free
    * slices; then the earlier node and GPU. */
   int b_node = -1, b_gpu = -1, b_start = -1, b_k = 0;
   int64_t best[6] = {INT64_MAX, 0, 0, 0, 0, 0};
-  const int64_t A = c->max_cpu_cap > 0 ? c->max_cpu_cap : 1;
+  const int64_t A = v->max_cpu_cap > 0 ? v->max_cpu_cap : 1;
   const int64_t B =
-      (int64_t)(c->max_gpu_count > 0 ? c->max_gpu_count : 1) * LSCHED_GPU_MILLI;
+      (int64_t)(v->max_gpu_count > 0 ? v->max_gpu_count : 1) * LSCHED_GPU_MILLI;
   for (int i = 0; i < m; i++) {
-    const struct lsched_node *nd = &c->nodes[st->fb.scratch[i]];
-    int kmin = lsched__mig_model_kind(c, nd->model, req);
-    int K = lsched__mig_node_kind(nd, kmin);
+    const lsched_node *nd = lsched_view_node(v, st->fb.scratch[i]);
+    int kmin = lsched_mig_model_kind(c, nd->model, req);
+    int K = lsched_node_mig_kind(nd, kmin);
     int64_t d = K - kmin;
     if (d > best[0])
       continue;
-    const struct lsched__mig_gpu *gs = lsched__mig_gpus(c, nd);
+    const lsched_mig_gpu_view *gs = lsched_view_mig_gpus(v, nd);
     const unsigned bit = 1u << (K - 1);
     int64_t left = 50 * (nd->cpu_free - req->cpu_milli) * B +
-                   50 * (nd->gpu_free_sum - lsched__mig_milli[K]) * A;
+                   50 * (nd->gpu_free_sum - lsched_mig_milli_of(K)) * A;
     for (int g = 0; g < nd->gpu_count; g++) {
-      const struct lsched__mig_gpu *gp = &gs[g];
+      const lsched_mig_gpu_view *gp = &gs[g];
       if (!(gp->fit & bit))
         continue;
       int64_t loss = gp->dynamic ? st->loss[gp->occ_busy][K - 1] : 0;
@@ -270,7 +272,7 @@ static int maw_place(void *state, const lsched_cluster *c,
         start = best_start(gp, K, st->starts[gp->occ_busy][K - 1], &create,
                            &destroyed);
       else
-        start = lsched__mig_gpu_start(gp, K);
+        start = lsched_mig_gpu_start(gp, K);
       const int64_t key[6] = {d, loss, create, destroyed, left, gp->free_cs};
       int k = 0;
       while (k < 6 && key[k] == best[k])
@@ -291,13 +293,13 @@ static int maw_place(void *state, const lsched_cluster *c,
   out->memory_mib = req->memory_mib;
   out->gpu_count = 1;
   out->gpu_mask = UINT64_C(1) << b_gpu;
-  out->gpu_milli = lsched__mig_milli[b_k];
+  out->gpu_milli = lsched_mig_milli_of(b_k);
   out->mig_kind = b_k;
   out->mig_start = b_start;
   return LSCHED_OK;
 }
 
-const lsched_policy_ops lsched__policy_mig_aware = {
+const lsched_policy_ops lsched_builtin_mig_aware = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "mig-aware",
     .description = "MIG: the GPU and start that keep the most capacity "

@@ -10,39 +10,39 @@
  * One pass over the fitting nodes and their GPUs: O(m log n + GPUs of the
  * m fitting nodes).
  */
-#include "../libsched/src/mig_internal.h"
+#include "builtin.h"
 
 struct mbf_state {
-  struct lsched__mig_fb fb; /* scratch, and best-fit for other requests */
+  struct lsched_builtin_mig_fb fb; /* scratch, and best-fit for other requests */
 };
 
 static int mbf_init(void *state, const lsched_cluster *c) {
-  return lsched__mig_fb_init(&((struct mbf_state *)state)->fb, c);
+  return lsched_builtin_mig_fb_init(&((struct mbf_state *)state)->fb, c);
 }
 
 static void mbf_fini(void *state) {
-  lsched__mig_fb_fini(&((struct mbf_state *)state)->fb);
+  lsched_builtin_mig_fb_fini(&((struct mbf_state *)state)->fb);
 }
 
 static int mbf_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct mbf_state *st = state;
-  if (!lsched__req_mig(req) || req->gpu_count == 0)
-    return lsched__policy_best_fit.place(st->fb.fallback, c, req, out);
+  if (!lsched_request_mig_kind(req) || req->gpu_count == 0)
+    return lsched_builtin_best_fit.place(st->fb.fallback, c, req, out);
   if (req->gpu_count > 1)
-    return lsched__mig_place_multi(c, req, st->fb.scratch, LSCHED_PICK_TIGHTEST,
+    return lsched_mig_place_multi(c, req, st->fb.scratch, LSCHED_PICK_TIGHTEST,
                                    out);
-  int m = lsched__collect_fits(c, req, st->fb.scratch);
+  int m = lsched_collect_fits(c, req, st->fb.scratch);
   int best_node = -1, best_gpu = -1, best_k = 0;
   int best_d = INT32_MAX, best_free = INT32_MAX;
   for (int i = 0; i < m; i++) {
-    const struct lsched_node *nd = &c->nodes[st->fb.scratch[i]];
-    int kmin = lsched__mig_model_kind(c, nd->model, req);
-    int K = lsched__mig_node_kind(nd, kmin);
+    const lsched_node *nd = lsched_view_node(&st->fb.v, st->fb.scratch[i]);
+    int kmin = lsched_mig_model_kind(c, nd->model, req);
+    int K = lsched_node_mig_kind(nd, kmin);
     int d = K - kmin;
     if (d > best_d)
       continue;
-    const struct lsched__mig_gpu *gs = lsched__mig_gpus(c, nd);
+    const lsched_mig_gpu_view *gs = lsched_view_mig_gpus(&st->fb.v, nd);
     const unsigned bit = 1u << (K - 1);
     for (int g = 0; g < nd->gpu_count; g++) {
       if (!(gs[g].fit & bit))
@@ -58,20 +58,21 @@ static int mbf_place(void *state, const lsched_cluster *c,
   }
   if (best_node < 0)
     return LSCHED_ENOFIT;
-  const struct lsched__mig_gpu *g =
-      lsched__mig_gpus(c, &c->nodes[best_node]) + best_gpu;
+  const lsched_mig_gpu_view *g =
+      lsched_view_mig_gpus(&st->fb.v, lsched_view_node(&st->fb.v, best_node)) +
+      best_gpu;
   out->node = best_node;
   out->cpu_milli = req->cpu_milli;
   out->memory_mib = req->memory_mib;
   out->gpu_count = 1;
   out->gpu_mask = UINT64_C(1) << best_gpu;
-  out->gpu_milli = lsched__mig_milli[best_k];
+  out->gpu_milli = lsched_mig_milli_of(best_k);
   out->mig_kind = best_k;
-  out->mig_start = lsched__mig_gpu_start(g, best_k);
+  out->mig_start = lsched_mig_gpu_start(g, best_k);
   return LSCHED_OK;
 }
 
-const lsched_policy_ops lsched__policy_mig_best_fit = {
+const lsched_policy_ops lsched_builtin_mig_best_fit = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "mig-best-fit",
     .description = "MIG: smallest instance kind available, the GPU with the "

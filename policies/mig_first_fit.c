@@ -11,46 +11,50 @@
  * O(log n) per probed node through the fit index; when no node has the
  * exact kind, one pass over the fitting nodes.
  */
-#include "../libsched/src/mig_internal.h"
+#include "builtin.h"
 
 struct mff_state {
   lsched_allocator a;
+  lsched_view v;
   int *scratch;
 };
 
 static int mff_init(void *state, const lsched_cluster *c) {
   struct mff_state *s = state;
-  s->a = c->a;
-  s->scratch = lsched__calloc(&s->a, (size_t)(c->n ? c->n : 1), sizeof(int));
+  lsched_cluster_allocator(c, &s->a);
+  s->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  s->scratch = lsched_mem_calloc(&s->a, (size_t)(s->v.n ? s->v.n : 1), sizeof(int));
   return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
 }
 
 static void mff_fini(void *state) {
   struct mff_state *s = state;
-  lsched__free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->scratch);
 }
 
 static int mff_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct mff_state *st = state;
-  if (!lsched__req_mig(req) || req->gpu_count == 0) {
+  if (!lsched_request_mig_kind(req) || req->gpu_count == 0) {
     int p = lsched_next_fit(c, req, 0);
     if (p < 0)
       return LSCHED_ENOFIT;
-    return lsched_pick_gpus(c, c->order[p], req, LSCHED_PICK_LOWEST, out);
+    return lsched_pick_gpus(c, st->v.order[p], req, LSCHED_PICK_LOWEST, out);
   }
   if (req->gpu_count > 1)
-    return lsched__mig_place_multi(c, req, st->scratch, LSCHED_PICK_LOWEST,
+    return lsched_mig_place_multi(c, req, st->scratch, LSCHED_PICK_LOWEST,
                                    out);
   int best = -1, best_d = INT32_MAX, best_k = 0;
   for (int p = lsched_next_fit(c, req, 0); p >= 0;
        p = lsched_next_fit(c, req, p + 1)) {
-    const struct lsched_node *nd = &c->nodes[c->order[p]];
-    int kmin = lsched__mig_model_kind(c, nd->model, req);
-    int K = lsched__mig_node_kind(nd, kmin);
+    const lsched_node *nd = lsched_view_node(&st->v, st->v.order[p]);
+    int kmin = lsched_mig_model_kind(c, nd->model, req);
+    int K = lsched_node_mig_kind(nd, kmin);
     if (K - kmin < best_d) {
       best_d = K - kmin;
-      best = c->order[p];
+      best = st->v.order[p];
       best_k = K;
       if (best_d == 0)
         break;
@@ -61,10 +65,10 @@ static int mff_place(void *state, const lsched_cluster *c,
   out->node = best;
   out->cpu_milli = req->cpu_milli;
   out->memory_mib = req->memory_mib;
-  return lsched__mig_choose(c, best, best_k, 1, LSCHED_PICK_LOWEST, out);
+  return lsched_mig_choose(c, best, best_k, 1, LSCHED_PICK_LOWEST, out);
 }
 
-const lsched_policy_ops lsched__policy_mig_first_fit = {
+const lsched_policy_ops lsched_builtin_mig_first_fit = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "mig-first-fit",
     .description = "MIG: smallest instance kind available, first node in "

@@ -11,7 +11,7 @@
  * every outcome is exactly equally likely. O(m) per placement for m
  * candidate nodes.
  */
-#include "../libsched/src/internal.h"
+#include "builtin.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 
 struct rnd_state {
   lsched_allocator a;
+  lsched_view v;
   uint64_t s;
   int *scratch;
 };
@@ -42,15 +43,18 @@ static uint64_t rnd_below(struct rnd_state *r, uint64_t n) {
 
 static int rnd_init(void *state, const lsched_cluster *c) {
   struct rnd_state *s = state;
-  s->a = c->a;
+  lsched_cluster_allocator(c, &s->a);
   s->s = 1;
-  s->scratch = lsched__calloc(&s->a, c->n ? (size_t)c->n : 1, sizeof(int));
+  s->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  s->scratch = lsched_mem_calloc(&s->a, lsched_cluster_node_count(c) ? (size_t)lsched_cluster_node_count(c) : 1, sizeof(int));
   return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
 }
 
 static void rnd_fini(void *state) {
   struct rnd_state *s = state;
-  lsched__free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->scratch);
 }
 
 static int rnd_set_param(void *state, const char *key, const char *value) {
@@ -71,17 +75,17 @@ static int rnd_set_param(void *state, const char *key, const char *value) {
 static int rnd_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct rnd_state *s = state;
-  int m = lsched__collect_fits(c, req, s->scratch);
+  int m = lsched_collect_fits(c, req, s->scratch);
   if (m == 0)
     return LSCHED_ENOFIT;
   int node = s->scratch[rnd_below(s, (uint64_t)m)];
-  const struct lsched_node *nd = &c->nodes[node];
-  int d = lsched__eff_milli(nd, req), k = req->gpu_count;
+  const lsched_node *nd = lsched_view_node(&s->v, node);
+  int d = lsched_node_eff_milli(nd, req), k = req->gpu_count;
   if (k == 0 || d == LSCHED_GPU_MILLI || nd->mode != LSCHED_GPU_SHARED)
     return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
   /* k distinct GPUs drawn uniformly among those with >= d free (a partial
    * Fisher-Yates shuffle of the fitting indices). */
-  const int *g = c->gpu_free + nd->gpu_off;
+  const int *g = lsched_view_gpus(&s->v, nd);
   int fit[LSCHED_MAX_GPUS_PER_NODE], nfit = 0;
   for (int i = 0; i < nd->gpu_count; i++)
     if (g[i] >= d)
@@ -103,7 +107,7 @@ static int rnd_place(void *state, const lsched_cluster *c,
   return LSCHED_OK;
 }
 
-const lsched_policy_ops lsched__policy_random = {
+const lsched_policy_ops lsched_builtin_random = {
     .version = LSCHED_POLICY_OPS_VERSION,
     .name = "random",
     .description = "uniformly random node that fits; random GPU that fits "

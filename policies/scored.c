@@ -1,15 +1,17 @@
-/* Shared machinery of the scoring policies (see internal.h). */
-#include "../libsched/src/internal.h"
+/* Normalised scored placement (lsched_place_best_score, policy_sdk.h). */
+#include <libsched/policy_sdk.h>
 
-int lsched__place_best_score(const lsched_cluster *c,
-                             const lsched_request *req, lsched__score_fn score,
-                             void *ctx, int *scratch, lsched_gpu_pick pick,
-                             lsched_placement *out) {
-  int *cand = scratch, *sc = scratch + c->n;
-  int m = lsched__collect_fits(c, req, cand);
+int lsched_place_best_score(const lsched_cluster *c, const lsched_request *req,
+                            lsched_score_fn score, void *ctx, int *scratch,
+                            lsched_gpu_pick pick, lsched_placement *out) {
+  lsched_view v = LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  int *cand = scratch, *sc = scratch + v.n;
+  int m = lsched_collect_fits(c, req, cand);
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (int i = 0; i < m; i++) {
-    int64_t s = score(c, cand[i], req, ctx);
+    int64_t s = score(&v, cand[i], req, ctx);
     sc[i] = (int)s;
     if (s < lo)
       lo = s;

@@ -84,6 +84,26 @@ int lsched_header_probe(void) {
   return lsched_request_validate(&r) == LSCHED_OK &&
          lsched_strerror(LSCHED_ENOFIT) != 0 ? 0 : 1;
 }"
+  elif [ "$base" = policy_sdk ]; then
+    # The SDK's structs, INIT macros and static inline accessors.
+    use="#include <$rel>
+int lsched_header_probe(const lsched_cluster *c, const lsched_request *r);
+int lsched_header_probe(const lsched_cluster *c, const lsched_request *r) {
+  lsched_view v = LSCHED_VIEW_INIT;
+  lsched_observer o = LSCHED_OBSERVER_INIT;
+  (void)o;
+  if (lsched_cluster_view(c, &v) != LSCHED_OK || v.n == 0)
+    return -1;
+  const lsched_node *nd = lsched_view_node(&v, v.order[0]);
+  const int *g = lsched_view_gpus(&v, nd);
+  const lsched_mig_gpu_view *m = lsched_view_mig_gpus(&v, nd);
+  int k = lsched_node_mig_kind(nd, 1);
+  return (int)lsched_fit_score(&v, v.order[0], r, 0) +
+         lsched_node_eff_milli(nd, r) + (g ? g[0] : 0) +
+         (m ? lsched_mig_gpu_start(m, k > 0 ? k : 1) : 0) +
+         lsched_mig_slices_of(k) + (int)lsched_mig_starts_of(1) +
+         lsched_request_mig_kind(r);
+}"
   fi
   for lang in c cxx; do
     [ "$lang" = cxx ] && [ $have_cxx -eq 0 ] && continue

@@ -171,6 +171,131 @@ START_TEST(other_policies_do_not_plan) {
 }
 END_TEST
 
+/* An observer that counts changes, trial or not. */
+struct seen {
+  int allocs, releases, trial_allocs, trial_releases;
+};
+
+static void seen_alloc(void *user, const lsched_cluster *cl,
+                       const lsched_placement *p, int trial) {
+  (void)cl;
+  (void)p;
+  struct seen *s = user;
+  if (trial)
+    s->trial_allocs++;
+  else
+    s->allocs++;
+}
+
+static void seen_release(void *user, const lsched_cluster *cl,
+                         const lsched_placement *p, int trial) {
+  (void)cl;
+  (void)p;
+  struct seen *s = user;
+  if (trial)
+    s->trial_releases++;
+  else
+    s->releases++;
+}
+
+static const lsched_observer seen_ops = {LSCHED_OBSERVER_VERSION, seen_alloc,
+                                         seen_release};
+
+START_TEST(planning_is_a_trial_for_observers) {
+  struct seen sn = {0, 0, 0, 0};
+  ck_assert_int_eq(lsched_cluster_add_observer(c, &seen_ops, &sn), LSCHED_OK);
+  lsched_request w = waiting4();
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  b.max_moves = 2;
+  b.expected_wait_s = 100;
+  lsched_move mv[8];
+  size_t n = 0;
+  ck_assert_int_eq(lsched_policy_plan_migrations(pol, &w, run, 6, &b, mv, 8, &n),
+                   LSCHED_OK);
+  ck_assert_uint_eq(n, 2);
+  /* Every change the planner made was a trial, and each was undone. */
+  ck_assert_int_eq(sn.allocs, 0);
+  ck_assert_int_eq(sn.releases, 0);
+  ck_assert_int_gt(sn.trial_allocs, 0);
+  ck_assert_int_eq(sn.trial_allocs, sn.trial_releases);
+  /* Applying the plan is not a trial. */
+  for (size_t k = 0; k < n; k++)
+    ck_assert_int_eq(lsched_release(c, &mv[k].from), LSCHED_OK);
+  for (size_t k = 0; k < n; k++)
+    ck_assert_int_eq(lsched_alloc(c, &mv[k].to), LSCHED_OK);
+  ck_assert_int_eq(sn.allocs, 2);
+  ck_assert_int_eq(sn.releases, 2);
+  ck_assert_int_eq(lsched_cluster_remove_observer(c, &seen_ops, &sn),
+                   LSCHED_OK);
+}
+END_TEST
+
+/* "last-node": a policy the test registers itself: the last node in the
+ * visit order that fits, lowest GPUs. Public interface only. */
+static int last_place(void *state, const lsched_cluster *cl,
+                      const lsched_request *req, lsched_placement *out) {
+  (void)state;
+  const int *order = lsched_cluster_order(cl);
+  for (int p = lsched_cluster_node_count(cl) - 1; p >= 0; p--)
+    if (lsched_fits(cl, order[p], req))
+      return lsched_pick_gpus(cl, order[p], req, LSCHED_PICK_LOWEST, out);
+  return LSCHED_ENOFIT;
+}
+
+static const lsched_policy_ops last_ops = {
+    .version = LSCHED_POLICY_OPS_VERSION,
+    .name = "last-node",
+    .description = "test policy: last node in order that fits",
+    .place = last_place,
+};
+
+START_TEST(wraps_a_policy_of_the_callers_registry) {
+  ck_assert_int_eq(lsched_registry_add(reg, &last_ops), LSCHED_OK);
+  /* An instance made without its registry knows only the built-ins. */
+  ck_assert_int_eq(lsched_policy_set_param(pol, "base", "last-node"),
+                   LSCHED_EINVAL);
+  lsched_policy *d = NULL;
+  ck_assert_int_eq(lsched_policy_create_from(&d, c, reg, "no-such"),
+                   LSCHED_ENOENT);
+  ck_assert_ptr_null(d);
+  ck_assert_int_eq(lsched_policy_create_from(&d, c, reg, "defrag"), LSCHED_OK);
+  ck_assert_str_eq(lsched_policy_name(d), "defrag");
+  ck_assert_int_eq(lsched_policy_set_param(d, "base", "last-node"), LSCHED_OK);
+  ck_assert_int_eq(lsched_policy_set_param(d, "base", "defrag"), LSCHED_EINVAL);
+  ck_assert_int_eq(lsched_policy_set_param(d, "base", "nope"), LSCHED_EINVAL);
+  /* Placement is the registered policy's: node 2, its lowest free GPU. */
+  lsched_request one = LSCHED_REQUEST_INIT;
+  one.cpu_milli = 1000;
+  one.memory_mib = 1000;
+  one.gpu_count = 1;
+  one.gpu_milli = 1000;
+  lsched_placement p;
+  ck_assert_int_eq(lsched_policy_place(d, &one, &p), LSCHED_OK);
+  ck_assert_int_eq(p.node, 2);
+  ck_assert_uint_eq(p.gpu_mask, 0x4);
+  /* So are the moved jobs' new places in a plan: node 0 (cheapest) is
+   * freed and its two jobs go to the last node that fits, node 2. */
+  lsched_request w = waiting4();
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  b.max_moves = 2;
+  b.expected_wait_s = 100;
+  lsched_move mv[8];
+  size_t n = 0;
+  ck_assert_int_eq(lsched_policy_plan_migrations(d, &w, run, 6, &b, mv, 8, &n),
+                   LSCHED_OK);
+  ck_assert_uint_eq(n, 2);
+  ck_assert_int_eq(mv[0].from.node, 0);
+  ck_assert_int_eq(mv[0].to.node, 2);
+  ck_assert_int_eq(mv[1].to.node, 2);
+  ck_assert_int_eq(lsched_cluster_check(c), LSCHED_OK);
+  /* Built-in bases are still found through the caller's registry. */
+  ck_assert_int_eq(lsched_policy_set_param(d, "base", "first-fit"), LSCHED_OK);
+  ck_assert_int_eq(lsched_policy_place(d, &one, &p), LSCHED_OK);
+  ck_assert_int_eq(p.node, 0);
+  lsched_policy_destroy(d);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("defrag");
   TCase *tc = tcase_create("plan");
@@ -178,6 +303,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, two_moves_free_the_cheapest_node);
   tcase_add_test(tc, budgets_respected);
   tcase_add_test(tc, other_policies_do_not_plan);
+  tcase_add_test(tc, planning_is_a_trial_for_observers);
+  tcase_add_test(tc, wraps_a_policy_of_the_callers_registry);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -8,6 +8,9 @@
  * suite runs in fork mode, so nothing leaks from one test into another).
  */
 #include "internal.h"
+/* The built-in tables themselves (white-box: the library does not export
+ * them). */
+#include "../policies/builtin.h"
 #include "testutil.h"
 
 #include <check.h>
@@ -720,7 +723,7 @@ START_TEST(test_null_args) {
   lsched_registry *reg = NULL;
   ck_assert_int_eq(lsched_registry_create(NULL, NULL), LSCHED_EINVAL);
   lsched_registry_destroy(NULL);
-  ck_assert_int_eq(lsched_registry_add(NULL, &lsched__policy_first_fit),
+  ck_assert_int_eq(lsched_registry_add(NULL, &lsched_builtin_first_fit),
                    LSCHED_EINVAL);
   ck_assert_int_eq(lsched_registry_add_builtins(NULL), LSCHED_EINVAL);
   ck_assert_int_eq(lsched_registry_create(&reg, NULL), LSCHED_OK);
@@ -733,9 +736,9 @@ START_TEST(test_null_args) {
   lsched_registry_destroy(reg);
 
   lsched_policy *pol = (lsched_policy *)&p; /* must be reset to NULL */
-  ck_assert_int_eq(lsched_policy_create(NULL, fx, &lsched__policy_best_fit),
+  ck_assert_int_eq(lsched_policy_create(NULL, fx, &lsched_builtin_best_fit),
                    LSCHED_EINVAL);
-  ck_assert_int_eq(lsched_policy_create(&pol, NULL, &lsched__policy_best_fit),
+  ck_assert_int_eq(lsched_policy_create(&pol, NULL, &lsched_builtin_best_fit),
                    LSCHED_EINVAL);
   ck_assert_int_eq(lsched_policy_create(&pol, fx, NULL), LSCHED_EINVAL);
   ck_assert_ptr_null(pol);
@@ -743,7 +746,7 @@ START_TEST(test_null_args) {
   ck_assert_ptr_null(lsched_policy_name(NULL));
   ck_assert_int_eq(lsched_policy_place(NULL, &r, &p), LSCHED_EINVAL);
   ck_assert_int_eq(lsched_policy_set_param(NULL, "seed", "1"), LSCHED_EINVAL);
-  ck_assert_int_eq(lsched_policy_create(&pol, fx, &lsched__policy_best_fit),
+  ck_assert_int_eq(lsched_policy_create(&pol, fx, &lsched_builtin_best_fit),
                    LSCHED_OK);
   ck_assert_int_eq(lsched_policy_place(pol, NULL, &p), LSCHED_EINVAL);
   ck_assert_int_eq(lsched_policy_place(pol, &r, NULL), LSCHED_EINVAL);
@@ -827,7 +830,7 @@ START_TEST(test_bad_versions) {
   ck_assert_int_eq(lsched_request_validate(&q), LSCHED_EINVAL);
   q.version = LSCHED_REQUEST_VERSION + 1;
   ck_assert_int_eq(lsched_request_validate(&q), LSCHED_EINVAL);
-  ck_assert_int_eq(lsched_policy_create(&pol, fx, &lsched__policy_first_fit),
+  ck_assert_int_eq(lsched_policy_create(&pol, fx, &lsched_builtin_first_fit),
                    LSCHED_OK);
   lsched_placement p;
   ck_assert_int_eq(lsched_policy_place(pol, &q, &p), LSCHED_EINVAL);
@@ -1025,7 +1028,7 @@ START_TEST(test_add_node_state) {
   ck_assert_int_eq(add_node(fx, "b", 4000, 4000, 0, -1, LSCHED_GPU_SHARED), 1);
   /* An attached policy also freezes the node set. */
   lsched_policy *pol = NULL;
-  ck_assert_int_eq(lsched_policy_create(&pol, fx, &lsched__policy_best_fit),
+  ck_assert_int_eq(lsched_policy_create(&pol, fx, &lsched_builtin_best_fit),
                    LSCHED_OK);
   ck_assert_int_eq(
       add_node_rc(fx, "c", 4000, 4000, 0, -1, LSCHED_GPU_SHARED, NULL),
@@ -1750,60 +1753,78 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 /* Registry and outside policies                                           */
 
-/* Counters an outside policy reports into (owned by the test). */
+/* Counters of hook calls (owned by the test). */
 struct probe_counts {
   int inits, finis, places, allocs, releases;
   lsched_placement last_alloc, last_release;
   const lsched_cluster *last_cluster;
 };
 
-/* "last-fit": the last node in the visit order that fits, loosest GPUs.
- * Written against the public interface only, as an outside scheduler
- * would. Its state counts hook calls; set_param("sink", "%p") redirects the
- * counts to a caller-owned struct. */
-struct probe_state {
-  struct probe_counts own;
-  struct probe_counts *sink;
-};
+/* The counters of the probe instances, in order of creation: instance i of
+ * a test reports into probe_log[i]. Each test runs in its own process (or
+ * resets them first), so the log is the test's. The test reads an
+ * instance's counts by its creation order instead of handing the instance
+ * a pointer through set_param("%p"). */
+enum { PROBE_MAX = 8 };
+static struct probe_counts probe_log[PROBE_MAX];
+static int probe_next;
 
-static struct probe_counts *probe_counts(void *state) {
-  struct probe_state *s = state;
-  return s->sink ? s->sink : &s->own;
+static void probe_reset(void) {
+  memset(probe_log, 0, sizeof probe_log);
+  probe_next = 0;
 }
 
+/* "last-fit": the last node in the visit order that fits, loosest GPUs
+ * (param "gpus": "loosest" or "lowest"). Written against the public
+ * interface only, as an outside scheduler would. Its state counts hook
+ * calls into its probe_log slot. */
+struct probe_state {
+  struct probe_counts *k;
+  lsched_gpu_pick pick;
+};
+
 static int probe_init(void *state, const lsched_cluster *c) {
-  probe_counts(state)->inits++;
-  probe_counts(state)->last_cluster = c;
+  struct probe_state *s = state;
+  if (probe_next == PROBE_MAX)
+    return LSCHED_ELIMIT;
+  s->k = &probe_log[probe_next++];
+  s->pick = LSCHED_PICK_LOOSEST;
+  s->k->inits++;
+  s->k->last_cluster = c;
   return LSCHED_OK;
 }
 
-static void probe_fini(void *state) { probe_counts(state)->finis++; }
+static void probe_fini(void *state) {
+  ((struct probe_state *)state)->k->finis++;
+}
 
 static int probe_set_param(void *state, const char *key, const char *value) {
   struct probe_state *s = state;
-  if (strcmp(key, "sink") != 0)
+  if (strcmp(key, "gpus") != 0)
     return LSCHED_ENOENT;
-  void *ptr = NULL;
-  if (sscanf(value, "%p", &ptr) != 1 || !ptr)
+  if (strcmp(value, "loosest") == 0)
+    s->pick = LSCHED_PICK_LOOSEST;
+  else if (strcmp(value, "lowest") == 0)
+    s->pick = LSCHED_PICK_LOWEST;
+  else
     return LSCHED_EINVAL;
-  s->sink = ptr;
-  *s->sink = s->own;
   return LSCHED_OK;
 }
 
 static int probe_place(void *state, const lsched_cluster *c,
                        const lsched_request *req, lsched_placement *out) {
-  probe_counts(state)->places++;
+  struct probe_state *s = state;
+  s->k->places++;
   const int *order = lsched_cluster_order(c);
   for (int p = lsched_cluster_node_count(c) - 1; p >= 0; p--)
     if (lsched_fits(c, order[p], req))
-      return lsched_pick_gpus(c, order[p], req, LSCHED_PICK_LOOSEST, out);
+      return lsched_pick_gpus(c, order[p], req, s->pick, out);
   return LSCHED_ENOFIT;
 }
 
 static void probe_on_alloc(void *state, const lsched_cluster *c,
                            const lsched_placement *p) {
-  struct probe_counts *k = probe_counts(state);
+  struct probe_counts *k = ((struct probe_state *)state)->k;
   k->allocs++;
   k->last_alloc = *p;
   k->last_cluster = c;
@@ -1811,7 +1832,7 @@ static void probe_on_alloc(void *state, const lsched_cluster *c,
 
 static void probe_on_release(void *state, const lsched_cluster *c,
                              const lsched_placement *p) {
-  struct probe_counts *k = probe_counts(state);
+  struct probe_counts *k = ((struct probe_state *)state)->k;
   k->releases++;
   k->last_release = *p;
   k->last_cluster = c;
@@ -1830,12 +1851,41 @@ static const lsched_policy_ops probe_ops = {
     .on_release = probe_on_release,
 };
 
-static void attach_sink(lsched_policy *pol, struct probe_counts *sink) {
-  char buf[64];
-  memset(sink, 0, sizeof *sink);
-  snprintf(buf, sizeof buf, "%p", (void *)sink);
-  ck_assert_int_eq(lsched_policy_set_param(pol, "sink", buf), LSCHED_OK);
+/* A cluster observer counting into a struct probe_counts (its user). */
+struct obs_counts {
+  struct probe_counts k;
+  int trial_allocs, trial_releases;
+};
+
+static void obs_on_alloc(void *user, const lsched_cluster *c,
+                         const lsched_placement *p, int trial) {
+  struct obs_counts *o = user;
+  if (trial) {
+    o->trial_allocs++;
+    return;
+  }
+  o->k.allocs++;
+  o->k.last_alloc = *p;
+  o->k.last_cluster = c;
 }
+
+static void obs_on_release(void *user, const lsched_cluster *c,
+                           const lsched_placement *p, int trial) {
+  struct obs_counts *o = user;
+  if (trial) {
+    o->trial_releases++;
+    return;
+  }
+  o->k.releases++;
+  o->k.last_release = *p;
+  o->k.last_cluster = c;
+}
+
+static const lsched_observer obs_counter = {
+    .version = LSCHED_OBSERVER_VERSION,
+    .on_alloc = obs_on_alloc,
+    .on_release = obs_on_release,
+};
 
 static void assert_same_placement(const lsched_placement *a,
                                   const lsched_placement *b) {
@@ -1938,15 +1988,15 @@ START_TEST(test_registry_outside_policy) {
   const lsched_policy_ops *ops = lsched_registry_find(r, "last-fit");
   ck_assert_ptr_eq(ops, &probe_ops);
 
+  probe_reset();
   lsched_policy *a = NULL, *b = NULL, *ff = NULL;
-  struct probe_counts ka, kb;
+  struct probe_counts *ka = &probe_log[0], *kb = &probe_log[1];
   ck_assert_int_eq(lsched_policy_create(&a, fx, ops), LSCHED_OK);
-  attach_sink(a, &ka);
-  ck_assert_int_eq(ka.inits, 1);
-  ck_assert_ptr_eq(ka.last_cluster, fx);
+  ck_assert_int_eq(ka->inits, 1);
+  ck_assert_ptr_eq(ka->last_cluster, fx);
   ck_assert_str_eq(lsched_policy_name(a), "last-fit");
   ck_assert_int_eq(lsched_policy_set_param(a, "nope", "1"), LSCHED_ENOENT);
-  ck_assert_int_eq(lsched_policy_set_param(a, "sink", "0"), LSCHED_EINVAL);
+  ck_assert_int_eq(lsched_policy_set_param(a, "gpus", "0"), LSCHED_EINVAL);
   ck_assert_int_eq(
       lsched_policy_create(&ff, fx, lsched_registry_find(r, "first-fit")),
       LSCHED_OK);
@@ -1956,57 +2006,211 @@ START_TEST(test_registry_outside_policy) {
   lsched_request q = mkreq(2000, 1024, 1, 500, 0);
   lsched_placement pa, pf;
   ck_assert_int_eq(lsched_policy_place(a, &q, &pa), LSCHED_OK);
-  ck_assert_int_eq(ka.places, 1);
+  ck_assert_int_eq(ka->places, 1);
   ck_assert_int_eq(pa.node, 2);
   ck_assert_uint_eq(pa.gpu_mask, 0x1);
-  ck_assert_int_eq(ka.allocs, 0); /* placing allocates nothing */
+  ck_assert_int_eq(ka->allocs, 0); /* placing allocates nothing */
   ck_assert_int_eq(lsched_alloc(fx, &pa), LSCHED_OK);
-  ck_assert_int_eq(ka.allocs, 1);
-  assert_same_placement(&ka.last_alloc, &pa);
-  ck_assert_ptr_eq(ka.last_cluster, fx);
+  ck_assert_int_eq(ka->allocs, 1);
+  assert_same_placement(&ka->last_alloc, &pa);
+  ck_assert_ptr_eq(ka->last_cluster, fx);
   /* Hooks also see placements another policy chose. */
   ck_assert_int_eq(lsched_policy_place(ff, &q, &pf), LSCHED_OK);
   ck_assert_int_eq(pf.node, 0);
   ck_assert_int_eq(lsched_alloc(fx, &pf), LSCHED_OK);
-  ck_assert_int_eq(ka.allocs, 2);
-  assert_same_placement(&ka.last_alloc, &pf);
+  ck_assert_int_eq(ka->allocs, 2);
+  assert_same_placement(&ka->last_alloc, &pf);
   /* A failed alloc or release is not reported. */
   lsched_placement over = mkpl(0, 1000000, 0, 0, 0, 0);
   ck_assert_int_eq(lsched_alloc(fx, &over), LSCHED_ERANGE);
   ck_assert_int_eq(lsched_release(fx, &over), LSCHED_ERANGE);
-  ck_assert_int_eq(ka.allocs, 2);
-  ck_assert_int_eq(ka.releases, 0);
+  ck_assert_int_eq(ka->allocs, 2);
+  ck_assert_int_eq(ka->releases, 0);
   ck_assert_int_eq(lsched_release(fx, &pa), LSCHED_OK);
-  ck_assert_int_eq(ka.releases, 1);
-  assert_same_placement(&ka.last_release, &pa);
+  ck_assert_int_eq(ka->releases, 1);
+  assert_same_placement(&ka->last_release, &pa);
 
   /* A second instance has its own state. */
   ck_assert_int_eq(lsched_policy_create(&b, fx, ops), LSCHED_OK);
-  attach_sink(b, &kb);
-  ck_assert_int_eq(kb.inits, 1);
-  ck_assert_int_eq(kb.allocs, 0);
+  ck_assert_int_eq(kb->inits, 1);
+  ck_assert_int_eq(kb->allocs, 0);
   ck_assert_int_eq(lsched_alloc(fx, &pa), LSCHED_OK);
-  ck_assert_int_eq(ka.allocs, 3);
-  ck_assert_int_eq(kb.allocs, 1);
+  ck_assert_int_eq(ka->allocs, 3);
+  ck_assert_int_eq(kb->allocs, 1);
 
   /* Destroy detaches: fini once, and no hook calls afterwards. */
   lsched_policy_destroy(a);
-  ck_assert_int_eq(ka.finis, 1);
+  ck_assert_int_eq(ka->finis, 1);
   ck_assert_int_eq(lsched_release(fx, &pa), LSCHED_OK);
   ck_assert_int_eq(lsched_release(fx, &pf), LSCHED_OK);
-  ck_assert_int_eq(ka.allocs, 3);
-  ck_assert_int_eq(ka.releases, 1);
-  ck_assert_int_eq(kb.releases, 2);
-  assert_same_placement(&kb.last_release, &pf);
+  ck_assert_int_eq(ka->allocs, 3);
+  ck_assert_int_eq(ka->releases, 1);
+  ck_assert_int_eq(kb->releases, 2);
+  assert_same_placement(&kb->last_release, &pf);
   lsched_policy_destroy(b);
-  ck_assert_int_eq(kb.finis, 1);
-  ck_assert_int_eq(kb.inits, 1);
+  ck_assert_int_eq(kb->finis, 1);
+  ck_assert_int_eq(kb->inits, 1);
   lsched_policy_destroy(ff);
   /* With every policy gone and nothing allocated, nodes may be added. */
   ck_assert_int_eq(
       add_node_rc(fx, "n3", 1000, 1000, 0, -1, LSCHED_GPU_SHARED, NULL),
       LSCHED_OK);
   lsched_registry_destroy(r);
+}
+END_TEST
+
+/* The observer API: registration, what is reported, in which order. */
+static int obs_order[8], obs_norder;
+static void order_a(void *user, const lsched_cluster *c,
+                    const lsched_placement *p, int trial) {
+  (void)c;
+  (void)p;
+  (void)trial;
+  (void)user;
+  obs_order[obs_norder++ & 7] = 1;
+}
+static void order_b(void *user, const lsched_cluster *c,
+                    const lsched_placement *p, int trial) {
+  (void)c;
+  (void)p;
+  (void)trial;
+  (void)user;
+  obs_order[obs_norder++ & 7] = 2;
+}
+
+START_TEST(test_observer_api) {
+  fx_three_shared();
+  struct obs_counts o1, o2;
+  memset(&o1, 0, sizeof o1);
+  memset(&o2, 0, sizeof o2);
+  ck_assert_int_eq(lsched_cluster_add_observer(NULL, &obs_counter, &o1),
+                   LSCHED_EINVAL);
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, NULL, &o1), LSCHED_EINVAL);
+  lsched_observer bad = LSCHED_OBSERVER_INIT;
+  bad.version = 0;
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &bad, &o1),
+                   LSCHED_EVERSION);
+  bad.version = LSCHED_OBSERVER_VERSION + 1;
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &bad, &o1),
+                   LSCHED_EVERSION);
+  ck_assert_int_eq(lsched_cluster_remove_observer(fx, &obs_counter, &o1),
+                   LSCHED_ENOENT);
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &obs_counter, &o1),
+                   LSCHED_OK);
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &obs_counter, &o1),
+                   LSCHED_EEXIST);
+  /* The same table with another user is another registration. */
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &obs_counter, &o2),
+                   LSCHED_OK);
+
+  /* Every alloc and release, with no policy attached at all; never a
+   * trial here; failed calls are not reported. */
+  lsched_placement p = mkpl(1, 2000, 1024, 1, 500, 0x2);
+  ck_assert_int_eq(lsched_alloc(fx, &p), LSCHED_OK);
+  ck_assert_int_eq(o1.k.allocs, 1);
+  ck_assert_int_eq(o2.k.allocs, 1);
+  assert_same_placement(&o1.k.last_alloc, &p);
+  ck_assert_ptr_eq(o1.k.last_cluster, fx);
+  lsched_placement over = mkpl(0, 1000000, 0, 0, 0, 0);
+  ck_assert_int_eq(lsched_alloc(fx, &over), LSCHED_ERANGE);
+  ck_assert_int_eq(lsched_release(fx, &over), LSCHED_ERANGE);
+  ck_assert_int_eq(o1.k.allocs, 1);
+  ck_assert_int_eq(o1.k.releases, 0);
+  /* Placements any policy chose reach observers too, after the policies'
+   * own hooks. */
+  probe_reset();
+  lsched_policy *a = NULL;
+  ck_assert_int_eq(lsched_policy_create(&a, fx, &probe_ops), LSCHED_OK);
+  lsched_placement pa;
+  lsched_request q = mkreq(1000, 1, 1, 250, 0);
+  ck_assert_int_eq(lsched_policy_place(a, &q, &pa), LSCHED_OK);
+  ck_assert_int_eq(lsched_alloc(fx, &pa), LSCHED_OK);
+  ck_assert_int_eq(probe_log[0].allocs, 1);
+  ck_assert_int_eq(o1.k.allocs, 2);
+  assert_same_placement(&o1.k.last_alloc, &pa);
+  lsched_policy_destroy(a);
+  /* A removed observer hears nothing more; the others still do. */
+  ck_assert_int_eq(lsched_cluster_remove_observer(fx, &obs_counter, &o2),
+                   LSCHED_OK);
+  ck_assert_int_eq(lsched_cluster_remove_observer(fx, &obs_counter, &o2),
+                   LSCHED_ENOENT);
+  ck_assert_int_eq(lsched_release(fx, &p), LSCHED_OK);
+  ck_assert_int_eq(lsched_release(fx, &pa), LSCHED_OK);
+  ck_assert_int_eq(o1.k.releases, 2);
+  ck_assert_int_eq(o2.k.releases, 0);
+  assert_same_placement(&o1.k.last_release, &pa);
+  ck_assert_int_eq(o1.trial_allocs + o1.trial_releases, 0);
+  ck_assert_int_eq(lsched_cluster_remove_observer(fx, &obs_counter, &o1),
+                   LSCHED_OK);
+
+  /* Observers are called in the order they were added. */
+  lsched_observer oa = {LSCHED_OBSERVER_VERSION, order_a, order_a};
+  lsched_observer ob = {LSCHED_OBSERVER_VERSION, order_b, NULL};
+  obs_norder = 0;
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &ob, NULL), LSCHED_OK);
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &oa, NULL), LSCHED_OK);
+  ck_assert_int_eq(lsched_alloc(fx, &p), LSCHED_OK);
+  ck_assert_int_eq(lsched_release(fx, &p), LSCHED_OK);
+  ck_assert_int_eq(obs_norder, 3); /* ob has no on_release */
+  ck_assert_int_eq(obs_order[0], 2);
+  ck_assert_int_eq(obs_order[1], 1);
+  ck_assert_int_eq(obs_order[2], 1);
+  /* Observers do not freeze the node set (only policies do). */
+  ck_assert_int_eq(
+      add_node_rc(fx, "n3", 1000, 1000, 0, -1, LSCHED_GPU_SHARED, NULL),
+      LSCHED_OK);
+}
+END_TEST
+
+/* Gang placement reports its parts as trials while it places them: a gang
+ * that fails leaves only undone trials; a kept gang's parts are then
+ * re-reported as ordinary allocations, while the policies see each part
+ * once. */
+START_TEST(test_observer_gang_trials) {
+  fx_three_shared(); /* 3 nodes x 4 GPUs */
+  probe_reset();
+  lsched_policy *a = NULL;
+  ck_assert_int_eq(lsched_policy_create(&a, fx, &probe_ops), LSCHED_OK);
+  struct obs_counts o;
+  memset(&o, 0, sizeof o);
+  ck_assert_int_eq(lsched_cluster_add_observer(fx, &obs_counter, &o),
+                   LSCHED_OK);
+  lsched_placement parts[8];
+  int np = -1;
+  /* 16 whole GPUs: three 4-GPU parts are placed, the fourth fails. */
+  lsched_request big = mkreq(16000, 16000, 16, 1000, 0);
+  ck_assert_int_eq(lsched_place_gang(a, &big, parts, 8, &np), LSCHED_ENOFIT);
+  ck_assert_int_eq(np, 0);
+  ck_assert_int_eq(o.trial_allocs, 3);
+  ck_assert_int_eq(o.trial_releases, 3);
+  ck_assert_int_eq(o.k.allocs, 0);
+  ck_assert_int_eq(o.k.releases, 0);
+  ck_assert_int_eq(probe_log[0].allocs, 3);
+  ck_assert_int_eq(probe_log[0].releases, 3);
+  /* 8 GPUs: two parts, kept. */
+  memset(&o, 0, sizeof o);
+  lsched_request two = mkreq(8000, 8000, 8, 1000, 0);
+  ck_assert_int_eq(lsched_place_gang(a, &two, parts, 8, &np), LSCHED_OK);
+  ck_assert_int_eq(np, 2);
+  ck_assert_int_eq(o.trial_allocs, 2);
+  ck_assert_int_eq(o.trial_releases, 2);
+  ck_assert_int_eq(o.k.allocs, 2);
+  ck_assert_int_eq(o.k.releases, 0);
+  assert_same_placement(&o.k.last_alloc, &parts[1]);
+  ck_assert_int_eq(probe_log[0].allocs, 3 + 2);
+  ck_assert_int_eq(probe_log[0].releases, 3);
+  ck_assert_int_eq(lsched_cluster_check(fx), LSCHED_OK);
+  /* A gang of one part is an ordinary allocation. */
+  memset(&o, 0, sizeof o);
+  lsched_request one = mkreq(1000, 1000, 2, 1000, 0);
+  ck_assert_int_eq(lsched_place_gang(a, &one, parts + 2, 6, &np), LSCHED_OK);
+  ck_assert_int_eq(np, 1);
+  ck_assert_int_eq(o.k.allocs, 1);
+  ck_assert_int_eq(o.trial_allocs + o.trial_releases, 0);
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(lsched_release(fx, &parts[i]), LSCHED_OK);
+  ck_assert_int_eq(o.k.releases, 3);
+  lsched_policy_destroy(a);
 }
 END_TEST
 
@@ -2574,6 +2778,8 @@ static Suite *make_suite(void) {
   tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
   tcase_add_test(tc, test_registry_builtins);
   tcase_add_test(tc, test_registry_outside_policy);
+  tcase_add_test(tc, test_observer_api);
+  tcase_add_test(tc, test_observer_gang_trials);
   tcase_add_test(tc, test_policy_init_failure);
   suite_add_tcase(s, tc);
 

@@ -71,6 +71,8 @@ void lsched_cluster_destroy(lsched_cluster *c) {
   lsched__free(&a, c->seg);
   lsched__free(&a, c->shapes);
   lsched__free(&a, c->attached);
+  lsched__free(&a, c->hooked);
+  lsched__free(&a, c->observers);
   lsched__mig_free(c);
   lsched__free(&a, c);
 }
@@ -661,7 +663,7 @@ int lsched_effective_milli(const lsched_cluster *c, int node,
   const struct lsched_node *nd = &c->nodes[node];
   if (nd->mode == LSCHED_GPU_MIG && req->gpu_count > 0 &&
       lsched__req_mig(req)) {
-    int k = lsched__mig_model_kind(c, nd->model, req);
+    int k = lsched_mig_model_kind(c, nd->model, req);
     return k > 0 ? lsched__mig_milli[k] : LSCHED_ENOENT;
   }
   return lsched__eff_milli(nd, req);
@@ -768,7 +770,7 @@ static void seg_collect(const lsched_cluster *c, int i, int lo, int hi,
   seg_collect(c, 2 * i + 1, mid, hi, req, out, m);
 }
 
-int lsched__collect_fits(const lsched_cluster *c, const lsched_request *req,
+int lsched_collect_fits(const lsched_cluster *c, const lsched_request *req,
                          int *out) {
   int m = 0;
   if (c->n > 0)
@@ -818,8 +820,8 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
     return LSCHED_OK;
   }
   if (nd->mode == LSCHED_GPU_MIG) /* a MIG request (node_fits said so) */
-    return lsched__mig_choose(
-        c, node, lsched__mig_model_kind(c, nd->model, req), k, rule, out);
+    return lsched_mig_choose(
+        c, node, lsched_mig_model_kind(c, nd->model, req), k, rule, out);
   const int *g = c->gpu_free + nd->gpu_off;
   if (rule == LSCHED_PICK_LOWEST ||
       (rule == LSCHED_PICK_TIGHTEST && d == LSCHED_GPU_MILLI)) {
@@ -907,14 +909,34 @@ static int check_placement(lsched_cluster *c, const lsched_placement *p,
 
 static int check_after(lsched_cluster *c, int id);
 
-static void notify(lsched_cluster *c, const lsched_placement *p, int alloc) {
-  for (int i = 0; i < c->nattached; i++) {
-    lsched_policy *pol = c->attached[i];
+/* Tells the observers about a change (after the policies). Out of line:
+ * most clusters have none. */
+static void notify_observers(lsched_cluster *c, const lsched_placement *p,
+                             int alloc) {
+  const int trial = c->trial_depth > 0;
+  for (int i = 0; i < c->nobservers; i++) {
+    const struct lsched__observer *o = &c->observers[i];
+    if (alloc && o->ops.on_alloc)
+      o->ops.on_alloc(o->user, c, p, trial);
+    else if (!alloc && o->ops.on_release)
+      o->ops.on_release(o->user, c, p, trial);
+  }
+}
+
+/* Tells the attached policies that have hooks, then the observers, about a
+ * change that just happened. (gang.c re-reports kept parts to the
+ * observers only by hiding the policies for that while: confirm_parts.) */
+static inline void notify(lsched_cluster *c, const lsched_placement *p,
+                          int alloc) {
+  for (int i = 0; i < c->nhooked; i++) {
+    lsched_policy *pol = c->hooked[i];
     if (alloc && pol->ops->on_alloc)
       pol->ops->on_alloc(pol->state, c, p);
     else if (!alloc && pol->ops->on_release)
       pol->ops->on_release(pol->state, c, p);
   }
+  if (c->nobservers > 0)
+    notify_observers(c, p, alloc);
 }
 
 int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {

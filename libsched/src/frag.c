@@ -27,13 +27,13 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-void lsched__fragw_free(struct lsched__fragw *fw, const lsched_allocator *a) {
+void lsched_frag_types_free(lsched_frag_types *fw, const lsched_allocator *a) {
   lsched__free(a, fw->thr);
   lsched__free(a, fw->ft);
   memset(fw, 0, sizeof *fw);
 }
 
-int lsched__fragw_build(struct lsched__fragw *fw, const lsched_allocator *a,
+int lsched_frag_types_build(lsched_frag_types *fw, const lsched_allocator *a,
                         const lsched_cluster *c, const lsched_workload *w) {
   memset(fw, 0, sizeof *fw);
   size_t nt = lsched_workload_count(w);
@@ -69,7 +69,7 @@ int lsched__fragw_build(struct lsched__fragw *fw, const lsched_allocator *a,
     }
   fw->ft = lsched__calloc(a, total ? total : 1, sizeof *fw->ft);
   if (!fw->ft) {
-    lsched__fragw_free(fw, a);
+    lsched_frag_types_free(fw, a);
     return LSCHED_ENOMEM;
   }
   size_t k = 0;
@@ -81,7 +81,7 @@ int lsched__fragw_build(struct lsched__fragw *fw, const lsched_allocator *a,
       const lsched_task_type *t = lsched_workload_at(w, i);
       if (t->gpu_count == 0 || (t->model_mask && !((t->model_mask >> m) & 1)))
         continue;
-      struct lsched__ftype *e = &fw->ft[k++];
+      lsched_frag_type *e = &fw->ft[k++];
       e->cpu = t->cpu_milli;
       e->w = (int64_t)t->weight;
       e->k = t->gpu_count;
@@ -94,7 +94,7 @@ int lsched__fragw_build(struct lsched__fragw *fw, const lsched_allocator *a,
   return LSCHED_OK;
 }
 
-void lsched__frag_aggregate(const struct lsched__fragw *fw, const int *g, int G,
+void lsched_frag_aggregate(const lsched_frag_types *fw, const int *g, int G,
                             uint8_t *cnt, int32_t *small) {
   int D = fw->nthr;
   for (int j = 0; j < D; j++) {
@@ -111,7 +111,7 @@ void lsched__frag_aggregate(const struct lsched__fragw *fw, const int *g, int G,
   }
 }
 
-void lsched__fragstate_free(struct lsched__fragstate *fs,
+void lsched_frag_cache_free(lsched_frag_cache *fs,
                             const lsched_allocator *a) {
   lsched__free(a, fs->F);
   lsched__free(a, fs->cnt);
@@ -120,15 +120,15 @@ void lsched__fragstate_free(struct lsched__fragstate *fs,
   memset(fs, 0, sizeof *fs);
 }
 
-void lsched__fragstate_update(struct lsched__fragstate *fs,
+void lsched_frag_cache_update(lsched_frag_cache *fs,
                               const lsched_cluster *c,
-                              const struct lsched__fragw *fw, int node) {
+                              const lsched_frag_types *fw, int node) {
   const struct lsched_node *nd = &c->nodes[node];
   uint8_t *cnt = fs->cnt + (size_t)node * (size_t)fs->nthr;
   int32_t *small = fs->small + (size_t)node * (size_t)fs->nthr;
-  lsched__frag_aggregate(fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
+  lsched_frag_aggregate(fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
                          small);
-  int64_t F = lsched__frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
+  int64_t F = lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
                                 nd->gpu_free_sum);
   fs->sum += F - fs->F[node];
   fs->F[node] = F;
@@ -136,14 +136,14 @@ void lsched__fragstate_update(struct lsched__fragstate *fs,
   fs->idle[node] = nd->gpu_free_sum;
 }
 
-void lsched__fragstate_apply(struct lsched__fragstate *fs,
+void lsched_frag_cache_apply(lsched_frag_cache *fs,
                              const lsched_cluster *c,
-                             const struct lsched__fragw *fw,
+                             const lsched_frag_types *fw,
                              const lsched_placement *p, int sign) {
   const struct lsched_node *nd = &c->nodes[p->node];
   if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE) {
     /* MIG: GPU shares do not move by gpu_milli there; recompute. */
-    lsched__fragstate_update(fs, c, fw, p->node);
+    lsched_frag_cache_update(fs, c, fw, p->node);
     return;
   }
   if (p->gpu_count > 0 && fw->nthr > 0) {
@@ -163,7 +163,7 @@ void lsched__fragstate_apply(struct lsched__fragstate *fs,
   }
   const uint8_t *cnt = fs->cnt + (size_t)p->node * (size_t)fs->nthr;
   const int32_t *small = fs->small + (size_t)p->node * (size_t)fs->nthr;
-  int64_t F = lsched__frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
+  int64_t F = lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
                                 nd->gpu_free_sum);
   fs->sum += F - fs->F[p->node];
   fs->F[p->node] = F;
@@ -171,9 +171,9 @@ void lsched__fragstate_apply(struct lsched__fragstate *fs,
   fs->idle[p->node] = nd->gpu_free_sum;
 }
 
-int lsched__fragstate_init(struct lsched__fragstate *fs,
+int lsched_frag_cache_init(lsched_frag_cache *fs,
                            const lsched_allocator *a, const lsched_cluster *c,
-                           const struct lsched__fragw *fw) {
+                           const lsched_frag_types *fw) {
   memset(fs, 0, sizeof *fs);
   size_t n = c->n ? (size_t)c->n : 1;
   size_t D = fw->nthr ? (size_t)fw->nthr : 1;
@@ -182,13 +182,13 @@ int lsched__fragstate_init(struct lsched__fragstate *fs,
   fs->small = lsched__calloc(a, n * D, sizeof *fs->small);
   fs->idle = lsched__calloc(a, n, sizeof *fs->idle);
   if (!fs->F || !fs->cnt || !fs->small || !fs->idle) {
-    lsched__fragstate_free(fs, a);
+    lsched_frag_cache_free(fs, a);
     return LSCHED_ENOMEM;
   }
   fs->n = c->n;
   fs->nthr = fw->nthr;
   for (int i = 0; i < c->n; i++)
-    lsched__fragstate_update(fs, c, fw, i);
+    lsched_frag_cache_update(fs, c, fw, i);
   return LSCHED_OK;
 }
 
@@ -210,8 +210,8 @@ int lsched_frag_node(const lsched_cluster *c, const lsched_workload *w,
     return LSCHED_EINVAL;
   if (node < 0 || node >= c->n)
     return LSCHED_ENOENT;
-  struct lsched__fragw fw;
-  int rc = lsched__fragw_build(&fw, &c->a, c, w);
+  lsched_frag_types fw;
+  int rc = lsched_frag_types_build(&fw, &c->a, c, w);
   if (rc)
     return rc;
   size_t D = fw.nthr ? (size_t)fw.nthr : 1;
@@ -221,15 +221,15 @@ int lsched_frag_node(const lsched_cluster *c, const lsched_workload *w,
     rc = LSCHED_ENOMEM;
   } else {
     const struct lsched_node *nd = &c->nodes[node];
-    lsched__frag_aggregate(&fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
+    lsched_frag_aggregate(&fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
                            small);
-    int64_t F = lsched__frag_eval(&fw, nd->model, nd->cpu_free, cnt, small,
+    int64_t F = lsched_frag_eval(&fw, nd->model, nd->cpu_free, cnt, small,
                                   nd->gpu_free_sum);
     *out = fw.W ? (double)F / (double)fw.W : 0.0;
   }
   lsched__free(&c->a, cnt);
   lsched__free(&c->a, small);
-  lsched__fragw_free(&fw, &c->a);
+  lsched_frag_types_free(&fw, &c->a);
   return rc;
 }
 
@@ -237,20 +237,20 @@ int lsched_frag_cluster(const lsched_cluster *c, const lsched_workload *w,
                         lsched_frag *out) {
   if (!c || !out)
     return LSCHED_EINVAL;
-  struct lsched__fragw fw;
-  int rc = lsched__fragw_build(&fw, &c->a, c, w);
+  lsched_frag_types fw;
+  int rc = lsched_frag_types_build(&fw, &c->a, c, w);
   if (rc)
     return rc;
-  struct lsched__fragstate fs;
-  rc = lsched__fragstate_init(&fs, &c->a, c, &fw);
+  lsched_frag_cache fs;
+  rc = lsched_frag_cache_init(&fs, &c->a, c, &fw);
   if (rc == LSCHED_OK) {
     int64_t idle = 0;
     for (int i = 0; i < c->n; i++)
       idle += c->nodes[i].gpu_free_sum;
     frag_fill(out, fs.sum, fw.W, idle);
-    lsched__fragstate_free(&fs, &c->a);
+    lsched_frag_cache_free(&fs, &c->a);
   }
-  lsched__fragw_free(&fw, &c->a);
+  lsched_frag_types_free(&fw, &c->a);
   return rc;
 }
 
@@ -260,20 +260,20 @@ int lsched_frag_cluster(const lsched_cluster *c, const lsched_workload *w,
 
 struct meter_state {
   lsched_allocator a;
-  struct lsched__fragw fw;
-  struct lsched__fragstate fs;
+  lsched_frag_types fw;
+  lsched_frag_cache fs;
 };
 
 static int meter_init(void *state, const lsched_cluster *c) {
   struct meter_state *s = state;
   s->a = c->a;
-  return lsched__fragstate_init(&s->fs, &s->a, c, &s->fw);
+  return lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw);
 }
 
 static void meter_fini(void *state) {
   struct meter_state *s = state;
-  lsched__fragstate_free(&s->fs, &s->a);
-  lsched__fragw_free(&s->fw, &s->a);
+  lsched_frag_cache_free(&s->fs, &s->a);
+  lsched_frag_types_free(&s->fw, &s->a);
 }
 
 static int meter_place(void *state, const lsched_cluster *c,
@@ -288,25 +288,25 @@ static int meter_place(void *state, const lsched_cluster *c,
 static void meter_alloc(void *state, const lsched_cluster *c,
                         const lsched_placement *p) {
   struct meter_state *s = state;
-  lsched__fragstate_apply(&s->fs, c, &s->fw, p, 1);
+  lsched_frag_cache_apply(&s->fs, c, &s->fw, p, 1);
 }
 
 static void meter_release(void *state, const lsched_cluster *c,
                           const lsched_placement *p) {
   struct meter_state *s = state;
-  lsched__fragstate_apply(&s->fs, c, &s->fw, p, -1);
+  lsched_frag_cache_apply(&s->fs, c, &s->fw, p, -1);
 }
 
 static int meter_set_workload(void *state, const lsched_cluster *c,
                               const lsched_workload *w) {
   struct meter_state *s = state;
-  struct lsched__fragw fw;
-  struct lsched__fragstate fs;
-  int rc = lsched__fragw_build(&fw, &s->a, c, w);
+  lsched_frag_types fw;
+  lsched_frag_cache fs;
+  int rc = lsched_frag_types_build(&fw, &s->a, c, w);
   if (rc)
     return rc;
-  if ((rc = lsched__fragstate_init(&fs, &s->a, c, &fw))) {
-    lsched__fragw_free(&fw, &s->a);
+  if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw))) {
+    lsched_frag_types_free(&fw, &s->a);
     return rc;
   }
   meter_fini(s);

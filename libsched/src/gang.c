@@ -30,6 +30,26 @@ static void part_request(const lsched_request *req, int k, int first,
       req->memory_mib / g * k + (first ? req->memory_mib % g : 0);
 }
 
+/* The gang is kept: the observers saw its parts as trial allocations, so
+ * each part is released (trial) and allocated again (not trial) with the
+ * policies hidden (they saw each part once, as placed): nhooked is 0 for
+ * that while, which keeps the alloc/release hot path free of a flag test.
+ * No callback may attach or detach a policy, so restoring it is exact.
+ * Both steps restore exactly what was there, so they cannot fail. Only
+ * with observers. */
+static void confirm_parts(lsched_cluster *c, const lsched_placement *parts,
+                          int n) {
+  const int nhooked = c->nhooked;
+  c->nhooked = 0;
+  for (int i = 0; i < n; i++) {
+    lsched__trial_begin(c);
+    lsched_release(c, &parts[i]);
+    lsched__trial_end(c);
+    lsched_alloc(c, &parts[i]);
+  }
+  c->nhooked = nhooked;
+}
+
 int lsched_place_gang(lsched_policy *p, const lsched_request *req,
                       lsched_placement *out, int max_out, int *nout) {
   if (!p || !out || !nout || max_out < 1 ||
@@ -46,6 +66,8 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
     return rc;
   }
   int left = req->gpu_count, rc = LSCHED_OK;
+  /* Parts are trial changes for the observers until the gang is kept. */
+  lsched__trial_begin(c);
   while (left > 0) {
     if (*nout == max_out) {
       rc = LSCHED_ELIMIT;
@@ -74,6 +96,9 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
       lsched_release(c, &out[*nout]);
     }
   }
+  lsched__trial_end(c);
+  if (rc == LSCHED_OK && c->nobservers > 0)
+    confirm_parts(c, out, *nout);
   return rc;
 }
 

@@ -18,20 +18,12 @@
 /* ---------------------------------------------------------------------- */
 /* The placement table (DESIGN.md section 4)                               */
 
-const uint8_t lsched__mig_cs[7] = {0, 1, 1, 2, 3, 4, 7};
-const uint8_t lsched__mig_size[7] = {0, 1, 2, 2, 4, 4, 8};
-const uint8_t lsched__mig_starts[7] = {
-    0,
-    0x7F, /* 1g: 0..6 */
-    0x55, /* 1g-2x: 0, 2, 4, 6 */
-    0x15, /* 2g: 0, 2, 4 */
-    0x11, /* 3g: 0, 4 */
-    0x01, /* 4g: 0 */
-    0x01, /* 7g: 0 */
-};
-/* floor(1000 x slices / 7): the instances of one GPU never sum past 1000
- * because their slices never sum past 7. */
-const uint16_t lsched__mig_milli[7] = {0, 142, 142, 285, 428, 571, 1000};
+/* The placement table is public (<libsched/policy_sdk.h>), so that the
+ * policies' inline reads and these arrays are one table. */
+const uint8_t lsched__mig_cs[7] = LSCHED_MIG_SLICES_TABLE;
+const uint8_t lsched__mig_size[7] = LSCHED_MIG_SIZE_TABLE;
+const uint8_t lsched__mig_starts[7] = LSCHED_MIG_STARTS_TABLE;
+const uint16_t lsched__mig_milli[7] = LSCHED_MIG_MILLI_TABLE;
 
 static const char *const kind_names[7] = {"none", "1g", "1g-2x", "2g",
                                           "3g",   "4g", "7g"};
@@ -151,7 +143,7 @@ void lsched__mig_free(lsched_cluster *c) {
 }
 
 /* Re-derives a GPU's cached fields from its instance list. */
-static void gpu_refresh(const struct lsched__mig *m, struct lsched__mig_gpu *g) {
+static void gpu_refresh(const struct lsched__mig *m, lsched_mig_gpu_view *g) {
   unsigned occ = 0, ob = 0, fit = 0;
   int bcs = 0, fcs = 0;
   for (int s = 0; s < LSCHED_MIG_SLOTS; s++) {
@@ -181,7 +173,7 @@ static void gpu_refresh(const struct lsched__mig *m, struct lsched__mig_gpu *g) 
 }
 
 /* Adds sign x the GPU's contribution to the cluster totals. */
-static void totals_add(struct lsched__mig *m, const struct lsched__mig_gpu *g,
+static void totals_add(struct lsched__mig *m, const lsched_mig_gpu_view *g,
                        int sign) {
   int all_cs = 0;
   int idle_cs_below[LSCHED_MIG_KINDS + 1] = {0};
@@ -238,7 +230,7 @@ int lsched__mig_add_node(lsched_cluster *c, struct lsched_node *nd,
     int nc = m->cap ? m->cap : 64;
     while (nc < need)
       nc *= 2;
-    struct lsched__mig_gpu *ng =
+    lsched_mig_gpu_view *ng =
         lsched__realloc(&c->a, m->gpu, (size_t)nc * sizeof *ng);
     if (!ng)
       return LSCHED_ENOMEM;
@@ -252,7 +244,7 @@ int lsched__mig_add_node(lsched_cluster *c, struct lsched_node *nd,
   }
   nd->mig_off = m->ngpus;
   for (int i = 0; i < nd->gpu_count; i++) {
-    struct lsched__mig_gpu *g = &m->gpu[m->ngpus + i];
+    lsched_mig_gpu_view *g = &m->gpu[m->ngpus + i];
     memset(g, 0, sizeof *g);
     memset(&m->created[(size_t)(m->ngpus + i) * LSCHED_MIG_SLOTS], 0,
            LSCHED_MIG_SLOTS * sizeof *m->created);
@@ -278,7 +270,7 @@ void lsched__mig_drop_node(lsched_cluster *c, const struct lsched_node *nd) {
 
 uint8_t lsched__mig_node_fit(const lsched_cluster *c,
                              const struct lsched_node *nd) {
-  const struct lsched__mig_gpu *g = lsched__mig_gpus(c, nd);
+  const lsched_mig_gpu_view *g = lsched__mig_gpus(c, nd);
   unsigned f = 0;
   for (int i = 0; i < nd->gpu_count; i++)
     f |= g[i].fit;
@@ -316,7 +308,7 @@ int lsched_mig_set_model_memory(lsched_cluster *c, int model,
     if (nd->mode != LSCHED_GPU_MIG || nd->model != model || !nd->gpu_count)
       continue;
     for (int j = 0; j < nd->gpu_count; j++) {
-      struct lsched__mig_gpu *g = &m->gpu[nd->mig_off + j];
+      lsched_mig_gpu_view *g = &m->gpu[nd->mig_off + j];
       totals_add(m, g, -1);
       g->offered = (uint8_t)offered;
       gpu_refresh(m, g);
@@ -336,7 +328,7 @@ int lsched__mig_milli_lb(const lsched_request *req) {
   return lsched__mig_milli[lsched__mig_kind_lb(req)];
 }
 
-int lsched__mig_model_kind(const lsched_cluster *c, int model,
+int lsched_mig_model_kind(const lsched_cluster *c, int model,
                            const lsched_request *req) {
   int lb = lsched__mig_kind_lb(req);
   const struct lsched__mig *m = c->mig;
@@ -360,7 +352,7 @@ int lsched_mig_request_kind(const lsched_cluster *c, int model,
     return LSCHED_EINVAL;
   if (model < 0 || model >= c->nmodels)
     return LSCHED_ENOENT;
-  int k = lsched__mig_model_kind(c, model, req);
+  int k = lsched_mig_model_kind(c, model, req);
   return k > 0 ? k : LSCHED_ENOENT;
 }
 
@@ -369,10 +361,10 @@ int lsched_mig_request_kind(const lsched_cluster *c, int model,
 
 #define gpu_hosts lsched__mig_gpu_hosts
 
-int lsched__mig_choose(const lsched_cluster *c, int node, int kmin, int k,
+int lsched_mig_choose(const lsched_cluster *c, int node, int kmin, int k,
                        lsched_gpu_pick rule, lsched_placement *out) {
   const struct lsched_node *nd = &c->nodes[node];
-  const struct lsched__mig_gpu *gs = lsched__mig_gpus(c, nd);
+  const lsched_mig_gpu_view *gs = lsched__mig_gpus(c, nd);
   const int G = nd->gpu_count;
   if (k < 1 || k > G || !(nd->mig_fit >> (kmin - 1)))
     return LSCHED_ENOFIT;
@@ -444,13 +436,13 @@ int lsched__mig_node_fits(const lsched_cluster *c,
     return 0;
   if (req->model_mask && !((req->model_mask >> nd->model) & 1))
     return 0;
-  int kmin = lsched__mig_model_kind(c, nd->model, req);
+  int kmin = lsched_mig_model_kind(c, nd->model, req);
   if (kmin < 0 || !(nd->mig_fit >> (kmin - 1)))
     return 0;
   if (req->gpu_count == 1)
     return 1;
   lsched_placement tmp;
-  return lsched__mig_choose(c, (int)(nd - c->nodes), kmin, req->gpu_count,
+  return lsched_mig_choose(c, (int)(nd - c->nodes), kmin, req->gpu_count,
                             LSCHED_PICK_LOWEST, &tmp) == LSCHED_OK;
 }
 
@@ -462,10 +454,10 @@ int lsched__mig_node_ever(const lsched_cluster *c,
     return 0;
   if (req->model_mask && !((req->model_mask >> nd->model) & 1))
     return 0;
-  int kmin = lsched__mig_model_kind(c, nd->model, req);
+  int kmin = lsched_mig_model_kind(c, nd->model, req);
   if (kmin < 0)
     return 0;
-  const struct lsched__mig_gpu *gs = lsched__mig_gpus(c, nd);
+  const lsched_mig_gpu_view *gs = lsched__mig_gpus(c, nd);
   if (gs[0].dynamic)
     return 1; /* kmin is offered and creatable on an idle GPU */
   for (int K = kmin; K <= LSCHED_MIG_KINDS; K++)
@@ -505,11 +497,11 @@ int lsched__mig_check_alloc(lsched_cluster *c, const lsched_placement *p,
   if (rc)
     return rc;
   const struct lsched_node *nd = &c->nodes[p->node];
-  const struct lsched__mig_gpu *gs = lsched__mig_gpus(c, nd);
+  const lsched_mig_gpu_view *gs = lsched__mig_gpus(c, nd);
   for (int i = 0; i < nd->gpu_count; i++) {
     if (!((p->gpu_mask >> i) & 1))
       continue;
-    const struct lsched__mig_gpu *g = &gs[i];
+    const lsched_mig_gpu_view *g = &gs[i];
     if (g->dynamic && !((g->offered >> (p->mig_kind - 1)) & 1)) {
       snprintf(why, len, "GPU %d of node %d: its model offers no %s", i,
                p->node, kind_names[p->mig_kind]);
@@ -532,7 +524,7 @@ int lsched__mig_check_release(lsched_cluster *c, const lsched_placement *p,
   if (rc)
     return rc;
   const struct lsched_node *nd = &c->nodes[p->node];
-  const struct lsched__mig_gpu *gs = lsched__mig_gpus(c, nd);
+  const lsched_mig_gpu_view *gs = lsched__mig_gpus(c, nd);
   for (int i = 0; i < nd->gpu_count; i++)
     if ((p->gpu_mask >> i) & 1 &&
         (gs[i].kind_at[p->mig_start] != p->mig_kind ||
@@ -554,7 +546,7 @@ void lsched__mig_apply(lsched_cluster *c, const lsched_placement *p,
     if (!((p->gpu_mask >> i) & 1))
       continue;
     int gi = nd->mig_off + i;
-    struct lsched__mig_gpu *g = &m->gpu[gi];
+    lsched_mig_gpu_view *g = &m->gpu[gi];
     totals_add(m, g, -1);
     if (!alloc) {
       g->busy &= (uint8_t)~(1u << s);
@@ -590,7 +582,7 @@ int lsched_mig_gpu_get(const lsched_cluster *c, int node, int gpu,
     return LSCHED_EINVAL;
   memset(out, 0, sizeof *out);
   int gi = nd->mig_off + gpu;
-  const struct lsched__mig_gpu *g = &c->mig->gpu[gi];
+  const lsched_mig_gpu_view *g = &c->mig->gpu[gi];
   out->dynamic = g->dynamic;
   for (int s = 0; s < LSCHED_MIG_SLOTS; s++) {
     if (!g->kind_at[s])
@@ -621,7 +613,7 @@ int lsched_mig_set_layout(lsched_cluster *c, int node, int gpu,
     return rc;
   struct lsched__mig *m = c->mig;
   int gi = nd->mig_off + gpu;
-  struct lsched__mig_gpu *g = &m->gpu[gi];
+  lsched_mig_gpu_view *g = &m->gpu[gi];
   if (g->busy)
     return LSCHED_ESTATE;
   for (int i = 0; i < n; i++)
@@ -686,7 +678,7 @@ int lsched__mig_check(const lsched_cluster *c, char *why, size_t len) {
     }
     const int *pool = c->gpu_free + nd->gpu_off;
     for (int i = 0; i < nd->gpu_count; i++) {
-      const struct lsched__mig_gpu *g = &m->gpu[nd->mig_off + i];
+      const lsched_mig_gpu_view *g = &m->gpu[nd->mig_off + i];
       unsigned occ = 0;
       int milli = 0;
       for (int s = 0; s < LSCHED_MIG_SLOTS; s++) {
@@ -710,7 +702,7 @@ int lsched__mig_check(const lsched_cluster *c, char *why, size_t len) {
         if ((g->busy >> s) & 1)
           milli += lsched__mig_milli[k];
       }
-      struct lsched__mig_gpu copy = *g;
+      lsched_mig_gpu_view copy = *g;
       gpu_refresh(m, &copy);
       if (memcmp(&copy, g, sizeof copy) != 0 || copy.occ != occ) {
         snprintf(why, len, "node %d GPU %d: MIG slot bitmaps differ from "

@@ -13,25 +13,12 @@
 
 #define LSCHED__MIG_ALL_KINDS 0x3F
 
-/* One MIG GPU. 16 bytes: a policy scan over 1,000 GPUs touches 16 KB. */
-struct lsched__mig_gpu {
-  uint8_t kind_at[8]; /* kind of the instance starting at slot s, 0 none */
-  uint8_t busy;       /* bit s: the instance starting at slot s is in use */
-  uint8_t occ;        /* memory slots of every instance */
-  uint8_t occ_busy;   /* memory slots of the instances in use */
-  uint8_t busy_cs;    /* compute slices of the instances in use */
-  uint8_t fit;        /* kind mask it can serve now: static, the kinds of
-                         its idle instances; dynamic, the kinds that can be
-                         created in slots no busy instance holds */
-  uint8_t free_cs;    /* slices a new request could still use: static, the
-                         slices of its idle instances; dynamic, 7 - busy_cs */
-  uint8_t dynamic;    /* 1: instances are created on demand */
-  uint8_t offered;    /* kind mask the GPU's model offers */
-};
+/* One MIG GPU is an lsched_mig_gpu_view (<libsched/policy_sdk.h>): the
+ * policies read the same records the core keeps. */
 
 struct lsched__mig {
   int ngpus, cap;
-  struct lsched__mig_gpu *gpu;
+  lsched_mig_gpu_view *gpu;
   uint64_t *created; /* 8 per GPU: creation number of the instance at s */
   /* Per model: instance memory per kind (MiB), whether a table was set,
    * and the kinds offered (all six by default). */
@@ -69,7 +56,7 @@ static inline int lsched__mig_kind_for_compute(int milli) {
 }
 
 /* Can GPU g host an instance of kind k at start s now? (s a valid start) */
-static inline int lsched__mig_gpu_hosts(const struct lsched__mig_gpu *g, int k,
+static inline int lsched__mig_gpu_hosts(const lsched_mig_gpu_view *g, int k,
                                         int s) {
   if (g->dynamic)
     return ((g->offered >> (k - 1)) & 1) &&
@@ -78,7 +65,7 @@ static inline int lsched__mig_gpu_hosts(const struct lsched__mig_gpu *g, int k,
 }
 
 /* The lowest start at which GPU g can host kind k now, or -1. */
-static inline int lsched__mig_gpu_start(const struct lsched__mig_gpu *g,
+static inline int lsched__mig_gpu_start(const lsched_mig_gpu_view *g,
                                         int k) {
   for (int s = 0; s < 8; s++)
     if ((lsched__mig_starts[k] >> s) & 1 && lsched__mig_gpu_hosts(g, k, s))
@@ -97,7 +84,7 @@ static inline int lsched__mig_node_kind(const struct lsched_node *nd,
 /* The MIG GPUs of node nd (NULL for a node without GPUs: the pool may
  * still be NULL, and NULL + 0 is undefined behaviour; clang's UBSan,
  * tests/fuzz/fuzz_libsched.c). */
-static inline struct lsched__mig_gpu *
+static inline lsched_mig_gpu_view *
 lsched__mig_gpus(const lsched_cluster *c, const struct lsched_node *nd) {
   return nd->gpu_count > 0 ? c->mig->gpu + nd->mig_off : NULL;
 }
@@ -118,9 +105,6 @@ LSCHED_HIDDEN void lsched__mig_drop_node(lsched_cluster *c,
 LSCHED_HIDDEN uint8_t lsched__mig_node_fit(const lsched_cluster *c,
                                            const struct lsched_node *nd);
 
-/* The kind req needs on `model` (1..6), or -1. req must be a MIG request. */
-LSCHED_HIDDEN int lsched__mig_model_kind(const lsched_cluster *c, int model,
-                                         const lsched_request *req);
 /* The model-independent lower bound of that kind. */
 LSCHED_HIDDEN int lsched__mig_kind_lb(const lsched_request *req);
 
@@ -132,45 +116,6 @@ LSCHED_HIDDEN int lsched__mig_node_fits(const lsched_cluster *c,
 LSCHED_HIDDEN int lsched__mig_node_ever(const lsched_cluster *c,
                                         const struct lsched_node *nd,
                                         const lsched_request *req);
-
-/*
- * Chooses instances for a MIG request of `k` GPUs needing kind kmin on node
- * `node` (which must be a MIG node): the smallest kind K >= kmin (static;
- * exactly kmin on dynamic nodes) for which some start s has k GPUs that can
- * host (K, s); among those starts and GPUs, by rule: LOWEST the k lowest
- * GPU indices (smallest index sum, then lowest start), TIGHTEST the fewest
- * free slices, LOOSEST the most (sums; ties: lowest start, lowest GPUs).
- * Fills out's GPU and MIG fields; LSCHED_ENOFIT if nothing fits.
- * O(kinds x starts x GPUs x k).
- */
-LSCHED_HIDDEN int lsched__mig_choose(const lsched_cluster *c, int node,
-                                     int kmin, int k, lsched_gpu_pick rule,
-                                     lsched_placement *out);
-
-/*
- * Shared by the MIG policies for requests of more than one GPU: over the
- * nodes that fit (visit order), the smallest kind excess K - kmin first,
- * then by rule (LOWEST: the first node; TIGHTEST: the fewest free slices on
- * the chosen GPUs, ties to the earlier node), GPUs and start chosen by
- * lsched__mig_choose() with that rule. scratch holds node-count ints.
- */
-LSCHED_HIDDEN int lsched__mig_place_multi(const lsched_cluster *c,
-                                          const lsched_request *req,
-                                          int *scratch, lsched_gpu_pick rule,
-                                          lsched_placement *out);
-
-/* What mig-best-fit and mig-aware keep besides their own state: the
- * allocator, node-count scratch ints, and a best-fit instance that places
- * every request that is not a MIG one. init: LSCHED_OK or LSCHED_ENOMEM
- * (then nothing is held); fini frees what init made. */
-struct lsched__mig_fb {
-  lsched_allocator a;
-  int *scratch;
-  void *fallback;
-};
-LSCHED_HIDDEN int lsched__mig_fb_init(struct lsched__mig_fb *f,
-                                      const lsched_cluster *c);
-LSCHED_HIDDEN void lsched__mig_fb_fini(struct lsched__mig_fb *f);
 
 /* Placement checks and updates for alloc/release on a MIG node. */
 LSCHED_HIDDEN int lsched__mig_check_alloc(lsched_cluster *c,

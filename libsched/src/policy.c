@@ -4,6 +4,7 @@
  */
 #include "internal.h"
 
+#include <libsched/migrate.h>
 #include <string.h>
 
 struct lsched_registry {
@@ -65,28 +66,9 @@ int lsched_registry_add(lsched_registry *r, const lsched_policy_ops *ops) {
   return LSCHED_OK;
 }
 
-int lsched_registry_add_builtins(lsched_registry *r) {
-  static const lsched_policy_ops *const builtins[] = {
-      &lsched__policy_first_fit,
-      &lsched__policy_best_fit,
-      &lsched__policy_worst_fit,
-      &lsched__policy_defrag,
-      &lsched__policy_random,
-      &lsched__policy_dot_product,
-      &lsched__policy_gpu_clustering,
-      &lsched__policy_gpu_packing,
-      &lsched__policy_fgd,
-      &lsched__policy_mig_first_fit,
-      &lsched__policy_mig_best_fit,
-      &lsched__policy_mig_aware,
-  };
-  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
-    int rc = lsched_registry_add(r, builtins[i]);
-    if (rc && rc != LSCHED_EEXIST)
-      return rc;
-  }
-  return LSCHED_OK;
-}
+/* lsched_registry_add_builtins() is defined with the built-in policies
+ * (policies/builtins.c): they register through lsched_registry_add() as
+ * any outside policy does. */
 
 const lsched_policy_ops *lsched_registry_find(const lsched_registry *r,
                                               const char *name) {
@@ -122,6 +104,13 @@ int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
     if (!na)
       return LSCHED_ENOMEM;
     c->attached = na;
+    /* hooked is a subset of attached: the same capacity. On failure here
+     * attached keeps its larger block and the next call grows both. */
+    lsched_policy **nh =
+        lsched__realloc(&c->a, c->hooked, (size_t)nc * sizeof *nh);
+    if (!nh)
+      return LSCHED_ENOMEM;
+    c->hooked = nh;
     c->attached_cap = nc;
   }
   lsched_policy *p = lsched__calloc(&c->a, 1, sizeof *p);
@@ -142,6 +131,8 @@ int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
     return rc;
   }
   c->attached[c->nattached++] = p;
+  if (ops->on_alloc || ops->on_release)
+    c->hooked[c->nhooked++] = p;
   *out = p;
   return LSCHED_OK;
 }
@@ -155,6 +146,13 @@ void lsched_policy_destroy(lsched_policy *p) {
       memmove(&c->attached[i], &c->attached[i + 1],
               (size_t)(c->nattached - i - 1) * sizeof *c->attached);
       c->nattached--;
+      break;
+    }
+  for (int i = 0; i < c->nhooked; i++)
+    if (c->hooked[i] == p) {
+      memmove(&c->hooked[i], &c->hooked[i + 1],
+              (size_t)(c->nhooked - i - 1) * sizeof *c->hooked);
+      c->nhooked--;
       break;
     }
   if (p->ops->fini)
@@ -181,4 +179,96 @@ int lsched_policy_place(lsched_policy *p, const lsched_request *req,
 
 const char *lsched_policy_name(const lsched_policy *p) {
   return p ? p->ops->name : NULL;
+}
+
+int lsched_policy_create_from(lsched_policy **out, lsched_cluster *c,
+                              const lsched_registry *r, const char *name) {
+  if (!out)
+    return LSCHED_EINVAL;
+  *out = NULL;
+  if (!c || !r || !name)
+    return LSCHED_EINVAL;
+  const lsched_policy_ops *ops = lsched_registry_find(r, name);
+  if (!ops)
+    return LSCHED_ENOENT;
+  lsched_policy *p;
+  int rc = lsched_policy_create(&p, c, ops);
+  if (rc)
+    return rc;
+  if (ops->version >= 4 && ops->set_registry &&
+      (rc = ops->set_registry(p->state, r)) != LSCHED_OK) {
+    lsched_policy_destroy(p);
+    return rc;
+  }
+  *out = p;
+  return LSCHED_OK;
+}
+
+int lsched_policy_plan_migrations(lsched_policy *p,
+                                  const lsched_request *waiting,
+                                  const lsched_running *running,
+                                  size_t nrunning,
+                                  const lsched_defrag_budget *budget,
+                                  lsched_move *out, size_t max_out,
+                                  size_t *nout) {
+  if (!p || !out || !nout || (nrunning && !running) ||
+      lsched_request_validate(waiting) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  if (budget && (budget->version == 0 ||
+                 budget->version > LSCHED_DEFRAG_BUDGET_VERSION))
+    return LSCHED_EVERSION;
+  if (p->ops->version < 3 || !p->ops->plan_migrations)
+    return LSCHED_ENOENT;
+  /* The hook must leave the cluster as it found it: every change it makes
+   * is a trial for the observers. */
+  lsched__trial_begin(p->c);
+  int rc = p->ops->plan_migrations(p->state, p->c, waiting, running, nrunning,
+                                   budget, out, max_out, nout);
+  lsched__trial_end(p->c);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Observers                                                               */
+
+int lsched_cluster_add_observer(lsched_cluster *c, const lsched_observer *obs,
+                                void *user) {
+  if (!c || !obs)
+    return LSCHED_EINVAL;
+  if (obs->version == 0 || obs->version > LSCHED_OBSERVER_VERSION)
+    return LSCHED_EVERSION;
+  for (int i = 0; i < c->nobservers; i++)
+    if (c->observers[i].key == obs && c->observers[i].user == user)
+      return LSCHED_EEXIST;
+  if (c->nobservers == c->observers_cap) {
+    int nc = c->observers_cap ? c->observers_cap * 2 : 4;
+    struct lsched__observer *no =
+        lsched__realloc(&c->a, c->observers, (size_t)nc * sizeof *no);
+    if (!no)
+      return LSCHED_ENOMEM;
+    c->observers = no;
+    c->observers_cap = nc;
+  }
+  struct lsched__observer *o = &c->observers[c->nobservers++];
+  /* Version 1 has every member; a later version copies only the members
+   * its table has, by version, and zeroes the rest. */
+  o->ops = *obs;
+  o->ops.version = LSCHED_OBSERVER_VERSION;
+  o->key = obs;
+  o->user = user;
+  return LSCHED_OK;
+}
+
+int lsched_cluster_remove_observer(lsched_cluster *c,
+                                   const lsched_observer *obs, void *user) {
+  if (!c || !obs)
+    return LSCHED_EINVAL;
+  for (int i = 0; i < c->nobservers; i++)
+    if (c->observers[i].key == obs && c->observers[i].user == user) {
+      memmove(&c->observers[i], &c->observers[i + 1],
+              (size_t)(c->nobservers - i - 1) * sizeof *c->observers);
+      c->nobservers--;
+      return LSCHED_OK;
+    }
+  return LSCHED_ENOENT;
 }

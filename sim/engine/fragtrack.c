@@ -23,7 +23,7 @@ struct sim_fragtrack {
   int n;
   lsched_workload *wl;
   lsched_fragmeter *meter;
-  lsched_policy *obs;
+  int observing; /* obs_ops is registered on c with this tracker */
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -52,51 +52,24 @@ struct sim_fragtrack {
 };
 
 /* ---------------------------------------------------------------- observer
- * An outside policy table (the public extension point for incremental
- * indexes) that never places anything and marks the nodes that change. */
+ * A cluster observer (lsched_cluster_add_observer) that marks the nodes
+ * that change. Trial changes (a migration planner's tries, a gang's parts
+ * before it is kept) are undone before the call that makes them returns,
+ * so they leave no node changed and are skipped; a kept gang's parts are
+ * reported again as ordinary allocations. */
 
-struct obs_state {
-  sim_fragtrack *f;
-};
-
-static int obs_place(void *state, const lsched_cluster *c,
-                     const lsched_request *req, lsched_placement *out) {
-  (void)state;
+static void obs_changed(void *user, const lsched_cluster *c,
+                        const lsched_placement *p, int trial) {
   (void)c;
-  (void)req;
-  (void)out;
-  return LSCHED_ENOFIT;
-}
-
-static int obs_set_param(void *state, const char *key, const char *value) {
-  struct obs_state *s = state;
-  void *p = NULL;
-  if (strcmp(key, "tracker") != 0)
-    return LSCHED_ENOENT;
-  if (sscanf(value, "%p", &p) != 1)
-    return LSCHED_EINVAL;
-  s->f = p;
-  return LSCHED_OK;
-}
-
-static void obs_changed(void *state, const lsched_cluster *c,
-                        const lsched_placement *p) {
-  (void)c;
-  struct obs_state *s = state;
-  sim_fragtrack *f = s->f;
-  if (f && p->node >= 0 && p->node < f->n && !f->dirty[p->node]) {
+  sim_fragtrack *f = user;
+  if (!trial && p->node >= 0 && p->node < f->n && !f->dirty[p->node]) {
     f->dirty[p->node] = 1;
     f->dirty_list[f->ndirty++] = p->node;
   }
 }
 
-static const lsched_policy_ops obs_ops = {
-    .version = LSCHED_POLICY_OPS_VERSION,
-    .name = "(replay fragmentation observer)",
-    .description = "marks the nodes that change",
-    .state_size = sizeof(struct obs_state),
-    .set_param = obs_set_param,
-    .place = obs_place,
+static const lsched_observer obs_ops = {
+    .version = LSCHED_OBSERVER_VERSION,
     .on_alloc = obs_changed,
     .on_release = obs_changed,
 };
@@ -174,7 +147,8 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
 void fragtrack_free(sim_fragtrack *f) {
   if (!f)
     return;
-  lsched_policy_destroy(f->obs);
+  if (f->observing)
+    lsched_cluster_remove_observer(f->c, &obs_ops, f);
   lsched_fragmeter_destroy(f->meter);
   lsched_workload_destroy(f->wl);
   free(f->shapes);
@@ -260,11 +234,9 @@ int fragtrack_ready(sim_fragtrack *f) {
     return -2;
   if (lsched_fragmeter_create(&f->meter, f->c, f->wl))
     return -2;
-  char ptr[64];
-  snprintf(ptr, sizeof ptr, "%p", (void *)f);
-  if (lsched_policy_create(&f->obs, f->c, &obs_ops) ||
-      lsched_policy_set_param(f->obs, "tracker", ptr))
+  if (lsched_cluster_add_observer(f->c, &obs_ops, f))
     return -2;
+  f->observing = 1;
   f->active = malloc((f->nshapes ? f->nshapes : 1) * sizeof *f->active);
   if (!f->active)
     return -2;

@@ -22,6 +22,7 @@
 
 #include <libsched/libsched.h>
 #include <libsched/migrate.h>
+#include <libsched/policy_sdk.h>
 #include <string.h>
 
 #define MAX_NODES 12
@@ -235,8 +236,65 @@ typedef struct job {
   int hand; /* a hand-made placement: no request to move it with */
 } job;
 
+/* What a cluster observer saw: per node, the CPU taken by the changes
+ * that stay (trial 0) and the net CPU of the trial ones. Between
+ * operations the first must equal what the node has in use and the second
+ * must be 0 (every trial change is undone before its call returns). */
+typedef struct tally {
+  int64_t cpu[MAX_NODES], trial_cpu[MAX_NODES];
+  int bad_node;
+} tally;
+
+static void tally_change(void *user, const lsched_placement *p, int trial,
+                         int sign) {
+  tally *t = user;
+  if (p->node < 0 || p->node >= MAX_NODES) {
+    t->bad_node = 1;
+    return;
+  }
+  if (trial)
+    t->trial_cpu[p->node] += sign * p->cpu_milli;
+  else
+    t->cpu[p->node] += sign * p->cpu_milli;
+}
+static void tally_alloc(void *user, const lsched_cluster *c,
+                        const lsched_placement *p, int trial) {
+  (void)c;
+  tally_change(user, p, trial, 1);
+}
+static void tally_release(void *user, const lsched_cluster *c,
+                          const lsched_placement *p, int trial) {
+  (void)c;
+  tally_change(user, p, trial, -1);
+}
+static const lsched_observer tally_ops = {LSCHED_OBSERVER_VERSION,
+                                          tally_alloc, tally_release};
+
+/* The observer's tally and the SDK's view against the node reads. */
+static void check_tally(const lsched_cluster *c, const tally *t) {
+  FUZZ_CHECK(!t->bad_node, "observer saw a placement on a bad node");
+  lsched_view v = LSCHED_VIEW_INIT;
+  FUZZ_CHECK(lsched_cluster_view(c, &v) == LSCHED_OK, "view");
+  for (int i = 0; i < lsched_cluster_node_count(c) && i < MAX_NODES; i++) {
+    lsched_node_info ni;
+    FUZZ_CHECK(lsched_cluster_node_info(c, i, &ni) == LSCHED_OK, "info");
+    FUZZ_CHECK(t->cpu[i] == ni.cpu_milli - ni.cpu_free,
+               "observer: node %d has %lld CPU in use, observer saw %lld", i,
+               (long long)(ni.cpu_milli - ni.cpu_free), (long long)t->cpu[i]);
+    FUZZ_CHECK(t->trial_cpu[i] == 0, "observer: trial changes on node %d "
+               "not undone (%lld)", i, (long long)t->trial_cpu[i]);
+    const lsched_node *nd = lsched_view_node(&v, i);
+    FUZZ_CHECK(nd->cpu_free == ni.cpu_free && nd->mem_free == ni.memory_free &&
+                   nd->gpu_free_sum == ni.gpu_milli_free &&
+                   nd->gpus_full_free == ni.gpus_fully_free,
+               "view of node %d differs from node_info", i);
+  }
+}
+
 typedef struct world {
   lsched_cluster *c;
+  tally seen;
+  int observing; /* tally_ops is registered with &seen */
   lsched_policy *pol[MAX_POL];
   int npol;
   int defrag; /* index of a defrag policy, -1 none */
@@ -621,6 +679,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   build_nodes(w.c, &s, w.nmodels);
   op_order(&w, &s);
+  {
+    int orc = lsched_cluster_add_observer(w.c, &tally_ops, &w.seen);
+    FUZZ_CHECK(orc == LSCHED_OK || orc == LSCHED_ENOMEM, "add_observer: %s",
+               lsched_err_name(orc));
+    w.observing = orc == LSCHED_OK;
+  }
 
   if (lsched_registry_create(&reg, &al) != LSCHED_OK ||
       lsched_registry_add_builtins(reg) != LSCHED_OK)
@@ -714,6 +778,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     }
     check_cluster(w.c);
+    if (w.observing)
+      check_tally(w.c, &w.seen);
   }
   while (w.njobs)
     release_job(&w, w.njobs - 1);
@@ -724,6 +790,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_CHECK(t.cpu_free == t.cpu_milli && t.memory_free == t.memory_mib &&
                  t.gpu_milli_free == t.gpu_milli,
              "not back to full capacity after releasing every job");
+  if (w.observing) {
+    check_tally(w.c, &w.seen);
+    FUZZ_CHECK(lsched_cluster_remove_observer(w.c, &tally_ops, &w.seen) ==
+                   LSCHED_OK,
+               "remove_observer");
+  }
 done:
   lsched_fragmeter_destroy(w.meter);
   for (int i = 0; i < w.npol; i++)

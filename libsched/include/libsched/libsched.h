@@ -386,6 +386,58 @@ LSCHED_API int lsched_alloc(lsched_cluster *c, const lsched_placement *p);
 LSCHED_API int lsched_release(lsched_cluster *c, const lsched_placement *p);
 
 /* ---------------------------------------------------------------------- */
+/* Observers                                                               */
+
+#define LSCHED_OBSERVER_VERSION 1
+/**
+ * Callbacks told about every lsched_alloc() and lsched_release() on a
+ * cluster, after the change and after the attached policies' hooks; for a
+ * tracker that keeps figures in step with the cluster (what changed where)
+ * without being a policy. Either member may be NULL.
+ *
+ * trial is 1 for a change that the library call making it undoes before
+ * it returns: the allocations and releases a migration planner makes while
+ * it tries plans (lsched_policy_plan_migrations()), and those of a gang
+ * placement (lsched_place_gang()) of more than one part, whose parts are
+ * trial while they are placed; when the gang is kept, each part is then
+ * released (trial) and allocated again with trial 0, so an observer that
+ * ignores trial changes still sees every kept allocation exactly once, and
+ * one that counts every change sees a consistent sequence. trial is 0 for
+ * every other change.
+ *
+ * A callback sees the cluster after the change; it must not change the
+ * cluster, nor add or remove observers. `user` is the pointer given to
+ * lsched_cluster_add_observer(). Members are only appended, with a version
+ * bump; a table of an older version stays valid.
+ */
+typedef struct lsched_observer {
+  unsigned version;
+  void (*on_alloc)(void *user, const lsched_cluster *c,
+                   const lsched_placement *p, int trial);
+  void (*on_release)(void *user, const lsched_cluster *c,
+                     const lsched_placement *p, int trial);
+} lsched_observer;
+#define LSCHED_OBSERVER_INIT {LSCHED_OBSERVER_VERSION, NULL, NULL}
+
+/**
+ * Registers observer `obs` with `user` on c; observers are called in the
+ * order they were added. The table is copied; (obs, user) identifies the
+ * registration for lsched_cluster_remove_observer(). The same pair may not
+ * be added twice (LSCHED_EEXIST). LSCHED_OK, LSCHED_EINVAL (NULL c or
+ * obs), LSCHED_EVERSION, LSCHED_ENOMEM. O(observers). Observers may be
+ * added at any time, also while allocations are live; they are not told
+ * about earlier changes.
+ */
+LSCHED_API int lsched_cluster_add_observer(lsched_cluster *c,
+                                           const lsched_observer *obs,
+                                           void *user);
+/** Removes the registration (obs, user). LSCHED_OK, LSCHED_EINVAL,
+ * LSCHED_ENOENT (not registered). O(observers). */
+LSCHED_API int lsched_cluster_remove_observer(lsched_cluster *c,
+                                              const lsched_observer *obs,
+                                              void *user);
+
+/* ---------------------------------------------------------------------- */
 /* Workloads and fragmentation (FGD, Weng et al., USENIX ATC 2023)         */
 
 /**
@@ -489,11 +541,12 @@ LSCHED_API void lsched_fragmeter_get(const lsched_fragmeter *m,
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
 
-#define LSCHED_POLICY_OPS_VERSION 3
+#define LSCHED_POLICY_OPS_VERSION 4
 /* Migration planning types, defined in <libsched/migrate.h>. */
 struct lsched_running;
 struct lsched_defrag_budget;
 struct lsched_move;
+struct lsched_registry;
 /**
  * A placement policy: a versioned table of functions. The library allocates
  * state_size bytes of zeroed state per instance and passes it to each hook.
@@ -510,6 +563,13 @@ struct lsched_move;
  * - set_workload (version 2): the target workload of fragmentation-aware
  *   policies (w may be NULL to clear it); the policy copies what it needs.
  *   May be NULL. Version-1 tables (without this member) stay valid.
+ * - set_registry (version 4): the registry the instance was created from
+ *   by lsched_policy_create_from(), called once right after init; a
+ *   policy that looks other policies up by name (defrag's "base") keeps it
+ *   (the registry outlives the instance). Not called for instances made by
+ *   lsched_policy_create(). May be NULL.
+ * Writing a policy: <libsched/policy_sdk.h> has what the built-in policies
+ * use (node records, fit-index iteration, scoring helpers, the MIG view).
  * New members are only appended, with a version bump.
  */
 typedef struct lsched_policy_ops {
@@ -539,6 +599,8 @@ typedef struct lsched_policy_ops {
                          const struct lsched_defrag_budget *budget,
                          struct lsched_move *out, size_t max_out,
                          size_t *nout);
+  /* version 4 */
+  int (*set_registry)(void *state, const struct lsched_registry *r);
 } lsched_policy_ops;
 
 /** A set of named policies. Per instance; no global registry exists. */
@@ -575,6 +637,18 @@ typedef struct lsched_policy lsched_policy;
  */
 LSCHED_API int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
                                     const lsched_policy_ops *ops);
+/**
+ * Creates an instance of the policy named `name` in registry r on c, as
+ * lsched_policy_create() does, and hands r to the table's set_registry
+ * hook (version 4) so that the policy can find other policies of r by
+ * name. r must outlive the instance. LSCHED_ENOENT when r has no such
+ * policy; else as lsched_policy_create(), or set_registry's code (the
+ * instance is then destroyed).
+ */
+LSCHED_API int lsched_policy_create_from(lsched_policy **out,
+                                         lsched_cluster *c,
+                                         const lsched_registry *r,
+                                         const char *name);
 /** Detaches and frees the instance. */
 LSCHED_API void lsched_policy_destroy(lsched_policy *p);
 LSCHED_API int lsched_policy_set_param(lsched_policy *p, const char *key,

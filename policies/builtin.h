@@ -1,0 +1,50 @@
+/*
+ * What the built-in policies share among themselves: their ops tables (for
+ * lsched_registry_add_builtins() in builtins.c, and for the MIG policies'
+ * best-fit fallback) and that fallback's bookkeeping. Like every file in
+ * this folder it uses the public headers only (tests/cli_policy_headers.sh
+ * checks): a built-in policy is written as an outside policy would be.
+ */
+#ifndef LIBSCHED_POLICIES_BUILTIN_H
+#define LIBSCHED_POLICIES_BUILTIN_H
+
+#include <libsched/libsched.h>
+#include <libsched/policy_sdk.h>
+
+/* The tables are internal to the library (not exported from libsched.so):
+ * outside code reaches them through lsched_registry_add_builtins(). */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define LSCHED_BUILTIN __attribute__((visibility("hidden")))
+#else
+#define LSCHED_BUILTIN
+#endif
+
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_first_fit;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_best_fit;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_worst_fit;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_defrag;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_random;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_dot_product;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_gpu_clustering;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_gpu_packing;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_fgd;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_first_fit;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_best_fit;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_aware;
+
+/* What mig-best-fit and mig-aware keep besides their own state: the
+ * cluster's allocator and view, node-count scratch ints, and a best-fit
+ * instance that places every request that is not a MIG one (mig_common.c).
+ * init: LSCHED_OK or LSCHED_ENOMEM (then nothing is held); fini frees what
+ * init made. */
+struct lsched_builtin_mig_fb {
+  lsched_allocator a;
+  lsched_view v;
+  int *scratch;
+  void *fallback;
+};
+LSCHED_BUILTIN int lsched_builtin_mig_fb_init(struct lsched_builtin_mig_fb *f,
+                                              const lsched_cluster *c);
+LSCHED_BUILTIN void lsched_builtin_mig_fb_fini(struct lsched_builtin_mig_fb *f);
+
+#endif
