@@ -8,27 +8,7 @@
 set -u
 BIN=${SCHEDSIM_BIN:?}
 SRC=${SCHEDSIM_SOURCE_DIR:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-# expect STATUS NEEDLE -- command...: exit status and a stderr substring.
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    bad "$* -> exit $got, want $want; stderr: $(head -c 400 "$T/err")"
-  elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$T/err"; then
-    bad "$* -> stderr lacks '$needle': $(head -c 400 "$T/err")"
-  else
-    ok
-  fi
-}
+. "$(dirname "$0")/lib/cli_harness.sh"
 
 # same DIR_A DIR_B WHAT: the three run outputs byte-identical.
 same() {
@@ -253,5 +233,4 @@ expect 2 "gen.csv" -- "$BIN" "${F[@]}" --trace-format swf --out "$T/f5"
 expect 0 "" -- "$BIN" demo --queue backfill --estimate-factor 2 --out "$T/d"
 grep -q "queue backfill" "$T/out" && ok || bad "demo --queue backfill: $(head -1 "$T/out")"
 
-echo "cli_options: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+cli_summary

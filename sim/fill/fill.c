@@ -562,22 +562,7 @@ static int write_fill_summary(const char *path, const fill_setup *fs,
     json_add_item(m, "frag_rate_pct",
                           num_or_null(fill_median_frag_rate(r, n, at[k])));
   }
-  char *text = cJSON_Print(o);
-  cJSON_Delete(o);
-  if (!text || json_alloc_failed()) {
-    cJSON_free(text);
-    snprintf(err, errlen, "%.900s: out of memory", path);
-    return -1;
-  }
-  out_file f;
-  int rc = out_open(&f, path, err, errlen);
-  if (rc == 0) {
-    fputs(text, f.f);
-    fputc('\n', f.f);
-    rc = out_commit(&f, err, errlen);
-  }
-  cJSON_free(text);
-  return rc;
+  return out_write_json(path, o, err, errlen);
 }
 
 /* -------------------------------------------------------------- workers */

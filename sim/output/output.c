@@ -66,12 +66,15 @@ int write_summary_json(const char *path, const run_meta *m,
   json_alloc_failed();
   metric_values v;
   metrics_from_result(&v, m, r);
-  cJSON *o = metrics_to_json(&v);
+  return out_write_json(path, metrics_to_json(&v), err, errlen);
+}
+
+int out_write_json(const char *path, cJSON *o, char *err, size_t errlen) {
   char *text = o ? cJSON_Print(o) : NULL;
   cJSON_Delete(o);
   if (!text || json_alloc_failed()) {
     cJSON_free(text);
-    snprintf(err, errlen, "%s: out of memory", path);
+    snprintf(err, errlen, "%.900s: out of memory", path);
     return -1;
   }
   out_file f;

@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "fileout.h"
+#include "jsonutil.h"
 
 typedef struct run_meta {
   const char *mode;    /* "replay" */
@@ -35,6 +36,12 @@ void out_abort(out_file *o);
 
 /* Creates DIR (and parents) if missing; 0 or -1 with err. */
 int out_mkdir(const char *dir, char *err, size_t errlen);
+
+/* Prints the JSON object o (taking ownership: it is freed, NULL allowed)
+ * into PATH atomically, with a final newline. 0, or -1 with err set ("PATH:
+ * out of memory" when o or any member could not be allocated since the last
+ * json_alloc_failed() call). */
+int out_write_json(const char *path, cJSON *o, char *err, size_t errlen);
 
 /* summary.json of a replay: every row of the metric table (metrics.def)
  * that the run has, in table order. 0, or -1 with err set. */
