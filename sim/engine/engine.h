@@ -181,7 +181,10 @@ typedef struct sim_result {
 
 /*
  * Runs a replay of t on sc (whose cluster must be idle; it is idle again
- * afterwards). 0 on success; -1 with err set for bad input (unknown policy,
+ * afterwards: nothing allocated, though on dynamic-MIG GPUs the idle
+ * instances the run created stay, so a second run on the same sc starts
+ * from that layout and may place differently; the CLI builds a fresh
+ * cluster per run). 0 on success; -1 with err set for bad input (unknown policy,
  * unknown GPU model in a job's gpu_spec, jobs without duration, ...);
  * -2 for an internal failure (out of memory, invariant violation).
  */
