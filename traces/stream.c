@@ -151,6 +151,7 @@ struct trace_stream {
   size_t name_cap;
   int state;        /* ST_* */
   trace_error err;  /* the sticky error */
+  trace_horizon horizon; /* the time range check of this pass */
 };
 
 static void unknown_header(const trace_stream *s, const csvrow *row,
@@ -289,6 +290,7 @@ static void fill(trace_stream *s) {
 static int restart(trace_stream *s) {
   drain(s);
   s->k.produced = 0;
+  s->horizon.last_submit_us = s->horizon.work_us = 0;
   s->meta.skipped = 0;
   s->meta.skip_note = NULL;
   s->state = ST_READING;
@@ -447,6 +449,15 @@ int trace_stream_next(trace_stream *s, job_record *job, const char **name,
     }
   } else {
     s->pos++;
+  }
+  /* Every reader's jobs pass the time range check here (a Philly first
+   * pass, before its origin is known, is not checked). */
+  if (!(s->reader && s->reader->shift_origin && !s->origin_known) &&
+      trace_horizon_add(&s->horizon, w, s->meta.path, &s->err) != 0) {
+    s->state = ST_ERROR;
+    drain(s);
+    fail(s, err);
+    return -1;
   }
   *job = *w;
   job->name_off = 0;
