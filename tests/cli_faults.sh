@@ -130,14 +130,22 @@ absent "$T/gen.csv"
 run --out "$T/afile/x" >/dev/null 2>"$T/err"
 check $? 1 "cannot create directory: Not a directory" "--out under a regular file"
 # Permissions do not bind root: drop to an unprivileged user when root.
-mkdir -p "$T/ro"
-chmod 555 "$T/ro"
+# What that user reads and runs (the binary, the cluster spec, the trace)
+# is copied into its own world-readable directory under /tmp: the clone
+# (and $TMPDIR) may sit under a directory uid 65534 cannot read (#17).
+U=$(mktemp -d /tmp/cli_faults_user.XXXXXX)
+CLI_AT_EXIT+=("rm -rf $U")
+cp "$BIN" "$U/schedsim"
+cp "$CL" "$U/cluster.json"
+cp "$T/jobs.csv" "$U/jobs.csv"
+chmod 755 "$U" "$U/schedsim"
+chmod 644 "$U/cluster.json" "$U/jobs.csv"
+mkdir -p "$U/ro"
+chmod 555 "$U/ro"
 as_user=()
 if [ "$(id -u)" = 0 ]; then
   if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
     as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
-    chmod 755 "$T"
-    chmod 644 "$T/jobs.csv"
   else
     as_user=(skip)
   fi
@@ -145,11 +153,11 @@ fi
 if [ "${as_user[0]:-}" = skip ]; then
   echo "SKIP: running as root without setpriv: permission checks skipped"
 else
-  "${as_user[@]}" "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$T/ro/x" >/dev/null 2>"$T/err"
-  check $? 1 "$T/ro/x: cannot create directory: Permission denied" "--out in a read-only directory"
-  "${as_user[@]}" "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$T/ro" >/dev/null 2>"$T/err"
-  check $? 1 "$T/ro/timeline.csv: cannot write: Permission denied" "--out a read-only directory"
-  no_tmp "$T/ro"
+  (cd "$U" && "${as_user[@]}" "$U/schedsim" run --cluster "$U/cluster.json" --trace "$U/jobs.csv" --policy first-fit --quiet --out "$U/ro/x") >/dev/null 2>"$T/err"
+  check $? 1 "$U/ro/x: cannot create directory: Permission denied" "--out in a read-only directory"
+  (cd "$U" && "${as_user[@]}" "$U/schedsim" run --cluster "$U/cluster.json" --trace "$U/jobs.csv" --policy first-fit --quiet --out "$U/ro") >/dev/null 2>"$T/err"
+  check $? 1 "$U/ro/timeline.csv: cannot write: Permission denied" "--out a read-only directory"
+  no_tmp "$U/ro"
 fi
 
 cli_summary
