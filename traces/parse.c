@@ -16,12 +16,29 @@
 void trace_seterr(trace_error *err, const char *fmt, ...) {
   if (!err)
     return;
+  /* Formatted whole first: a long path (up to PATH_MAX) would otherwise
+   * cut the message before its line, field and reason (issue #17). A
+   * message that does not fit keeps its start and its end, the middle
+   * of the path elided. */
+  char full[8192];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  int n = vsnprintf(full, sizeof full, fmt, ap);
   va_end(ap);
-  if (n < 0)
+  if (n < 0) {
     snprintf(err->msg, sizeof err->msg, "error message could not be made");
+    return;
+  }
+  size_t len = strlen(full), room = sizeof err->msg - 1;
+  if (len <= room) {
+    memcpy(err->msg, full, len + 1);
+    return;
+  }
+  const size_t head = 120;
+  size_t tail = room - head - 3;
+  memcpy(err->msg, full, head);
+  memcpy(err->msg + head, "...", 3);
+  memcpy(err->msg + head + 3, full + len - tail, tail + 1);
 }
 
 void trace_quote_value(char *out, size_t size, const char *v, size_t len) {
