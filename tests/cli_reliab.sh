@@ -38,6 +38,33 @@ printf '%s\na,9223372036844,10,1,1000,1000,1024,\n' $GEN >"$T/edge.csv"
 expect 0 "" -- run --trace "$T/edge.csv" --out "$T/o5"
 has "$T/o5/jobs.csv" "9223372036854"
 
+# ---- 2. inputs from pipes, FIFOs and "-": read once, never a hang
+"$BIN" run --cluster "$CL" --trace "$T/ok.csv" --policy first-fit --quiet --out "$T/p0" >/dev/null
+for how in - /dev/stdin; do
+  rm -rf "$T/p1"
+  timeout 60 "$BIN" run --cluster "$CL" --trace "$how" --policy first-fit --quiet --out "$T/p1" <"$T/ok.csv" >/dev/null 2>"$T/err"
+  [ $? = 0 ] && cmp -s "$T/p0/jobs.csv" "$T/p1/jobs.csv" && ok || bad "--trace $how from a pipe: $(cat "$T/err")"
+  cat "$T/ok.csv" | timeout 60 "$BIN" run --cluster "$CL" --trace "$how" --policy first-fit --quiet --out "$T/p2" >/dev/null 2>"$T/err"
+  [ $? = 0 ] && cmp -s "$T/p0/jobs.csv" "$T/p2/jobs.csv" && ok || bad "cat | --trace $how: $(cat "$T/err")"
+  rm -rf "$T/p2"
+done
+printf '; swf\n1 0 0 10 1 -1 -1 1 -1 -1 1 1 1 -1 1 -1 -1 -1\n' >"$T/one.swf"
+cat "$T/one.swf" | timeout 60 "$BIN" run --cluster "$CL" --trace - --policy first-fit --quiet >/dev/null 2>"$T/err"
+[ $? = 0 ] && ok || bad "SWF on stdin: $(cat "$T/err")"
+cat "$CL" | timeout 60 "$BIN" run --cluster - --trace "$T/ok.csv" --policy first-fit --quiet --out "$T/p3" >/dev/null 2>"$T/err"
+[ $? = 0 ] && cmp -s "$T/p0/jobs.csv" "$T/p3/jobs.csv" && ok || bad "cluster on stdin: $(cat "$T/err")"
+mkfifo "$T/fifo"
+(cat "$T/ok.csv" >"$T/fifo" &)
+timeout 60 "$BIN" run --cluster "$CL" --trace "$T/fifo" --policy first-fit --quiet --out "$T/p4" >/dev/null 2>"$T/err"
+[ $? = 0 ] && cmp -s "$T/p0/jobs.csv" "$T/p4/jobs.csv" && ok || bad "FIFO trace: $(cat "$T/err")"
+(cat "$T/ph.csv" >"$T/fifo" &)
+expect 2 "fifo:3: field 'duration'" -- timeout 60 "$BIN" run --cluster "$CL" --trace "$T/fifo" --policy first-fit --quiet
+printf '%s\na,0,abc,1,1000,1000,1024,\n' $GEN >"$T/badd.csv"
+cat "$T/badd.csv" | timeout 60 "$BIN" run --cluster "$CL" --trace - --policy first-fit --quiet 2>"$T/err" >/dev/null
+has "$T/err" "schedsim: -:2: field 'duration': not a number of seconds"
+(cat "$T/ok.csv" >"$T/fifo" &)
+expect 0 "" -- timeout 60 "$BIN" compare --cluster "$CL" --trace "$T/fifo" --policy first-fit --quiet --out "$T/p5"
+
 # ---- 3. sweep run ids: labels with '_' must not join into one id
 cp "$T/ok.csv" "$T/a.csv"
 cp "$T/ok.csv" "$T/a_b.csv"
