@@ -2,10 +2,11 @@
 # Output faults (issue #8, part 3): an unwritable directory and a full disk
 # give a clear error and exit status 1, and a results file is never left
 # half-written under its final name. Every writer puts a file under a
-# temporary name beside it (NAME.tmp.PID) and renames it when complete; a
-# full disk is simulated by making that temporary name a symbolic link to
-# /dev/full (the PID is known because the command is exec'd by a subshell
-# whose PID it keeps), and by a file-size limit (ulimit -f, SIGXFSZ
+# temporary name beside it (NAME.tmp.PID, created exclusively) and renames
+# it when complete; a full disk is simulated by sending the writes to that
+# temporary name to /dev/full (tests/lib/full_shim.c, preloaded; the PID
+# is known because the command is exec'd by a subshell whose PID it
+# keeps), and by a file-size limit (ulimit -f, SIGXFSZ
 # ignored: writes fail with EFBIG in the middle of a file). Covered:
 # summary.json, jobs.csv and timeline.csv (run), fill.csv and its
 # summary.json (fill), compare.csv (compare), sweep.csv (sweep), and the
@@ -39,6 +40,17 @@ GEN=id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_model
 } >"$T/jobs.csv"
 run() { "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet "$@"; }
 
+# full_at PATH: in this (sub)shell, writes to PATH go to /dev/full.
+SHIM=$T/full_shim.so
+${CC:-cc} -shared -fPIC -o "$SHIM" "$(dirname "$0")/lib/full_shim.c" -ldl || {
+  echo "cli_faults: cannot build the full-disk shim" >&2
+  exit 1
+}
+full_at() {
+  export LD_PRELOAD=$SHIM SCHEDSIM_FULL_AT=$1
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+}
+
 # A complete run, for comparisons.
 run --out "$T/ref" >/dev/null 2>&1 || bad "reference run failed"
 
@@ -47,7 +59,7 @@ for f in timeline.csv summary.json jobs.csv; do
   D=$T/full-$f
   mkdir -p "$D"
   (
-    ln -s /dev/full "$D/$f.tmp.$BASHPID"
+    full_at "$D/$f.tmp.$BASHPID"
     exec "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$D"
   ) >/dev/null 2>"$T/err"
   check $? 1 "$D/$f: write failed: No space left on device" "run, $f on a full disk"
@@ -63,7 +75,7 @@ done
 D=$T/again
 cp -r "$T/ref" "$D"
 (
-  ln -s /dev/full "$D/jobs.csv.tmp.$BASHPID"
+  full_at "$D/jobs.csv.tmp.$BASHPID"
   exec "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$D"
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "rerun on a full disk"
@@ -92,7 +104,7 @@ mkdir -p "$D"
 for f in fill.csv summary.json; do
   rm -f "$D"/*
   (
-    ln -s /dev/full "$D/$f.tmp.$BASHPID"
+    full_at "$D/$f.tmp.$BASHPID"
     exec "$BIN" fill --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --seeds 1 --out "$D"
   ) >/dev/null 2>"$T/err"
   check $? 1 "No space left on device" "fill, $f on a full disk"
@@ -102,7 +114,7 @@ done
 D=$T/cmp
 mkdir -p "$D"
 (
-  ln -s /dev/full "$D/compare.csv.tmp.$BASHPID"
+  full_at "$D/compare.csv.tmp.$BASHPID"
   exec "$BIN" compare --trace "$T/jobs.csv" --policy first-fit,best-fit --no-plots --quiet --jobs 1 --out "$D"
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "compare.csv on a full disk"
@@ -112,14 +124,14 @@ D=$T/sweep
 mkdir -p "$D"
 printf '{"traces": ["%s"], "clusters": ["builtin:default"], "policies": ["first-fit"]}\n' "$T/jobs.csv" >"$T/m.json"
 (
-  ln -s /dev/full "$D/sweep.csv.tmp.$BASHPID"
+  full_at "$D/sweep.csv.tmp.$BASHPID"
   exec "$BIN" sweep "$T/m.json" --quiet --jobs 1 --out "$D"
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "sweep.csv on a full disk"
 absent "$D/sweep.csv"
 no_tmp "$D"
 (
-  ln -s /dev/full "$T/gen.csv.tmp.$BASHPID"
+  full_at "$T/gen.csv.tmp.$BASHPID"
   exec "$BIN" generate --out "$T/gen.csv" --jobs 100
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "generate on a full disk"

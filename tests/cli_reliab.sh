@@ -92,6 +92,34 @@ JSON
 expect 0 "" -- "$BIN" sweep "$T/m2.json" --out "$T/sw2" --quiet
 [ -d "$T/sw2/runs/a_b_c_fifo_first-fit_s1" ] && ok || bad "ids changed: $(ls "$T/sw2/runs")"
 
+# ---- 4. results all old or all new
+# a run stopped between its renames leaves the marker; sweep redoes such a
+# run, and the merged table never reads it
+R="$T/sw2/runs/a_b_c_fifo_first-fit_s1"
+touch "$R/.schedsim-incomplete"
+echo '{"broken": ' >"$R/summary.json"
+expect 0 "" -- "$BIN" sweep "$T/m2.json" --out "$T/sw2" --quiet
+[ ! -e "$R/.schedsim-incomplete" ] && ok || bad "marker left in $R"
+has "$R/summary.json" '"seed":	1'
+# run --out over a complete directory: no marker after success; the
+# temporary files of a killed run (a PID that is gone) are removed
+dead=0
+for pid in $(seq 4194000 -7919 300000); do kill -0 $pid 2>/dev/null || { dead=$pid; break; }; done
+expect 0 "" -- run --trace "$T/ok.csv" --out "$T/o8"
+: >"$T/o8/timeline.csv.tmp.$dead"
+: >"$T/o8/jobs.csv.tmp.$dead.3"
+expect 0 "" -- run --trace "$T/ok.csv" --out "$T/o8"
+[ ! -e "$T/o8/.schedsim-incomplete" ] && [ ! -e "$T/o8/timeline.csv.tmp.$dead" ] && [ ! -e "$T/o8/jobs.csv.tmp.$dead.3" ] && ok || bad "left in o8: $(ls -a "$T/o8")"
+# two generate --out F at once: F is one of them, whole
+"$BIN" generate --out "$T/gen1.csv" --jobs 20000 --seed 1 >/dev/null 2>&1
+"$BIN" generate --out "$T/gen.csv" --jobs 20000 --seed 1 >/dev/null 2>&1 &
+p1=$!
+"$BIN" generate --out "$T/gen.csv" --jobs 20000 --seed 1 >/dev/null 2>&1 &
+p2=$!
+wait $p1; wait $p2
+cmp -s "$T/gen.csv" "$T/gen1.csv" && ok || bad "concurrent generate left a different file"
+ls -a "$T" | grep -q 'gen.csv.tmp' && bad "temporary file left: $(ls -a "$T" | grep tmp)" || ok
+
 # ---- 5. smaller ones
 # seeds above 2^53 written exactly
 expect 0 "" -- run --trace "$T/ok.csv" --seed 9007199254740993 --out "$T/o6"

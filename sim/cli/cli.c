@@ -260,6 +260,7 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   if (outdir) {
     if (out_mkdir(outdir, err, sizeof err))
       goto io_fail;
+    out_clean_stale(outdir); /* temporary files of killed runs */
     snprintf(path, sizeof path, "%s/timeline.csv", outdir);
     if (out_open(&tl, path, err, sizeof err))
       goto io_fail;
@@ -297,12 +298,18 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     return rc == -1 ? 2 : 1;
   }
   if (outdir) {
+    /* The marker first: a stop between the renames below leaves it, so
+     * that no reader takes the mix of old and new files for results. */
+    if (out_mark_incomplete(outdir, err, sizeof err))
+      goto io_fail;
     if (out_commit(&tl, err, sizeof err))
       goto io_fail;
     if (out_commit(&jobs, err, sizeof err))
       goto io_fail;
     snprintf(path, sizeof path, "%s/summary.json", outdir);
     if (write_summary_json(path, meta, res, err, sizeof err))
+      goto io_fail;
+    if (out_mark_complete(outdir, err, sizeof err))
       goto io_fail;
   }
   return 0;

@@ -34,6 +34,7 @@
  */
 #include "cli.h"
 #include "jsonutil.h"
+#include "output.h"
 #include "options.h"
 #include "research.h"
 #include "sweep_slurm.h"
@@ -842,7 +843,10 @@ static void run_dir(char *buf, size_t len, const char *outdir,
 static int run_done(const char *outdir, const sw_run *r) {
   char p[4096];
   snprintf(p, sizeof p, "%s/runs/%s/summary.json", outdir, r->id);
-  return research_exists(p);
+  if (!research_exists(p))
+    return 0;
+  snprintf(p, sizeof p, "%s/runs/%s", outdir, r->id);
+  return out_dir_complete(p); /* a run stopped while writing is redone */
 }
 
 static trace_load_opts load_opts(const manifest *m, const sw_run *r) {
