@@ -33,6 +33,12 @@ printf '%s\na,0,10,1,1000,1000,1024,\nb,0,10,1,1000,1000,1024,\n' $GEN >"$T/ok.c
 expect 2 "field 'duration'" -- run --trace "$T/ok.csv" --durations-from "$T/big.csv" --synthetic-load 1 --out "$T/o3"
 absent "$T/o3"
 expect 2 "field 'duration'" -- "$BIN" compare --trace "$T/ok.csv" --durations-from "$T/big.csv" --synthetic-load 1 --policy first-fit --quiet --out "$T/o4"
+# the engine's own sums: a run time from --unknown-duration past the range
+printf '%s\na,9223372036000,,1,1000,1000,1024,\n' $GEN >"$T/un.csv"
+for q in fifo skip backfill priority; do
+  expect 2 "un.csv:2: field 'duration': job a would end past the time range" -- run --trace "$T/un.csv" --unknown-duration 1000 --queue $q --out "$T/o9"
+done
+absent "$T/o9"
 # a valid trace at the very end of the range still runs, exactly
 printf '%s\na,9223372036844,10,1,1000,1000,1024,\n' $GEN >"$T/edge.csv"
 expect 0 "" -- run --trace "$T/edge.csv" --out "$T/o5"

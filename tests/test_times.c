@@ -106,7 +106,7 @@ END_TEST
 /* Hand-computed: the range is [0, TRACE_MAX_TIME_US]; jobs must fit run
  * one after another from the latest submit. */
 START_TEST(horizon_hand_computed) {
-  trace_horizon h = {0, 0};
+  trace_horizon h = {0};
   trace_error err;
   job_record j;
   memset(&j, 0, sizeof j);
@@ -114,29 +114,38 @@ START_TEST(horizon_hand_computed) {
   j.submit_us = 10;
   j.duration_us = TRACE_MAX_TIME_US - 20; /* ends at MAX - 10 */
   ck_assert_int_eq(trace_horizon_add(&h, &j, "f.csv", &err), 0);
-  ck_assert_int_eq(h.last_submit_us, 10);
-  ck_assert_int_eq(h.work_us, TRACE_MAX_TIME_US - 20);
+  ck_assert_int_eq(h.end_us, TRACE_MAX_TIME_US - 10);
   j.line = 3;
   j.submit_us = 0;
-  j.duration_us = 10; /* 10 + (MAX - 20) + 10 = MAX: still inside */
+  j.duration_us = 10; /* after the first: MAX - 10 + 10 = MAX, inside */
   ck_assert_int_eq(trace_horizon_add(&h, &j, "f.csv", &err), 0);
   j.line = 4;
   j.duration_us = 1; /* one microsecond more: outside */
   ck_assert_int_eq(trace_horizon_add(&h, &j, "f.csv", &err), -1);
   ck_assert_str_eq(err.msg,
                    "f.csv:4: field 'duration': the jobs so far, run one "
-                   "after another from the latest submit, would end past "
-                   "the time range (9223372036854 s)");
-  ck_assert_int_eq(h.work_us, TRACE_MAX_TIME_US - 10); /* unchanged */
+                   "after another in file order, would end past the time "
+                   "range (9223372036854 s)");
+  ck_assert_int_eq(h.end_us, TRACE_MAX_TIME_US); /* unchanged */
+  /* a later submit starts the chain again from there: a job at MAX - 5
+   * of 5 s fits after jobs that ended earlier */
+  trace_horizon k = {0};
+  j.submit_us = 0;
+  j.duration_us = 100;
+  ck_assert_int_eq(trace_horizon_add(&k, &j, "f.csv", &err), 0);
+  j.submit_us = TRACE_MAX_TIME_US - 5;
+  j.duration_us = 5;
+  ck_assert_int_eq(trace_horizon_add(&k, &j, "f.csv", &err), 0);
+  ck_assert_int_eq(k.end_us, TRACE_MAX_TIME_US);
   /* a single job whose own end wraps */
-  trace_horizon g = {0, 0};
+  trace_horizon g = {0};
   j.submit_us = INT64_C(9007199254740992);
   j.duration_us = TRACE_MAX_TIME_US;
   ck_assert_int_eq(trace_horizon_add(&g, &j, "f.csv", &err), -1);
   ck_assert_ptr_nonnull(strstr(err.msg, "f.csv:4: field 'duration': submit "
                                         "+ duration ends past"));
   /* unknown durations (-1) count as 0 */
-  trace_horizon u = {0, 0};
+  trace_horizon u = {0};
   j.submit_us = TRACE_MAX_TIME_US;
   j.duration_us = -1;
   ck_assert_int_eq(trace_horizon_add(&u, &j, "f.csv", &err), 0);

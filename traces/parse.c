@@ -18,8 +18,9 @@ void trace_seterr(trace_error *err, const char *fmt, ...) {
     return;
   /* Formatted whole first: a long path (up to PATH_MAX) would otherwise
    * cut the message before its line, field and reason (issue #17). A
-   * message that does not fit keeps its start and its end, the middle
-   * of the path elided. */
+   * message that does not fit loses the middle of its path (the text up
+   * to the first ':' followed by a digit or a blank), keeping 20 bytes on
+   * each side; only what still does not fit is cut at the end. */
   char full[8192];
   va_list ap;
   va_start(ap, fmt);
@@ -29,16 +30,23 @@ void trace_seterr(trace_error *err, const char *fmt, ...) {
     snprintf(err->msg, sizeof err->msg, "error message could not be made");
     return;
   }
-  size_t len = strlen(full), room = sizeof err->msg - 1;
-  if (len <= room) {
-    memcpy(err->msg, full, len + 1);
-    return;
+  size_t len = strlen(full), room = sizeof err->msg - 1, keep = 20;
+  size_t path = 0;
+  while (full[path] && !(full[path] == ':' &&
+                         ((full[path + 1] >= '0' && full[path + 1] <= '9') ||
+                          full[path + 1] == ' ')))
+    path++;
+  if (len > room && full[path] && path > 2 * keep + 3) {
+    size_t cut = len - room + 3; /* bytes to drop, "..." included */
+    if (cut > path - 2 * keep)
+      cut = path - 2 * keep;
+    memcpy(full + keep, "...", 3);
+    memmove(full + keep + 3, full + keep + cut, len - keep - cut + 1);
+    len = strlen(full);
   }
-  const size_t head = 120;
-  size_t tail = room - head - 3;
-  memcpy(err->msg, full, head);
-  memcpy(err->msg + head, "...", 3);
-  memcpy(err->msg + head + 3, full + len - tail, tail + 1);
+  if (len > room)
+    full[room] = '\0';
+  memcpy(err->msg, full, (len > room ? room : len) + 1);
 }
 
 void trace_quote_value(char *out, size_t size, const char *v, size_t len) {

@@ -294,7 +294,7 @@ static void fill(trace_stream *s) {
 static int restart(trace_stream *s) {
   drain(s);
   s->k.produced = 0;
-  s->horizon.last_submit_us = s->horizon.work_us = 0;
+  s->horizon.end_us = 0;
   s->meta.skipped = 0;
   s->meta.skip_note = NULL;
   s->state = ST_READING;

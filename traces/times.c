@@ -24,17 +24,15 @@ int trace_horizon_add(trace_horizon *h, const job_record *j, const char *path,
                  TRACE_MAX_TIME_S);
     return -1;
   }
-  top = j->submit_us > h->last_submit_us ? j->submit_us : h->last_submit_us;
-  if (__builtin_add_overflow(h->work_us, d, &sum) ||
-      __builtin_add_overflow(top, sum, &end) || end > TRACE_MAX_TIME_US) {
+  top = j->submit_us > h->end_us ? j->submit_us : h->end_us;
+  if (__builtin_add_overflow(top, d, &sum) || sum > TRACE_MAX_TIME_US) {
     trace_seterr(err, "%s:%" PRId64 ": field 'duration': the jobs so far, "
-                 "run one after another from the latest submit, would end "
-                 "past the time range (%" PRId64 " s)", path, j->line,
+                 "run one after another in file order, would end past the "
+                 "time range (%" PRId64 " s)", path, j->line,
                  TRACE_MAX_TIME_S);
     return -1;
   }
-  h->last_submit_us = top;
-  h->work_us = sum;
+  h->end_us = sum;
   return 0;
 }
 
@@ -105,7 +103,7 @@ int trace_synthetic_times(trace *t, const trace *from, double load,
   }
   double rate = sqrt(lo * hi);
   double now = 0;
-  trace_horizon h = {0, 0};
+  trace_horizon h = {0};
   for (size_t i = 0; i < t->n; i++) {
     now += gsl_ran_exponential(rng, 1.0 / rate);
     /* Checked before the conversion: llround of a value past int64 is

@@ -28,12 +28,12 @@
 
 /* The time range (README "Time range"): every time of a replay, submit,
  * start, finish, reservation, lies in [0, TRACE_MAX_TIME_US]. A trace is
- * accepted only if its jobs fit even when run one after another: the
- * latest submit plus the sum of all known durations is at most
- * TRACE_MAX_TIME_US (trace_horizon_add, checked by every reader). */
+ * accepted only if its jobs fit even when run one after another in file
+ * order, each starting at its submit or when the one before ends,
+ * whichever is later: that end is at most TRACE_MAX_TIME_US
+ * (trace_horizon_add, checked by every reader). */
 typedef struct trace_horizon {
-  int64_t last_submit_us; /* latest submit so far */
-  int64_t work_us;        /* sum of the known durations so far */
+  int64_t end_us; /* when the jobs so far would end, run one by one */
 } trace_horizon;
 
 /** A job (pod) as read from a trace. 64 bytes, no implicit padding. */

@@ -307,6 +307,7 @@ struct sim_engine {
   size_t gangs_cap;
   char *err;
   size_t errlen;
+  int time_error; /* time_add failed: an input error (exit 2), not internal */
 };
 
 /* Grows an array of elem-sized entries to hold need; 0 or -1. */

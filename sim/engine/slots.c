@@ -201,9 +201,11 @@ int time_add(engine *e, const slot *s, int64_t a, int64_t b, int64_t *out) {
       *out <= TRACE_MAX_TIME_US)
     return 0;
   const trace *t = src_meta(&e->src);
+  e->time_error = 1;
   snprintf(e->err, e->errlen,
            "%s:%" PRId64 ": field 'duration': job %s would end past the "
-           "time range (%" PRId64 " s) with this run's overheads",
+           "time range (%" PRId64 " s) with its run time (--unknown-duration "
+           "included) and this run's overheads",
            t && t->path ? t->path : "trace", s->rec.line, slot_name(s),
            TRACE_MAX_TIME_S);
   return -1;
