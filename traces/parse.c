@@ -18,9 +18,10 @@ void trace_seterr(trace_error *err, const char *fmt, ...) {
     return;
   /* Formatted whole first: a long path (up to PATH_MAX) would otherwise
    * cut the message before its line, field and reason (issue #17). A
-   * message that does not fit loses the middle of its path (the text up
-   * to the first ':' followed by a digit or a blank), keeping 20 bytes on
-   * each side; only what still does not fit is cut at the end. */
+   * message that does not fit loses the middle of a path longer than 200
+   * bytes (the text up to the first ':' followed by a digit or a blank),
+   * keeping 40 bytes on each side; only what still does not fit is cut at
+   * the end (as every message was, and still is under a shorter path). */
   char full[8192];
   va_list ap;
   va_start(ap, fmt);
@@ -30,13 +31,13 @@ void trace_seterr(trace_error *err, const char *fmt, ...) {
     snprintf(err->msg, sizeof err->msg, "error message could not be made");
     return;
   }
-  size_t len = strlen(full), room = sizeof err->msg - 1, keep = 20;
+  size_t len = strlen(full), room = sizeof err->msg - 1, keep = 40;
   size_t path = 0;
   while (full[path] && !(full[path] == ':' &&
                          ((full[path + 1] >= '0' && full[path + 1] <= '9') ||
                           full[path + 1] == ' ')))
     path++;
-  if (len > room && full[path] && path > 2 * keep + 3) {
+  if (len > room && full[path] && path > 200) {
     size_t cut = len - room + 3; /* bytes to drop, "..." included */
     if (cut > path - 2 * keep)
       cut = path - 2 * keep;
