@@ -16,7 +16,7 @@
 # to build-fuzz/fuzz-summary.txt. Exit status 1 if any target crashed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ALL="trace nodes cluster catalog sweep libsched"
+ALL="trace nodes cluster catalog sweep libsched times"
 if [ $# -lt 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
   sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
   exit 2

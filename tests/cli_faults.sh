@@ -2,10 +2,11 @@
 # Output faults (issue #8, part 3): an unwritable directory and a full disk
 # give a clear error and exit status 1, and a results file is never left
 # half-written under its final name. Every writer puts a file under a
-# temporary name beside it (NAME.tmp.PID) and renames it when complete; a
-# full disk is simulated by making that temporary name a symbolic link to
-# /dev/full (the PID is known because the command is exec'd by a subshell
-# whose PID it keeps), and by a file-size limit (ulimit -f, SIGXFSZ
+# temporary name beside it (NAME.tmp.PID, created exclusively) and renames
+# it when complete; a full disk is simulated by sending the writes to that
+# temporary name to /dev/full (tests/lib/full_shim.c, preloaded; the PID
+# is known because the command is exec'd by a subshell whose PID it
+# keeps), and by a file-size limit (ulimit -f, SIGXFSZ
 # ignored: writes fail with EFBIG in the middle of a file). Covered:
 # summary.json, jobs.csv and timeline.csv (run), fill.csv and its
 # summary.json (fill), compare.csv (compare), sweep.csv (sweep), and the
@@ -39,6 +40,17 @@ GEN=id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_model
 } >"$T/jobs.csv"
 run() { "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet "$@"; }
 
+# full_at PATH: in this (sub)shell, writes to PATH go to /dev/full.
+SHIM=$T/full_shim.so
+${CC:-cc} -shared -fPIC -o "$SHIM" "$(dirname "$0")/lib/full_shim.c" -ldl || {
+  echo "cli_faults: cannot build the full-disk shim" >&2
+  exit 1
+}
+full_at() {
+  export LD_PRELOAD=$SHIM SCHEDSIM_FULL_AT=$1
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+}
+
 # A complete run, for comparisons.
 run --out "$T/ref" >/dev/null 2>&1 || bad "reference run failed"
 
@@ -47,7 +59,7 @@ for f in timeline.csv summary.json jobs.csv; do
   D=$T/full-$f
   mkdir -p "$D"
   (
-    ln -s /dev/full "$D/$f.tmp.$BASHPID"
+    full_at "$D/$f.tmp.$BASHPID"
     exec "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$D"
   ) >/dev/null 2>"$T/err"
   check $? 1 "$D/$f: write failed: No space left on device" "run, $f on a full disk"
@@ -63,7 +75,7 @@ done
 D=$T/again
 cp -r "$T/ref" "$D"
 (
-  ln -s /dev/full "$D/jobs.csv.tmp.$BASHPID"
+  full_at "$D/jobs.csv.tmp.$BASHPID"
   exec "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$D"
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "rerun on a full disk"
@@ -92,7 +104,7 @@ mkdir -p "$D"
 for f in fill.csv summary.json; do
   rm -f "$D"/*
   (
-    ln -s /dev/full "$D/$f.tmp.$BASHPID"
+    full_at "$D/$f.tmp.$BASHPID"
     exec "$BIN" fill --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --seeds 1 --out "$D"
   ) >/dev/null 2>"$T/err"
   check $? 1 "No space left on device" "fill, $f on a full disk"
@@ -102,7 +114,7 @@ done
 D=$T/cmp
 mkdir -p "$D"
 (
-  ln -s /dev/full "$D/compare.csv.tmp.$BASHPID"
+  full_at "$D/compare.csv.tmp.$BASHPID"
   exec "$BIN" compare --trace "$T/jobs.csv" --policy first-fit,best-fit --no-plots --quiet --jobs 1 --out "$D"
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "compare.csv on a full disk"
@@ -112,14 +124,14 @@ D=$T/sweep
 mkdir -p "$D"
 printf '{"traces": ["%s"], "clusters": ["builtin:default"], "policies": ["first-fit"]}\n' "$T/jobs.csv" >"$T/m.json"
 (
-  ln -s /dev/full "$D/sweep.csv.tmp.$BASHPID"
+  full_at "$D/sweep.csv.tmp.$BASHPID"
   exec "$BIN" sweep "$T/m.json" --quiet --jobs 1 --out "$D"
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "sweep.csv on a full disk"
 absent "$D/sweep.csv"
 no_tmp "$D"
 (
-  ln -s /dev/full "$T/gen.csv.tmp.$BASHPID"
+  full_at "$T/gen.csv.tmp.$BASHPID"
   exec "$BIN" generate --out "$T/gen.csv" --jobs 100
 ) >/dev/null 2>"$T/err"
 check $? 1 "No space left on device" "generate on a full disk"
@@ -130,14 +142,22 @@ absent "$T/gen.csv"
 run --out "$T/afile/x" >/dev/null 2>"$T/err"
 check $? 1 "cannot create directory: Not a directory" "--out under a regular file"
 # Permissions do not bind root: drop to an unprivileged user when root.
-mkdir -p "$T/ro"
-chmod 555 "$T/ro"
+# What that user reads and runs (the binary, the cluster spec, the trace)
+# is copied into its own world-readable directory under /tmp: the clone
+# (and $TMPDIR) may sit under a directory uid 65534 cannot read (#17).
+U=$(mktemp -d /tmp/cli_faults_user.XXXXXX)
+CLI_AT_EXIT+=("rm -rf $U")
+cp "$BIN" "$U/schedsim"
+cp "$CL" "$U/cluster.json"
+cp "$T/jobs.csv" "$U/jobs.csv"
+chmod 755 "$U" "$U/schedsim"
+chmod 644 "$U/cluster.json" "$U/jobs.csv"
+mkdir -p "$U/ro"
+chmod 555 "$U/ro"
 as_user=()
 if [ "$(id -u)" = 0 ]; then
   if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
     as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
-    chmod 755 "$T"
-    chmod 644 "$T/jobs.csv"
   else
     as_user=(skip)
   fi
@@ -145,11 +165,11 @@ fi
 if [ "${as_user[0]:-}" = skip ]; then
   echo "SKIP: running as root without setpriv: permission checks skipped"
 else
-  "${as_user[@]}" "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$T/ro/x" >/dev/null 2>"$T/err"
-  check $? 1 "$T/ro/x: cannot create directory: Permission denied" "--out in a read-only directory"
-  "${as_user[@]}" "$BIN" run --cluster "$CL" --trace "$T/jobs.csv" --policy first-fit --quiet --out "$T/ro" >/dev/null 2>"$T/err"
-  check $? 1 "$T/ro/timeline.csv: cannot write: Permission denied" "--out a read-only directory"
-  no_tmp "$T/ro"
+  (cd "$U" && "${as_user[@]}" "$U/schedsim" run --cluster "$U/cluster.json" --trace "$U/jobs.csv" --policy first-fit --quiet --out "$U/ro/x") >/dev/null 2>"$T/err"
+  check $? 1 "$U/ro/x: cannot create directory: Permission denied" "--out in a read-only directory"
+  (cd "$U" && "${as_user[@]}" "$U/schedsim" run --cluster "$U/cluster.json" --trace "$U/jobs.csv" --policy first-fit --quiet --out "$U/ro") >/dev/null 2>"$T/err"
+  check $? 1 "$U/ro/timeline.csv: cannot write: Permission denied" "--out a read-only directory"
+  no_tmp "$U/ro"
 fi
 
 cli_summary

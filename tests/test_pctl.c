@@ -9,12 +9,14 @@
 #include "pctl.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <float.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -212,6 +214,48 @@ START_TEST(errors_are_sticky) {
 }
 END_TEST
 
+/* The spill file goes to $TMPDIR (#17: tmpfile() ignored it): with
+ * TMPDIR naming a missing directory the spill fails with a message, with
+ * a real one it works and leaves nothing there. */
+START_TEST(spill_uses_tmpdir) {
+  const char *old = getenv("TMPDIR");
+  char *keep = old ? strdup(old) : NULL;
+  char missing[4096], dir[4096];
+  snprintf(missing, sizeof missing, "%s/no-such-dir/x", tmpdir());
+  setenv("TMPDIR", missing, 1);
+  pctl p;
+  pctl_init(&p, 2);
+  int rc = 0;
+  for (int i = 0; i < 10 && rc == 0; i++)
+    rc = pctl_add(&p, i);
+  ck_assert_int_eq(rc, -1);
+  ck_assert_ptr_nonnull(strstr(pctl_error(&p), "temporary file"));
+  pctl_free(&p);
+  snprintf(dir, sizeof dir, "%s/spill", tmpdir());
+  mkdir(dir, 0700);
+  setenv("TMPDIR", dir, 1);
+  pctl_init(&p, 2);
+  for (int i = 0; i < 10; i++)
+    ck_assert_int_eq(pctl_add(&p, i), 0);
+  sim_stats st;
+  ck_assert_int_eq(pctl_finish(&p, &st), 0);
+  ck_assert(st.max == 9);
+  pctl_free(&p);
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int entries = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    entries += e->d_name[0] != '.';
+  closedir(d);
+  ck_assert_int_eq(entries, 0); /* unlinked at once */
+  if (keep)
+    setenv("TMPDIR", keep, 1);
+  else
+    unsetenv("TMPDIR");
+  free(keep);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("pctl");
   TCase *tc = tcase_create("pctl");
@@ -220,6 +264,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, random_sizes);
   tcase_add_test(tc, exact_mean);
   tcase_add_test(tc, errors_are_sticky);
+  tcase_add_test(tc, spill_uses_tmpdir);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -2,8 +2,10 @@
 #include "fileout.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void csv_write_field(FILE *f, const char *s, int flags) {
@@ -39,8 +41,25 @@ int atomic_file_open(atomic_file *a, const char *path, const char *mode) {
     return -1;
   }
   memcpy(a->path, path, len + 1);
-  snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  a->f = fopen(a->tmp, mode);
+  /* Created exclusively: a name another writer holds (a thread of this
+   * process, or a leftover of a killed process whose PID came back) is
+   * never shared; the next suffix is tried instead. */
+  int fd = -1;
+  for (unsigned k = 0; fd < 0 && k < 1000; k++) {
+    if (k == 0)
+      snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    else
+      snprintf(a->tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), k);
+    fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd >= 0 && !(a->f = fdopen(fd, mode))) {
+    int e = errno;
+    close(fd);
+    remove(a->tmp);
+    errno = e;
+  }
   if (!a->f)
     return -2; /* path and tmp kept for the caller's message */
   return 0;
@@ -76,4 +95,106 @@ int atomic_file_commit(atomic_file *a) {
     errno = saved ? saved : EIO;
   }
   return step;
+}
+
+FILE *fileout_tmpfile(void) {
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !dir[0])
+    dir = "/tmp";
+  size_t n = strlen(dir) + 32;
+  char *name = malloc(n);
+  if (!name) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  snprintf(name, n, "%s/schedsim-XXXXXX", dir);
+  int fd = mkstemp(name);
+  if (fd < 0) {
+    int e = errno;
+    free(name);
+    errno = e;
+    return NULL;
+  }
+  unlink(name); /* gone when closed, or when the process dies */
+  free(name);
+  FILE *f = fdopen(fd, "w+b");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    errno = e;
+  }
+  return f;
+}
+
+int fileout_is_pipe(const char *path) {
+  if (strcmp(path, "-") == 0)
+    return 1;
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return 0; /* the reader reports it */
+  return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
+FILE *fileout_spool(const char *path) {
+  int in = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return NULL;
+  FILE *out = fileout_tmpfile();
+  if (!out) {
+    int e = errno;
+    close(in);
+    errno = e;
+    return NULL;
+  }
+  char buf[65536];
+  for (;;) {
+    ssize_t got = read(in, buf, sizeof buf);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0 || (got > 0 && fwrite(buf, 1, (size_t)got, out) != (size_t)got)) {
+      int e = errno ? errno : EIO;
+      close(in);
+      fclose(out);
+      errno = e;
+      return NULL;
+    }
+    if (got == 0)
+      break;
+  }
+  close(in);
+  if (fflush(out) != 0 || fseek(out, 0, SEEK_SET) != 0) {
+    int e = errno ? errno : EIO;
+    fclose(out);
+    errno = e;
+    return NULL;
+  }
+  return out;
+}
+
+void fileout_spool_path(FILE *spool, char *buf, size_t size) {
+  snprintf(buf, size, "/dev/fd/%d", fileno(spool));
+}
+
+void fileout_rename_in(char *msg, size_t size, const char *from,
+                       const char *to) {
+  size_t lf = strlen(from), lt = strlen(to);
+  if (lf == 0 || size == 0)
+    return;
+  char *out = malloc(size);
+  if (!out)
+    return;
+  size_t o = 0;
+  for (const char *p = msg; *p && o + 1 < size;) {
+    if (strncmp(p, from, lf) == 0) {
+      size_t k = lt < size - 1 - o ? lt : size - 1 - o;
+      memcpy(out + o, to, k);
+      o += k;
+      p += lf;
+    } else {
+      out[o++] = *p++;
+    }
+  }
+  out[o] = '\0';
+  memcpy(msg, out, o + 1);
+  free(out);
 }

@@ -28,9 +28,9 @@ enum {
 void csv_write_field(FILE *f, const char *s, int flags);
 
 /*
- * A file being written atomically: f is open on tmp, "PATH.tmp.PID" (unique
- * per process, so concurrent writers of one path never share a temporary
- * file), and is renamed over path by atomic_file_commit only when every byte
+ * A file being written atomically: f is open on tmp, "PATH.tmp.PID" (or
+ * "PATH.tmp.PID.N" when that name exists), created exclusively, so
+ * concurrent writers of one path never share a temporary file, and is renamed over path by atomic_file_commit only when every byte
  * was written and closed without error. Readers of path therefore see the
  * old file or the complete new one, never a truncated one. No fsync: a
  * crash of the machine (not of the process) may still lose the file, as
@@ -62,5 +62,31 @@ int atomic_file_commit(atomic_file *a);
 /* Closes and removes the temporary file if still open; frees path and tmp
  * and zeroes *a. A zeroed *a is a no-op. */
 void atomic_file_abort(atomic_file *a);
+
+/*
+ * An anonymous temporary file for reading and writing ("w+b") in $TMPDIR
+ * (/tmp when unset or empty; tmpfile() ignores $TMPDIR), already unlinked,
+ * so nothing is left behind even by a killed process. NULL with errno.
+ */
+FILE *fileout_tmpfile(void);
+
+/*
+ * Inputs from pipes (issue #17): readers open a file more than once
+ * (format sniffing, a second pass), which a pipe or FIFO cannot give. Such
+ * an input is read once into a fileout_tmpfile() (the spool) and read
+ * from there, under the name fileout_spool_path gives; messages name the
+ * original (fileout_rename_in).
+ */
+/* 1 when path is "-" (standard input) or a FIFO or socket, else 0. */
+int fileout_is_pipe(const char *path);
+/* Copies all of path ("-" = standard input) into a new spool, rewound.
+ * NULL with errno. The caller fcloses it when done. */
+FILE *fileout_spool(const char *path);
+/* A path that opens the spool again ("/dev/fd/N"), into buf. */
+void fileout_spool_path(FILE *spool, char *buf, size_t size);
+/* Replaces every occurrence of from by to in msg (size bytes), cut at
+ * size - 1 bytes. */
+void fileout_rename_in(char *msg, size_t size, const char *from,
+                       const char *to);
 
 #endif

@@ -16,12 +16,38 @@
 void trace_seterr(trace_error *err, const char *fmt, ...) {
   if (!err)
     return;
+  /* Formatted whole first: a long path (up to PATH_MAX) would otherwise
+   * cut the message before its line, field and reason (issue #17). A
+   * message that does not fit loses the middle of a path longer than 200
+   * bytes (the text up to the first ':' followed by a digit or a blank),
+   * keeping 40 bytes on each side; only what still does not fit is cut at
+   * the end (as every message was, and still is under a shorter path). */
+  char full[8192];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  int n = vsnprintf(full, sizeof full, fmt, ap);
   va_end(ap);
-  if (n < 0)
+  if (n < 0) {
     snprintf(err->msg, sizeof err->msg, "error message could not be made");
+    return;
+  }
+  size_t len = strlen(full), room = sizeof err->msg - 1, keep = 40;
+  size_t path = 0;
+  while (full[path] && !(full[path] == ':' &&
+                         ((full[path + 1] >= '0' && full[path + 1] <= '9') ||
+                          full[path + 1] == ' ')))
+    path++;
+  if (len > room && full[path] && path > 200) {
+    size_t cut = len - room + 3; /* bytes to drop, "..." included */
+    if (cut > path - 2 * keep)
+      cut = path - 2 * keep;
+    memcpy(full + keep, "...", 3);
+    memmove(full + keep + 3, full + keep + cut, len - keep - cut + 1);
+    len = strlen(full);
+  }
+  if (len > room)
+    full[room] = '\0';
+  memcpy(err->msg, full, (len > room ? room : len) + 1);
 }
 
 void trace_quote_value(char *out, size_t size, const char *v, size_t len) {

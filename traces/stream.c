@@ -27,8 +27,10 @@
  * error are handed out first, as a whole-file load would have added them
  * before failing.
  */
+#include "fileout.h"
 #include "trace_internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +153,9 @@ struct trace_stream {
   size_t name_cap;
   int state;        /* ST_* */
   trace_error err;  /* the sticky error */
+  trace_horizon horizon; /* the time range check of this pass */
+  FILE *spool;           /* a pipe's copy (fileout.h), or NULL */
+  char spool_path[32];   /* its name for opening, in messages the path */
 };
 
 static void unknown_header(const trace_stream *s, const csvrow *row,
@@ -289,6 +294,7 @@ static void fill(trace_stream *s) {
 static int restart(trace_stream *s) {
   drain(s);
   s->k.produced = 0;
+  s->horizon.end_us = 0;
   s->meta.skipped = 0;
   s->meta.skip_note = NULL;
   s->state = ST_READING;
@@ -307,8 +313,12 @@ static int restart(trace_stream *s) {
 }
 
 static void fail(const trace_stream *s, trace_error *err) {
-  if (err)
+  if (err) {
     *err = s->err;
+    if (s->spool) /* the name the user gave, not the spool's */
+      fileout_rename_in(err->msg, sizeof err->msg, s->spool_path,
+                        s->meta.path);
+  }
 }
 
 void trace_stream_close(trace_stream *s) {
@@ -316,6 +326,8 @@ void trace_stream_close(trace_stream *s) {
     return;
   trace_swf_close(s->swf);
   csvsrc_close(s->csv);
+  if (s->spool)
+    fclose(s->spool);
   free(s->k.jobs);
   free(s->k.instances);
   free(s->k.names);
@@ -352,11 +364,27 @@ int trace_stream_open(trace_stream **out, const char *path,
     trace_seterr(err, "%s: unknown trace format %d", path, (int)o.format);
     return -1;
   }
+  /* A pipe, FIFO or "-" is read once into a spool, and every pass reads
+   * the spool (format sniffing and Philly's first pass open it again). */
+  FILE *spool = NULL;
+  char spool_path[32] = "";
+  const char *shown = path;
+  if (fileout_is_pipe(path)) {
+    if (!(spool = fileout_spool(path))) {
+      trace_seterr(err, "%s: cannot read the pipe into $TMPDIR: %s", path,
+                   strerror(errno));
+      return -1;
+    }
+    fileout_spool_path(spool, spool_path, sizeof spool_path);
+    path = spool_path;
+  }
   int swf = o.format == TRACE_FMT_SWF;
   if (o.format == TRACE_FMT_UNKNOWN) {
     swf = trace_swf_sniff(path);
     if (swf == -2) {
-      trace_seterr(err, "%s: out of memory", path);
+      trace_seterr(err, "%s: out of memory", shown);
+      if (spool)
+        fclose(spool);
       return -1;
     }
     if (swf < 0) /* unreadable: let the CSV path name the error */
@@ -366,20 +394,27 @@ int trace_stream_open(trace_stream **out, const char *path,
     trace_seterr(err,
                  "%s: gzip-compressed, but not SWF (only SWF is read "
                  "compressed; gunzip other formats first)",
-                 path);
+                 shown);
+    if (spool)
+      fclose(spool);
     return -1;
   }
   trace_stream *s = calloc(1, sizeof *s);
-  if (!s || !(s->meta.path = strdup(path))) {
+  if (!s || !(s->meta.path = strdup(shown))) {
     free(s);
-    trace_seterr(err, "%s: out of memory", path);
+    if (spool)
+      fclose(spool);
+    trace_seterr(err, "%s: out of memory", shown);
     return -1;
   }
+  s->spool = spool;
+  memcpy(s->spool_path, spool_path, sizeof spool_path);
   s->opts = o;
   s->k.meta = &s->meta;
-  int rc = swf ? trace_swf_open(&s->swf, path, &o, err)
-               : csvsrc_open(&s->csv, path, err);
+  int rc = swf ? trace_swf_open(&s->swf, path, &o, &s->err)
+               : csvsrc_open(&s->csv, path, &s->err);
   if (rc != 0) {
+    fail(s, err);
     trace_stream_close(s);
     return -1;
   }
@@ -447,6 +482,15 @@ int trace_stream_next(trace_stream *s, job_record *job, const char **name,
     }
   } else {
     s->pos++;
+  }
+  /* Every reader's jobs pass the time range check here (a Philly first
+   * pass, before its origin is known, is not checked). */
+  if (!(s->reader && s->reader->shift_origin && !s->origin_known) &&
+      trace_horizon_add(&s->horizon, w, s->meta.path, &s->err) != 0) {
+    s->state = ST_ERROR;
+    drain(s);
+    fail(s, err);
+    return -1;
   }
   *job = *w;
   job->name_off = 0;

@@ -196,6 +196,7 @@ struct synth_gen {
   int64_t submit; /* the last job's submit time */
   size_t i;       /* jobs drawn */
   char name[32];
+  trace_horizon h; /* the time range check (trace.h) */
 };
 
 void synth_gen_close(synth_gen *g) {
@@ -280,6 +281,14 @@ int synth_gen_next(synth_gen *g, job_record *job, const char **name,
   j.gpu_milli = s->gpu_milli;
   j.gpu_spec = -1;
   j.qos = TRACE_QOS_UNKNOWN;
+  if (trace_horizon_add(&g->h, &j, "synth", NULL) != 0) {
+    trace_seterr(err,
+                 "synth: job %zu: the jobs so far, run one after another, "
+                 "would end after the maximum time of %lld s (max_duration "
+                 "too long for %zu jobs)",
+                 i, (long long)TRACE_MAX_TIME_S, p->jobs);
+    return -1;
+  }
   *job = j;
   snprintf(g->name, sizeof g->name, "syn-%zu", i);
   *name = g->name;

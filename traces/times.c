@@ -1,12 +1,40 @@
 /* Synthetic arrival times and durations for traces without them (see
  * trace_synthetic_times in trace.h). */
-#include "trace.h"
+#include "trace_internal.h"
 
 #include <gsl/gsl_randist.h>
+#include <inttypes.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+int trace_horizon_add(trace_horizon *h, const job_record *j, const char *path,
+                      trace_error *err) {
+  int64_t d = j->duration_us > 0 ? j->duration_us : 0, end, sum, top;
+  if (j->submit_us < 0 || j->submit_us > TRACE_MAX_TIME_US) {
+    trace_seterr(err, "%s:%" PRId64 ": field 'submit': outside the time "
+                 "range 0..%" PRId64 " s", path, j->line, TRACE_MAX_TIME_S);
+    return -1;
+  }
+  if (__builtin_add_overflow(j->submit_us, d, &end) || end > TRACE_MAX_TIME_US) {
+    trace_seterr(err, "%s:%" PRId64 ": field 'duration': submit + duration "
+                 "ends past the time range (%" PRId64 " s)", path, j->line,
+                 TRACE_MAX_TIME_S);
+    return -1;
+  }
+  top = j->submit_us > h->end_us ? j->submit_us : h->end_us;
+  if (__builtin_add_overflow(top, d, &sum) || sum > TRACE_MAX_TIME_US) {
+    trace_seterr(err, "%s:%" PRId64 ": field 'duration': the jobs so far, "
+                 "run one after another in file order, would end past the "
+                 "time range (%" PRId64 " s)", path, j->line,
+                 TRACE_MAX_TIME_S);
+    return -1;
+  }
+  h->end_us = sum;
+  return 0;
+}
 
 int trace_synthetic_times(trace *t, const trace *from, double load,
                           int cluster_gpus, uint64_t seed, trace_error *err) {
@@ -75,9 +103,34 @@ int trace_synthetic_times(trace *t, const trace *from, double load,
   }
   double rate = sqrt(lo * hi);
   double now = 0;
+  trace_horizon h = {0};
   for (size_t i = 0; i < t->n; i++) {
     now += gsl_ran_exponential(rng, 1.0 / rate);
+    /* Checked before the conversion: llround of a value past int64 is
+     * undefined (it gave INT64_MIN). */
+    if (!(now * 1e6 <= (double)TRACE_MAX_TIME_US)) {
+      snprintf(err->msg, sizeof err->msg,
+               "synthetic times: load %g puts job %zu's arrival at %g s, "
+               "past the time range (%" PRId64 " s); use a larger load",
+               load, i + 1, now, TRACE_MAX_TIME_S);
+      gsl_rng_free(rng);
+      free(durs);
+      return -1;
+    }
     t->jobs[i].submit_us = llround(now * 1e6);
+  }
+  for (size_t i = 0; i < t->n; i++) {
+    trace_error te;
+    if (trace_horizon_add(&h, &t->jobs[i], t->path, &te)) {
+      *err = te; /* the reason first: never cut (issue #17) */
+      size_t l = strlen(err->msg);
+      snprintf(err->msg + l, sizeof err->msg - l,
+               " (synthetic times: load %g, durations drawn from %s)", load,
+               from->path);
+      gsl_rng_free(rng);
+      free(durs);
+      return -1;
+    }
   }
   t->has_times = 1;
   gsl_rng_free(rng);

@@ -129,6 +129,12 @@ const char *trace_format_name(enum trace_format f) {
   return "unknown";
 }
 
+const char *trace_gpu_field(enum trace_format f) {
+  return f == TRACE_FMT_PAI       ? "gpu_type"
+         : f == TRACE_FMT_GENERIC ? "gpu_model"
+                                  : "gpu_spec";
+}
+
 int trace_load(trace *t, const char *path, trace_error *err) {
   return trace_load_ex(t, path, NULL, err);
 }

@@ -26,6 +26,16 @@
 #define TRACE_MAX_TIME_S INT64_C(9223372036854)
 #define TRACE_MAX_TIME_US (TRACE_MAX_TIME_S * TRACE_US_PER_S)
 
+/* The time range (README "Time range"): every time of a replay, submit,
+ * start, finish, reservation, lies in [0, TRACE_MAX_TIME_US]. A trace is
+ * accepted only if its jobs fit even when run one after another in file
+ * order, each starting at its submit or when the one before ends,
+ * whichever is later: that end is at most TRACE_MAX_TIME_US
+ * (trace_horizon_add, checked by every reader). */
+typedef struct trace_horizon {
+  int64_t end_us; /* when the jobs so far would end, run one by one */
+} trace_horizon;
+
 /** A job (pod) as read from a trace. 64 bytes, no implicit padding. */
 typedef struct job_record {
   int64_t submit_us;   /* submit (creation) time */
@@ -93,6 +103,11 @@ typedef struct trace {
 typedef struct trace_error {
   char msg[512];
 } trace_error;
+
+/** Adds job j to h: 0, or -1 with "PATH:LINE: field 'duration': ..." in
+ * err (err may be NULL) when the job would leave the time range. */
+int trace_horizon_add(trace_horizon *h, const job_record *j, const char *path,
+                      trace_error *err);
 
 /** Initialises an empty trace (all zero; a zeroed struct is also valid). */
 void trace_init(trace *t);
@@ -204,6 +219,9 @@ void trace_stream_close(trace_stream *s);
 enum trace_format trace_format_from_name(const char *name);
 /** CLI name of a format ("unknown" for TRACE_FMT_UNKNOWN). */
 const char *trace_format_name(enum trace_format f);
+/** The column that holds a job's GPU model in format f, for messages:
+ * "gpu_type" (PAI), "gpu_model" (generic), else "gpu_spec". */
+const char *trace_gpu_field(enum trace_format f);
 /** The accepted names, comma-separated, for messages. */
 #define TRACE_FORMAT_NAMES \
   "alibaba, alibaba-multi, swf, pai, tiresias, philly, generic"

@@ -1,6 +1,7 @@
 /* The schedsim subcommands (see cli.h). */
 #include "cli.h"
 #include "clock.h"
+#include "fileout.h"
 #include "options.h"
 #include "output.h"
 #include "synth_mix.h"
@@ -89,10 +90,45 @@ static void progress_end(progress_state *p) {
 
 /* ---------------------------------------------------------- shared load */
 
+/* An input that may be a pipe, FIFO or "-" (issue #17): *path is replaced
+ * by a spool's name when it is one (read once, in $TMPDIR; the loaders
+ * open a file twice, to sniff and to read). 0, or -1 with err set. */
+static int spool_open(const char **path, FILE **spool, char *name,
+                      size_t namelen, char *err, size_t errlen) {
+  *spool = NULL;
+  if (!fileout_is_pipe(*path))
+    return 0;
+  if (!(*spool = fileout_spool(*path))) {
+    snprintf(err, errlen, "%s: cannot read the pipe into $TMPDIR: %s", *path,
+             strerror(errno));
+    return -1;
+  }
+  fileout_spool_path(*spool, name, namelen);
+  *path = name;
+  return 0;
+}
+
+/* Closes the spool; a message names the input as the user gave it. */
+static void spool_close(FILE *spool, const char *name, const char *given,
+                        char *err, size_t errlen) {
+  if (!spool)
+    return;
+  fclose(spool);
+  if (err[0])
+    fileout_rename_in(err, errlen, name, given);
+}
+
 int cli_load_catalog(gpu_catalog *cat, const char *path, char **prices,
                      int nprices, char *err, size_t errlen) {
+  FILE *spool = NULL;
+  char name[32];
+  const char *given = path;
+  err[0] = 0;
+  if (path && spool_open(&path, &spool, name, sizeof name, err, errlen))
+    return -1;
   int rc = path ? catalog_load_file(cat, path, err, errlen)
                 : catalog_load_default(cat, err, errlen);
+  spool_close(spool, name, given, err, errlen);
   if (rc)
     return rc;
   for (int i = 0; i < nprices; i++)
@@ -109,7 +145,24 @@ int cli_load_cluster(sim_cluster *sc, const char *path,
   if (strcmp(path, "builtin:default") == 0)
     return sim_cluster_from_json(sc, sim_default_cluster_json,
                                  "builtin:default", cat, check, err, errlen);
-  return sim_cluster_load(sc, path, cat, check, err, errlen);
+  FILE *spool = NULL;
+  char name[32];
+  const char *given = path;
+  err[0] = 0;
+  if (spool_open(&path, &spool, name, sizeof name, err, errlen))
+    return -1;
+  int rc = sim_cluster_load(sc, path, cat, check, err, errlen);
+  if (spool && rc == 0 && sc->name && strcmp(sc->name, name + 8) == 0) {
+    /* a node list is named after its file: not after the spool's fd */
+    const char *base = strrchr(given, '/');
+    char *n = strdup(strcmp(given, "-") == 0 ? "stdin" : base ? base + 1 : given);
+    if (n) {
+      free(sc->name);
+      sc->name = n;
+    }
+  }
+  spool_close(spool, name, given, err, errlen);
+  return rc;
 }
 
 int cli_load_trace(trace *t, const char *path, uint64_t seed, char *err,
@@ -207,6 +260,7 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
   if (outdir) {
     if (out_mkdir(outdir, err, sizeof err))
       goto io_fail;
+    out_clean_stale(outdir); /* temporary files of killed runs */
     snprintf(path, sizeof path, "%s/timeline.csv", outdir);
     if (out_open(&tl, path, err, sizeof err))
       goto io_fail;
@@ -244,12 +298,18 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     return rc == -1 ? 2 : 1;
   }
   if (outdir) {
+    /* The marker first: a stop between the renames below leaves it, so
+     * that no reader takes the mix of old and new files for results. */
+    if (out_mark_incomplete(outdir, err, sizeof err))
+      goto io_fail;
     if (out_commit(&tl, err, sizeof err))
       goto io_fail;
     if (out_commit(&jobs, err, sizeof err))
       goto io_fail;
     snprintf(path, sizeof path, "%s/summary.json", outdir);
     if (write_summary_json(path, meta, res, err, sizeof err))
+      goto io_fail;
+    if (out_mark_complete(outdir, err, sizeof err))
       goto io_fail;
   }
   return 0;

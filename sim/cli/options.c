@@ -17,9 +17,9 @@
 #define NUM(f, l, h, e)                                                        \
   .kind = K_NUM, .off = offsetof(run_config, f), .lo = l, .hi = h, .expect = e
 #define SECS(f)                                                                \
-  .kind = K_SECS, .off = offsetof(run_config, f), .expect = "seconds >= 0"
+  .kind = K_SECS, .off = offsetof(run_config, f), .expect = "seconds >= 0 and <= 9.2e12"
 #define SECS_US(f)                                                             \
-  .kind = K_SECS_US, .off = offsetof(run_config, f), .expect = "seconds >= 0"
+  .kind = K_SECS_US, .off = offsetof(run_config, f), .expect = "seconds >= 0 and <= 9.2e12"
 #define STR(f) .kind = K_STR, .off = offsetof(run_config, f)
 #define ENUM(f, p, e)                                                          \
   .kind = K_ENUM, .off = offsetof(run_config, f), .parse = p, .expect = e

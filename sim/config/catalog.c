@@ -285,6 +285,15 @@ int catalog_parse(gpu_catalog *cat, const char *text, const char *origin,
                    where);
           goto out;
         }
+        /* An alias already naming another model (its name or one of its
+         * aliases) would make lookups pick whichever comes first. */
+        const gpu_model_info *other = catalog_find(cat, a->valuestring);
+        if (other && other != g) {
+          snprintf(err, errlen,
+                   "%s: %s: alias '%.100s' already names model '%.100s'",
+                   origin, where, a->valuestring, other->name);
+          goto out;
+        }
         if (!(g->aliases[g->naliases] = json_strdup(a->valuestring))) {
           snprintf(err, errlen, "%s: out of memory", origin);
           goto out;

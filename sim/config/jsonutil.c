@@ -51,14 +51,93 @@ int json_alloc_failed(void) {
   return f;
 }
 
+static int cmp_key(const void *a, const void *b) {
+  const cJSON *const *x = a, *const *y = b;
+  return strcmp((*x)->string ? (*x)->string : "",
+                (*y)->string ? (*y)->string : "");
+}
+
+/* The first key that some object of the tree holds twice (cJSON would
+ * keep the first silently): 0, 1 with the key in err, -1 out of memory. */
+static int dup_key(const cJSON *node, const char *origin, char *err,
+                   size_t errlen) {
+  for (; node; node = node->next) {
+    if (cJSON_IsObject(node)) {
+      size_t n = 0;
+      for (const cJSON *c = node->child; c; c = c->next)
+        n++;
+      if (n > 1) {
+        const cJSON **v = malloc(n * sizeof *v);
+        if (!v) {
+          snprintf(err, errlen, "%s: out of memory", origin);
+          return -1;
+        }
+        n = 0;
+        for (const cJSON *c = node->child; c; c = c->next)
+          v[n++] = c;
+        qsort(v, n, sizeof *v, cmp_key);
+        for (size_t i = 1; i < n; i++)
+          if (cmp_key(&v[i - 1], &v[i]) == 0) {
+            snprintf(err, errlen,
+                     "%s: duplicate key '%.200s' in one object (a JSON "
+                     "object holds each key once)",
+                     origin, v[i]->string ? v[i]->string : "");
+            free(v);
+            return 1;
+          }
+        free(v);
+      }
+    }
+    if (node->child) {
+      int r = dup_key(node->child, origin, err, errlen);
+      if (r)
+        return r;
+    }
+  }
+  return 0;
+}
+
+/* A \u0000 escape (a NUL character, which would cut the string) in the
+ * text: its line, or 0. Backslashes only occur inside strings, and an
+ * escape starts at an odd run of them. */
+static int nul_escape_line(const char *text) {
+  int line = 1;
+  for (const char *p = text; *p; p++) {
+    if (*p == '\n') {
+      line++;
+    } else if (*p == '\\') {
+      if (p[1] == 'u' && p[2] == '0' && p[3] == '0' && p[4] == '0' &&
+          p[5] == '0')
+        return line;
+      if (p[1])
+        p++; /* the escaped character */
+    }
+  }
+  return 0;
+}
+
 cJSON *json_parse_located(const char *text, const char *origin, char *err,
                           size_t errlen) {
   const char *end = NULL;
   json_hooks_install();
   json_alloc_failed();
   cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (root)
+  if (root) {
+    int line = nul_escape_line(text);
+    if (line) {
+      snprintf(err, errlen,
+               "%s:%d: a string holds \\u0000 (a NUL character; names "
+               "cannot contain one)",
+               origin, line);
+      cJSON_Delete(root);
+      return NULL;
+    }
+    if (dup_key(root, origin, err, errlen)) {
+      cJSON_Delete(root);
+      return NULL;
+    }
     return root;
+  }
   if (json_alloc_failed()) {
     snprintf(err, errlen, "%s: out of memory", origin);
     return NULL;

@@ -60,25 +60,26 @@ int synth_mix_load(const char *path, synth_params *p, synth_shape **shapes,
   double x;
   int r;
   if ((r = num(root, "arrival_rate_per_hour", 0, 1e9, &x)) <= 0) {
-    snprintf(err, errlen, "%s: 'arrival_rate_per_hour' (jobs per hour, > 0) "
-             "is required", path);
+    /* absent, or present but out of range: each gets its own reason */
+    snprintf(err, errlen, "%s: 'arrival_rate_per_hour' (jobs per hour, > 0 "
+             "and <= 1e9) %s", path, r == 0 ? "is required" : "is out of range");
     goto out;
   }
   p->arrival_rate = x / 3600.0;
   if (num(root, "duration_median_s", 0, 1e9, &x) < 0) {
-    snprintf(err, errlen, "%s: 'duration_median_s' must be > 0", path);
+    snprintf(err, errlen, "%s: 'duration_median_s' must be > 0 and <= 1e9", path);
     goto out;
   } else if (num(root, "duration_median_s", 0, 1e9, &x) > 0) {
     p->duration_mu = log(x);
   }
   if ((r = num(root, "duration_sigma", -1e-300, 100, &x)) < 0) {
-    snprintf(err, errlen, "%s: 'duration_sigma' must be >= 0", path);
+    snprintf(err, errlen, "%s: 'duration_sigma' must be >= 0 and <= 100", path);
     goto out;
   } else if (r > 0) {
     p->duration_sigma = x;
   }
   if ((r = num(root, "max_duration_s", 1, 1e12, &x)) < 0) {
-    snprintf(err, errlen, "%s: 'max_duration_s' must be > 1", path);
+    snprintf(err, errlen, "%s: 'max_duration_s' must be > 1 and <= 1e12", path);
     goto out;
   } else if (r > 0) {
     p->max_duration_s = x;
@@ -86,7 +87,7 @@ int synth_mix_load(const char *path, synth_params *p, synth_shape **shapes,
   if (cJSON_GetObjectItemCaseSensitive(root, "jobs")) {
     int64_t jobs;
     if (intval(root, "jobs", 1, 4e9, &jobs)) {
-      snprintf(err, errlen, "%s: 'jobs' must be an integer >= 1", path);
+      snprintf(err, errlen, "%s: 'jobs' must be an integer >= 1 and <= 4e9", path);
       goto out;
     }
     p->jobs = (size_t)jobs;
@@ -119,8 +120,8 @@ int synth_mix_load(const char *path, synth_params *p, synth_shape **shapes,
         intval(s, "memory_mib", 0, 1e12, &mem) ||
         intval(s, "num_gpu", 0, 64, &ng) ||
         intval(s, "gpu_milli", 0, 1000, &milli) || (ng > 0) != (milli > 0)) {
-      snprintf(err, errlen, "%s: %s: needs weight > 0, cpu_milli >= 0, "
-               "memory_mib >= 0, num_gpu 0..64 and gpu_milli 1..1000 (0 "
+      snprintf(err, errlen, "%s: %s: needs weight in (0, 1e12], cpu_milli and "
+               "memory_mib integers in 0..1e12, num_gpu 0..64 and gpu_milli 1..1000 (0 "
                "exactly when num_gpu is 0)", path, where);
       goto out;
     }

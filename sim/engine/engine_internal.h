@@ -307,6 +307,7 @@ struct sim_engine {
   size_t gangs_cap;
   char *err;
   size_t errlen;
+  int time_error; /* time_add failed: an input error (exit 2), not internal */
 };
 
 /* Grows an array of elem-sized entries to hold need; 0 or -1. */
@@ -321,6 +322,12 @@ static inline const char *slot_name(const slot *s) {
 }
 
 /* slots.c */
+/* The sum a + b of two times (or a time and a span), checked: 0 with *out,
+ * or -1 with e->err naming the job's trace line when it would leave the
+ * time range [0, TRACE_MAX_TIME_US] (README "Time range"; the readers'
+ * check keeps trace times inside it, this catches the run's own overheads:
+ * reconfiguration waits, migration costs, restarts). */
+int time_add(engine *e, const slot *s, int64_t a, int64_t b, int64_t *out);
 /* A slot never used before (the slots array may move); UINT32_MAX when
  * out of memory. */
 uint32_t slot_new(engine *e);

@@ -217,6 +217,8 @@ static int run(engine *e, int once) {
     rc = step(e);
   while (rc > 0 && !once);
   if (rc < 0) {
+    if (e->time_error) /* the time range: an input error (README) */
+      rc = -1;
     e->rc = rc;
     if (rc == -2 && !e->err[0])
       snprintf(e->err, e->errlen, "internal error");

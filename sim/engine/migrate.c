@@ -70,8 +70,17 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
                       const lsched_placement *to) {
   slot *s = &e->slots[j];
   double gpus = (double)from->gpu_count * from->gpu_milli / 1000.0;
-  int64_t end = s->seg_us + s->rem_us;
+  int64_t end, seg, fin;
   double cost = move_cost_s(e, from);
+  if (time_add(e, s, s->seg_us, s->rem_us, &end))
+    return -1;
+  /* The cost is bounded before llround (undefined past int64); too large
+   * a cost fails the sum below. */
+  int64_t cost_us =
+      cost * 1e6 <= (double)TRACE_MAX_TIME_US ? llround(cost * 1e6) : INT64_MAX;
+  if (time_add(e, s, e->now, cost_us, &seg) ||
+      time_add(e, s, seg, end - e->now, &fin))
+    return -1;
   if (lsched_alloc(e->sc->c, to)) {
     snprintf(e->err, e->errlen, "defrag: move of %s failed: %s", slot_name(s),
              lsched_cluster_errmsg(e->sc->c));
@@ -79,13 +88,13 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
   }
   e->alloc_milli += parts_milli(to, 1) - parts_milli(from, 1);
   s->rem_us = end - e->now;
-  s->seg_us = e->now + llround(cost * 1e6);
+  s->seg_us = seg;
   s->st.node = to->node;
   s->st.gpu_mask = to->gpu_mask;
   s->st.gpu_milli = (int16_t)to->gpu_milli;
   hook_placed(e, s, to, 1);
   s->st.epoch++;
-  if (slot_retime(e, j, s->seg_us + s->rem_us)) {
+  if (slot_retime(e, j, fin)) {
     snprintf(e->err, e->errlen, "out of memory");
     return -1;
   }

@@ -55,7 +55,8 @@ static int pass_backfill(engine *e) {
     if (start) {
       int64_t keep_t = e->reservation_t;
       if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
-        snprintf(e->err, e->errlen, "out of memory");
+        if (!e->err[0]) /* else time_add's message */
+          snprintf(e->err, e->errlen, "out of memory");
         return -1;
       }
       /* A backfilled job never moves T later; keep it to protect the head

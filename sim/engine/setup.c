@@ -129,8 +129,8 @@ static int resolve_specs(engine *e, const gpu_catalog *cat, int upto,
     int r = sim_cluster_spec_mask(e->sc, cat, t->specs[s], &e->spec_mask[s],
                                   why, sizeof why);
     if (r < 0) {
-      snprintf(e->err, e->errlen, "%s:%" PRId64 ": field 'gpu_spec': %s",
-               t->path, line, why);
+      snprintf(e->err, e->errlen, "%s:%" PRId64 ": field '%s': %s",
+               t->path, line, trace_gpu_field(t->format), why);
       return -1;
     }
     e->spec_absent[s] = (uint8_t)(r == 1);

@@ -4,6 +4,8 @@
  */
 #include "engine_internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +196,21 @@ void unmark_running(engine *e, uint32_t sl) {
   hook_queued(e, s, 1);
 }
 
+int time_add(engine *e, const slot *s, int64_t a, int64_t b, int64_t *out) {
+  if (!__builtin_add_overflow(a, b, out) && *out >= 0 &&
+      *out <= TRACE_MAX_TIME_US)
+    return 0;
+  const trace *t = src_meta(&e->src);
+  e->time_error = 1;
+  snprintf(e->err, e->errlen,
+           "%s:%" PRId64 ": field 'duration': job %s would end past the "
+           "time range (%" PRId64 " s) with its run time (--unknown-duration "
+           "included) and this run's overheads",
+           t && t->path ? t->path : "trace", s->rec.line, slot_name(s),
+           TRACE_MAX_TIME_S);
+  return -1;
+}
+
 static inline int commit_now(engine *e, uint32_t sl,
                              const lsched_placement *parts, int n) {
   slot *s = &e->slots[sl];
@@ -207,11 +224,16 @@ static inline int commit_now(engine *e, uint32_t sl,
   int64_t wait = hook_start(e, s, parts, n);
   if (wait > 0 && s->st.start_us == e->now)
     s->st.start_us += wait;
+  int64_t begin, end;
+  if (time_add(e, s, e->now, wait, &begin))
+    return -1;
   if (e->can_plan) {
-    s->seg_us = e->now + wait;
+    s->seg_us = begin;
     work = s->rem_us;
   }
-  return heap_push(&e->heap, e->now + wait + work, sl, s->gen);
+  if (time_add(e, s, begin, work, &end))
+    return -1;
+  return heap_push(&e->heap, end, sl, s->gen);
 }
 
 int place_job(engine *e, uint32_t sl, lsched_placement *parts, int *n) {
@@ -235,7 +257,8 @@ int try_start(engine *e, uint32_t sl) {
   if (r <= 0)
     return r;
   if (mark_now(e, sl, parts, n) || commit_now(e, sl, parts, n)) {
-    snprintf(e->err, e->errlen, "out of memory");
+    if (!e->err[0])
+      snprintf(e->err, e->errlen, "out of memory");
     return -1;
   }
   return 1;

@@ -29,8 +29,8 @@ int sim_resolve_specs(const sim_cluster *sc, const gpu_catalog *cat,
       size_t j = 0;
       while (j < t->n && t->jobs[j].gpu_spec != s)
         j++;
-      snprintf(err, errlen, "%s:%" PRId64 ": field 'gpu_spec': %s", t->path,
-               j < t->n ? t->jobs[j].line : 0, why);
+      snprintf(err, errlen, "%s:%" PRId64 ": field '%s': %s", t->path,
+               j < t->n ? t->jobs[j].line : 0, trace_gpu_field(t->format), why);
       free(*masks);
       free(*absent);
       *masks = NULL;

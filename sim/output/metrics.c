@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The struct each metrics.def BASE names. */
@@ -99,6 +100,11 @@ void metrics_from_result(metric_values *v, const run_meta *m,
       memcpy(&v->str[i], (const char *)base + d->offset, sizeof v->str[i]);
     else
       v->num[i] = field_num(d, base);
+    if (d->type == MT_ULL || d->type == MT_U64) {
+      uint64_t x;
+      memcpy(&x, (const char *)base + d->offset, sizeof x);
+      v->exact[i] = x;
+    }
   }
 }
 
@@ -170,10 +176,18 @@ cJSON *metrics_to_json(const metric_values *v) {
     }
     if (!o || n < 0)
       continue;
-    if (d->type == MT_STR)
+    if (d->type == MT_STR) {
       cJSON_AddStringToObject(o, key, v->str[i] ? v->str[i] : "");
-    else
+    } else if ((d->type == MT_ULL || d->type == MT_U64) &&
+               v->exact[i] >= 1000000000000000ull) {
+      /* From 10^15 cJSON would print "%1.15g" (an exponent, digits lost):
+       * the integer's digits instead (below, the output is unchanged). */
+      char digits[24];
+      snprintf(digits, sizeof digits, "%llu", v->exact[i]);
+      cJSON_AddRawToObject(o, key, digits);
+    } else {
       cJSON_AddNumberToObject(o, key, v->num[i]);
+    }
   }
   return root;
 }

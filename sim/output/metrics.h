@@ -99,6 +99,9 @@ const metric_def *metric_find_json(const char *path);
  * sim_result given); read back from JSON, only numbers are kept. */
 typedef struct metric_values {
   double num[METRIC_COUNT];
+  /* Unsigned 64-bit rows (seeds) exactly: a double keeps 53 bits, and
+   * summary.json writes these integers digit for digit (issue #17). */
+  unsigned long long exact[METRIC_COUNT];
   const char *str[METRIC_COUNT];
   unsigned char has[METRIC_COUNT];
 } metric_values;

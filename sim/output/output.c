@@ -3,7 +3,10 @@
 #include "metrics.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +38,69 @@ int out_mkdir(const char *dir, char *err, size_t errlen) {
     return -1;
   }
   return 0;
+}
+
+/* ------------------------------------------ results all old or all new */
+
+int out_mark_incomplete(const char *dir, char *err, size_t errlen) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/" OUT_INCOMPLETE, dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+int out_mark_complete(const char *dir, char *err, size_t errlen) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/" OUT_INCOMPLETE, dir);
+  if (unlink(path) != 0 && errno != ENOENT) {
+    snprintf(err, errlen, "%s: cannot remove: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int out_dir_complete(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/" OUT_INCOMPLETE, dir);
+  struct stat st;
+  return lstat(path, &st) != 0;
+}
+
+/* 1 when name is "BASE.tmp.PID" or "BASE.tmp.PID.N" for one of the
+ * output files and process PID no longer exists. */
+static int stale_tmp(const char *name) {
+  static const char *const bases[] = {"summary.json", "jobs.csv",
+                                      "timeline.csv"};
+  for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
+    size_t n = strlen(bases[b]);
+    if (strncmp(name, bases[b], n) != 0 || strncmp(name + n, ".tmp.", 5) != 0)
+      continue;
+    char *end;
+    errno = 0;
+    long pid = strtol(name + n + 5, &end, 10);
+    if (errno || end == name + n + 5 || pid <= 0 || (*end && *end != '.'))
+      return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+  }
+  return 0;
+}
+
+void out_clean_stale(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  char path[4096];
+  for (struct dirent *e; (e = readdir(d));)
+    if (stale_tmp(e->d_name)) {
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+  closedir(d);
 }
 
 int out_open(out_file *o, const char *path, char *err, size_t errlen) {

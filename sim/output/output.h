@@ -34,6 +34,23 @@ int out_commit(out_file *o, char *err, size_t errlen);
 /* Closes and removes the temporary file. */
 void out_abort(out_file *o);
 
+/*
+ * A results directory is all old or all new (issue #17): its files are
+ * renamed into place one by one, so while they are, DIR holds the marker
+ * OUT_INCOMPLETE, removed once the last one is in place. Every reader of
+ * a results directory (compare, sweep, plot) refuses (or redoes) one that
+ * holds it; a run killed between its renames leaves it, and the next run
+ * into DIR replaces it. Leftover temporary files of killed runs
+ * (NAME.tmp.PID of a process that no longer exists) are removed by the
+ * next run into DIR (out_clean_stale).
+ */
+#define OUT_INCOMPLETE ".schedsim-incomplete"
+int out_mark_incomplete(const char *dir, char *err, size_t errlen);
+int out_mark_complete(const char *dir, char *err, size_t errlen);
+/* 1 when dir does not hold the marker. */
+int out_dir_complete(const char *dir);
+void out_clean_stale(const char *dir);
+
 /* Creates DIR (and parents) if missing; 0 or -1 with err. */
 int out_mkdir(const char *dir, char *err, size_t errlen);
 

@@ -14,6 +14,7 @@
  * rank moves into the digit holding it. Four passes, O(n) time each.
  */
 #include "pctl.h"
+#include "fileout.h"
 
 #include <errno.h>
 #include <math.h>
@@ -143,7 +144,7 @@ static double acc_mean(const uint64_t *acc, size_t n) {
 static int spill(pctl *p) {
   if (!p->spill) {
     errno = 0;
-    p->spill = tmpfile();
+    p->spill = fileout_tmpfile(); /* in $TMPDIR */
     if (!p->spill) {
       fail(p, "cannot create a temporary file for percentiles: %s",
            errno ? strerror(errno) : "unknown error");

@@ -6,6 +6,7 @@
  * so a row is the same whichever process made the run.
  */
 #include "jsonutil.h"
+#include "output.h"
 #include "research.h"
 
 #include <dirent.h>
@@ -18,6 +19,13 @@
 int run_metrics_read(const char *run_dir, run_metrics *m, char *err,
                      size_t errlen) {
   char path[4096];
+  if (!out_dir_complete(run_dir)) {
+    snprintf(err, errlen,
+             "%s: incomplete results (holds " OUT_INCOMPLETE ": a run "
+             "writing them was stopped); run it again",
+             run_dir);
+    return -1;
+  }
   snprintf(path, sizeof path, "%s/summary.json", run_dir);
   char *text = json_read_file(path, err, errlen);
   if (!text)

@@ -34,6 +34,7 @@
  */
 #include "cli.h"
 #include "jsonutil.h"
+#include "output.h"
 #include "options.h"
 #include "research.h"
 #include "sweep_slurm.h"
@@ -682,20 +683,90 @@ static void fmt_num(char *buf, size_t len, double v) {
   snprintf(buf, len, "%.15g", v);
 }
 
+/* Writes one id component: as is, or (escaped) with every '_' written
+ * "%5F", so that the '_' joining the components is unambiguous (labels
+ * and values are made of [A-Za-z0-9._-], never '%'). */
+static int put_part(char *buf, size_t size, int len, const char *sep,
+                    const char *a, const char *b, int escaped) {
+  if (len < 0 || (size_t)len >= size)
+    return -1;
+  len += snprintf(buf + len, size - (size_t)len, "%s%s", sep, a);
+  for (const char *q = b; q && *q && len >= 0 && (size_t)len < size; q++)
+    len += escaped && *q == '_'
+               ? snprintf(buf + len, size - (size_t)len, "%%5F")
+               : snprintf(buf + len, size - (size_t)len, "%c", *q);
+  return len;
+}
+
+/* Run r's id (see expand); -1 when it does not fit. */
+static int make_id(const manifest *m, sw_run *x, int escaped) {
+  char pol[128], seed[32];
+  research_label(pol, sizeof pol, m->policies[x->pi]);
+  snprintf(seed, sizeof seed, "%" PRIu64, m->seeds[x->si]);
+  size_t sz = sizeof x->id;
+  int len = put_part(x->id, sz, 0, "", "", m->traces[x->ti].label, escaped);
+  len = put_part(x->id, sz, len, "_", "", m->clusters[x->ci].label, escaped);
+  len = put_part(x->id, sz, len, "_", "", m->queues[x->qi], escaped);
+  len = put_part(x->id, sz, len, "_", "", pol, escaped);
+  len = put_part(x->id, sz, len, "_", "s", seed, escaped);
+  for (int k = 0; k < m->nparams; k++) {
+    const sw_param *p = &m->params[k];
+    len = put_part(x->id, sz, len, "_", p->o->idtag ? p->o->idtag : p->o->mkey,
+                   p->ids[x->pv[k]], escaped);
+  }
+  return len < 0 || (size_t)len >= sz ? -1 : 0;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  const sw_run *const *x = a, *const *y = b;
+  return strcmp((*x)->id, (*y)->id);
+}
+
+/* 0 when every id is distinct; else 1 with the first two runs sharing
+ * one in *a, *b (indices in manifest order); -1 out of memory. */
+static int find_shared_id(const sw_run *runs, size_t n, size_t *a, size_t *b) {
+  const sw_run **v = malloc((n ? n : 1) * sizeof *v);
+  if (!v)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    v[i] = &runs[i];
+  qsort(v, n, sizeof *v, cmp_id);
+  int found = 0;
+  for (size_t i = 1; i < n && !found; i++)
+    if (strcmp(v[i - 1]->id, v[i]->id) == 0) {
+      size_t p = (size_t)(v[i - 1] - runs), q = (size_t)(v[i] - runs);
+      *a = p < q ? p : q;
+      *b = p < q ? q : p;
+      found = 1;
+    }
+  free(v);
+  return found;
+}
+
 /* Runs in manifest order: traces outermost, then clusters, queues,
  * policies, seeds and the parameters in option table order (the last
  * varies fastest). Ids: <trace>_<cluster>_<queue>_<policy>_s<seed>, then
  * _<tag><value> per parameter (tags "ud" and "gpp" for unknown_duration
- * and swf_gpus_per_proc, as before the table; else the manifest key). */
-static sw_run *expand(const manifest *m, size_t *count) {
+ * and swf_gpus_per_proc, as before the table; else the manifest key).
+ * Labels may contain '_', so two runs could join to the same id (trace
+ * labels a and a_b, cluster labels b_c and c): when any two would, every
+ * '_' inside a component is written "%5F" in all of the sweep's ids,
+ * which makes them distinct (manifests without such a clash keep the ids
+ * they always had, so their sweeps resume). A manifest whose runs would
+ * still share an id is refused. NULL with err set (out of memory, an id
+ * too long, a shared id). */
+static sw_run *expand(const manifest *m, size_t *count, char *err,
+                      size_t errlen) {
   size_t np = 1;
   for (int k = 0; k < m->nparams; k++)
     np *= (size_t)m->params[k].n;
   size_t n = (size_t)m->ntraces * (size_t)m->nclusters * (size_t)m->nqueues *
              (size_t)m->npolicies * (size_t)m->nseeds * np;
   sw_run *runs = calloc(n ? n : 1, sizeof *runs);
-  if (!runs)
+  if (!runs) {
+    snprintf(err, errlen, "%s: out of memory", m->file);
     return NULL;
+  }
   size_t r = 0;
   for (int ti = 0; ti < m->ntraces; ti++)
     for (int ci = 0; ci < m->nclusters; ci++)
@@ -715,21 +786,35 @@ static sw_run *expand(const manifest *m, size_t *count) {
                 else if (m->params[k].o->id == OPT_SWF_GPP)
                   x->gi = x->pv[k];
               }
-              char pol[128];
-              research_label(pol, sizeof pol, m->policies[pi]);
-              int len = snprintf(x->id, sizeof x->id,
-                                 "%s_%s_%s_%s_s%" PRIu64, m->traces[ti].label,
-                                 m->clusters[ci].label, m->queues[qi], pol,
-                                 m->seeds[si]);
-              for (int k = 0; k < m->nparams && len > 0 &&
-                              (size_t)len < sizeof x->id;
-                   k++) {
-                const sw_param *p = &m->params[k];
-                len += snprintf(x->id + len, sizeof x->id - (size_t)len,
-                                "_%s%s", p->o->idtag ? p->o->idtag : p->o->mkey,
-                                p->ids[x->pv[k]]);
-              }
             }
+  size_t a = 0, b = 0;
+  int shared = 0;
+  for (int escaped = 0; escaped < 2; escaped++) {
+    for (size_t i = 0; i < n; i++)
+      if (make_id(m, &runs[i], escaped)) {
+        snprintf(err, errlen,
+                 "%s: run %zu's id is longer than %zu bytes: give shorter "
+                 "labels or parameter values",
+                 m->file, i + 1, sizeof runs[i].id - 1);
+        free(runs);
+        return NULL;
+      }
+    shared = find_shared_id(runs, n, &a, &b);
+    if (shared <= 0)
+      break;
+  }
+  if (shared != 0) {
+    if (shared < 0)
+      snprintf(err, errlen, "%s: out of memory", m->file);
+    else
+      snprintf(err, errlen,
+               "%s: runs %zu and %zu would share the run id '%s' (and its "
+               "directory): give the traces, clusters or parameter values "
+               "distinct labels",
+               m->file, a + 1, b + 1, runs[a].id);
+    free(runs);
+    return NULL;
+  }
   *count = n;
   return runs;
 }
@@ -741,11 +826,9 @@ int sweep_manifest_check(const char *file, size_t *nruns, char *err,
   if (manifest_load(&m, file, err, errlen))
     return -1;
   size_t n = 0;
-  sw_run *runs = expand(&m, &n);
+  sw_run *runs = expand(&m, &n, err, errlen);
   int rc = runs ? 0 : -1;
-  if (rc)
-    snprintf(err, errlen, "%s: out of memory", file);
-  else
+  if (!rc)
     *nruns = n;
   free(runs);
   manifest_free(&m);
@@ -760,7 +843,10 @@ static void run_dir(char *buf, size_t len, const char *outdir,
 static int run_done(const char *outdir, const sw_run *r) {
   char p[4096];
   snprintf(p, sizeof p, "%s/runs/%s/summary.json", outdir, r->id);
-  return research_exists(p);
+  if (!research_exists(p))
+    return 0;
+  snprintf(p, sizeof p, "%s/runs/%s", outdir, r->id);
+  return out_dir_complete(p); /* a run stopped while writing is redone */
 }
 
 static trace_load_opts load_opts(const manifest *m, const sw_run *r) {
@@ -974,7 +1060,12 @@ int cmd_sweep(int argc, char **argv) {
   }
   int status = 2;
   size_t n = 0, ntodo = 0;
-  sw_run *runs = expand(&m, &n);
+  sw_run *runs = expand(&m, &n, err, sizeof err);
+  if (!runs) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    manifest_free(&m);
+    return strstr(err, "out of memory") ? 1 : 2;
+  }
   size_t *todo = calloc(n ? n : 1, sizeof *todo);
   int *st = calloc(n ? n : 1, sizeof *st);
   gpu_catalog cat;
