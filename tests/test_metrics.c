@@ -1,5 +1,6 @@
 /*
- * The metric table (sim/output/metrics.def): its rows are consistent, sim/README.md
+ * The metric table (sim/output/metrics.def): its rows are consistent,
+ * sim/README.md
  * documents every row with its definition, every key of real runs'
  * summary.json files has a row and reaches compare.csv with its value, and
  * newly exposed columns hold hand-computed values.

@@ -16,7 +16,7 @@
 #include <strings.h>
 
 /* ---------------------------------------------------------------------- */
-/* The placement table (docs/DESIGN.md section 4)                               */
+/* The placement table (docs/DESIGN.md section 4)                          */
 
 const uint8_t lsched__mig_cs[7] = {0, 1, 1, 2, 3, 4, 7};
 const uint8_t lsched__mig_size[7] = {0, 1, 2, 2, 4, 4, 8};

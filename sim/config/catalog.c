@@ -121,7 +121,8 @@ static int parse_mig_profiles(gpu_model_info *g, const cJSON *arr,
         int_in(cJSON_GetObjectItemCaseSensitive(p, "memory_slots"), 0, 99,
                &slots) || slots != lsched_mig_kind_size(k)) {
       snprintf(err, errlen, "%s: %s: a %s profile has %d compute slices and "
-               "%d memory slots (the placement table of docs/DESIGN.md section 4)",
+               "%d memory slots (the placement table of docs/DESIGN.md "
+               "section 4)",
                origin, where, lsched_mig_kind_name(k),
                lsched_mig_kind_slices(k), lsched_mig_kind_size(k));
       return -1;
