@@ -351,10 +351,13 @@ int cmd_compare(int argc, char **argv) {
       pr[i].dir = runs[i].dir;
       pr[i].cost_total = met[i].num[METRIC_COST_TOTAL];
       pr[i].cost_idle = met[i].num[METRIC_COST_IDLE];
+      pr[i].group = runs[i].group;
+      pr[i].policy = runs[i].policy;
+      pr[i].m = &met[i];
     }
     int prc = plot_runs(outdir, pr, n, err, sizeof err);
     if (prc == 0)
-      printf("; plots: %s/plots/{utilization,queue_cdf,cost}.{png,svg}",
+      printf("; plots: %s/plots/{bars,utilization,queue_cdf,cost}.{png,svg}",
              outdir);
     printf("\n");
     if (prc < 0) {
