@@ -6,7 +6,8 @@
  *                job-hour (values of the metric table);
  *   queue_cdf    the CDF of queue time over completed jobs (jobs.csv);
  *   utilization  GPU allocation over time (timeline.csv) as hourly means
- *                (bins of a whole number of hours, at most UTIL_POINTS);
+ *                (bins of a whole number of hours, at most UTIL_POINTS;
+ *                runs shorter than a day: about 48 bins of whole minutes);
  *   cost         each run's cost split into allocated and idle.
  * The CDF and utilization panels draw at most MAX_LINES runs of the panel:
  * first-fit (mig-first-fit where first-fit did not run), the runs with the
@@ -39,6 +40,7 @@
 #define UTIL_POINTS 400
 #define CDF_POINTS 1000
 #define MAX_LINES 6
+#define UTIL_SHORT_BINS 48
 
 /* ---------------------------------------------------------- CSV records */
 
@@ -130,7 +132,9 @@ static int cmp_double(const void *a, const void *b) {
 
 /* data/<label>.util from the run's timeline.csv: "hours alloc_ratio", the
  * time-weighted mean over bins of a whole number of hours (one hour, or
- * more so that there are at most UTIL_POINTS bins), each at its start. */
+ * more so that there are at most UTIL_POINTS bins), each at its start; a
+ * run shorter than a day gets bins of whole minutes instead, about
+ * UTIL_SHORT_BINS of them. */
 static int write_util(const char *plotdir, const plot_run *r, char *err,
                       size_t errlen) {
   char path[4608];
@@ -186,10 +190,22 @@ static int write_util(const char *plotdir, const plot_run *r, char *err,
       for (size_t i = 0; i < n; i++)
         fprintf(o.f, "%.6f %.6f\n", t[i], v[i]);
     } else {
-      double t0 = floor(t[0]), span = t[n - 1] - t0;
-      double w = ceil(span / UTIL_POINTS);
-      if (w < 1)
-        w = 1;
+      /* Hours from a day on; shorter runs: about UTIL_SHORT_BINS bins of
+       * whole minutes. */
+      double t0, span, w;
+      if (t[n - 1] - t[0] >= 24) {
+        t0 = floor(t[0]);
+        span = t[n - 1] - t0;
+        w = ceil(span / UTIL_POINTS);
+        if (w < 1)
+          w = 1;
+      } else {
+        t0 = floor(t[0] * 60) / 60;
+        span = t[n - 1] - t0;
+        w = ceil(span * 60 / UTIL_SHORT_BINS) / 60;
+        if (w < 1.0 / 60)
+          w = 1.0 / 60;
+      }
       int bins = (int)ceil(span / w);
       if (bins < 1)
         bins = 1;
@@ -519,6 +535,8 @@ static int write_script(const char *plotdir, const plot_run *runs,
   static const char *const bar_title[4] = {
       "utilization (% GPU allocated)", "queue time p50 (s)",
       "queue time p95 (s)", "cost per job-hour (USD)"};
+  /* The group names the row (the first column's title); each panel's
+   * metric is its x label. */
   static const char *const bar_fmt[4] = {"%.1f", "%.0f", "%.0f", "%.2f"};
   fputs("set grid\nset style fill solid 0.85 border -1\n"
         "do for [fmt in \"png svg\"] {\n",
@@ -528,12 +546,12 @@ static int write_script(const char *plotdir, const plot_run *runs,
   for (int p = 0; p < np; p++)
     if (pn[p].k > kmax)
       kmax = pn[p].k;
-  gp_terminal(f, 1500, 90 + np * (int)(60 + 22 * kmax));
+  gp_terminal(f, 1500, 90 + np * (int)(85 + 22 * kmax));
   fputs("  set output \"bars.\".fmt\n"
         "  set multiplot layout ",
         f);
-  fprintf(f, "%d,4 title \"By policy, one row per cluster (higher "
-             "utilization and lower queue time and cost are better)\"\n",
+  fprintf(f, "%d,4 title \"By policy, one row per cluster (higher utilization "
+             "and lower queue time and cost are better)\"\n",
           np);
   fputs("  unset key\n  unset logscale x\n  set xtics norotate\n"
         "  set grid xtics noytics\n",
@@ -542,13 +560,13 @@ static int write_script(const char *plotdir, const plot_run *runs,
     for (int c = 0; c < 4; c++) {
       double top = pn[p].mx[c] > 0 ? pn[p].mx[c] * 1.3 : 1;
       fprintf(f, "  set title ");
-      char t[512];
-      snprintf(t, sizeof t, "%s: %s", pn[p].name, bar_title[c]);
-      gp_str(f, t);
+      gp_str(f, c == 0 ? pn[p].name : " "); /* " ": the same space */
+      fputs("\n  set xlabel ", f);
+      gp_str(f, bar_title[c]);
       fprintf(f, "\n  set xrange [0:%.4f]\n  set yrange [%.1f:-0.6]\n", top,
               (double)pn[p].k - 0.4);
-      fprintf(f, "  set lmargin %d\n  set format x \"%s\"\n", c == 0 ? 16 : 3,
-              c == 1 || c == 2 ? "%.0s%c" : "%g");
+      fprintf(f, "  set lmargin %d\n  set format x \"%s\"\n", c == 0 ? 18 : 3,
+              (c == 1 || c == 2) && pn[p].mx[c] >= 10000 ? "%.0s%c" : "%g");
       fprintf(f, "  plot \"data/bars_%d.dat\" using ($%d/2):0:(0):($%d):"
                  "($0-0.38):($0+0.38):2%s with boxxyerror lc rgb variable, "
                  "\"\" using %d:0:(sprintf(\" %s\", $%d)) with labels left "
@@ -562,7 +580,9 @@ static int write_script(const char *plotdir, const plot_run *runs,
       if (c == 0)
         fputs("  set format y \"\"\n", f);
     }
-  fputs("  unset multiplot\n  set format y \"%g\"\n  set format x \"%g\"\n"
+  fputs("  unset multiplot\n  set xlabel \"\"\n"
+        "  set format y \"%g\"\n"
+        "  set format x \"%g\"\n"
         "  set lmargin -1\n"
         "  set grid xtics ytics\n",
         f);
@@ -580,8 +600,9 @@ static int write_script(const char *plotdir, const plot_run *runs,
     fprintf(f, "%d,%d title %s\n", rows, cols,
             which == 0 ? "\"Queue time CDF over completed jobs (first-fit, "
                          "best, worst and each family's best)\""
-                       : "\"GPU allocation over time, hourly means (the "
-                         "same runs)\"");
+                       : "\"GPU allocation over time, hourly means (runs "
+                         "shorter than a day: about 48 bins of whole "
+                         "minutes); the same runs\"");
     if (which == 0)
       fputs("  set key right bottom noenhanced font \",9\"\n"
             "  set logscale x\n  set xrange [1:qmax]\n  set yrange [0:1]\n"
