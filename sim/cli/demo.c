@@ -67,8 +67,8 @@ int cmd_demo(int argc, char **argv) {
         "cost_per_allocated_gpu_hour_usd,cost_idle_usd\n",
         cmp.f);
   printf("schedsim demo: %zu synthetic jobs (seed %" PRIu64 "), queue %s, "
-         "16x8 A100-80GB + 8x8 H100-80GB, GPUs shared, whole, static and dynamic "
-         "MIG\n\n",
+         "16x8 A100-80GB + 8x8 H100-80GB, GPUs shared, whole, static and "
+         "dynamic MIG\n\n",
          t.n, seed, queue_name);
   printf("%-11s %-14s %7s %9s %9s %9s %9s %10s %9s\n", "gpu_mode", "policy",
          "util%", "queue_p50", "queue_p95", "queue_p99", "jct_mean",

@@ -371,7 +371,8 @@ int cmd_compare(int argc, char **argv) {
     char l0[4400], l1[600], l2[300];
     snprintf(l0, sizeof l0, "trace %s (%zu jobs), seed %" PRIu64, trace_path,
              t.n, seed);
-    size_t w = (size_t)snprintf(l1, sizeof l1, "cluster%s:", ncl > 1 ? "s" : "");
+    size_t w =
+        (size_t)snprintf(l1, sizeof l1, "cluster%s:", ncl > 1 ? "s" : "");
     for (int i = 0; i < ncl && w < sizeof l1; i++)
       w += (size_t)snprintf(l1 + w, sizeof l1 - w, " %s (%s, %d GPUs)",
                             clusters[i], scs[i].name, scs[i].gpus);

@@ -225,7 +225,8 @@ int report_write_html(const char *outdir, const char *title,
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
         "td:first-child,th:first-child{text-align:left}\n"
         "figure{margin:1em 0}svg{max-width:100%;height:auto}\n"
-        ".answer{font-size:110%;background:#f3f6fa;padding:.6em;white-space:pre-line}\n"
+        ".answer{font-size:110%;background:#f3f6fa;padding:.6em;"
+        "white-space:pre-line}\n"
         "</style></head><body>\n<h1>", f);
   html_text(f, title);
   fputs("</h1>\n<h2>Setup</h2>\n<ul>\n", f);

@@ -1,7 +1,8 @@
 /*
  * What a set of runs answers (compare, sweep, demo): which policies apply
  * to a cluster by default, the winner per metric with its margin over
- * first-fit (the sentences under the compare table, one a line), and report.html.
+ * first-fit (the sentences under the compare table, one a line), and
+ * report.html.
  * Metric values are read through the metric table (run_metrics).
  */
 #ifndef SIM_REPORT_H
