@@ -343,8 +343,8 @@ int cmd_compare(int argc, char **argv) {
          "seconds; cost at the catalog's prices; never = jobs never "
          "started;\nfrag%% = time-weighted mean fragmentation rate; stranded "
          "= mean GPUs idle that no queued job can use.\n"
-         "outputs: %s/compare.csv and %s/<run>/",
-         outdir, outdir);
+         "outputs: %s/report.html, %s/compare.csv and %s/<run>/",
+         outdir, outdir, outdir);
   if (plots) {
     for (size_t i = 0; i < n; i++) {
       pr[i].label = runs[i].label;
