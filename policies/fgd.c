@@ -1,7 +1,7 @@
 /*
  * fgd: Fragmentation Gradient Descent (Weng et al., USENIX ATC 2023). The
  * placement (node, GPU) is the one that increases the node's fragmentation
- * F(n) least under the target workload (set_workload; DESIGN.md section 6,
+ * F(n) least under the target workload (set_workload; docs/DESIGN.md section 6,
  * libsched.h lsched_frag). Node score = floor(100 x sigmoid(-increase /
  * 1000)) with the increase in milli-GPU, as the authors' FGDScore plugin
  * (pkg/simulator/plugin/fgd_score.go); the highest score wins, ties to the

@@ -62,7 +62,7 @@ ls "$T/c" | grep -q tmp && bad "temporary files left" || ok
 
 # ---- plots: produced and non-empty when gnuplot is present
 if command -v gnuplot >/dev/null 2>&1; then
-  for f in utilization queue_cdf cost; do
+  for f in bars utilization queue_cdf cost; do
     for e in png svg; do
       [ -s "$T/c/plots/$f.$e" ] && ok || bad "plot $f.$e missing or empty"
     done
@@ -121,6 +121,109 @@ elif [ "${CI:-}" = true ]; then
 else
   echo "SKIP: $SWF not found"
 fi
+
+# ---- the answer, hand-computed: one exclusive GPU at $2.50/GPU-hour, two
+# 1-GPU jobs of 100 s submitted at 0. Every policy runs them back to back:
+# queue times 0 and 100 (mean 50 s), the GPU busy all 200 s (useful
+# utilization 100%), cost 2.5 x 200/3600 over 200/3600 job-hours = $2.500.
+cat >"$T/one.json" <<'JSON'
+{"name": "one", "node_groups": [{"name": "n", "count": 1, "gpu_model": "A100-SXM4-80GB",
+ "gpus_per_node": 1, "cpu_milli": 8000, "memory_mib": 65536, "gpu_mode": "exclusive",
+ "price_per_gpu_hour": 2.5}]}
+JSON
+printf 'id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_model\na,0,100,1,1000,1000,1000,\nb,0,100,1,1000,1000,1000,\n' >"$T/two.csv"
+expect 0 "" -- "$BIN" compare --trace "$T/two.csv" --cluster "$T/one.json" \
+  --policy first-fit,best-fit --out "$T/ans" --no-plots --quiet
+grep -qxF "Useful utilization (the GPU share running jobs asked for) is highest with first-fit on one: 100.0% (first-fit itself)." "$T/out" \
+  && ok || bad "answer: utilization: $(cat "$T/out")"
+grep -qxF "Mean queue time is lowest with first-fit on one: 50 s (first-fit itself)." "$T/out" \
+  && ok || bad "answer: queue time"
+grep -qxF 'Cost per job-hour is lowest with first-fit on one: $2.500 (first-fit itself).' "$T/out" \
+  && ok || bad "answer: cost per job-hour"
+# A tie goes to the earliest run; its margin over first-fit is "the same".
+expect 0 "" -- "$BIN" compare --trace "$T/two.csv" --cluster "$T/one.json" \
+  --policy best-fit,first-fit --out "$T/ans2" --no-plots --quiet
+grep -qxF "Mean queue time is lowest with best-fit on one: 50 s; first-fit there: 50 s, the same." "$T/out" \
+  && ok || bad "answer: tie to the earliest run: $(cat "$T/out")"
+
+# ---- the answer against compare.csv: the best run per metric and its
+# margin over first-fit of its cluster, recomputed from the CSV columns.
+expect 0 "" -- "$BIN" compare --cluster "$CL" --cluster "$EX" --policy first-fit,best-fit,worst-fit \
+  --seed 5 --out "$T/a3" --no-plots --quiet
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  { u = $col["gpu_used_ratio_mean"]; q = $col["queue_mean_s"]; run[NR] = $1; cl[NR] = $2
+    U[NR] = u; Q[NR] = q; if ($col["policy"] == "first-fit") { fu[$2] = u; fq[$2] = q }
+    if (bu == "" || u > U[bu]) bu = NR; if (bq == "" || q < Q[bq]) bq = NR }
+  END { split(run[bu], a, "_"); printf "%s %.1f%% %+.1f\n", a[1], 100 * U[bu], 100 * (U[bu] - fu[cl[bu]])
+        split(run[bq], b, "_"); printf "%s %.0f s\n", b[1], Q[bq] }' \
+  "$T/a3/compare.csv" >"$T/a3.want"
+read -r ucl upct upts <"$T/a3.want"
+grep -q "^Useful utilization .* on $ucl: $upct.* $upts points\.$\|^Useful utilization .* on $ucl: $upct (first-fit itself)\.$" "$T/out" \
+  && ok || bad "answer: utilization vs compare.csv ($(cat "$T/a3.want")): $(grep Useful "$T/out")"
+qline=$(sed -n 2p "$T/a3.want")
+qcl=${qline%% *}
+grep -q "^Mean queue time is lowest with .* on $qcl: $(echo "$qline" | cut -d' ' -f2-3)" "$T/out" \
+  && ok || bad "answer: queue time vs compare.csv ($qline): $(grep Mean "$T/out")"
+
+# ---- the default policy set: MIG policies only on MIG clusters, and only
+# they where every GPU is MIG; built-in clusters by name
+"$BIN" generate --out "$T/small.csv" --jobs 200 --seed 2 >/dev/null 2>&1
+expect 0 "" -- "$BIN" compare --trace "$T/small.csv" --cluster builtin:default \
+  --cluster builtin:mig-dynamic --out "$T/dp" --no-plots --quiet
+npol=$("$BIN" policies | wc -l)
+nmig=$("$BIN" policies | grep -c '^mig-')
+[ "$(grep -c '^builtin-default_' "$T/dp/compare.csv")" = $((npol - nmig)) ] && ok || bad "default policies on a shared cluster"
+grep -q '^builtin-default_mig-' "$T/dp/compare.csv" && bad "MIG policy on a cluster without MIG GPUs" || ok
+[ "$(grep -c '^builtin-mig-dynamic_mig-' "$T/dp/compare.csv")" = "$nmig" ] && ok || bad "MIG policies on the MIG cluster"
+[ "$(grep -c '^builtin-mig-dynamic_' "$T/dp/compare.csv")" = "$nmig" ] && ok || bad "only MIG policies on an all-MIG cluster"
+grep -q "the policies that apply to each" "$T/out" && ok || bad "header says the policies apply per cluster"
+# An explicit --policy list runs on every cluster as given.
+expect 0 "" -- "$BIN" compare --trace "$T/small.csv" --cluster builtin:default \
+  --cluster builtin:mig-static --policy first-fit,mig-aware --out "$T/dp2" --no-plots --quiet
+[ "$(grep -c . "$T/dp2/compare.csv")" = 5 ] && ok || bad "explicit policies on every cluster"
+expect 2 "unknown built-in cluster" -- "$BIN" compare --cluster builtin:nope --out "$T/bn"
+[ -e "$T/bn" ] && bad "output written for an unknown built-in cluster" || ok
+for c in exclusive mig-static mig-dynamic; do
+  expect 0 "" -- "$BIN" run --cluster builtin:$c --trace "$T/small.csv" --policy mig-first-fit --quiet
+  grep -q "cluster a100-h100-$c (24 nodes, 192 GPUs)" "$T/out" && ok || bad "builtin:$c: $(head -1 "$T/out")"
+done
+
+# ---- report.html: self-contained, the table, the answer, links, plots
+R=$T/dp/report.html
+[ -s "$R" ] && ok || bad "compare wrote no report.html"
+[ "$(grep -c '^<tr><td>' "$R")" = "$npol" ] && ok || bad "report table rows"
+grep -q 'id="answer">Useful utilization' "$R" && ok || bad "report shows the answer"
+grep -q 'href="builtin-mig-dynamic_mig-aware/jobs.csv"' "$R" && ok || bad "report links the run files"
+grep -qiE '<script|<link|<img|<iframe|(src|href)="(https?:)?//' "$R" && bad "report fetches something" || ok
+grep -q 'No plots' "$R" && ok || bad "report says it has no plots (--no-plots)"
+if command -v gnuplot >/dev/null 2>&1; then
+  expect 0 "" -- "$BIN" compare --trace "$T/small.csv" --cluster builtin:default \
+    --cluster builtin:mig-dynamic --out "$T/rp" --quiet
+  [ "$(grep -c '<svg' "$T/rp/report.html")" = 4 ] && ok || bad "report inlines the four plots"
+  grep -qiE '(src|href)="(https?:)?//' "$T/rp/report.html" && bad "report with plots fetches something" || ok
+  # At most six lines per CDF/utilization panel; a policy's colour is the
+  # same everywhere.
+  awk '/^  plot "data\/[^"]*\.(qcdf|util)"/ { n = 1 } /^    "data\/[^"]*\.(qcdf|util)"/ { n++ }
+       /^  plot / && !/\.(qcdf|util)"/ { n = 0 } n > m { m = n } END { exit m > 6 }' "$T/rp/plots/plots.gp" \
+    && ok || bad "a panel draws more than six lines"
+  grep -o 'lc rgb "#[0-9a-f]*" title "[^"]*"' "$T/rp/plots/plots.gp" | sort -u \
+    | awk '{ print $NF }' | sort | uniq -d | grep -q . && bad "a policy has two colours" || ok
+  # The builtin-default panel draws first-fit and the runs with the least
+  # and the most mean queue time (from compare.csv).
+  # (ties go to the earliest run)
+  awk -F, 'NR > 1 && $2 == "builtin:default" { if (lo == "" || $11 < lo) { lo = $11; lp = $4 }
+                                              if (hi == "" || $11 > hi) { hi = $11; hp = $4 } }
+           END { print lp; print hp }' "$T/rp/compare.csv" >"$T/qm"
+  for p in first-fit "$(sed -n 1p "$T/qm")" "$(sed -n 2p "$T/qm")"; do
+    grep -q "data/builtin-default_$p.qcdf" "$T/rp/plots/plots.gp" && ok || bad "CDF panel lacks $p"
+  done
+  [ "$(grep -c . "$T/rp/plots/data/bars_1.dat")" = $((npol - nmig + 1)) ] && ok || bad "bars_1.dat rows"
+fi
+# sweep writes one too
+printf '{"traces": ["%s"], "clusters": ["builtin:default"], "policies": ["first-fit", "defrag"]}\n' "$T/small.csv" >"$T/g.json"
+expect 0 "" -- "$BIN" sweep "$T/g.json" --out "$T/sw" --quiet
+grep -q 'href="runs/small_builtin-default_fifo_defrag_s1/summary.json"' "$T/sw/report.html" && ok || bad "sweep report.html links its runs"
+grep -qE 'first-fit there|first-fit itself' "$T/sw/report.html" && ok || bad "sweep report.html answers against first-fit"
 
 echo "cli_compare: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -13,7 +13,7 @@
 #     binary runs, places jobs with best-fit and checks the results, and the
 #     shared ones load the installed libsched.so;
 #   - pkg-config still works after the installed tree is moved;
-#   - README.md carries consumer.c verbatim (the example the README shows is
+#   - libsched/README.md carries consumer.c verbatim (the example the README shows is
 #     the one this test compiles and runs).
 # The header self-containment checks are tests/cli_headers.sh.
 #
@@ -202,13 +202,13 @@ fi
 # this test compiled.
 awk '/<!-- begin tests\/install_consumer\/consumer.c -->/ {on = 1; next}
      /<!-- end tests\/install_consumer\/consumer.c -->/ {on = 0}
-     on && !/^```/' "$src/README.md" >"$tmp/readme_example.c"
+     on && !/^```/' "$src/libsched/README.md" >"$tmp/readme_example.c"
 if [ ! -s "$tmp/readme_example.c" ]; then
-  bad "README.md has no consumer.c example between the begin/end markers"
+  bad "libsched/README.md has no consumer.c example between the begin/end markers"
 elif diff -u "$src/tests/install_consumer/consumer.c" "$tmp/readme_example.c" >"$tmp/readme.diff"; then
-  ok "README.md example is tests/install_consumer/consumer.c"
+  ok "libsched/README.md example is tests/install_consumer/consumer.c"
 else
-  bad "README.md example differs from tests/install_consumer/consumer.c:"
+  bad "libsched/README.md example differs from tests/install_consumer/consumer.c:"
   sed 's/^/     > /' "$tmp/readme.diff" | head -30
 fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The option table (sim/cli/options.def): every option row is in its
-# commands' --help and in the README; every row with a manifest key is
-# accepted as a sweep "parameters" key and listed in the README; the run
+# commands' --help and in sim/README.md; every row with a manifest key is
+# accepted as a sweep "parameters" key and listed in sim/README.md; the run
 # options work in compare (every run byte-identical to `schedsim run` with
 # the same options) and as sweep grid axes (every run equal to its single
 # run); --workers and --jobs give the same results.
@@ -29,7 +29,7 @@ while IFS=$'\t' read -r name cmds mkey _; do
     "$BIN" "$c" --help >"$T/help" 2>&1 || bad "$c --help fails"
     grep -qE -- "^  $name( |$)" "$T/help" && ok || bad "$c --help lacks $name"
   done
-  grep -qF -- "$name" "$SRC/README.md" && ok || bad "README lacks option $name"
+  grep -qF -- "$name" "$SRC/sim/README.md" && ok || bad "sim/README.md lacks option $name"
 done <"$T/table"
 # An option a command does not take is unknown there.
 expect 2 "unknown option '--queue'" -- "$BIN" fill --queue fifo
@@ -75,8 +75,8 @@ for k in $keys; do
   printf '{%s, "parameters": {"%s": %s%s}}\n' "$base" "$k" "$v" "$extra" >"$T/k.json"
   expect 0 "" -- "$BIN" sweep "$T/k.json" --out "$T/k" --dry-run
   grep -q " $k=" "$T/out" && ok || bad "dry run of $k shows it: $(head -2 "$T/out")"
-  # README: the key in the sweep section's parameters list.
-  grep -qE -- "^\| \`$k\` \|" "$SRC/README.md" && ok || bad "README's parameters table lacks $k"
+  # sim/README.md: the key in the sweep section's parameters list.
+  grep -qE -- "^\| \`$k\` \|" "$SRC/sim/README.md" && ok || bad "sim/README.md's parameters table lacks $k"
 done
 # Values are checked by the option's own parser; unknown keys name the file.
 printf '{%s, "parameters": {"migration_cost": [0, -5]}}\n' "$base" >"$T/bad1.json"

@@ -7,7 +7,7 @@
 # and no -I libsched/src. A source or policies/ header that names a private
 # header (libsched/src/, internal.h, mig_internal.h) in an #include fails too,
 # as does a policies/ header that is not self-contained. It also checks that
-# README.md shows tests/test_policy_sdk.c's example policy verbatim.
+# libsched/README.md shows tests/test_policy_sdk.c's example policy verbatim.
 #
 # Environment: SCHEDSIM_SOURCE_DIR (the repository root; defaults to the
 # parent of this script's folder). CC overrides the compiler.
@@ -70,7 +70,7 @@ done
 # (between its README example markers), verbatim.
 checks=$((checks + 1))
 test_src=$src/tests/test_policy_sdk.c
-readme=$src/README.md
+readme=$src/libsched/README.md
 sed -n '/^\/\* README example begin \*\/$/,/^\/\* README example end \*\/$/p' \
   "$test_src" | sed '1d;$d' >"$tmp/example.test"
 sed -n '/^<!-- begin tests\/test_policy_sdk.c example -->$/,/^<!-- end tests\/test_policy_sdk.c example -->$/p' \

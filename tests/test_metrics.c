@@ -1,5 +1,6 @@
 /*
- * The metric table (sim/output/metrics.def): its rows are consistent, README
+ * The metric table (sim/output/metrics.def): its rows are consistent,
+ * sim/README.md
  * documents every row with its definition, every key of real runs'
  * summary.json files has a row and reaches compare.csv with its value, and
  * newly exposed columns hold hand-computed values.
@@ -93,7 +94,7 @@ START_TEST(readme_lists_every_row) {
   const char *src = getenv("SCHEDSIM_SOURCE_DIR");
   ck_assert_msg(src != NULL, "SCHEDSIM_SOURCE_DIR is not set");
   char path[4096];
-  snprintf(path, sizeof path, "%s/README.md", src);
+  snprintf(path, sizeof path, "%s/sim/README.md", src);
   char *readme = read_all(path);
   int missing = 0;
   char line[1024];
@@ -112,12 +113,12 @@ START_TEST(readme_lists_every_row) {
       p += len;
     }
     if (!found) {
-      fprintf(stderr, "README.md lacks the line:\n%s\n", line);
+      fprintf(stderr, "sim/README.md lacks the line:\n%s\n", line);
       missing++;
     }
   }
   free(readme);
-  ck_assert_msg(missing == 0, "README.md lacks %d metric rows (see stderr)",
+  ck_assert_msg(missing == 0, "sim/README.md lacks %d metric rows (see stderr)",
                 missing);
 }
 END_TEST

@@ -1,5 +1,5 @@
 /*
- * Fragmentation measure of the FGD paper (DESIGN.md section 6) and the
+ * Fragmentation measure of the FGD paper (docs/DESIGN.md section 6) and the
  * incremental meter.
  *
  * Definition (follows NodeGpuShareFragAmount in the authors' simulator,

@@ -16,7 +16,7 @@
 #include <strings.h>
 
 /* ---------------------------------------------------------------------- */
-/* The placement table (DESIGN.md section 4)                               */
+/* The placement table (docs/DESIGN.md section 4)                          */
 
 /* The placement table is public (<libsched/policy_sdk.h>), so that the
  * policies' inline reads and these arrays are one table. */

@@ -1,5 +1,6 @@
 /* The schedsim subcommands (see cli.h). */
 #include "cli.h"
+#include "builtin_clusters.h"
 #include "clock.h"
 #include "fileout.h"
 #include "options.h"
@@ -142,9 +143,28 @@ int cli_load_catalog(gpu_catalog *cat, const char *path, char **prices,
 int cli_load_cluster(sim_cluster *sc, const char *path,
                      const gpu_catalog *cat, int check, char *err,
                      size_t errlen) {
-  if (strcmp(path, "builtin:default") == 0)
-    return sim_cluster_from_json(sc, sim_default_cluster_json,
-                                 "builtin:default", cat, check, err, errlen);
+  if (strncmp(path, "builtin:", 8) == 0) {
+    int unknown;
+    char *json = sim_builtin_cluster_json(path, &unknown);
+    if (!json) {
+      if (unknown) {
+        snprintf(err, errlen, "%s: unknown built-in cluster (available:",
+                 path);
+        for (size_t i = 0; i < sim_builtin_cluster_count(); i++) {
+          size_t l = strlen(err);
+          snprintf(err + l, errlen - l, " %s", sim_builtin_cluster_name(i));
+        }
+        size_t l = strlen(err);
+        snprintf(err + l, errlen - l, ")");
+      } else {
+        snprintf(err, errlen, "out of memory");
+      }
+      return -1;
+    }
+    int rc = sim_cluster_from_json(sc, json, path, cat, check, err, errlen);
+    free(json);
+    return rc;
+  }
   FILE *spool = NULL;
   char name[32];
   const char *given = path;

@@ -1,38 +1,21 @@
 /*
- * schedsim demo: the README's main job. Generates the built-in synthetic
- * workload, replays it with every registered policy on the built-in
- * A100/H100 cluster twice (GPUs shared by milli, and whole-GPU exclusive
- * allocation), prints one comparison table and writes each run's outputs
- * plus DIR/comparison.csv.
+ * schedsim demo: the main job in one command. Generates the built-in
+ * synthetic workload and replays it on the built-in A100/H100 nodes in four
+ * GPU modes (builtin:default shared by milli, builtin:exclusive whole GPUs,
+ * builtin:mig-static, builtin:mig-dynamic), each with the policies that
+ * apply to it (report_policy_applies: MIG policies on the MIG clusters, the
+ * others elsewhere), prints one comparison table and the answer (which
+ * policy and mode win, by how much over first-fit), and writes each run's
+ * outputs plus DIR/comparison.csv.
  */
+#include "builtin_clusters.h"
 #include "cli.h"
 #include "options.h"
+#include "report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The built-in cluster with every group's gpu_mode replaced. */
-static char *cluster_json_with_mode(const char *mode) {
-  const char *src = sim_default_cluster_json;
-  size_t n = strlen(src) + 64;
-  char *out = malloc(n);
-  if (!out)
-    return NULL;
-  /* The built-in spec spells "gpu_mode": "shared" for every group. */
-  const char *key = "\"gpu_mode\": \"shared\"";
-  size_t w = 0;
-  for (const char *p = src; *p;) {
-    if (strncmp(p, key, strlen(key)) == 0) {
-      w += (size_t)snprintf(out + w, n - w, "\"gpu_mode\": \"%s\"", mode);
-      p += strlen(key);
-    } else {
-      out[w++] = *p++;
-    }
-  }
-  out[w] = 0;
-  return out;
-}
 
 int cmd_demo(int argc, char **argv) {
   run_config o;
@@ -65,6 +48,8 @@ int cmd_demo(int argc, char **argv) {
   }
   int status = 0;
   char path[4096];
+  run_metrics *met = NULL;
+  report_run *rr = NULL;
   out_file cmp = {0};
   if (out_mkdir(outdir, err, sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
@@ -82,25 +67,41 @@ int cmd_demo(int argc, char **argv) {
         "cost_per_allocated_gpu_hour_usd,cost_idle_usd\n",
         cmp.f);
   printf("schedsim demo: %zu synthetic jobs (seed %" PRIu64 "), queue %s, "
-         "cluster 16x8 A100-80GB + 8x8 H100-80GB\n\n",
+         "16x8 A100-80GB + 8x8 H100-80GB, GPUs shared, whole, static and "
+         "dynamic MIG\n\n",
          t.n, seed, queue_name);
-  printf("%-9s %-10s %7s %9s %9s %9s %9s %10s %9s\n", "gpu_mode", "policy",
+  printf("%-11s %-14s %7s %9s %9s %9s %9s %10s %9s\n", "gpu_mode", "policy",
          "util%", "queue_p50", "queue_p95", "queue_p99", "jct_mean",
          "cost_usd", "$/alloc_h");
-  static const char *const modes[] = {"shared", "exclusive"};
-  for (int mi = 0; mi < 2 && status == 0; mi++) {
-    char *json = cluster_json_with_mode(modes[mi]);
-    sim_cluster sc;
-    if (!json || sim_cluster_from_json(&sc, json, "builtin:default", &cat, 0,
-                                       err, sizeof err)) {
-      fprintf(stderr, "schedsim: %s\n", json ? err : "out of memory");
-      free(json);
-      status = 1;
-      break;
-    }
-    free(json);
-    for (size_t pi = 0; pi < lsched_registry_count(reg); pi++) {
+  static const char *const modes[] = {"shared", "exclusive", "mig-static",
+                                      "mig-dynamic"};
+  static const char *const specs[] = {"builtin:default", "builtin:exclusive",
+                                      "builtin:mig-static",
+                                      "builtin:mig-dynamic"};
+  static const char *const groups[] = {"shared GPUs", "whole GPUs",
+                                       "static MIG", "dynamic MIG"};
+  size_t npol = lsched_registry_count(reg), nrun = 0;
+  met = calloc(4 * npol, sizeof *met);
+  rr = calloc(4 * npol, sizeof *rr);
+  if (!met || !rr) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    status = 1;
+  }
+  for (int mi = 0; mi < 4 && status == 0; mi++) {
+    for (size_t pi = 0; pi < npol; pi++) {
       const char *pol = lsched_registry_at(reg, pi)->name;
+      /* A fresh cluster per run: a dynamic MIG replay leaves idle
+       * instances behind, which the next run must not inherit. */
+      sim_cluster sc;
+      if (cli_load_cluster(&sc, specs[mi], &cat, 0, err, sizeof err)) {
+        fprintf(stderr, "schedsim: %s\n", err);
+        status = 1;
+        break;
+      }
+      if (!report_policy_applies(pol, &sc)) {
+        sim_cluster_free(&sc);
+        continue;
+      }
       /* Every option of the table that demo takes (queue, seed and the
        * engine's migration and estimate options), the policy aside. */
       sim_options opt;
@@ -115,9 +116,17 @@ int cmd_demo(int argc, char **argv) {
       status = cli_replay(&sc, &cat, &t, &opt, dir, &meta, &r, 0);
       if (status) {
         sim_result_free(&r);
+        sim_cluster_free(&sc);
         break;
       }
-      printf("%-9s %-10s %7.2f %9.0f %9.0f %9.0f %9.0f %10.0f %9.3f\n",
+      metrics_from_result(&met[nrun], &meta, &r);
+      rr[nrun].label = pol;
+      rr[nrun].group = groups[mi];
+      rr[nrun].policy = pol;
+      rr[nrun].dir = NULL;
+      rr[nrun].m = &met[nrun];
+      nrun++;
+      printf("%-11s %-14s %7.2f %9.0f %9.0f %9.0f %9.0f %10.0f %9.3f\n",
              modes[mi], pol, 100 * r.gpu_alloc_ratio_mean, r.queue_time_s.p50,
              r.queue_time_s.p95, r.queue_time_s.p99, r.jct_s.mean,
              r.cost_total, r.cost_per_allocated_gpu_hour);
@@ -127,14 +136,16 @@ int cmd_demo(int argc, char **argv) {
               r.jct_s.mean, (double)r.makespan_us / 1e6, r.cost_total,
               r.cost_per_allocated_gpu_hour, r.cost_idle);
       sim_result_free(&r);
+      sim_cluster_free(&sc);
     }
-    sim_cluster_free(&sc);
   }
   if (status == 0) {
     if (out_commit(&cmp, err, sizeof err)) {
       fprintf(stderr, "schedsim: %s\n", err);
       status = 1;
     } else {
+      printf("\n");
+      report_answer(stdout, rr, nrun);
       printf("\nutil%% = time-weighted mean GPU allocation; queue times in "
              "seconds; cost at the catalog's on-demand prices.\n"
              "outputs: %s/comparison.csv and %s/<mode>-<policy>/\n",
@@ -144,6 +155,8 @@ int cmd_demo(int argc, char **argv) {
     out_abort(&cmp);
   }
 done:
+  free(met);
+  free(rr);
   lsched_registry_destroy(reg);
   trace_free(&t);
   catalog_free(&cat);

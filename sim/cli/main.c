@@ -1,7 +1,7 @@
 /*
  * schedsim: the command-line simulator. A plain consumer of libsched, the
  * trace readers and the engine. Exit status: 0 success, 2 bad usage or bad
- * input, 1 other failure (DESIGN.md section 7).
+ * input, 1 other failure (docs/DESIGN.md section 7).
  */
 #include "cli.h"
 #include "fill.h"

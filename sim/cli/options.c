@@ -77,13 +77,16 @@ static const struct command_doc {
      "                        [--out DIR] [--workers N] [OPTIONS]\n"
      "\n"
      "Replays one trace with every combination of cluster x queue x policy,\n"
-     "in parallel, and prints one table. Each run writes DIR/<run>/\n"
+     "in parallel, and prints one table and the answer (the best run per\n"
+     "metric and its margin over first-fit). Each run writes DIR/<run>/\n"
      "(summary.json, jobs.csv, timeline.csv, as 'schedsim run' with the same\n"
-     "options); the table goes to DIR/compare.csv and the plots (utilization\n"
-     "over time, queue-time CDF, cost per run; PNG and SVG) to DIR/plots/.\n"
-     "The trace and the cluster default to builtin:default, the output\n"
-     "directory to out/compare. Every option that changes a run applies to\n"
-     "every run.\n"},
+     "options); the table goes to DIR/compare.csv, the plots (bars, queue-time\n"
+     "CDF, hourly utilization, cost; one panel per cluster; PNG and SVG) to\n"
+     "DIR/plots/, and all of it on one page to DIR/report.html.\n"
+     "The trace and the cluster default to builtin:default (also\n"
+     "builtin:exclusive, builtin:mig-static, builtin:mig-dynamic), the\n"
+     "policies to those that apply to each cluster, the output directory to\n"
+     "out/compare. Every option that changes a run applies to every run.\n"},
     {C_SWEEP, "sweep",
      "usage: schedsim sweep MANIFEST.json [--out DIR] [--workers N] "
      "[--dry-run] [--quiet]\n"
@@ -95,9 +98,10 @@ static const struct command_doc {
      "DIR/runs/<run-id>/ (as 'schedsim run --out'), and merges them into\n"
      "DIR/sweep.csv, one row per run. Finished runs are skipped, so an\n"
      "interrupted sweep resumes where it stopped. The output directory\n"
-     "defaults to out/sweep. The manifest schema is in the README\n"
-     "('schedsim sweep'); its \"parameters\" keys are the options listed by\n"
-     "'schedsim options' with a manifest key.\n"},
+     "defaults to out/sweep; DIR/report.html shows the answer and the table.\n"
+     "The manifest schema is in sim/README.md ('schedsim sweep'); its\n"
+     "\"parameters\" keys are the options listed by 'schedsim options' with\n"
+     "a manifest key.\n"},
     {C_FILL, "fill",
      "usage: schedsim fill --cluster FILE --trace FILE --policy NAME\n"
      "                     --seeds 42-51 [--tune 1.3] [--out DIR]\n"
@@ -112,11 +116,14 @@ static const struct command_doc {
     {C_DEMO, "demo",
      "usage: schedsim demo [--out DIR] [--seed N] [--queue NAME] [OPTIONS]\n"
      "\n"
-     "Compares every policy on the built-in default workload and cluster\n"
-     "(16 x 8 A100-SXM4-80GB + 8 x 8 H100-SXM5-80GB), with GPUs shared by\n"
-     "milli and with whole-GPU allocation. Outputs go to DIR (default\n"
-     "out/demo): DIR/<mode>-<policy>/{summary.json,jobs.csv,timeline.csv}\n"
-     "and DIR/comparison.csv.\n"},
+     "Compares the policies on the built-in default workload and nodes\n"
+     "(16 x 8 A100-SXM4-80GB + 8 x 8 H100-SXM5-80GB) with GPUs shared by\n"
+     "milli, whole, static MIG and dynamic MIG (builtin:default,\n"
+     "builtin:exclusive, builtin:mig-static, builtin:mig-dynamic), each mode\n"
+     "with the policies that apply to it, and prints the answer under the\n"
+     "table. Outputs go to DIR (default out/demo):\n"
+     "DIR/<mode>-<policy>/{summary.json,jobs.csv,timeline.csv} and\n"
+     "DIR/comparison.csv.\n"},
     {C_GENERATE, "generate",
      "usage: schedsim generate --out FILE [--jobs N] [--seed N] "
      "[--mix FILE]\n"

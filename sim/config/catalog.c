@@ -61,7 +61,7 @@ static int int_in(const cJSON *v, int lo, int hi, int *out) {
  * "mig_profiles": [{"name", "kind", "profile_id", "compute_slices",
  * "memory_slots", "starts", "memory_gib", "sm_count", "verified", "note"}].
  * The slices, slots and starts of a kind are libsched's placement table
- * (DESIGN.md section 4, normative): a catalog that disagrees is an error.
+ * (docs/DESIGN.md section 4, normative): a catalog that disagrees is an error.
  * One profile per kind and model, names unique within the model.
  */
 static int parse_mig_profiles(gpu_model_info *g, const cJSON *arr,
@@ -121,7 +121,8 @@ static int parse_mig_profiles(gpu_model_info *g, const cJSON *arr,
         int_in(cJSON_GetObjectItemCaseSensitive(p, "memory_slots"), 0, 99,
                &slots) || slots != lsched_mig_kind_size(k)) {
       snprintf(err, errlen, "%s: %s: a %s profile has %d compute slices and "
-               "%d memory slots (the placement table of DESIGN.md section 4)",
+               "%d memory slots (the placement table of docs/DESIGN.md "
+               "section 4)",
                origin, where, lsched_mig_kind_name(k),
                lsched_mig_kind_slices(k), lsched_mig_kind_size(k));
       return -1;

@@ -1,6 +1,6 @@
 /*
  * A simulated cluster: the libsched cluster plus what only the simulator
- * needs (prices, node groups). Loaded from a JSON cluster spec (DESIGN.md
+ * needs (prices, node groups). Loaded from a JSON cluster spec (docs/DESIGN.md
  * section 7) or from an Alibaba node list CSV.
  */
 #ifndef SCHEDSIM_CLUSTER_SPEC_H

@@ -1,6 +1,6 @@
 /*
- * Replay mode (DESIGN.md section 5): jobs arrive at their submit time, wait
- * in a queue, run for their duration on the placement a libsched policy
+ * Replay mode (docs/DESIGN.md section 5): jobs arrive at their submit time,
+ * wait in a queue, run for their duration on the placement a libsched policy
  * chose, and release their resources. The engine is a discrete-event loop
  * over a 4-ary heap of completion events; arrivals stream from the trace in
  * submit order (ties in file order), so the heap only ever holds running

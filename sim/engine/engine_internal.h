@@ -13,7 +13,7 @@
  *                     queue_{fifo,skip,backfill,priority}.c one each
  *   reserve.c         EASY reservations and runtime estimates
  *   migrate.c         migration and preemption of running jobs (a part)
- *   metrics.c         the reported numbers (DESIGN.md section 6)
+ *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
  *
@@ -587,7 +587,7 @@ static inline int queue_add(engine *e, uint32_t sl) {
 }
 
 /* A job's final outcome in the metrics (parts: where it ran, np of them
- * when it completed; the definitions are DESIGN.md section 6). Inline: it
+ * when it completed; the definitions are docs/DESIGN.md section 6). Inline: it
  * runs once per job. 0, or -1 with err set. */
 static inline int metrics_completed(engine *e, const slot *s,
                                     const lsched_placement *parts, int np) {

@@ -1,6 +1,6 @@
 /*
  * Fragmentation in replay mode: the FGD fragmentation amount and rate of the
- * cluster (DESIGN.md section 6, libsched's lsched_fragmeter, with the task
+ * cluster (docs/DESIGN.md section 6, libsched's lsched_fragmeter, with the task
  * types of the trace being replayed as the workload) and the stranded GPU
  * capacity, kept incrementally, plus their time-weighted integrals.
  *

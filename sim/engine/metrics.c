@@ -1,5 +1,5 @@
 /*
- * The reported numbers of a replay (definitions: DESIGN.md section 6),
+ * The reported numbers of a replay (definitions: docs/DESIGN.md section 6),
  * fed at the engine's hook points: time advancing (hook_advance in
  * engine_internal.h: the allocation integral and fragmentation), a job's
  * final outcome (metrics_completed), one timeline row per event time, and

@@ -1,6 +1,6 @@
 /*
  * Fill mode and `schedsim fill` (see fill.h). Definitions follow the issue
- * text and DESIGN.md section 5; where the authors' simulator
+ * text and docs/DESIGN.md section 5; where the authors' simulator
  * (hkust-adsl/kubernetes-scheduler-simulator) differs, the comments say so.
  */
 #include "fill.h"

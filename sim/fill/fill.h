@@ -1,5 +1,6 @@
 /*
- * Fill mode (DESIGN.md section 5): the methodology of the FGD paper. No time
+ * Fill mode (docs/DESIGN.md section 5): the methodology of the FGD paper. No
+ * time
  * and no departures: per seed the trace's pods are shuffled, the list is
  * extended (or cut) to tune x the cluster's GPU capacity, the nodes are
  * visited in a seed-fixed random order, and each pod is placed once or

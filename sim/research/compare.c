@@ -12,6 +12,7 @@
  */
 #include "cli.h"
 #include "options.h"
+#include "report.h"
 #include "research.h"
 
 #include <errno.h>
@@ -30,6 +31,7 @@ typedef struct cmp_run {
   const char *queue_name;
   const char *policy;
   char label[256];
+  char group[256]; /* cluster (and queue): the answer's first-fit baseline */
   char dir[4096];
 } cmp_run;
 
@@ -132,6 +134,7 @@ int cmd_compare(int argc, char **argv) {
   const char **policies = (const char **)o.policy;
   char **queues = o.queue;
   int ncl = o.ncluster, npol = o.npolicy, nq = o.nqueue;
+  int every_policy = npol == 0; /* then each cluster gets those that apply */
   char **prices = o.prices;
   int nprices = o.nprices, plots = !o.no_plots, quiet = o.quiet;
   int check = o.check;
@@ -159,6 +162,7 @@ int cmd_compare(int argc, char **argv) {
   cmp_run *runs = NULL;
   run_metrics *met = NULL;
   plot_run *pr = NULL;
+  report_run *rr = NULL;
   int *st = NULL;
   int ncl_loaded = 0;
   lsched_registry *reg = NULL;
@@ -229,7 +233,11 @@ int cmd_compare(int argc, char **argv) {
       }
 
   /* ---- the runs: cluster x queue x policy, labels ---- */
-  size_t n = (size_t)ncl * (size_t)nq * (size_t)npol;
+  size_t n = 0;
+  for (int ci = 0; ci < ncl; ci++)
+    for (int pi = 0; pi < npol; pi++)
+      if (!every_policy || report_policy_applies(policies[pi], &scs[ci]))
+        n += (size_t)nq;
   runs = calloc(n, sizeof *runs);
   met = calloc(n, sizeof *met);
   pr = calloc(n, sizeof *pr);
@@ -253,8 +261,10 @@ int cmd_compare(int argc, char **argv) {
   size_t r = 0;
   for (int ci = 0; ci < ncl; ci++)
     for (int qi = 0; qi < nq; qi++)
-      for (int pi = 0; pi < npol; pi++, r++) {
-        cmp_run *x = &runs[r];
+      for (int pi = 0; pi < npol; pi++) {
+        if (every_policy && !report_policy_applies(policies[pi], &scs[ci]))
+          continue;
+        cmp_run *x = &runs[r++];
         x->cluster = ci;
         sim_queue_parse(queues[qi], &x->queue); /* checked above */
         x->queue_name = queues[qi];
@@ -265,6 +275,8 @@ int cmd_compare(int argc, char **argv) {
                  ncl > 1 ? clabel[ci] : "", ncl > 1 ? "_" : "",
                  nq > 1 ? queues[qi] : "", nq > 1 ? "_" : "", pol);
         snprintf(x->dir, sizeof x->dir, "%s/%s", outdir, x->label);
+        snprintf(x->group, sizeof x->group, "%s%s%s", clabel[ci],
+                 nq > 1 ? ", queue " : "", nq > 1 ? queues[qi] : "");
       }
   free(clabel);
   if (out_mkdir(outdir, err, sizeof err)) {
@@ -275,11 +287,18 @@ int cmd_compare(int argc, char **argv) {
   int nw = workers ? (int)workers : pool_default_workers();
   if ((size_t)nw > n)
     nw = (int)n;
-  printf("schedsim compare: trace %s (%zu jobs), seed %" PRIu64 "; %zu runs "
-         "(%d cluster%s x %d queue%s x %d polic%s) on %d worker%s\n\n",
-         trace_path, t.n, seed, n, ncl, ncl > 1 ? "s" : "", nq,
-         nq > 1 ? "s" : "", npol, npol > 1 ? "ies" : "y", nw,
-         nw > 1 ? "s" : "");
+  if (n != (size_t)ncl * (size_t)nq * (size_t)npol)
+    printf("schedsim compare: trace %s (%zu jobs), seed %" PRIu64 "; %zu runs "
+           "(%d cluster%s x %d queue%s x the policies that apply to each) on "
+           "%d worker%s\n\n",
+           trace_path, t.n, seed, n, ncl, ncl > 1 ? "s" : "", nq,
+           nq > 1 ? "s" : "", nw, nw > 1 ? "s" : "");
+  else
+    printf("schedsim compare: trace %s (%zu jobs), seed %" PRIu64 "; %zu runs "
+           "(%d cluster%s x %d queue%s x %d polic%s) on %d worker%s\n\n",
+           trace_path, t.n, seed, n, ncl, ncl > 1 ? "s" : "", nq,
+           nq > 1 ? "s" : "", npol, npol > 1 ? "ies" : "y", nw,
+           nw > 1 ? "s" : "");
 
   /* ---- run, merge, print, plot ---- */
   cmp_ctx ctx = {&cat, scs, clusters, &t, synthetic ? &from : NULL,
@@ -305,22 +324,40 @@ int cmd_compare(int argc, char **argv) {
   status = write_compare_csv(outdir, &ctx, met, n);
   if (status)
     goto done;
+  rr = calloc(n, sizeof *rr);
+  if (!rr) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    status = 1;
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) {
+    rr[i].label = runs[i].label;
+    rr[i].group = runs[i].group;
+    rr[i].policy = runs[i].policy;
+    rr[i].dir = runs[i].label;
+    rr[i].m = &met[i];
+  }
+  printf("\n");
+  report_answer(stdout, rr, n);
   printf("\nutil%% = time-weighted mean GPU allocation; queue and JCT in "
          "seconds; cost at the catalog's prices; never = jobs never "
          "started;\nfrag%% = time-weighted mean fragmentation rate; stranded "
          "= mean GPUs idle that no queued job can use.\n"
-         "outputs: %s/compare.csv and %s/<run>/",
-         outdir, outdir);
+         "outputs: %s/report.html, %s/compare.csv and %s/<run>/",
+         outdir, outdir, outdir);
   if (plots) {
     for (size_t i = 0; i < n; i++) {
       pr[i].label = runs[i].label;
       pr[i].dir = runs[i].dir;
       pr[i].cost_total = met[i].num[METRIC_COST_TOTAL];
       pr[i].cost_idle = met[i].num[METRIC_COST_IDLE];
+      pr[i].group = runs[i].group;
+      pr[i].policy = runs[i].policy;
+      pr[i].m = &met[i];
     }
     int prc = plot_runs(outdir, pr, n, err, sizeof err);
     if (prc == 0)
-      printf("; plots: %s/plots/{utilization,queue_cdf,cost}.{png,svg}",
+      printf("; plots: %s/plots/{bars,utilization,queue_cdf,cost}.{png,svg}",
              outdir);
     printf("\n");
     if (prc < 0) {
@@ -330,10 +367,34 @@ int cmd_compare(int argc, char **argv) {
   } else {
     printf("\n");
   }
+  if (status == 0) {
+    char l0[4400], l1[600], l2[300];
+    snprintf(l0, sizeof l0, "trace %s (%zu jobs), seed %" PRIu64, trace_path,
+             t.n, seed);
+    size_t w =
+        (size_t)snprintf(l1, sizeof l1, "cluster%s:", ncl > 1 ? "s" : "");
+    for (int i = 0; i < ncl && w < sizeof l1; i++)
+      w += (size_t)snprintf(l1 + w, sizeof l1 - w, " %s (%s, %d GPUs)",
+                            clusters[i], scs[i].name, scs[i].gpus);
+    w = (size_t)snprintf(l2, sizeof l2, "queue%s:", nq > 1 ? "s" : "");
+    for (int i = 0; i < nq && w < sizeof l2; i++)
+      w += (size_t)snprintf(l2 + w, sizeof l2 - w, " %s", queues[i]);
+    char l3[200];
+    snprintf(l3, sizeof l3, "%zu runs%s; outputs: compare.csv and <run>/", n,
+             every_policy ? " (every policy that applies to each cluster)"
+                          : "");
+    const char *setup[4] = {l0, l1, l2, l3};
+    if (report_write_html(outdir, "schedsim compare", setup, 4, rr, n, err,
+                          sizeof err)) {
+      fprintf(stderr, "schedsim: %s\n", err);
+      status = 1;
+    }
+  }
 done:
   for (int i = 0; i < ncl_loaded; i++)
     sim_cluster_free(&scs[i]);
   free(scs);
+  free(rr);
   free(runs);
   free(met);
   free(pr);

@@ -105,12 +105,17 @@ typedef struct plot_run {
   const char *dir;   /* the run's output directory */
   double cost_total; /* USD */
   double cost_idle;
+  const char *group;    /* its panel (cluster, queue); NULL: one panel */
+  const char *policy;   /* its colour; NULL: the label */
+  const run_metrics *m; /* bars and line selection; NULL: none */
 } plot_run;
 
 /*
  * Writes OUTDIR/plots/: data files (data/<label>.util, data/<label>.qcdf,
- * data/cost.dat), plots.gp, and, through gnuplot, utilization, queue_cdf
- * and cost as PNG and SVG. Returns 0 when the plots were made, 1 when
+ * data/cost.dat, data/bars_<panel>.dat), plots.gp, and, through gnuplot,
+ * bars, utilization, queue_cdf and cost as PNG and SVG: one panel per
+ * group, a colour per policy (the same in every plot), at most six lines
+ * per panel (see plot.c). Returns 0 when the plots were made, 1 when
  * gnuplot is not on PATH (the warning "gnuplot not found: plots skipped"
  * is printed; data and script are still written), -1 with err set on
  * failure (I/O, or gnuplot failed: its output is in plots/gnuplot.log).

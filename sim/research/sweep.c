@@ -36,6 +36,7 @@
 #include "jsonutil.h"
 #include "output.h"
 #include "options.h"
+#include "report.h"
 #include "research.h"
 #include "sweep_slurm.h"
 
@@ -1033,6 +1034,66 @@ static int write_sweep_csv(const char *outdir, const manifest *m,
   return 0;
 }
 
+/* DIR/report.html of a complete sweep: the answer (a run's baseline is
+ * first-fit of the run id with its policy taken out: same trace, cluster,
+ * queue, seed and parameters), the table, links to runs/<id>/. */
+static int write_sweep_report(const char *outdir, const manifest *m,
+                              const sw_run *runs, size_t n) {
+  char err[ERRLEN];
+  run_metrics *met = calloc(n ? n : 1, sizeof *met);
+  report_run *rr = calloc(n ? n : 1, sizeof *rr);
+  char(*group)[1024] = calloc(n ? n : 1, sizeof *group);
+  char(*dir)[1100] = calloc(n ? n : 1, sizeof *dir);
+  int status = 0;
+  if (!met || !rr || !group || !dir) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    status = 1;
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const sw_run *r = &runs[i];
+    char path[4096], pol[160];
+    run_dir(path, sizeof path, outdir, r);
+    if (run_metrics_read(path, &met[i], err, sizeof err)) {
+      fprintf(stderr, "schedsim: %s\n", err);
+      status = 1;
+      goto out;
+    }
+    research_label(pol, sizeof pol, m->policies[r->pi]);
+    snprintf(pol + strlen(pol), sizeof pol - strlen(pol), "_s");
+    const char *at = strstr(r->id, pol);
+    size_t head = at ? (size_t)(at - r->id) : strlen(r->id);
+    snprintf(group[i], sizeof group[i], "%.*s%s", (int)head, r->id,
+             at ? at + strlen(pol) - 1 : "");
+    snprintf(dir[i], sizeof dir[i], "runs/%s", r->id);
+    rr[i].label = r->id;
+    rr[i].group = group[i];
+    rr[i].policy = m->policies[r->pi];
+    rr[i].dir = dir[i];
+    rr[i].m = &met[i];
+  }
+  char l0[4200], l1[200];
+  snprintf(l0, sizeof l0, "manifest %s", m->file);
+  snprintf(l1, sizeof l1, "%zu runs: %d trace%s x %d cluster%s x %d queue%s "
+           "x %d polic%s x %d seed%s, and the parameters; outputs: sweep.csv "
+           "and runs/<id>/", n, m->ntraces, m->ntraces > 1 ? "s" : "",
+           m->nclusters, m->nclusters > 1 ? "s" : "", m->nqueues,
+           m->nqueues > 1 ? "s" : "", m->npolicies,
+           m->npolicies > 1 ? "ies" : "y", m->nseeds, m->nseeds > 1 ? "s" : "");
+  const char *setup[2] = {l0, l1};
+  if (report_write_html(outdir, "schedsim sweep", setup, 2, rr, n, err,
+                        sizeof err)) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    status = 1;
+  }
+out:
+  free(met);
+  free(rr);
+  free(group);
+  free(dir);
+  return status;
+}
+
 int cmd_sweep(int argc, char **argv) {
   run_config o;
   char *pos[8];
@@ -1257,6 +1318,8 @@ int cmd_sweep(int argc, char **argv) {
   if (task) /* one array task: the merge step writes sweep.csv */
     goto done;
   status = write_sweep_csv(outdir, &m, runs, n);
+  if (status == 0)
+    status = write_sweep_report(outdir, &m, runs, n);
   if (status == 0)
     printf("merged %zu runs into %s\n", n, csv);
 done:

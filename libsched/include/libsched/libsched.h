@@ -494,7 +494,7 @@ LSCHED_API const lsched_task_type *lsched_workload_at(const lsched_workload *w,
 LSCHED_API uint64_t lsched_workload_weight(const lsched_workload *w);
 
 /**
- * Fragmentation of a node for a workload (DESIGN.md section 6). For node n
+ * Fragmentation of a node for a workload (docs/DESIGN.md section 6). For node n
  * and type m, f(n,m) is all idle GPU milli of n if m cannot run on n now
  * (CPU-only type, model not allowed, fewer than gpu_count GPUs with at least
  * gpu_milli free, or less CPU free than cpu_milli); otherwise the free milli

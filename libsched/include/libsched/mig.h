@@ -3,7 +3,7 @@
  *
  * Included by <libsched/libsched.h>; it may also be included on its own.
  *
- * The model (DESIGN.md section 4, NVIDIA's placement table, identical on
+ * The model (docs/DESIGN.md section 4, NVIDIA's placement table, identical on
  * A100, H100 and H200): a GPU has 8 memory slots 0..7 and 7 compute slices;
  * compute slice i goes with memory slot i (slot 7 has none). A GPU instance
  * of a kind takes the memory slots [start, start + size) and must not
