@@ -2144,8 +2144,8 @@ START_TEST(test_observer_api) {
                    LSCHED_OK);
 
   /* Observers are called in the order they were added. */
-  lsched_observer oa = {LSCHED_OBSERVER_VERSION, order_a, order_a};
-  lsched_observer ob = {LSCHED_OBSERVER_VERSION, order_b, NULL};
+  lsched_observer oa = {1, order_a, order_a, NULL};
+  lsched_observer ob = {1, order_b, NULL, NULL};
   obs_norder = 0;
   ck_assert_int_eq(lsched_cluster_add_observer(fx, &ob, NULL), LSCHED_OK);
   ck_assert_int_eq(lsched_cluster_add_observer(fx, &oa, NULL), LSCHED_OK);

@@ -267,8 +267,8 @@ static void tally_release(void *user, const lsched_cluster *c,
   (void)c;
   tally_change(user, p, trial, -1);
 }
-static const lsched_observer tally_ops = {LSCHED_OBSERVER_VERSION,
-                                          tally_alloc, tally_release};
+static const lsched_observer tally_ops = {1 /* version-1 table */,
+                                          tally_alloc, tally_release, NULL};
 
 /* The observer's tally and the SDK's view against the node reads. */
 static void check_tally(const lsched_cluster *c, const tally *t) {
