@@ -17,6 +17,9 @@
 static void set_err(lsched_cluster *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+static int node_change_done(lsched_cluster *c, int id, int change);
+static int check_after(lsched_cluster *c, int id);
+
 static void set_err(lsched_cluster *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -528,9 +531,7 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
   if (out_id)
     *out_id = id;
   c->errmsg[0] = '\0';
-  if (c->nattached > 0 || c->nobservers > 0)
-    return lsched__node_changed_notify(c, id, LSCHED_NODE_ADDED);
-  return LSCHED_OK;
+  return node_change_done(c, id, LSCHED_NODE_ADDED);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -640,6 +641,21 @@ static int splice_gpus(lsched_cluster *c, int id, const lsched_node_spec *spec,
   return LSCHED_OK;
 }
 
+/* Tells policies and observers; with check_invariants, then checks the
+ * whole cluster (node changes are rare). */
+static int node_change_done(lsched_cluster *c, int id, int change) {
+  int rc = LSCHED_OK;
+  if (c->nattached > 0 || c->nobservers > 0)
+    rc = lsched__node_changed_notify(c, id, change);
+  /* An add or a state change touches one node and its index path; an
+   * update or removal moves pool offsets: the whole cluster. */
+  if (rc == LSCHED_OK && c->check_invariants)
+    rc = change == LSCHED_NODE_ADDED || change == LSCHED_NODE_STATE
+             ? check_after(c, id)
+             : lsched_cluster_check(c);
+  return rc;
+}
+
 /* After node id's record changed: aggregates, index, shapes, and the
  * others' refresh (their GPU pool offsets may have moved, which their
  * cached aggregates do not depend on). */
@@ -648,7 +664,7 @@ static int node_record_changed(lsched_cluster *c, int id, int change) {
   seg_update(c, id);
   recompute_shapes(c);
   c->errmsg[0] = '\0';
-  return lsched__node_changed_notify(c, id, change);
+  return node_change_done(c, id, change);
 }
 
 int lsched_cluster_remove_node(lsched_cluster *c, int node) {
@@ -757,7 +773,7 @@ int lsched_cluster_set_node_state(lsched_cluster *c, int node,
     return LSCHED_OK;
   nd->state = (uint8_t)state;
   seg_update(c, node);
-  return lsched__node_changed_notify(c, node, LSCHED_NODE_STATE);
+  return node_change_done(c, node, LSCHED_NODE_STATE);
 }
 
 int lsched_cluster_node_state(const lsched_cluster *c, int node) {

@@ -140,7 +140,9 @@ typedef struct lsched_cluster lsched_cluster;
  * - check_invariants: non-zero checks the invariants after every successful
  *   alloc and release: the node it touched and that node's index path every
  *   time (only they can change; O(GPUs + log nodes)), and the whole cluster
- *   (lsched_cluster_check) every 1024th operation. For tests and debug.
+ *   (lsched_cluster_check) every 1024th operation; after a node is
+ *   added or changes state, that node and its path; after an update or a
+ *   removal, the whole cluster. For tests and debug.
  */
 typedef struct lsched_cluster_opts {
   unsigned version;
