@@ -237,8 +237,13 @@ static int place(struct conf *k, const lsched_request *req,
   if (rc == LSCHED_OK) {
     assert_valid(k->c, req, out, k->ops->name);
   } else {
-    REQ_MSG(rc == LSCHED_ENOFIT, "%s: place returned %s", k->ops->name,
-            lsched_err_name(rc));
+    REQ_MSG(rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER,
+            "%s: place returned %s", k->ops->name, lsched_err_name(rc));
+    /* ENEVER exactly when no node could ever hold it (issue #16). */
+    REQ_MSG((rc == LSCHED_ENEVER) == !lsched_can_ever_fit(k->c, req),
+            "%s: %s but can_ever_fit says %d", k->ops->name,
+            lsched_err_name(rc), lsched_can_ever_fit(k->c, req));
+    REQ(lsched_cluster_errmsg(k->c)[0] != '\0');
     REQ_MSG(!any_node_fits(k->c, req), "%s: ENOFIT although a node fits",
             k->ops->name);
   }
@@ -306,9 +311,9 @@ START_TEST(conf_enofit_unchanged) {
   conf_begin(&k, _i);
   conf_attach(&k);
   lsched_request q = mkreq(0, 0, 0, 0, 0);
-  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENEVER);
   q = mkreq(1, 1, 1, 1000, 0);
-  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENEVER);
   conf_end(&k);
 
   conf_begin(&k, _i);
@@ -322,7 +327,7 @@ START_TEST(conf_enofit_unchanged) {
   };
   for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
     ck_assert_msg(lsched_can_ever_fit(k.c, &never[i]) == 0, "case %zu", i);
-    ck_assert_msg(place(&k, &never[i], &p) == LSCHED_ENOFIT, "case %zu", i);
+    ck_assert_msg(place(&k, &never[i], &p) == LSCHED_ENEVER, "case %zu", i);
   }
   /* A malformed request is refused without touching anything. */
   struct snap before, after;
@@ -473,7 +478,7 @@ START_TEST(conf_gpu_count_exact) {
       lsched_placement p;
       int rc = place(&k, &q, &p);
       if (n == 9) {
-        ck_assert_int_eq(rc, LSCHED_ENOFIT);
+        ck_assert_int_eq(rc, LSCHED_ENEVER);
         continue;
       }
       ck_assert_int_eq(rc, LSCHED_OK); /* nodes 1 and 2 are empty */
@@ -691,7 +696,7 @@ START_TEST(conf_place_pure) {
       lsched_placement p;
       int rc = rng_below(&r, 2) ? place_alloc(&k, &q, &p) : place(&k, &q, &p);
       ok += rc == LSCHED_OK;
-      nofit += rc == LSCHED_ENOFIT;
+      nofit += rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER;
     }
     REQ_EQ(ok + nofit, 150);
     conf_end(&k);
@@ -921,9 +926,9 @@ START_TEST(conf_mig_modes_apart) {
   conf_attach(&k);
   lsched_request q = mkreq(0, 0, 1, 100, 0);
   ck_assert_int_eq(lsched_can_ever_fit(k.c, &q), 0);
-  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENEVER);
   q = mkreq(0, 0, 1, 1000, 0);
-  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENEVER);
   q = mkreq(100, 100, 0, 0, 0);
   ck_assert_int_eq(place_alloc(&k, &q, &p), LSCHED_OK);
   /* Fill with 1g instances: 7 per GPU, then nothing. */
@@ -941,7 +946,7 @@ START_TEST(conf_mig_modes_apart) {
   q = mkreq(0, 0, 1, 0, 0);
   q.mig_kind = LSCHED_MIG_7G;
   ck_assert_int_eq(lsched_can_ever_fit(k.c, &q), 0);
-  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENOFIT);
+  ck_assert_int_eq(place(&k, &q, &p), LSCHED_ENEVER);
   conf_end(&k);
 }
 END_TEST

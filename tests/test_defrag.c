@@ -198,8 +198,8 @@ static void seen_release(void *user, const lsched_cluster *cl,
     s->releases++;
 }
 
-static const lsched_observer seen_ops = {LSCHED_OBSERVER_VERSION, seen_alloc,
-                                         seen_release};
+static const lsched_observer seen_ops = {1, seen_alloc, seen_release,
+                                         NULL};
 
 START_TEST(planning_is_a_trial_for_observers) {
   struct seen sn = {0, 0, 0, 0};

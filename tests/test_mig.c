@@ -903,7 +903,8 @@ START_TEST(property_random_sequences) {
       int rc = lsched_policy_place(p, &q, &out);
       take(&after, nodes);
       REQ(memcmp(&before, &after, sizeof before) == 0);
-      if (rc == LSCHED_ENOFIT) {
+      if (rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER) {
+        REQ_EQ(rc == LSCHED_ENEVER, !lsched_can_ever_fit(c, &q));
         for (int i = 0; i < nodes; i++)
           REQ_EQ(lsched_fits(c, i, &q), 0);
         continue;

@@ -469,6 +469,8 @@ static int decide_one(adv_plan *pl, adv_decision *d, char *err,
     d->kind = ADV_NOFIT;
     if (prc == LSCHED_ENOFIT)
       snprintf(d->note, sizeof d->note, "no node can take the job now");
+    else if (prc == LSCHED_ENEVER)
+      snprintf(d->note, sizeof d->note, "no node can ever take the job");
     else
       snprintf(d->note, sizeof d->note, "policy: %s", lsched_strerror(prc));
     return 0;

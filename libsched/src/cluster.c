@@ -17,6 +17,9 @@
 static void set_err(lsched_cluster *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+static int node_change_done(lsched_cluster *c, int id, int change);
+static int check_after(lsched_cluster *c, int id);
+
 static void set_err(lsched_cluster *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -188,6 +191,16 @@ static void seg_leaf(struct lsched_seg *s, const struct lsched_node *nd) {
   s->gpu_count = nd->gpu_count;
   s->models = nd->gpu_count > 0 ? (UINT64_C(1) << nd->model) : 0;
   s->mig_fit = nd->mig_fit;
+  if (__builtin_expect(nd->state != LSCHED_NODE_UP, 0)) {
+    /* Cordoned, draining or removed: no request may descend here. */
+    s->cpu_free = -1;
+    s->mem_free = -1;
+    s->max_gpu_free = 0;
+    s->gpus_full_free = 0;
+    s->gpus_nonzero_free = 0;
+    s->mig_fit = 0;
+    return;
+  }
   if (nd->mode == LSCHED_GPU_MIG) {
     /* MIG GPUs serve MIG requests only: hide them from the others. */
     s->max_gpu_free = 0;
@@ -341,19 +354,25 @@ static int add_shape(lsched_cluster *c, const struct lsched_node *nd) {
   return LSCHED_OK;
 }
 
-int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
-                            int *out_id) {
-  if (!c || !spec)
-    return LSCHED_EINVAL;
+/* The id of the present node named name other than `except`, or -1. */
+static int find_name(const lsched_cluster *c, const char *name, int except) {
+  for (int i = 0; i < c->n; i++)
+    if (i != except && c->nodes[i].name && c->nodes[i].state !=
+        LSCHED_NODE_REMOVED && strcmp(c->nodes[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+/* Every check of a spec that add_node and update_node share; `self` is the
+ * id being updated (-1 when adding). Sets the message. */
+static int check_spec(lsched_cluster *c, const lsched_node_spec *spec,
+                      int self) {
   if (spec->version == 0 || spec->version > LSCHED_NODE_SPEC_VERSION) {
     set_err(c, "node spec version %u not supported (1..%d)", spec->version,
             LSCHED_NODE_SPEC_VERSION);
     return LSCHED_EVERSION;
   }
-  if (c->live_allocs > 0 || c->nattached > 0) {
-    set_err(c, "nodes can only be added to an idle cluster with no policy");
-    return LSCHED_ESTATE;
-  }
+  (void)self;
   if (spec->cpu_milli < 0 || spec->memory_mib < 0) {
     set_err(c, "node '%s': negative CPU or memory",
             spec->name ? spec->name : "");
@@ -403,9 +422,19 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
       return lr;
     }
   }
+  return LSCHED_OK;
+}
+
+int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
+                            int *out_id) {
+  if (!c || !spec)
+    return LSCHED_EINVAL;
+  int r = check_spec(c, spec, -1);
+  if (r)
+    return r;
+  const int is_mig = spec->gpu_mode == LSCHED_GPU_MIG && spec->gpu_count > 0;
   if (c->n == INT32_MAX / 2 || c->ngpus > INT32_MAX / 2)
     return LSCHED_ELIMIT;
-  int r;
   if ((r = grow(&c->a, (void **)&c->nodes, &c->node_cap, c->n + 1,
                 sizeof *c->nodes)))
     return r;
@@ -440,6 +469,7 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
   nd.gpu_count = spec->gpu_count;
   nd.model = spec->gpu_count > 0 ? spec->gpu_model : -1;
   nd.mode = spec->gpu_mode;
+  nd.features = spec->version >= 3 ? spec->features : 0;
   nd.gpu_off = c->ngpus;
   if (is_mig && (r = lsched__mig_add_node(c, &nd, spec))) {
     set_err(c, "node '%s': %s", spec->name ? spec->name : "",
@@ -500,7 +530,283 @@ int lsched_cluster_add_node(lsched_cluster *c, const lsched_node_spec *spec,
   }
   if (out_id)
     *out_id = id;
+  c->errmsg[0] = '\0';
+  return node_change_done(c, id, LSCHED_NODE_ADDED);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A cluster that changes: remove, update, states, lookup                  */
+
+/* Shapes and the capacity maxima from the present nodes: O(nodes x
+ * shapes). On ENOMEM the old shape list stays (a superset: can_ever_fit
+ * may then answer 1 for a removed shape, never 0 wrongly). */
+static int recompute_shapes(lsched_cluster *c) {
+  c->nshapes = 0;
+  c->max_cpu_cap = 0;
+  c->max_gpu_count = 0;
+  memset(c->model_max_gpus, 0, sizeof c->model_max_gpus);
+  int rc = LSCHED_OK;
+  for (int i = 0; i < c->n; i++) {
+    const struct lsched_node *nd = &c->nodes[i];
+    if (nd->state == LSCHED_NODE_REMOVED)
+      continue;
+    if (rc == LSCHED_OK)
+      rc = add_shape(c, nd);
+    if (nd->cpu_cap > c->max_cpu_cap)
+      c->max_cpu_cap = nd->cpu_cap;
+    if (nd->gpu_count > c->max_gpu_count)
+      c->max_gpu_count = nd->gpu_count;
+    if (nd->model >= 0 && nd->gpu_count > c->model_max_gpus[nd->model])
+      c->model_max_gpus[nd->model] = nd->gpu_count;
+  }
+  return rc;
+}
+
+static int node_is_idle(const struct lsched_node *nd) {
+  return nd->cpu_free == nd->cpu_cap && nd->mem_free == nd->mem_cap &&
+         nd->gpu_free_sum == (int64_t)nd->gpu_count * LSCHED_GPU_MILLI;
+}
+
+static int present(lsched_cluster *c, int node, const char *what) {
+  if (node < 0 || node >= c->n ||
+      c->nodes[node].state == LSCHED_NODE_REMOVED) {
+    set_err(c, "%s: node %d does not exist", what, node);
+    return LSCHED_ENOENT;
+  }
   return LSCHED_OK;
+}
+
+/*
+ * Replaces the GPUs of node id by those of spec (none when spec is NULL):
+ * the GPU pool and the MIG pool are spliced at the node's offsets and the
+ * later nodes' offsets moved. The node must be idle. Every allocation is
+ * made before anything changes, so a failure leaves the cluster as it was.
+ * Fills nd_new's gpu_count, model, mode, gpu_off and mig_off.
+ */
+static int splice_gpus(lsched_cluster *c, int id, const lsched_node_spec *spec,
+                       struct lsched_node *nd_new) {
+  const struct lsched_node old = c->nodes[id];
+  const int k_old = old.gpu_count, k_new = spec ? spec->gpu_count : 0;
+  const int old_mig = old.mode == LSCHED_GPU_MIG && k_old > 0;
+  const int new_mig = spec && spec->gpu_mode == LSCHED_GPU_MIG && k_new > 0;
+  int r = grow(&c->a, (void **)&c->gpu_free, &c->gpu_pool_cap,
+               c->ngpus - k_old + k_new + 1, sizeof *c->gpu_free);
+  if (r)
+    return r;
+  nd_new->gpu_count = k_new;
+  nd_new->model = k_new > 0 ? spec->gpu_model : -1;
+  nd_new->mode = spec ? spec->gpu_mode : LSCHED_GPU_SHARED;
+  nd_new->mig_off = 0;
+  if (new_mig && (r = lsched__mig_add_node(c, nd_new, spec))) {
+    set_err(c, "node %d: %s", id,
+            r == LSCHED_EINVAL ? "its MIG layout uses a kind the model does "
+                                 "not offer"
+                               : lsched_strerror(r));
+    return r;
+  }
+  /* Nothing fails from here. MIG pool: cut the old GPUs, then move the
+   * new ones (appended at the end) to the node's place in id order. */
+  if (old_mig) {
+    lsched__mig_cut(c, old.mig_off, k_old);
+    for (int i = 0; i < c->n; i++)
+      if (i != id && c->nodes[i].mode == LSCHED_GPU_MIG &&
+          c->nodes[i].gpu_count > 0 && c->nodes[i].mig_off > old.mig_off)
+        c->nodes[i].mig_off -= k_old;
+    if (new_mig)
+      nd_new->mig_off -= k_old;
+  }
+  if (new_mig) {
+    int to = 0;
+    for (int i = 0; i < id; i++)
+      if (c->nodes[i].mode == LSCHED_GPU_MIG && c->nodes[i].gpu_count > 0 &&
+          c->nodes[i].state != LSCHED_NODE_REMOVED)
+        to += c->nodes[i].gpu_count;
+    lsched__mig_move_last(c, k_new, to);
+    for (int i = id + 1; i < c->n; i++)
+      if (c->nodes[i].mode == LSCHED_GPU_MIG && c->nodes[i].gpu_count > 0)
+        c->nodes[i].mig_off += k_new;
+    nd_new->mig_off = to;
+  }
+  /* The GPU pool. */
+  int tail = c->ngpus - old.gpu_off - k_old;
+  if (k_new != k_old && tail > 0)
+    memmove(c->gpu_free + old.gpu_off + k_new,
+            c->gpu_free + old.gpu_off + k_old, (size_t)tail * sizeof(int));
+  for (int i = 0; i < k_new; i++)
+    c->gpu_free[old.gpu_off + i] = LSCHED_GPU_MILLI;
+  for (int i = id + 1; i < c->n; i++)
+    c->nodes[i].gpu_off += k_new - k_old;
+  c->ngpus += k_new - k_old;
+  nd_new->gpu_off = old.gpu_off;
+  return LSCHED_OK;
+}
+
+/* Tells policies and observers; with check_invariants, then checks the
+ * whole cluster (node changes are rare). */
+static int node_change_done(lsched_cluster *c, int id, int change) {
+  int rc = LSCHED_OK;
+  if (c->nattached > 0 || c->nobservers > 0)
+    rc = lsched__node_changed_notify(c, id, change);
+  /* An add or a state change touches one node and its index path; an
+   * update or removal moves pool offsets: the whole cluster. */
+  if (rc == LSCHED_OK && c->check_invariants)
+    rc = change == LSCHED_NODE_ADDED || change == LSCHED_NODE_STATE
+             ? check_after(c, id)
+             : lsched_cluster_check(c);
+  return rc;
+}
+
+/* After node id's record changed: aggregates, index, shapes, and the
+ * others' refresh (their GPU pool offsets may have moved, which their
+ * cached aggregates do not depend on). */
+static int node_record_changed(lsched_cluster *c, int id, int change) {
+  node_refresh(c, &c->nodes[id]);
+  seg_update(c, id);
+  recompute_shapes(c);
+  c->errmsg[0] = '\0';
+  return node_change_done(c, id, change);
+}
+
+int lsched_cluster_remove_node(lsched_cluster *c, int node) {
+  if (!c)
+    return LSCHED_EINVAL;
+  int r = present(c, node, "remove_node");
+  if (r)
+    return r;
+  struct lsched_node *nd = &c->nodes[node];
+  if (!node_is_idle(nd)) {
+    set_err(c, "remove_node: node %d ('%s') has allocations; drain it first",
+            node, nd->name ? nd->name : "");
+    return LSCHED_ESTATE;
+  }
+  struct lsched_node nn;
+  memset(&nn, 0, sizeof nn);
+  if ((r = splice_gpus(c, node, NULL, &nn)))
+    return r;
+  nd = &c->nodes[node];
+  lsched__free(&c->a, nd->name);
+  nd->name = NULL;
+  nd->cpu_cap = nd->cpu_free = 0;
+  nd->mem_cap = nd->mem_free = 0;
+  nd->gpu_count = 0;
+  nd->model = -1;
+  nd->mode = LSCHED_GPU_SHARED;
+  nd->gpu_off = nn.gpu_off;
+  nd->mig_off = 0;
+  nd->features = 0;
+  nd->state = LSCHED_NODE_REMOVED;
+  return node_record_changed(c, node, LSCHED_NODE_DELETED);
+}
+
+int lsched_cluster_update_node(lsched_cluster *c, int node,
+                               const lsched_node_spec *spec) {
+  if (!c || !spec)
+    return LSCHED_EINVAL;
+  int r = present(c, node, "update_node");
+  if (r)
+    return r;
+  if ((r = check_spec(c, spec, node)))
+    return r;
+  struct lsched_node *nd = &c->nodes[node];
+  const int idle = node_is_idle(nd);
+  if (!idle) {
+    int same_gpus = spec->gpu_count == nd->gpu_count &&
+                    (nd->gpu_count == 0 ||
+                     (spec->gpu_model == nd->model && spec->gpu_mode == nd->mode));
+    if (!same_gpus || spec->cpu_milli < nd->cpu_cap - nd->cpu_free ||
+        spec->memory_mib < nd->mem_cap - nd->mem_free) {
+      set_err(c,
+              "update_node: node %d has allocations: only its name, "
+              "features and CPU/memory not below what is allocated may "
+              "change",
+              node);
+      return LSCHED_ESTATE;
+    }
+  }
+  char *name = NULL;
+  if (spec->name && !(name = lsched__alloc(&c->a, strlen(spec->name) + 1)))
+    return LSCHED_ENOMEM;
+  if (name)
+    memcpy(name, spec->name, strlen(spec->name) + 1);
+  if (idle) {
+    struct lsched_node nn;
+    memset(&nn, 0, sizeof nn);
+    if ((r = splice_gpus(c, node, spec, &nn))) {
+      lsched__free(&c->a, name);
+      return r;
+    }
+    nd = &c->nodes[node];
+    nd->gpu_count = nn.gpu_count;
+    nd->model = nn.model;
+    nd->mode = nn.mode;
+    nd->gpu_off = nn.gpu_off;
+    nd->mig_off = nn.mig_off;
+  }
+  int64_t cpu_used = nd->cpu_cap - nd->cpu_free;
+  int64_t mem_used = nd->mem_cap - nd->mem_free;
+  nd->cpu_cap = spec->cpu_milli;
+  nd->cpu_free = spec->cpu_milli - cpu_used;
+  nd->mem_cap = spec->memory_mib;
+  nd->mem_free = spec->memory_mib - mem_used;
+  nd->features = spec->version >= 3 ? spec->features : 0;
+  lsched__free(&c->a, nd->name);
+  nd->name = name;
+  return node_record_changed(c, node, LSCHED_NODE_UPDATED);
+}
+
+int lsched_cluster_set_node_state(lsched_cluster *c, int node,
+                                  lsched_node_state state) {
+  if (!c)
+    return LSCHED_EINVAL;
+  int r = present(c, node, "set_node_state");
+  if (r)
+    return r;
+  if (state != LSCHED_NODE_UP && state != LSCHED_NODE_CORDONED &&
+      state != LSCHED_NODE_DRAINING) {
+    set_err(c, "set_node_state: state %d is not UP, CORDONED or DRAINING",
+            (int)state);
+    return LSCHED_EINVAL;
+  }
+  c->errmsg[0] = '\0';
+  struct lsched_node *nd = &c->nodes[node];
+  if (nd->state == (uint8_t)state)
+    return LSCHED_OK;
+  nd->state = (uint8_t)state;
+  seg_update(c, node);
+  return node_change_done(c, node, LSCHED_NODE_STATE);
+}
+
+int lsched_cluster_node_state(const lsched_cluster *c, int node) {
+  if (!c)
+    return LSCHED_EINVAL;
+  if (node < 0 || node >= c->n)
+    return LSCHED_ENOENT;
+  return c->nodes[node].state;
+}
+
+int lsched_cluster_node_idle(const lsched_cluster *c, int node) {
+  if (!c)
+    return LSCHED_EINVAL;
+  if (node < 0 || node >= c->n)
+    return LSCHED_ENOENT;
+  return node_is_idle(&c->nodes[node]);
+}
+
+uint64_t lsched_cluster_node_features(const lsched_cluster *c, int node) {
+  if (!c || node < 0 || node >= c->n)
+    return 0;
+  return c->nodes[node].features;
+}
+
+int lsched_cluster_find_node(lsched_cluster *c, const char *name) {
+  if (!c || !name)
+    return LSCHED_EINVAL;
+  int id = find_name(c, name, -1);
+  if (id < 0) {
+    set_err(c, "no node named '%s'", name);
+    return LSCHED_ENOENT;
+  }
+  return id;
 }
 
 int lsched_cluster_node_count(const lsched_cluster *c) { return c ? c->n : 0; }
@@ -509,7 +815,8 @@ int lsched_cluster_node_info(const lsched_cluster *c, int node,
                              lsched_node_info *out) {
   if (!c || !out)
     return LSCHED_EINVAL;
-  if (node < 0 || node >= c->n)
+  if (node < 0 || node >= c->n ||
+      c->nodes[node].state == LSCHED_NODE_REMOVED)
     return LSCHED_ENOENT;
   const struct lsched_node *nd = &c->nodes[node];
   out->name = nd->name ? nd->name : "";
@@ -552,10 +859,10 @@ void lsched_cluster_totals(const lsched_cluster *c, lsched_totals *out) {
   memset(out, 0, sizeof *out);
   if (!c)
     return;
-  out->nodes = c->n;
   out->gpus = c->ngpus;
   for (int i = 0; i < c->n; i++) {
     const struct lsched_node *nd = &c->nodes[i];
+    out->nodes += nd->state != LSCHED_NODE_REMOVED;
     out->cpu_milli += nd->cpu_cap;
     out->cpu_free += nd->cpu_free;
     out->memory_mib += nd->mem_cap;
@@ -630,6 +937,12 @@ int lsched__node_fits(const lsched_cluster *c, const struct lsched_node *nd,
                       const lsched_request *req) {
   if (nd->cpu_free < req->cpu_milli || nd->mem_free < req->memory_mib)
     return 0;
+  if (__builtin_expect(nd->state != LSCHED_NODE_UP, 0))
+    return 0;
+  if (req->version >= 3 &&
+      (req->features || req->node_allowed || req->node_filter) &&
+      !lsched__node_allowed(c, nd, req))
+    return 0;
   int k = req->gpu_count;
   if (k == 0)
     return 1;
@@ -676,13 +989,54 @@ int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
   return lsched__node_fits(c, &c->nodes[node], req);
 }
 
+int lsched__node_allowed(const lsched_cluster *c,
+                         const struct lsched_node *nd,
+                         const lsched_request *req) {
+  if ((nd->features & req->features) != req->features)
+    return 0;
+  int id = (int)(nd - c->nodes);
+  if (req->node_allowed &&
+      (id >= req->node_allowed_count || !req->node_allowed[id]))
+    return 0;
+  if (req->node_filter &&
+      !req->node_filter(req->node_filter_user, c, id))
+    return 0;
+  return 1;
+}
+
+/* Could an empty node nd ever hold the plain (non-MIG) request req? */
+static int node_ever_plain(const struct lsched_node *nd,
+                           const lsched_request *req) {
+  if (nd->cpu_cap < req->cpu_milli || nd->mem_cap < req->memory_mib)
+    return 0;
+  if (req->gpu_count == 0)
+    return 1;
+  if (nd->gpu_count < req->gpu_count || nd->mode == LSCHED_GPU_MIG)
+    return 0;
+  return !req->model_mask || (req->model_mask & (UINT64_C(1) << nd->model));
+}
+
 int lsched_can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
   if (!c || lsched_request_validate(req) != LSCHED_OK)
     return 0;
+  if (req->version >= 3 &&
+      (req->features || req->node_allowed || req->node_filter)) {
+    /* Restricted to some nodes: one pass over them, O(nodes). */
+    for (int i = 0; i < c->n; i++) {
+      const struct lsched_node *nd = &c->nodes[i];
+      if (nd->state == LSCHED_NODE_REMOVED || !lsched__node_allowed(c, nd, req))
+        continue;
+      if (lsched__req_mig(req) ? lsched__mig_node_ever(c, nd, req)
+                               : node_ever_plain(nd, req))
+        return 1;
+    }
+    return 0;
+  }
   if (lsched__req_mig(req)) {
     /* Static layouts differ per GPU: one pass over the nodes, O(nodes). */
     for (int i = 0; i < c->n; i++)
-      if (lsched__mig_node_ever(c, &c->nodes[i], req))
+      if (c->nodes[i].state != LSCHED_NODE_REMOVED &&
+          lsched__mig_node_ever(c, &c->nodes[i], req))
         return 1;
     return 0;
   }

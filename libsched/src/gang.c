@@ -61,6 +61,10 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
   if (req->gpu_count <= w || req->gpu_count == 0 ||
       req->gpu_milli < LSCHED_GPU_MILLI) {
     int rc = lsched_policy_place(p, req, &out[0]);
+    /* The gang contract stays LSCHED_ENOFIT (lsched_can_ever_fit_gang()
+     * tells "never" apart). */
+    if (rc == LSCHED_ENEVER)
+      rc = LSCHED_ENOFIT;
     if (rc == LSCHED_OK && (rc = lsched_alloc(c, &out[0])) == LSCHED_OK)
       *nout = 1;
     return rc;

@@ -90,12 +90,26 @@ struct lsched_policy {
   const lsched_policy_ops *ops;
   lsched_cluster *c;
   void *state;
+  /* For the refresh of a policy without an on_node_change hook: what was
+   * set on it, replayed after init (policy.c). */
+  const struct lsched_registry *registry;
+  char **params; /* key, value, key, value, ... */
+  int nparams, params_cap;
+  lsched_workload *workload; /* a copy of the last set_workload, or NULL */
+  int broken; /* a node change it could not follow: place gives ESTATE */
 };
 
 /* Trial changes: every alloc and release between begin and end reaches
  * the observers with trial = 1. Nests. */
 static inline void lsched__trial_begin(lsched_cluster *c) { c->trial_depth++; }
 static inline void lsched__trial_end(lsched_cluster *c) { c->trial_depth--; }
+
+/* Tells the attached policies (hook or refresh, policy.c) and then the
+ * observers that node `node` changed (lsched_node_change). Returns the
+ * first error of a policy that could not follow (that instance is then
+ * marked broken); the others are still told. */
+LSCHED_HIDDEN int lsched__node_changed_notify(lsched_cluster *c, int node,
+                                              int change);
 
 /* Memory through the cluster's allocator. */
 LSCHED_HIDDEN void *lsched__alloc(const lsched_allocator *a, size_t n);
@@ -131,6 +145,12 @@ static inline int lsched__eff_milli(const struct lsched_node *nd,
 LSCHED_HIDDEN int lsched__node_fits(const lsched_cluster *c,
                                     const struct lsched_node *nd,
                                     const lsched_request *req);
+
+/* The request's version-3 node restrictions (features, allowed set,
+ * filter) accept node nd. */
+LSCHED_HIDDEN int lsched__node_allowed(const lsched_cluster *c,
+                                       const struct lsched_node *nd,
+                                       const lsched_request *req);
 
 /* The fragmentation building blocks (frag.c) shared by the meter and FGD
  * are public: lsched_frag_types, lsched_frag_cache and lsched_frag_eval()

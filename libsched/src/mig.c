@@ -739,3 +739,44 @@ int lsched__mig_check(const lsched_cluster *c, char *why, size_t len) {
   }
   return LSCHED_OK;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Node changes (cluster.c: lsched_cluster_update_node / remove_node)      */
+
+void lsched__mig_cut(lsched_cluster *c, int off, int k) {
+  struct lsched__mig *m = c->mig;
+  if (!m || k <= 0)
+    return;
+  for (int i = 0; i < k; i++)
+    totals_add(m, &m->gpu[off + i], -1);
+  int tail = m->ngpus - off - k;
+  if (tail > 0) {
+    memmove(&m->gpu[off], &m->gpu[off + k], (size_t)tail * sizeof *m->gpu);
+    memmove(&m->created[(size_t)off * LSCHED_MIG_SLOTS],
+            &m->created[(size_t)(off + k) * LSCHED_MIG_SLOTS],
+            (size_t)tail * LSCHED_MIG_SLOTS * sizeof *m->created);
+  }
+  m->ngpus -= k;
+  m->gpus -= k;
+}
+
+void lsched__mig_move_last(lsched_cluster *c, int k, int to) {
+  struct lsched__mig *m = c->mig;
+  if (!m || k <= 0)
+    return;
+  int from = m->ngpus - k;
+  if (from == to)
+    return;
+  lsched_mig_gpu_view g[LSCHED_MAX_GPUS_PER_NODE];
+  uint64_t cr[LSCHED_MAX_GPUS_PER_NODE * LSCHED_MIG_SLOTS];
+  memcpy(g, &m->gpu[from], (size_t)k * sizeof *g);
+  memcpy(cr, &m->created[(size_t)from * LSCHED_MIG_SLOTS],
+         (size_t)k * LSCHED_MIG_SLOTS * sizeof *cr);
+  memmove(&m->gpu[to + k], &m->gpu[to], (size_t)(from - to) * sizeof *m->gpu);
+  memmove(&m->created[(size_t)(to + k) * LSCHED_MIG_SLOTS],
+          &m->created[(size_t)to * LSCHED_MIG_SLOTS],
+          (size_t)(from - to) * LSCHED_MIG_SLOTS * sizeof *m->created);
+  memcpy(&m->gpu[to], g, (size_t)k * sizeof *g);
+  memcpy(&m->created[(size_t)to * LSCHED_MIG_SLOTS], cr,
+         (size_t)k * LSCHED_MIG_SLOTS * sizeof *cr);
+}

@@ -99,6 +99,11 @@ LSCHED_HIDDEN int lsched__mig_add_node(lsched_cluster *c,
                                        struct lsched_node *nd,
                                        const lsched_node_spec *spec);
 /* Undoes the last lsched__mig_add_node() (add_node rollback). */
+/* Node changes: removes the k MIG GPUs at off (their totals too); moves
+ * the last k GPUs of the pool to position `to` (< ngpus - k), shifting
+ * those from `to` up by k. Offsets in node records are the caller's. */
+LSCHED_HIDDEN void lsched__mig_cut(lsched_cluster *c, int off, int k);
+LSCHED_HIDDEN void lsched__mig_move_last(lsched_cluster *c, int k, int to);
 LSCHED_HIDDEN void lsched__mig_drop_node(lsched_cluster *c,
                                          const struct lsched_node *nd);
 /* OR of the node's GPUs' fit masks. */

@@ -5,6 +5,8 @@
 #include "internal.h"
 
 #include <libsched/migrate.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 struct lsched_registry {
@@ -157,8 +159,58 @@ void lsched_policy_destroy(lsched_policy *p) {
     }
   if (p->ops->fini)
     p->ops->fini(p->state);
+  for (int i = 0; i < p->nparams; i++)
+    lsched__free(&c->a, p->params[i]);
+  lsched__free(&c->a, p->params);
+  lsched_workload_destroy(p->workload);
   lsched__free(&c->a, p->state);
   lsched__free(&c->a, p);
+}
+
+static char *str_copy(const lsched_allocator *a, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = lsched__alloc(a, n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+/* Records key=value for the refresh (a later value of the same key
+ * replaces the earlier one in place, keeping the order of first setting). */
+static int record_param(lsched_policy *p, const char *key, const char *value) {
+  const lsched_allocator *a = &p->c->a;
+  char *v = str_copy(a, value);
+  if (!v)
+    return LSCHED_ENOMEM;
+  for (int i = 0; i < p->nparams; i += 2)
+    if (strcmp(p->params[i], key) == 0) {
+      lsched__free(a, p->params[i + 1]);
+      p->params[i + 1] = v;
+      return LSCHED_OK;
+    }
+  char *k = str_copy(a, key);
+  if (!k) {
+    lsched__free(a, v);
+    return LSCHED_ENOMEM;
+  }
+  if (p->nparams + 2 > p->params_cap) {
+    int nc = p->params_cap ? 2 * p->params_cap : 8;
+    char **np = lsched__realloc(a, p->params, (size_t)nc * sizeof *np);
+    if (!np) {
+      lsched__free(a, k);
+      lsched__free(a, v);
+      return LSCHED_ENOMEM;
+    }
+    p->params = np;
+    p->params_cap = nc;
+  }
+  p->params[p->nparams++] = k;
+  p->params[p->nparams++] = v;
+  return LSCHED_OK;
+}
+
+static int has_node_hook(const lsched_policy_ops *ops) {
+  return ops->version >= 5 && ops->on_node_change;
 }
 
 int lsched_policy_set_param(lsched_policy *p, const char *key,
@@ -167,14 +219,110 @@ int lsched_policy_set_param(lsched_policy *p, const char *key,
     return LSCHED_EINVAL;
   if (!p->ops->set_param)
     return LSCHED_ENOENT;
-  return p->ops->set_param(p->state, key, value);
+  int rc = p->ops->set_param(p->state, key, value);
+  if (rc == LSCHED_OK && !has_node_hook(p->ops))
+    rc = record_param(p, key, value);
+  return rc;
 }
 
 int lsched_policy_place(lsched_policy *p, const lsched_request *req,
                         lsched_placement *out) {
-  if (!p || !out || lsched_request_validate(req) != LSCHED_OK)
+  if (!p || !out)
     return LSCHED_EINVAL;
-  return p->ops->place(p->state, p->c, req, out);
+  lsched_cluster *c = p->c;
+  if (lsched_request_validate(req) != LSCHED_OK) {
+    snprintf(c->errmsg, sizeof c->errmsg, "place: malformed request");
+    return LSCHED_EINVAL;
+  }
+  if (p->broken) {
+    snprintf(c->errmsg, sizeof c->errmsg,
+             "place: policy '%s' could not follow a node change",
+             p->ops->name);
+    return LSCHED_ESTATE;
+  }
+  int rc = p->ops->place(p->state, c, req, out);
+  if (rc == LSCHED_OK) {
+    c->errmsg[0] = '\0';
+    return LSCHED_OK;
+  }
+  if (rc == LSCHED_ENOFIT && !lsched_can_ever_fit(c, req)) {
+    snprintf(c->errmsg, sizeof c->errmsg,
+             "place: no node could ever hold %d GPU(s) x %d milli, %lld CPU "
+             "milli, %lld MiB",
+             req->gpu_count, req->gpu_milli, (long long)req->cpu_milli,
+             (long long)req->memory_mib);
+    return LSCHED_ENEVER;
+  }
+  if (rc == LSCHED_ENOFIT) { /* the common failure: no formatting */
+    static const char nofit[] = "place: no node can take the request now";
+    memcpy(c->errmsg, nofit, sizeof nofit);
+    return rc;
+  }
+  snprintf(c->errmsg, sizeof c->errmsg, "place: policy '%s': %s",
+           p->ops->name, lsched_strerror(rc));
+  return rc;
+}
+
+/* A policy without an on_node_change hook follows a node change by a
+ * refresh: a new zeroed state, init, then the registry, the recorded
+ * parameters and the workload copy replayed; the old state is finalised
+ * only once the new one stands. */
+static int refresh(lsched_policy *p) {
+  lsched_cluster *c = p->c;
+  const lsched_policy_ops *ops = p->ops;
+  void *st = NULL;
+  if (ops->state_size && !(st = lsched__calloc(&c->a, 1, ops->state_size)))
+    return LSCHED_ENOMEM;
+  int rc = ops->init ? ops->init(st, c) : LSCHED_OK;
+  if (rc) {
+    lsched__free(&c->a, st);
+    return rc;
+  }
+  if (ops->version >= 4 && ops->set_registry && p->registry)
+    rc = ops->set_registry(st, p->registry);
+  for (int i = 0; rc == LSCHED_OK && i < p->nparams; i += 2)
+    rc = ops->set_param(st, p->params[i], p->params[i + 1]);
+  if (rc == LSCHED_OK && p->workload && ops->version >= 2 && ops->set_workload)
+    rc = ops->set_workload(st, c, p->workload);
+  if (rc) {
+    if (ops->fini)
+      ops->fini(st);
+    lsched__free(&c->a, st);
+    return rc;
+  }
+  if (ops->fini)
+    ops->fini(p->state);
+  lsched__free(&c->a, p->state);
+  p->state = st;
+  return LSCHED_OK;
+}
+
+int lsched__node_changed_notify(lsched_cluster *c, int node, int change) {
+  int first = LSCHED_OK;
+  for (int i = 0; i < c->nattached; i++) {
+    lsched_policy *p = c->attached[i];
+    int rc = LSCHED_OK;
+    if (has_node_hook(p->ops))
+      rc = p->ops->on_node_change(p->state, c, node, change);
+    else if (change != LSCHED_NODE_STATE)
+      rc = refresh(p);
+    if (rc) {
+      p->broken = 1;
+      if (first == LSCHED_OK) {
+        first = rc;
+        snprintf(c->errmsg, sizeof c->errmsg,
+                 "node %d changed but policy '%s' could not follow (%s); it "
+                 "reports LSCHED_ESTATE until destroyed",
+                 node, p->ops->name, lsched_strerror(rc));
+      }
+    }
+  }
+  for (int i = 0; i < c->nobservers; i++) {
+    const struct lsched__observer *o = &c->observers[i];
+    if (o->ops.on_node_change)
+      o->ops.on_node_change(o->user, c, node, change);
+  }
+  return first;
 }
 
 const char *lsched_policy_name(const lsched_policy *p) {
@@ -189,12 +337,15 @@ int lsched_policy_create_from(lsched_policy **out, lsched_cluster *c,
   if (!c || !r || !name)
     return LSCHED_EINVAL;
   const lsched_policy_ops *ops = lsched_registry_find(r, name);
-  if (!ops)
+  if (!ops) {
+    snprintf(c->errmsg, sizeof c->errmsg, "no policy named '%s'", name);
     return LSCHED_ENOENT;
+  }
   lsched_policy *p;
   int rc = lsched_policy_create(&p, c, ops);
   if (rc)
     return rc;
+  p->registry = r;
   if (ops->version >= 4 && ops->set_registry &&
       (rc = ops->set_registry(p->state, r)) != LSCHED_OK) {
     lsched_policy_destroy(p);
@@ -252,7 +403,11 @@ int lsched_cluster_add_observer(lsched_cluster *c, const lsched_observer *obs,
   struct lsched__observer *o = &c->observers[c->nobservers++];
   /* Version 1 has every member; a later version copies only the members
    * its table has, by version, and zeroes the rest. */
-  o->ops = *obs;
+  memset(&o->ops, 0, sizeof o->ops);
+  if (obs->version >= 2)
+    o->ops = *obs;
+  else
+    memcpy(&o->ops, obs, offsetof(lsched_observer, on_node_change));
   o->ops.version = LSCHED_OBSERVER_VERSION;
   o->key = obs;
   o->user = user;

@@ -181,10 +181,42 @@ uint64_t lsched_workload_weight(const lsched_workload *w) {
   return w ? w->total : 0;
 }
 
+/* A copy of w (same types in the same order) on allocator a. */
+static int workload_copy(const lsched_allocator *a, const lsched_workload *w,
+                         lsched_workload **out) {
+  *out = NULL;
+  if (!w)
+    return LSCHED_OK;
+  lsched_workload *cp;
+  int rc = lsched_workload_create(&cp, a);
+  for (size_t i = 0; rc == LSCHED_OK && i < w->n; i++)
+    rc = lsched_workload_add(cp, &w->t[i]);
+  if (rc) {
+    lsched_workload_destroy(cp);
+    return rc;
+  }
+  *out = cp;
+  return LSCHED_OK;
+}
+
 int lsched_policy_set_workload(lsched_policy *p, const lsched_workload *w) {
   if (!p)
     return LSCHED_EINVAL;
   if (p->ops->version < 2 || !p->ops->set_workload)
     return LSCHED_ENOENT;
-  return p->ops->set_workload(p->state, p->c, w);
+  /* A copy is kept for the refresh after a node change (policy.c) of a
+   * policy without an on_node_change hook. */
+  lsched_workload *cp = NULL;
+  int rc;
+  if ((p->ops->version < 5 || !p->ops->on_node_change) &&
+      (rc = workload_copy(&p->c->a, w, &cp)))
+    return rc;
+  rc = p->ops->set_workload(p->state, p->c, w);
+  if (rc) {
+    lsched_workload_destroy(cp);
+    return rc;
+  }
+  lsched_workload_destroy(p->workload);
+  p->workload = cp;
+  return LSCHED_OK;
 }

@@ -279,7 +279,7 @@ int fill_run_seed(const fill_setup *fs, uint64_t seed, fill_seed_result *out,
         }
         placed[i] = 1;
         alloc += (int64_t)pl[i].gpu_count * pl[i].gpu_milli;
-      } else if (lrc != LSCHED_ENOFIT) {
+      } else if (lrc != LSCHED_ENOFIT && lrc != LSCHED_ENEVER) {
         goto internal;
       }
     }

@@ -267,8 +267,8 @@ static void tally_release(void *user, const lsched_cluster *c,
   (void)c;
   tally_change(user, p, trial, -1);
 }
-static const lsched_observer tally_ops = {LSCHED_OBSERVER_VERSION,
-                                          tally_alloc, tally_release};
+static const lsched_observer tally_ops = {1 /* version-1 table */,
+                                          tally_alloc, tally_release, NULL};
 
 /* The observer's tally and the SDK's view against the node reads. */
 static void check_tally(const lsched_cluster *c, const tally *t) {
@@ -349,9 +349,14 @@ static void op_place(world *w, src *s) {
   int rc = lsched_policy_place(p, &req, &pl);
   same_state(w->c, &before, "lsched_policy_place");
   if (rc != LSCHED_OK) {
-    FUZZ_CHECK(rc == LSCHED_ENOFIT || rc == LSCHED_EINVAL ||
-                   rc == LSCHED_ENOMEM,
+    FUZZ_CHECK(rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER ||
+                   rc == LSCHED_EINVAL || rc == LSCHED_ENOMEM,
                "place: %s", lsched_err_name(rc));
+    /* ENEVER exactly when no node could ever hold it (issue #16). */
+    if (rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER)
+      FUZZ_CHECK((rc == LSCHED_ENEVER) == !lsched_can_ever_fit(w->c, &req),
+                 "place: %s but can_ever_fit %d", lsched_err_name(rc),
+                 lsched_can_ever_fit(w->c, &req));
     if (rc == LSCHED_EINVAL)
       FUZZ_CHECK(lsched_request_validate(&req) != LSCHED_OK,
                  "EINVAL for a valid request");

@@ -346,21 +346,28 @@ static void test_errors(void) {
   lsched_placement never = mkpl(0, 0, 0, 1, 100, 0x2);
   MT_EQ(lsched_release(c, &never), LSCHED_ERANGE);
   assert_state(c, &before);
-  /* Nodes are frozen while anything is allocated. */
-  lsched_node_spec late = LSCHED_NODE_SPEC_INIT;
-  late.cpu_milli = 1000;
-  late.memory_mib = 1000;
-  MT_EQ(lsched_cluster_add_node(c, &late, NULL), LSCHED_ESTATE);
   /* Policies: an unknown name is not found; a request that can never fit
-   * is LSCHED_ENOFIT from place() with the state unchanged. */
+   * is LSCHED_ENEVER from place() (issue #16; was ENOFIT) with the state
+   * unchanged and a message. */
   lsched_registry *r = builtins();
   MT_ASSERT(lsched_registry_find(r, "no-such-policy") == NULL);
   lsched_policy *p = attach(r, c, "first-fit");
   lsched_request huge = mkreq(0, 0, 3, 1000, 0);
   lsched_placement out;
-  MT_EQ(lsched_policy_place(p, &huge, &out), LSCHED_ENOFIT);
+  MT_EQ(lsched_policy_place(p, &huge, &out), LSCHED_ENEVER);
+  MT_ASSERT(strstr(lsched_cluster_errmsg(c), "ever") != NULL);
   MT_EQ(lsched_can_ever_fit(c, &huge), 0);
   assert_state(c, &before);
+  /* Nodes may be added while allocations live and a policy is attached
+   * (issue #16; was LSCHED_ESTATE); the message is cleared. */
+  lsched_node_spec late = LSCHED_NODE_SPEC_INIT;
+  late.cpu_milli = 1000;
+  late.memory_mib = 1000;
+  int late_id = -1;
+  MT_EQ(lsched_cluster_add_node(c, &late, &late_id), LSCHED_OK);
+  MT_EQ(late_id, 3);
+  MT_ASSERT(lsched_cluster_errmsg(c)[0] == '\0');
+  MT_EQ(lsched_cluster_check(c), LSCHED_OK);
   lsched_request bad_req = mkreq(0, 0, 1, 1500, 0);
   MT_EQ(lsched_request_validate(&bad_req), LSCHED_EINVAL);
   lsched_policy_destroy(p);

@@ -12,6 +12,8 @@
  * negative LSCHED_E* code otherwise. lsched_strerror() turns a code into text
  * and never returns NULL. Calls on a cluster also leave a detail message that
  * lsched_cluster_errmsg() returns until the next failing call on that cluster.
+ * lsched_policy_place() and the node-change calls (add, remove, update,
+ * set_node_state) set it on failure and clear it ("") on success.
  *
  * Units: CPU in milli-cores, memory in MiB, GPU share in milli-GPU
  * (1000 = one whole GPU). All accounting is exact integer arithmetic.
@@ -138,7 +140,9 @@ typedef struct lsched_cluster lsched_cluster;
  * - check_invariants: non-zero checks the invariants after every successful
  *   alloc and release: the node it touched and that node's index path every
  *   time (only they can change; O(GPUs + log nodes)), and the whole cluster
- *   (lsched_cluster_check) every 1024th operation. For tests and debug.
+ *   (lsched_cluster_check) every 1024th operation; after a node is
+ *   added or changes state, that node and its path; after an update or a
+ *   removal, the whole cluster. For tests and debug.
  */
 typedef struct lsched_cluster_opts {
   unsigned version;
@@ -177,7 +181,7 @@ LSCHED_API const char *lsched_cluster_model_name(const lsched_cluster *c,
 /** Number of models added so far. */
 LSCHED_API int lsched_cluster_model_count(const lsched_cluster *c);
 
-#define LSCHED_NODE_SPEC_VERSION 2
+#define LSCHED_NODE_SPEC_VERSION 3
 struct lsched_mig_instance; /* <libsched/mig.h> */
 /**
  * A node to add. gpu_model is a model id (ignored when gpu_count is 0).
@@ -188,6 +192,9 @@ struct lsched_mig_instance; /* <libsched/mig.h> */
  * lsched_mig_layout_check() and be offered by the model, see
  * lsched_mig_set_model_memory(); may be empty). The MIG fields are ignored
  * in the other modes; a version-1 spec cannot ask for LSCHED_GPU_MIG.
+ * Version 3: features, a bit set of node features (bit meanings are the
+ * caller's, e.g. Slurm node features); a request's `features` must all be
+ * present on a node it goes to.
  */
 typedef struct lsched_node_spec {
   unsigned version;
@@ -201,20 +208,91 @@ typedef struct lsched_node_spec {
   int mig_dynamic;
   const struct lsched_mig_instance *mig_layout;
   int mig_layout_count;
+  /* version 3 */
+  uint64_t features;
 } lsched_node_spec;
 #define LSCHED_NODE_SPEC_INIT                                                  \
-  {LSCHED_NODE_SPEC_VERSION, NULL, 0, 0, 0, -1, LSCHED_GPU_SHARED, 0, NULL, 0}
+  {LSCHED_NODE_SPEC_VERSION, NULL, 0, 0, 0, -1, LSCHED_GPU_SHARED, 0, NULL, 0, 0}
 
 /**
- * Adds a node; its id (0, 1, ...) goes to *out_id (may be NULL).
- * Nodes may only be added while nothing is allocated and no policy is
- * attached (LSCHED_ESTATE otherwise).
+ * Adds a node; its id (0, 1, ...) goes to *out_id (may be NULL). Node ids
+ * are never reused: a removed node keeps its id (see below).
+ * Nodes may be added at any time, also while jobs run and policies are
+ * attached; attached policies and observers are told (lsched_node_change).
+ * Names should be unique among the nodes present (lsched_cluster_find_node()
+ * returns the lowest id of a name; adding does not search, to stay O(1)).
+ * Sets the cluster's message on failure, clears it on success.
  */
 LSCHED_API int lsched_cluster_add_node(lsched_cluster *c,
                                        const lsched_node_spec *spec,
                                        int *out_id);
 
-/** Number of nodes. */
+/**
+ * Node states. UP takes new placements; CORDONED and DRAINING take none
+ * (lsched_fits() is 0, no policy chooses them) while what runs there keeps
+ * running and is released as usual. DRAINING says the node is meant to
+ * leave: it is "drained" once nothing is allocated on it
+ * (lsched_cluster_node_idle()). REMOVED is the state of a removed id; it
+ * cannot be set. A cordoned or draining node still counts for
+ * lsched_can_ever_fit() (it may come back); a removed one does not.
+ */
+typedef enum lsched_node_state {
+  LSCHED_NODE_UP = 0,
+  LSCHED_NODE_CORDONED = 1,
+  LSCHED_NODE_DRAINING = 2,
+  LSCHED_NODE_REMOVED = 3
+} lsched_node_state;
+
+/** What happened to a node, as told to policies and observers. */
+typedef enum lsched_node_change {
+  LSCHED_NODE_ADDED = 1,
+  LSCHED_NODE_UPDATED = 2,  /* capacity, features or GPUs changed */
+  LSCHED_NODE_STATE = 3,    /* lsched_cluster_set_node_state() */
+  LSCHED_NODE_DELETED = 4   /* lsched_cluster_remove_node() */
+} lsched_node_change;
+
+/**
+ * Removes node `node`. It must be idle (nothing allocated on it;
+ * LSCHED_ESTATE otherwise: drain it first). Its id stays taken and
+ * reports LSCHED_NODE_REMOVED; lsched_cluster_node_info() then gives
+ * LSCHED_ENOENT, and its name is free for a new node. Policies and
+ * observers are told. LSCHED_OK, LSCHED_EINVAL, LSCHED_ENOENT (bad or
+ * removed id), LSCHED_ESTATE, LSCHED_ENOMEM. O(nodes + GPUs).
+ */
+LSCHED_API int lsched_cluster_remove_node(lsched_cluster *c, int node);
+
+/**
+ * Replaces node `node`'s spec (name, capacity, GPUs, features) in place;
+ * its id, state and visit-order position stay. While jobs run on it, only
+ * its name, CPU, memory and features may change, and CPU and memory not
+ * below what is allocated (LSCHED_ESTATE otherwise); an idle node may
+ * change anything, as lsched_cluster_add_node() checks it (a static MIG
+ * node needs a layout). Policies and observers are told. LSCHED_OK or the
+ * codes of add_node, LSCHED_ENOENT for a bad or removed id. O(nodes + GPUs).
+ */
+LSCHED_API int lsched_cluster_update_node(lsched_cluster *c, int node,
+                                          const lsched_node_spec *spec);
+
+/** Sets node `node`'s state (UP, CORDONED or DRAINING; LSCHED_EINVAL for
+ * others). Policies and observers are told when it changes. O(log nodes). */
+LSCHED_API int lsched_cluster_set_node_state(lsched_cluster *c, int node,
+                                             lsched_node_state state);
+/** The state of node `node`, or LSCHED_ENOENT for an id never added. */
+LSCHED_API int lsched_cluster_node_state(const lsched_cluster *c, int node);
+/** 1 if nothing is allocated on node `node` (every free amount equals its
+ * capacity), 0 if something is, LSCHED_ENOENT for a bad id. */
+LSCHED_API int lsched_cluster_node_idle(const lsched_cluster *c, int node);
+/** The features of node `node` (0 for a bad id). */
+LSCHED_API uint64_t lsched_cluster_node_features(const lsched_cluster *c,
+                                                 int node);
+/**
+ * The lowest id of a node present (not removed) named `name`, or
+ * LSCHED_ENOENT (the message names it) / LSCHED_EINVAL. O(nodes).
+ */
+LSCHED_API int lsched_cluster_find_node(lsched_cluster *c, const char *name);
+
+/** Number of node ids given out, removed ones included (ids are
+ * 0..count-1). */
 LSCHED_API int lsched_cluster_node_count(const lsched_cluster *c);
 
 /** A snapshot of one node's capacity and free resources. */
@@ -228,7 +306,7 @@ typedef struct lsched_node_info {
   int64_t gpu_milli_free;              /* sum over the node's GPUs */
 } lsched_node_info;
 
-/** Fills *out for node `node`. LSCHED_ENOENT for a bad id. */
+/** Fills *out for node `node`. LSCHED_ENOENT for a bad or removed id. */
 LSCHED_API int lsched_cluster_node_info(const lsched_cluster *c, int node,
                                         lsched_node_info *out);
 /** Free milli of GPU `gpu` of node `node`, or a negative error code. */
@@ -272,7 +350,7 @@ LSCHED_API int lsched_cluster_check(const lsched_cluster *c);
 /* ---------------------------------------------------------------------- */
 /* Requests and placements                                                 */
 
-#define LSCHED_REQUEST_VERSION 2
+#define LSCHED_REQUEST_VERSION 3
 /**
  * What one task (pod, job, or one node's part of a job) asks for.
  * - gpu_count GPUs, each with gpu_milli (1..1000) of its share; a
@@ -298,8 +376,21 @@ typedef struct lsched_request {
   int mig_kind;
   int mig_compute_milli;
   int64_t mig_memory_mib;
+  /* version 3: where the request may go. features: node feature bits that
+   * must all be present (0 = none). node_allowed: if not NULL, a byte per
+   * node id, non-zero = allowed; ids >= node_allowed_count are not allowed.
+   * node_filter: if not NULL, called with node_filter_user and a node id
+   * (that passed every other test) and returns non-zero to allow it; it
+   * must not change the cluster and must answer the same for the same
+   * node within one call. lsched_can_ever_fit() honours all three. */
+  uint64_t features;
+  const unsigned char *node_allowed;
+  int node_allowed_count;
+  int (*node_filter)(void *user, const lsched_cluster *c, int node);
+  void *node_filter_user;
 } lsched_request;
-#define LSCHED_REQUEST_INIT {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+#define LSCHED_REQUEST_INIT                                                    \
+  {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL}
 
 /** LSCHED_OK if the request is well-formed, else LSCHED_EINVAL. */
 LSCHED_API int lsched_request_validate(const lsched_request *req);
@@ -338,7 +429,9 @@ LSCHED_API int lsched_fits(const lsched_cluster *c, int node,
 /**
  * 1 if req would fit at least one node of c when that node is empty, 0 if no
  * node can ever hold it. O(distinct node shapes); O(nodes) for MIG requests
- * (static layouts: "empty" means every instance of the layout is free).
+ * (static layouts: "empty" means every instance of the layout is free) and
+ * for requests with features or a node filter. Removed nodes do not count;
+ * cordoned and draining ones do.
  */
 LSCHED_API int lsched_can_ever_fit(const lsched_cluster *c,
                                    const lsched_request *req);
@@ -388,7 +481,7 @@ LSCHED_API int lsched_release(lsched_cluster *c, const lsched_placement *p);
 /* ---------------------------------------------------------------------- */
 /* Observers                                                               */
 
-#define LSCHED_OBSERVER_VERSION 1
+#define LSCHED_OBSERVER_VERSION 2
 /**
  * Callbacks told about every lsched_alloc() and lsched_release() on a
  * cluster, after the change and after the attached policies' hooks; for a
@@ -416,8 +509,12 @@ typedef struct lsched_observer {
                    const lsched_placement *p, int trial);
   void (*on_release)(void *user, const lsched_cluster *c,
                      const lsched_placement *p, int trial);
+  /* version 2: node `node` changed (lsched_node_change), after the change
+   * and after the policies were told. May be NULL. */
+  void (*on_node_change)(void *user, const lsched_cluster *c, int node,
+                         int change);
 } lsched_observer;
-#define LSCHED_OBSERVER_INIT {LSCHED_OBSERVER_VERSION, NULL, NULL}
+#define LSCHED_OBSERVER_INIT {LSCHED_OBSERVER_VERSION, NULL, NULL, NULL}
 
 /**
  * Registers observer `obs` with `user` on c; observers are called in the
@@ -541,7 +638,7 @@ LSCHED_API void lsched_fragmeter_get(const lsched_fragmeter *m,
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
 
-#define LSCHED_POLICY_OPS_VERSION 4
+#define LSCHED_POLICY_OPS_VERSION 5
 /* Migration planning types, defined in <libsched/migrate.h>. */
 struct lsched_running;
 struct lsched_defrag_budget;
@@ -601,7 +698,23 @@ typedef struct lsched_policy_ops {
                          size_t *nout);
   /* version 4 */
   int (*set_registry)(void *state, const struct lsched_registry *r);
+  /* version 5: node `node` changed (lsched_node_change: added, updated,
+   * state, deleted), after the change; views taken before it are stale
+   * when the node set changed (added, updated, deleted) and must be taken
+   * again. LSCHED_OK or an error (the instance then reports LSCHED_ESTATE
+   * from place until destroyed). When NULL (or the table is older), the
+   * library refreshes the instance instead: fini, zeroed state, init, then
+   * set_registry, every successful set_param in order and the last
+   * set_workload are replayed, so parameters and workload are kept while
+   * what the policy learnt itself (e.g. a random policy's RNG position)
+   * starts afresh. A state change alone never refreshes (no view changes). */
+  int (*on_node_change)(void *state, const lsched_cluster *c, int node,
+                        int change);
 } lsched_policy_ops;
+/** Every member zero/NULL but the version: fill name, place, ... after. */
+#define LSCHED_POLICY_OPS_INIT                                                 \
+  {LSCHED_POLICY_OPS_VERSION, NULL, NULL, 0, NULL, NULL, NULL, NULL,           \
+   NULL, NULL, NULL, NULL, NULL, NULL}
 
 /** A set of named policies. Per instance; no global registry exists. */
 typedef struct lsched_registry lsched_registry;
@@ -642,7 +755,7 @@ LSCHED_API int lsched_policy_create(lsched_policy **out, lsched_cluster *c,
  * lsched_policy_create() does, and hands r to the table's set_registry
  * hook (version 4) so that the policy can find other policies of r by
  * name. r must outlive the instance. LSCHED_ENOENT when r has no such
- * policy; else as lsched_policy_create(), or set_registry's code (the
+ * policy (c's message names it); else as lsched_policy_create(), or set_registry's code (the
  * instance is then destroyed).
  */
 LSCHED_API int lsched_policy_create_from(lsched_policy **out,
@@ -655,7 +768,11 @@ LSCHED_API int lsched_policy_set_param(lsched_policy *p, const char *key,
                                        const char *value);
 /**
  * Asks the policy where req should go. LSCHED_OK (*out filled; nothing is
- * allocated yet), LSCHED_ENOFIT, LSCHED_EINVAL for a malformed request.
+ * allocated yet), LSCHED_ENOFIT (no node can take it now), LSCHED_ENEVER
+ * (no node could ever take it: lsched_can_ever_fit() is 0), LSCHED_EINVAL
+ * for a malformed request, LSCHED_ESTATE if the instance could not follow
+ * a node change. Sets the cluster's message on failure, clears it on
+ * success.
  */
 LSCHED_API int lsched_policy_place(lsched_policy *p, const lsched_request *req,
                                    lsched_placement *out);

@@ -18,9 +18,10 @@
  * cluster only through lsched_alloc() / lsched_release().
  *
  * Lifetime of a view: its pointers stay valid, and keep showing the current
- * state, until a node is added to the cluster or the cluster is destroyed.
- * Nodes cannot be added while a policy is attached, so a view taken in a
- * policy's init stays valid for the instance's whole life.
+ * state, until a node is added, updated or removed, or the cluster is
+ * destroyed. A policy is told of those changes (the ops table's
+ * on_node_change hook, or a refresh that re-runs init), so a view taken in
+ * init, and taken again on a node change, is always valid.
  *
  * Thread safety: as for the cluster (libsched.h): a view may be read from
  * the thread that uses the cluster, never while another thread changes it.
@@ -74,6 +75,10 @@ typedef struct lsched_node {
    * set = some GPU of the node can serve an instance of kind k now. */
   int mig_off;
   uint8_t mig_fit;
+  /* lsched_node_state: only UP nodes take new placements (the fit tests
+   * say so); a REMOVED record has no capacity and no GPUs. */
+  uint8_t state;
+  uint64_t features; /* the node spec's features (version 3) */
 } lsched_node;
 
 /**
