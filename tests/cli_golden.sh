@@ -128,6 +128,13 @@ mv stdout/compare.txt out/compare/stdout.txt
 # and the whole file against its own hash.
 cut -d, -f1-30 out/compare/compare.csv >out/compare/compare.original-columns.csv
 
+# GOLDEN_KEEP=DIR: keep a copy of the outputs there (to diff two builds'
+# outputs, e.g. scripts/golden_added_keys.sh).
+if [ -n "${GOLDEN_KEEP:-}" ]; then
+  rm -rf "$GOLDEN_KEEP"
+  cp -r out "$GOLDEN_KEEP"
+fi
+
 (cd out && find . -type f ! -name '*.png' ! -name '*.svg' ! -path './compare/plots/*' \
   | LC_ALL=C sort | xargs sha256sum) >got.sha256
 count=$(wc -l <got.sha256)

@@ -15,6 +15,8 @@
  *   submit      = submit_time (seconds from the log's start)
  *   duration    = run_time; when run_time is -1, requested_time, and the
  *                 job is flagged TRACE_JOB_ESTIMATED_DURATION
+ *   req_s       = requested_time in whole seconds rounded up (0 when -1 or
+ *                 0): the job's own estimate for --estimates trace
  *   processors  = allocated_processors, or requested_processors when the
  *                 former is -1 or 0
  *   num_gpu     = ceil(processors x R), R = --swf-gpus-per-proc (default
@@ -355,6 +357,10 @@ static int swf_record(trace_sink *k, const rec *r, double rate) {
   job_record j = {0};
   j.line = r->line;
   j.submit_us = submit;
+  if (req_time > 0) {
+    int64_t rs = req_time / 1000000 + (req_time % 1000000 != 0);
+    j.req_s = rs > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)rs;
+  }
   if (run >= 0) {
     j.duration_us = run;
   } else if (req_time >= 0) {

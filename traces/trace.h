@@ -51,7 +51,11 @@ typedef struct job_record {
   uint32_t name_off;   /* offset of the job's name in trace.names */
   uint8_t qos;         /* enum trace_qos */
   uint8_t flags;       /* TRACE_JOB_* bits */
-  uint8_t pad_[6];
+  uint8_t pad_[2];
+  /* The job's own requested time (run-time limit) in whole seconds, rounded
+   * up, where its format has one (SWF field 9; longer limits are held as
+   * UINT32_MAX); 0 = none. Read by --estimates trace (sim/engine/estimate.c). */
+  uint32_t req_s;
 } job_record;
 
 enum trace_qos {
@@ -70,6 +74,7 @@ enum {
   TRACE_JOB_NO_DURATION = 2,
   /* The duration is an estimate (SWF: requested time, run time missing). */
   TRACE_JOB_ESTIMATED_DURATION = 4
+  /* 0x80 is the engine's (sim/engine/estimate.c), never set by a reader. */
 };
 
 enum trace_format {

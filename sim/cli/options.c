@@ -161,6 +161,41 @@ int cli_parse_trace_format(const char *s, void *field) {
   return 0;
 }
 
+int cli_parse_estimates(const char *s, void *field) {
+  cli_estimates *o = field;
+  if (strcmp(s, "exact") == 0) {
+    o->kind = SIM_EST_EXACT;
+    o->factor = 0;
+    return 0;
+  }
+  if (strcmp(s, "trace") == 0) {
+    o->kind = SIM_EST_TRACE;
+    o->factor = 0;
+    return 0;
+  }
+  if (strncmp(s, "factor:", 7) == 0) {
+    char *end;
+    errno = 0;
+    double f = strtod(s + 7, &end);
+    if (end == s + 7 || *end || errno || !(f > 0) || f > 1e6)
+      return -1;
+    o->kind = SIM_EST_FACTOR;
+    o->factor = f;
+    return 0;
+  }
+  return -1;
+}
+
+int cli_parse_overrun(const char *s, void *field) {
+  if (strcmp(s, "kill") == 0)
+    *(sim_overrun *)field = SIM_OVERRUN_KILL;
+  else if (strcmp(s, "extend") == 0)
+    *(sim_overrun *)field = SIM_OVERRUN_EXTEND;
+  else
+    return -1;
+  return 0;
+}
+
 int cli_parse_mig_map(const char *s, void *field) {
   return sim_mig_map_parse(s, (sim_mig_map *)field);
 }
@@ -377,6 +412,16 @@ int cli_parse(unsigned cmd, int argc, char **argv, run_config *rc,
       return 2;
     }
   }
+  /* --estimate-factor F means --estimates factor:F; both only if equal. */
+  if (rc->given[OPT_ESTIMATES] && rc->given[OPT_ESTIMATE] &&
+      !(rc->estimates.kind == SIM_EST_FACTOR &&
+        rc->estimates.factor == rc->estimate_factor)) {
+    fprintf(stderr,
+            "schedsim %s: --estimates and --estimate-factor contradict each "
+            "other (--estimate-factor F is --estimates factor:F; give one)\n",
+            cname);
+    return 2;
+  }
   return -1;
 }
 
@@ -435,6 +480,11 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->seed = rc->seed;
   opt->unknown_duration_us = rc->unknown_us;
   opt->estimate_factor = rc->estimate_factor;
+  opt->estimates = rc->estimates.kind;
+  if (rc->estimates.kind == SIM_EST_FACTOR)
+    opt->estimate_factor = rc->estimates.factor;
+  opt->overrun = rc->overrun;
+  opt->check_reservations = rc->check;
   opt->migration_fixed_s = rc->mig_fixed;
   opt->migration_per_gib_s = rc->mig_gib;
   opt->max_moves = (int)rc->max_moves;

@@ -58,6 +58,12 @@ enum {
   OPT__COUNT
 };
 
+/* --estimates: the source, and F for factor:F. */
+typedef struct cli_estimates {
+  sim_estimates kind;
+  double factor;
+} cli_estimates;
+
 /* Everything the options of any command set. */
 typedef struct run_config {
   const char *trace, *out, *catalog, *durations_from, *mig_requests, *mix,
@@ -77,6 +83,8 @@ typedef struct run_config {
   double estimate_factor, mig_fixed, mig_gib, checkpoint, synth_load, tune;
   int preempt, check, quiet, no_plots, dry_run, help;
   sim_mig_map mig_map;
+  cli_estimates estimates; /* --estimates */
+  sim_overrun overrun;     /* --overrun */
   trace_load_opts load; /* --trace-format, --swf-gpus-per-proc */
   unsigned char given[OPT__COUNT]; /* 1: the option was given */
 } run_config;
@@ -155,6 +163,10 @@ int run_config_synthetic_times(const run_config *rc, trace *t,
 /* Table-driven parsers the rows name (0 or -1). */
 int cli_check_queue(const char *s);
 int cli_parse_trace_format(const char *s, void *field);
+/* --estimates exact|trace|factor:F (F > 0) into a cli_estimates. */
+int cli_parse_estimates(const char *s, void *field);
+/* --overrun kill|extend into a sim_overrun. */
+int cli_parse_overrun(const char *s, void *field);
 int cli_parse_mig_map(const char *s, void *field);
 
 /* `schedsim options`: the table as text (one row per line, tab-separated:

@@ -53,7 +53,9 @@ typedef enum job_status {
   JOB_DONE = 3,
   JOB_NEVER_NO_NODE = 4, /* no node of the cluster could ever hold it */
   JOB_NEVER_MODEL = 5,   /* its allowed GPU models are not in the cluster */
-  JOB_NEVER_QUEUED = 6   /* still queued when the simulation ended */
+  JOB_NEVER_QUEUED = 6,  /* still queued when the simulation ended */
+  JOB_KILLED = 7         /* ran until its estimate and was killed there
+                            (--overrun kill); has start and finish */
 } job_status;
 
 /* Per-job outcome: 32 bytes. */
@@ -87,6 +89,18 @@ typedef struct sim_job_out {
   int64_t mig_wait_us;
 } sim_job_out;
 
+typedef enum sim_estimates {
+  SIM_EST_EXACT = 0,
+  SIM_EST_FACTOR = 1,
+  SIM_EST_TRACE = 2
+} sim_estimates;
+
+typedef enum sim_overrun {
+  SIM_OVERRUN_DEFAULT = 0,
+  SIM_OVERRUN_KILL = 1,
+  SIM_OVERRUN_EXTEND = 2
+} sim_overrun;
+
 typedef struct sim_options {
   const char *policy;
   sim_queue_kind queue;
@@ -96,6 +110,20 @@ typedef struct sim_options {
   /* Runtime estimate = duration x estimate_factor, for backfilling (<= 0
    * means 1: exact estimates). */
   double estimate_factor;
+  /* Where runtime estimates come from (sim/engine/estimate.c): EXACT is
+   * the duration x estimate_factor above; FACTOR the same (set by
+   * --estimates factor:F); TRACE each job's requested time (job_record
+   * req_s), the true duration for a job without one. */
+  sim_estimates estimates;
+  /* A job that reaches its estimate: killed there (status JOB_KILLED) or
+   * extended (it runs on; reservations take it as ending at any moment).
+   * DEFAULT: kill for TRACE, extend otherwise (never reached with exact
+   * estimates). */
+  sim_overrun overrun;
+  /* Check every backfill decision: after each backfilled start the head's
+   * reservation is recomputed and the run fails if it moved later (tests;
+   * --check). */
+  int check_reservations;
   /* Where to write timeline.csv rows (header included); may be NULL. */
   FILE *timeline;
   /* Migration (policies that plan migrations, e.g. defrag): a move costs
@@ -147,6 +175,10 @@ typedef struct sim_result {
   double gpu_alloc_ratio_mean;
   sim_stats queue_time_s, jct_s;
   sim_stats queue_time_multigpu_s; /* completed jobs with more than 1 GPU */
+  /* Jobs killed at their estimate (--overrun kill; counted in completed
+   * too); bounded slowdown of completed jobs (engine_internal.h). */
+  size_t jobs_killed;
+  sim_stats bounded_slowdown;
   int64_t first_arrival_us, last_completion_us, makespan_us;
   double allocated_gpu_hours;
   double cost_total, cost_per_allocated_gpu_hour, cost_idle;

@@ -30,6 +30,8 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   memset(s, 0, offsetof(slot, rec));
   s->gen = gen;
   s->rec = *jr;
+  if (e->opt->estimates != SIM_EST_EXACT || e->opt->overrun != SIM_OVERRUN_DEFAULT)
+    est_cut_on_arrival(e, &s->rec); /* --overrun kill */
   s->idx = idx;
   s->st.start_us = s->st.finish_us = -1;
   s->st.node = -1;
@@ -37,7 +39,7 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   if (e->slot_ext) {
     memset(&s->gang, 0, sizeof *s - offsetof(slot, gang));
     s->reserved_us = -1;
-    s->rem_us = job_duration(e, jr);
+    s->rem_us = job_duration(e, &s->rec);
   }
   /* A loaded trace's name is taken as a pointer now, while the job's
    * record is in cache (looked up at completion it cost a cache miss per
@@ -109,7 +111,7 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   fragtrack_completed(e->ft);
   run_list_remove(e, sl);
   s->st.finish_us = e->now;
-  s->st.status = JOB_DONE;
+  s->st.status = s->rec.flags & SIM_REC_KILLED ? JOB_KILLED : JOB_DONE;
   e->freed = 1;
   e->reservation_valid = 0;
   hook_finish(e, s, parts, n);

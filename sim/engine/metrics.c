@@ -44,12 +44,14 @@ void metrics_open(engine *e, size_t mem_values) {
   pctl_init(&e->qt, mem_values);
   pctl_init(&e->jct, mem_values);
   pctl_init(&e->qt_multi, mem_values);
+  pctl_init(&e->bsld, mem_values);
 }
 
 void metrics_close(engine *e) {
   pctl_free(&e->qt);
   pctl_free(&e->jct);
   pctl_free(&e->qt_multi);
+  pctl_free(&e->bsld);
   fragtrack_free(e->ft);
   e->ft = NULL;
 }
@@ -57,8 +59,8 @@ void metrics_close(engine *e) {
 /* err for a failed percentile accumulator (out of memory, or the
  * temporary file it spills to could not be written or read). */
 void metrics_pctl_fail(engine *e) {
-  const pctl *p[3] = {&e->qt, &e->qt_multi, &e->jct};
-  for (int i = 0; i < 3; i++)
+  const pctl *p[4] = {&e->qt, &e->qt_multi, &e->jct, &e->bsld};
+  for (int i = 0; i < 4; i++)
     if (pctl_error(p[i])[0]) {
       snprintf(e->err, e->errlen, "queue time / JCT percentiles: %s",
                pctl_error(p[i]));
@@ -103,7 +105,8 @@ int metrics_results(engine *e) {
   out->never_started = out->never_no_node + out->never_model + out->never_queued;
   if (pctl_finish(&e->qt, &out->queue_time_s) ||
       pctl_finish(&e->jct, &out->jct_s) ||
-      pctl_finish(&e->qt_multi, &out->queue_time_multigpu_s)) {
+      pctl_finish(&e->qt_multi, &out->queue_time_multigpu_s) ||
+      pctl_finish(&e->bsld, &out->bounded_slowdown)) {
     metrics_pctl_fail(e);
     return -1;
   }

@@ -63,7 +63,7 @@ int emit(engine *e, uint32_t sl) {
   int np = 0;
   if (s->st.status == JOB_QUEUED) /* cannot happen: see loop.c's drain */
     s->st.status = JOB_NEVER_QUEUED;
-  if (s->st.status == JOB_DONE)
+  if (s->st.status == JOB_DONE || s->st.status == JOB_KILLED)
     np = job_parts(e, sl, parts);
   if (metrics_completed(e, s, parts, np))
     return -1;

@@ -4,7 +4,7 @@
  * (reserve.c), and a later job may start now only if it fits now and
  * either its estimated end is <= T or, started, it leaves the head's
  * reservation at or before T (checked by recomputing the reservation with
- * it running). Estimates are durations x sim_options.estimate_factor.
+ * it running). Estimates come from estimate.c (--estimates).
  */
 #include "engine_internal.h"
 
@@ -18,6 +18,11 @@ static int pass_backfill(engine *e) {
     return 0;
   uint32_t h = e->queue[e->qhead];
   int fail = 0;
+  /* T in the past: a running job is overdue (--overrun extend) and taken
+   * as ending now, so T must be recomputed at every pass, or a decision
+   * would test candidates against a stale T. */
+  if (e->reservation_valid && e->reservation_t < e->now)
+    e->reservation_valid = 0;
   if (!e->reservation_valid) {
     e->reservation_t = reservation(e, h, &fail);
     e->reservation_valid = 1;
@@ -58,6 +63,20 @@ static int pass_backfill(engine *e) {
         if (!e->err[0]) /* else time_add's message */
           snprintf(e->err, e->errlen, "out of memory");
         return -1;
+      }
+      /* With check_reservations: the head's recomputed reservation, with
+       * j running, is no later than T (the consistency of the decision,
+       * overdue jobs included). */
+      if (e->opt->check_reservations) {
+        int64_t t2 = reservation(e, h, &fail);
+        if (t2 > keep_t) {
+          snprintf(e->err, e->errlen,
+                   "backfill: starting job %s delays the head's reservation "
+                   "from %lld to %lld us",
+                   slot_name(&e->slots[j]), (long long)keep_t,
+                   (long long)t2);
+          return -1;
+        }
       }
       /* A backfilled job never moves T later; keep it to protect the head
        * against later candidates in this pass. */

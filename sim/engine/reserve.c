@@ -15,15 +15,14 @@ struct run_end {
 };
 typedef struct run_end run_end;
 
-/* The runtime estimate is the actual duration x the configured factor
- * (rounded up to a microsecond; EASY backfilling needs estimates, not the
- * truth). */
+/* The estimated end of the job in slot sl if it started at start: its
+ * runtime estimate (estimate.c) after start. */
 int64_t est_end(const engine *e, uint32_t sl, int64_t start) {
-  double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
-  double d = ceil((double)job_duration(e, &e->slots[sl].rec) * f);
-  if (d > 9.2e18 - (double)start)
+  const slot *s = &e->slots[sl];
+  int64_t d = est_left(e, s, job_duration(e, &s->rec));
+  if (d > INT64_MAX - start)
     return INT64_MAX;
-  return start + (int64_t)d;
+  return start + d;
 }
 
 /* Estimated end of a running job: its current segment's start plus the
@@ -33,11 +32,10 @@ static int64_t running_est_end(const engine *e, uint32_t sl) {
   const slot *s = &e->slots[sl];
   if (!e->can_plan)
     return est_end(e, sl, s->st.start_us);
-  double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
-  double d = ceil((double)s->rem_us * f);
-  if (d > 9.2e18 - (double)s->seg_us)
+  int64_t d = est_left(e, s, s->rem_us);
+  if (d > INT64_MAX - s->seg_us)
     return INT64_MAX;
-  return s->seg_us + (int64_t)d;
+  return s->seg_us + d;
 }
 
 /* Running jobs by estimated end; ties by trace position (not by slot, so
@@ -69,7 +67,8 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     ends[i].idx = e->slots[j].idx;
     ends[i].end = running_est_end(e, j);
     if (ends[i].end < e->now)
-      ends[i].end = e->now; /* overran its estimate: assume it ends now */
+      ends[i].end = e->now; /* overdue (--overrun extend): it may end at
+                               any moment; queue_backfill.c recomputes */
   }
   qsort(ends, r, sizeof *ends, cmp_run_end);
   lsched_request req;

@@ -164,6 +164,8 @@ static const char *status_name(int st) {
   switch (st) {
   case JOB_DONE:
     return "completed";
+  case JOB_KILLED:
+    return "killed";
   case JOB_NEVER_NO_NODE:
     return "never_started:no_node_fits";
   case JOB_NEVER_MODEL:
@@ -185,7 +187,7 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
   char a[32], b[32], c[32], d[32], e[32];
   csv_write_field(f, o->name, 0);
   sim_fmt_seconds(a, sizeof a, jr->submit_us);
-  if (s->status == JOB_DONE) {
+  if (s->status == JOB_DONE || s->status == JOB_KILLED) {
     sim_fmt_seconds(b, sizeof b, s->start_us);
     sim_fmt_seconds(c, sizeof c, s->finish_us);
     sim_fmt_seconds(d, sizeof d, s->start_us - jr->submit_us);
@@ -222,7 +224,7 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
     fprintf(f, ",%u,%u,%.6f", o->migrations, o->preemptions, o->lost_gpu_s);
   /* MIG: "kind@start" of the job's instance and its reconfiguration wait;
    * empty for jobs without an instance. */
-  if (o->mig_kind && s->status == JOB_DONE) {
+  if (o->mig_kind && (s->status == JOB_DONE || s->status == JOB_KILLED)) {
     char w[32];
     sim_fmt_seconds(w, sizeof w, o->mig_wait_us);
     fprintf(f, ",%s@%d,%s\n", lsched_mig_kind_name(o->mig_kind), o->mig_start,

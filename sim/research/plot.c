@@ -261,7 +261,7 @@ static int write_qcdf(const char *plotdir, const plot_run *r, size_t *count,
       continue;
     }
     if (csv_get(rec, 7, qt, sizeof qt) || csv_get(rec, 9, st, sizeof st) ||
-        strcmp(st, "completed") != 0)
+        (strcmp(st, "completed") != 0 && strcmp(st, "killed") != 0))
       continue;
     if (n == cap) {
       size_t nc = cap ? 2 * cap : 1024;
