@@ -49,6 +49,8 @@ sample() {
   unknown_duration) echo '[60, 600]' ;;
   swf_gpus_per_proc) echo '[0.5, 1]' ;;
   estimate_factor) echo '[1, 3]' ;;
+  estimates) echo '["exact", "factor:2", "trace"]' ;;
+  overrun) echo '["kill", "extend"]' ;;
   policy_param) echo '["base=first-fit", "base=best-fit"]' ;;
   migration_cost | migration_cost_per_gib | checkpoint_interval) echo '[0, 30]' ;;
   max_moves | max_moves_per_job) echo '[1, 4]' ;;
