@@ -28,15 +28,8 @@ mkdir -p "$OUT"
 TABLE=$OUT/table.csv
 echo "trace,config,migration_cost_s,q_multi_p50,q_multi_p95,q_multi_p99,q_all_p50,q_all_p95,q_all_p99,gpu_alloc_pct,stranded_gpu_milli_mean,migrations,lost_gpu_seconds" >"$TABLE"
 
-# json KEY [SUBKEY] FILE: a number from summary.json (cJSON prints one key
-# per line).
-json() {
-  if [ $# = 3 ]; then
-    awk -v k="\"$1\":" -v s="\"$2\":" '$1 == k {inside = 1} inside && $1 == s {gsub(/,/, "", $2); print $2; exit}' "$3"
-  else
-    awk -v k="\"$1\":" '$1 == k {gsub(/,/, "", $2); print $2; found = 1; exit} END {if (!found) print "-"}' "$2"
-  fi
-}
+# json KEY [SUBKEY] FILE: a number from summary.json.
+. scripts/lib/summary_json.sh # (run from the repository root, see above)
 
 run_one() { # TRACE_LABEL CONFIG COST ARGS...
   local label=$1 config=$2 cost=$3

@@ -26,15 +26,8 @@ mkdir -p "$OUT"
 TABLE=$OUT/table.csv
 echo "trace,queue,estimates,queue_mean_s,queue_p95_s,bsld_mean,bsld_p95,jobs_killed" >"$TABLE"
 
-# json KEY [SUBKEY] FILE: a number from summary.json (cJSON prints one key
-# per line).
-json() {
-  if [ $# = 3 ]; then
-    awk -v k="\"$1\":" -v s="\"$2\":" '$1 == k {inside = 1} inside && $1 == s {gsub(/,/, "", $2); print $2; exit}' "$3"
-  else
-    awk -v k="\"$1\":" '$1 == k {gsub(/,/, "", $2); print $2; exit}' "$2"
-  fi
-}
+# json KEY [SUBKEY] FILE: a number from summary.json.
+. scripts/lib/summary_json.sh # (run from the repository root, see above)
 
 run_one() { # LABEL QUEUE ESTIMATES ARGS...
   local label=$1 q=$2 est=$3
