@@ -54,20 +54,6 @@ static void mid_cluster(sim_cluster *sc) {
                    "\"price_per_gpu_hour\": 2}]}");
 }
 
-static void add(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
-                int gpus, int milli) {
-  job_record j;
-  memset(&j, 0, sizeof j);
-  j.submit_us = S(submit_s);
-  j.duration_us = S(dur_s);
-  j.cpu_milli = 1000;
-  j.memory_mib = 1000;
-  j.num_gpu = gpus;
-  j.gpu_milli = milli;
-  j.line = (int32_t)t->n + 2;
-  ck_assert_int_eq(trace_add_job(t, &j, name, NULL), 0);
-}
-
 /*
  * A: t=0, 10 s, 1 GPU; B: t=0, 20 s, 2 GPUs; C: t=5, 5 s, 1 GPU at 500.
  * fifo: A runs [0,10); B waits for A and runs [10,30); C is behind B and
@@ -78,9 +64,9 @@ static void abc_trace(trace *t) {
   trace_init(t);
   t->path = strdup("abc.csv");
   t->has_times = 1;
-  add(t, "A", 0, 10, 1, 1000);
-  add(t, "B", 0, 20, 2, 1000);
-  add(t, "C", 5, 5, 1, 500);
+  tu_add_job(t, "A", 0, 10, 1, 1000, NULL);
+  tu_add_job(t, "B", 0, 20, 2, 1000, NULL);
+  tu_add_job(t, "C", 5, 5, 1, 500, NULL);
 }
 
 /* A synthetic trace that loads 24 GPUs to ~110% (a queue builds up and
@@ -458,8 +444,8 @@ START_TEST(stepped_equals_sim_run_mig) {
   char name[16];
   for (int i = 0; i < 60; i++) {
     snprintf(name, sizeof name, "j%d", i);
-    add(&t, name, i / 3, 5 + (i * 7) % 23, i % 11 == 0 ? 2 : 1,
-        milli[i % 6]);
+    tu_add_job(&t, name, i / 3, 5 + (i * 7) % 23, i % 11 == 0 ? 2 : 1,
+        milli[i % 6], NULL);
   }
   static const char *const policies[] = {"first-fit", "mig-best-fit",
                                          "mig-aware"};

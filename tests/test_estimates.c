@@ -43,17 +43,8 @@ static void one_node(sim_cluster *sc, int g) {
 /* A job of gpus whole GPUs; req_s is its requested time (0: none). */
 static void add(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
                 int gpus, uint32_t req_s) {
-  job_record j;
-  memset(&j, 0, sizeof j);
-  j.submit_us = S(submit_s);
-  j.duration_us = S(dur_s);
-  j.cpu_milli = 1000;
-  j.memory_mib = 1000;
-  j.num_gpu = gpus;
-  j.gpu_milli = 1000;
-  j.req_s = req_s;
-  j.line = (int32_t)t->n + 2;
-  ck_assert_int_eq(trace_add_job(t, &j, name, NULL), 0);
+  tu_add_job(t, name, submit_s, dur_s, gpus, 1000, NULL);
+  t->jobs[t->n - 1].req_s = req_s; /* the requested time (SWF field 9) */
 }
 
 static int run(sim_cluster *sc, const trace *t, sim_queue_kind q,

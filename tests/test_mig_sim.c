@@ -41,20 +41,6 @@ static void cluster_ok(sim_cluster *sc, const char *groups) {
   ck_assert_msg(cluster(sc, groups, err, sizeof err) == 0, "%s", err);
 }
 
-static void add(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
-                int gpus, int milli) {
-  job_record j;
-  memset(&j, 0, sizeof j);
-  j.submit_us = S(submit_s);
-  j.duration_us = S(dur_s);
-  j.cpu_milli = 1000;
-  j.memory_mib = 1000;
-  j.num_gpu = gpus;
-  j.gpu_milli = milli;
-  j.line = (int32_t)t->n + 2;
-  ck_assert_int_eq(trace_add_job(t, &j, name, NULL), 0);
-}
-
 static void new_trace(trace *t, const char *path) {
   trace_init(t);
   t->path = strdup(path);
@@ -338,10 +324,10 @@ START_TEST(reconfig_per_gpu_hand) {
                   "\"mig_reconfig_s\": 5, \"price_per_gpu_hour\": 2.5}");
   trace t;
   new_trace(&t, "r.csv");
-  add(&t, "A", 0, 10, 1, 100);  /* 1g@0 created: usable at 5 */
-  add(&t, "B", 0, 10, 1, 100);  /* 1g@1, same round as A's: 5 */
-  add(&t, "C", 30, 10, 1, 100); /* reuses the idle 1g@0: no wait */
-  add(&t, "D", 30, 10, 1, 300); /* 3g@4 created in a new round: 35 */
+  tu_add_job(&t, "A", 0, 10, 1, 100, NULL);  /* 1g@0 created: usable at 5 */
+  tu_add_job(&t, "B", 0, 10, 1, 100, NULL);  /* 1g@1, same round as A's: 5 */
+  tu_add_job(&t, "C", 30, 10, 1, 100, NULL); /* reuses the idle 1g@0: no wait */
+  tu_add_job(&t, "D", 30, 10, 1, 300, NULL); /* 3g@4 created in a new round: 35 */
   sim_result r;
   run_ok(&sc, &t, "mig-first-fit", &r);
   static const int64_t start[4] = {5, 5, 30, 35}, fin[4] = {15, 15, 40, 45};
@@ -386,11 +372,11 @@ START_TEST(reconfig_node_scope_hand) {
                   "\"node\"}");
   trace t;
   new_trace(&t, "n.csv");
-  add(&t, "A", 0, 10, 1, 100);   /* creates: the node stalls until 100 */
-  add(&t, "A2", 0, 10, 1, 300);  /* same pass, same round: 100 */
-  add(&t, "B", 10, 10, 1, 100);  /* creates after the round began: 200 */
-  add(&t, "C", 300, 10, 1, 100); /* reuses 1g@0: starts at once */
-  add(&t, "E", 150, 10, 1, 100); /* reuses 1g@0 (idle since 110)... */
+  tu_add_job(&t, "A", 0, 10, 1, 100, NULL);   /* creates: the node stalls until 100 */
+  tu_add_job(&t, "A2", 0, 10, 1, 300, NULL);  /* same pass, same round: 100 */
+  tu_add_job(&t, "B", 10, 10, 1, 100, NULL);  /* creates after the round began: 200 */
+  tu_add_job(&t, "C", 300, 10, 1, 100, NULL); /* reuses 1g@0: starts at once */
+  tu_add_job(&t, "E", 150, 10, 1, 100, NULL); /* reuses 1g@0 (idle since 110)... */
   sim_result r;
   run_ok(&sc, &t, "mig-first-fit", &r);
   ck_assert_int_eq(r.js[0].start_us, S(100));
@@ -415,11 +401,11 @@ START_TEST(static_layout_replay) {
                   "\"1g.10gb@5\", \"1g.10gb@6\"]}");
   trace t;
   new_trace(&t, "s.csv");
-  add(&t, "A", 0, 10, 1, 300);  /* 3g: the 4g (smallest that holds it) */
-  add(&t, "B", 0, 10, 1, 100);  /* 1g@4 */
-  add(&t, "C", 0, 10, 1, 1000); /* 7g: no node ever holds it */
-  add(&t, "D", 0, 10, 1, 300);  /* waits for the 4g (fifo: blocks E) */
-  add(&t, "E", 1, 10, 1, 100);
+  tu_add_job(&t, "A", 0, 10, 1, 300, NULL);  /* 3g: the 4g (smallest that holds it) */
+  tu_add_job(&t, "B", 0, 10, 1, 100, NULL);  /* 1g@4 */
+  tu_add_job(&t, "C", 0, 10, 1, 1000, NULL); /* 7g: no node ever holds it */
+  tu_add_job(&t, "D", 0, 10, 1, 300, NULL);  /* waits for the 4g (fifo: blocks E) */
+  tu_add_job(&t, "E", 1, 10, 1, 100, NULL);
   sim_result r;
   run_ok(&sc, &t, "mig-best-fit", &r);
   ck_assert_int_eq(r.mig->kind[0], LSCHED_MIG_4G);
@@ -453,9 +439,9 @@ START_TEST(mixed_cluster_both_variants) {
   ck_assert_int_eq(sc.mig_gpus, 1);
   trace t;
   new_trace(&t, "m.csv");
-  add(&t, "A", 0, 10, 1, 1000); /* the shared GPU */
-  add(&t, "B", 0, 10, 1, 1000); /* plain does not fit: 7g on the MIG GPU */
-  add(&t, "C", 0, 10, 1, 1000); /* neither: waits until 10 */
+  tu_add_job(&t, "A", 0, 10, 1, 1000, NULL); /* the shared GPU */
+  tu_add_job(&t, "B", 0, 10, 1, 1000, NULL); /* plain does not fit: 7g on the MIG GPU */
+  tu_add_job(&t, "C", 0, 10, 1, 1000, NULL); /* neither: waits until 10 */
   sim_result r;
   run_ok(&sc, &t, "mig-aware", &r);
   ck_assert_int_eq(r.js[0].node, 0);
@@ -488,8 +474,8 @@ START_TEST(unsatisfiable_request_is_an_error) {
                   "10000, \"gpu_mode\": \"mig-dynamic\"}");
   trace t;
   new_trace(&t, "big.csv");
-  add(&t, "small", 0, 10, 1, 100);
-  add(&t, "whole", 0, 10, 1, 1000);
+  tu_add_job(&t, "small", 0, 10, 1, 100, NULL);
+  tu_add_job(&t, "whole", 0, 10, 1, 1000, NULL);
   sim_result r;
   ck_assert_int_eq(run_opts(&sc, &t, "mig-aware", SIM_MIG_MAP_BOTH, NULL, &r,
                             err, sizeof err),
@@ -500,7 +486,7 @@ START_TEST(unsatisfiable_request_is_an_error) {
   /* A job that maps to 2g (none) takes the 3g instead: satisfiable. */
   trace_free(&t);
   new_trace(&t, "ok.csv");
-  add(&t, "mid", 0, 10, 1, 200);
+  tu_add_job(&t, "mid", 0, 10, 1, 200, NULL);
   ck_assert_int_eq(run_opts(&sc, &t, "mig-aware", SIM_MIG_MAP_BOTH, NULL, &r,
                             err, sizeof err),
                    0);
@@ -533,9 +519,9 @@ START_TEST(requests_file) {
              "\"mig-dynamic\"}");
   trace t;
   new_trace(&t, "jobs.csv");
-  add(&t, "p", 0, 10, 1, 100);
-  add(&t, "q", 0, 10, 1, 100);
-  add(&t, "r", 0, 10, 1, 100);
+  tu_add_job(&t, "p", 0, 10, 1, 100, NULL);
+  tu_add_job(&t, "q", 0, 10, 1, 100, NULL);
+  tu_add_job(&t, "r", 0, 10, 1, 100, NULL);
   const char *dir = testutil_tmpdir();
   /* By profile name: 1g.10gb is the 1g-2x kind on A100-40GB (9.62 GiB) and
    * 1g on A100-80GB (9.5 GiB): p lands on the 40 GB node as a 1g-2x. By
@@ -603,9 +589,9 @@ START_TEST(outputs) {
                   "\"memory_mib\": 10000, \"gpu_mode\": \"mig-dynamic\"}");
   trace t;
   new_trace(&t, "o.csv");
-  add(&t, "A", 0, 10, 1, 100);
-  add(&t, "B", 0, 10, 2, 1000);
-  add(&t, "Z", 0, 10, 0, 0);
+  tu_add_job(&t, "A", 0, 10, 1, 100, NULL);
+  tu_add_job(&t, "B", 0, 10, 2, 1000, NULL);
+  tu_add_job(&t, "Z", 0, 10, 0, 0, NULL);
   sim_result r;
   run_ok(&sc, &t, "mig-aware", &r);
   const char *dir = testutil_tmpdir();

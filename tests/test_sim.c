@@ -78,20 +78,6 @@ static void small_cluster(sim_cluster *sc, const char *mode) {
                 "%s", err);
 }
 
-static void add(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
-                int gpus, int milli, const char *spec) {
-  job_record j;
-  memset(&j, 0, sizeof j);
-  j.submit_us = S(submit_s);
-  j.duration_us = S(dur_s);
-  j.cpu_milli = 1000;
-  j.memory_mib = 1000;
-  j.num_gpu = gpus;
-  j.gpu_milli = milli;
-  j.line = (int32_t)t->n + 2;
-  ck_assert_int_eq(trace_add_job(t, &j, name, spec), 0);
-}
-
 /*
  * A: t=0, 10 s, 1 GPU; B: t=0, 20 s, 2 GPUs; C: t=5, 5 s, 1 GPU at 500.
  * fifo: A runs [0,10); B waits for A and runs [10,30); C is behind B and
@@ -101,9 +87,9 @@ static void abc_trace(trace *t) {
   trace_init(t);
   t->path = strdup("abc.csv");
   t->has_times = 1;
-  add(t, "A", 0, 10, 1, 1000, NULL);
-  add(t, "B", 0, 20, 2, 1000, NULL);
-  add(t, "C", 5, 5, 1, 500, NULL);
+  tu_add_job(t, "A", 0, 10, 1, 1000, NULL);
+  tu_add_job(t, "B", 0, 20, 2, 1000, NULL);
+  tu_add_job(t, "C", 5, 5, 1, 500, NULL);
 }
 
 static int run(sim_cluster *sc, const trace *t, const char *policy,
@@ -236,9 +222,9 @@ START_TEST(never_started_reasons) {
   sim_result r;
   small_cluster(&sc, "shared");
   abc_trace(&t);
-  add(&t, "too-wide", 1, 5, 4, 1000, NULL);    /* 4 GPUs on a 2-GPU node */
-  add(&t, "wrong-model", 1, 5, 1, 1000, "T4"); /* no T4 in the cluster */
-  add(&t, "a100-ok", 40, 5, 1, 1000, "A100-SXM4-80GB|T4");
+  tu_add_job(&t, "too-wide", 1, 5, 4, 1000, NULL);    /* 4 GPUs on a 2-GPU node */
+  tu_add_job(&t, "wrong-model", 1, 5, 1, 1000, "T4"); /* no T4 in the cluster */
+  tu_add_job(&t, "a100-ok", 40, 5, 1, 1000, "A100-SXM4-80GB|T4");
   ck_assert_int_eq(run(&sc, &t, "worst-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
   ck_assert_uint_eq(r.never_no_node, 1);
   ck_assert_uint_eq(r.never_model, 1);
@@ -259,7 +245,7 @@ START_TEST(unknown_model_in_trace_is_input_error) {
   sim_result r;
   small_cluster(&sc, "shared");
   abc_trace(&t);
-  add(&t, "bogus", 1, 5, 1, 1000, "NOT-A-GPU");
+  tu_add_job(&t, "bogus", 1, 5, 1, 1000, "NOT-A-GPU");
   sim_options o;
   memset(&o, 0, sizeof o);
   o.policy = "first-fit";
@@ -311,8 +297,8 @@ START_TEST(zero_duration_and_same_time_events) {
   trace_init(&t);
   t.path = strdup("z.csv");
   t.has_times = 1;
-  add(&t, "z0", 0, 0, 2, 1000, NULL); /* runs [0,0) */
-  add(&t, "z1", 0, 3, 2, 1000, NULL); /* starts at 0 after z0 */
+  tu_add_job(&t, "z0", 0, 0, 2, 1000, NULL); /* runs [0,0) */
+  tu_add_job(&t, "z1", 0, 3, 2, 1000, NULL); /* starts at 0 after z0 */
   char *buf = NULL;
   size_t len = 0;
   FILE *tl = open_memstream(&buf, &len);
@@ -464,11 +450,11 @@ START_TEST(backfill_hand_computed) {
   trace_init(&t);
   t.path = strdup("bf.csv");
   t.has_times = 1;
-  add(&t, "A", 0, 10, 2, 1000, NULL);
-  add(&t, "B", 1, 5, 4, 1000, NULL);
-  add(&t, "C", 2, 5, 2, 1000, NULL);
-  add(&t, "D", 3, 20, 1, 1000, NULL);
-  add(&t, "F", 5, 30, 1, 1000, NULL);
+  tu_add_job(&t, "A", 0, 10, 2, 1000, NULL);
+  tu_add_job(&t, "B", 1, 5, 4, 1000, NULL);
+  tu_add_job(&t, "C", 2, 5, 2, 1000, NULL);
+  tu_add_job(&t, "D", 3, 20, 1, 1000, NULL);
+  tu_add_job(&t, "F", 5, 30, 1, 1000, NULL);
   ck_assert_int_eq(run(&sc, &t, "first-fit", SIM_QUEUE_BACKFILL, NULL, &r), 0);
   ck_assert_int_eq(r.js[0].start_us, S(0));
   ck_assert_int_eq(r.js[1].start_us, S(10));
@@ -511,7 +497,7 @@ START_TEST(backfill_never_delays_reservation) {
       milli = 1000;
     char name[16];
     snprintf(name, sizeof name, "j%d", k);
-    add(&t, name, submit, 1 + (int64_t)((x >> 32) % 40), gpus, milli, NULL);
+    tu_add_job(&t, name, submit, 1 + (int64_t)((x >> 32) % 40), gpus, milli, NULL);
   }
   sim_result r;
   ck_assert_int_eq(run(&sc, &t, pols[_i % 3], SIM_QUEUE_BACKFILL, NULL, &r),
@@ -544,9 +530,9 @@ START_TEST(priority_classes) {
   trace_init(&t);
   t.path = strdup("prio.csv");
   t.has_times = 1;
-  add(&t, "X", 0, 10, 1, 1000, NULL);
-  add(&t, "Y", 1, 5, 1, 1000, NULL);
-  add(&t, "Z", 2, 5, 1, 1000, NULL);
+  tu_add_job(&t, "X", 0, 10, 1, 1000, NULL);
+  tu_add_job(&t, "Y", 1, 5, 1, 1000, NULL);
+  tu_add_job(&t, "Z", 2, 5, 1, 1000, NULL);
   t.jobs[0].qos = TRACE_QOS_BE;
   t.jobs[1].qos = TRACE_QOS_BE;
   t.jobs[2].qos = TRACE_QOS_LS;
@@ -607,9 +593,9 @@ START_TEST(gang_job_in_replay) {
   trace_init(&t);
   t.path = strdup("gang.csv");
   t.has_times = 1;
-  add(&t, "small", 0, 10, 1, 1000, NULL);
-  add(&t, "wide", 1, 10, 8, 1000, NULL);
-  add(&t, "wider", 1, 10, 9, 1000, NULL);
+  tu_add_job(&t, "small", 0, 10, 1, 1000, NULL);
+  tu_add_job(&t, "wide", 1, 10, 8, 1000, NULL);
+  tu_add_job(&t, "wider", 1, 10, 9, 1000, NULL);
   ck_assert_int_eq(run(&sc, &t, "best-fit", SIM_QUEUE_FIFO, NULL, &r), 0);
   ck_assert_int_eq(r.js[1].start_us, S(10));
   ck_assert_int_le(r.js[1].node, -2);
@@ -656,9 +642,9 @@ START_TEST(migration_and_preemption) {
   trace_init(&t);
   t.path = strdup("mig.csv");
   t.has_times = 1;
-  add(&t, "A", 0, 100, 2, 1000, NULL);
-  add(&t, "B", 0, 100, 2, 1000, NULL);
-  add(&t, "W", 1, 10, 4, 1000, NULL);
+  tu_add_job(&t, "A", 0, 100, 2, 1000, NULL);
+  tu_add_job(&t, "B", 0, 100, 2, 1000, NULL);
+  tu_add_job(&t, "W", 1, 10, 4, 1000, NULL);
   char *params[] = {"base=worst-fit"};
   sim_options o;
   memset(&o, 0, sizeof o);

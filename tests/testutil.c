@@ -90,3 +90,17 @@ lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k, int milli,
   p.gpu_mask = mask;
   return p;
 }
+
+void tu_add_job(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
+                int gpus, int milli, const char *spec) {
+  job_record j;
+  memset(&j, 0, sizeof j);
+  j.submit_us = submit_s * TRACE_US_PER_S;
+  j.duration_us = dur_s * TRACE_US_PER_S;
+  j.cpu_milli = 1000;
+  j.memory_mib = 1000;
+  j.num_gpu = gpus;
+  j.gpu_milli = milli;
+  j.line = (int32_t)t->n + 2;
+  ck_assert_int_eq(trace_add_job(t, &j, name, spec), 0);
+}

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace.h"
+
 /*
  * Path of a file in ../shared/data (e.g. "alibaba-gpu-v2023/x.csv"), or NULL
  * when the folder is absent. Absent data: the caller skips the test with a
@@ -50,5 +52,12 @@ lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli,
                      uint64_t mask);
 lsched_placement mkpl(int node, int64_t cpu, int64_t mem, int k, int milli,
                       uint64_t mask);
+
+/* Appends job NAME to t (fails the test if it cannot): submitted at
+ * submit_s, running dur_s seconds, 1 CPU and 1,000 MiB, gpus GPUs at milli
+ * each, allowed models spec (NULL: any); its line is its position + 2 (as
+ * below a header line). */
+void tu_add_job(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
+                int gpus, int milli, const char *spec);
 
 #endif
