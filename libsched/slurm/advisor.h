@@ -6,9 +6,14 @@
  *               slurm_update_job. The only files that include <slurm/slurm.h>
  *               are slurm_io.c and main.c.
  *   gres.c      parsers for Slurm's GRES and TRES strings (pure functions).
- *   plan.c      adv_snapshot -> a libsched cluster (the mirror), one decision
- *               per pending job in Slurm's priority order, the JSON lines and
- *               the --dump file (libsched only, no libslurm).
+ *   plan.c      adv_snapshot -> a libsched cluster (the mirror, kept for
+ *               the advisor's life and brought up to date each cycle with the
+ *               live node calls), one decision per pending job in Slurm's
+ *               priority order, the JSON lines and the --dump file (libsched
+ *               only, no libslurm).
+ *   pins.c      which pins are the advisor's own: the state file and the
+ *               AdminComment marker (libc only).
+ *   conf.c      the option table, --config files (libc only).
  *
  * Mirror model (README "lsched-slurm-advisor"): one libsched node per Slurm
  * node, CPU = CPUs x 1000 milli, memory = RealMemory MiB, GPUs = the node's
@@ -60,7 +65,17 @@ typedef struct adv_node {
 typedef struct adv_partition {
   char *name;
   uint8_t *member; /* per node of the snapshot */
+  int sched;       /* Slurm starts its jobs (UP, DRAIN; not DOWN, INACTIVE) */
+  char state[16];  /* "UP", "DOWN", "DRAIN", "INACTIVE" */
 } adv_partition;
+
+/* The request shape of a running single-node job (fgd's target workload). */
+typedef struct adv_shape {
+  int64_t cpus;
+  int gpus, shards;
+  int node; /* snapshot node it runs on */
+  char gpu_type[ADV_NAME];
+} adv_shape;
 
 /* Why a pending job is left to Slurm (decision "skip"). */
 typedef struct adv_job {
@@ -71,7 +86,7 @@ typedef struct adv_job {
   char *req_nodes, *exc_nodes, *features;
   char *admin_comment;
   uint8_t *excluded; /* per snapshot node: in the job's --exclude; or NULL */
-  int ours;          /* req_nodes was set by an earlier advisor decision */
+  int ours;          /* req_nodes is a pin the advisor set (pins.c) */
   char *ours_node;   /* that node (when ours) */
   const char *skip;  /* reason code, or NULL when the job is considered */
   /* The request (valid when skip is NULL). */
@@ -95,6 +110,8 @@ typedef struct adv_snapshot {
   adv_job *jobs; /* pending jobs, sorted into Slurm's priority order */
   int njobs;
   int running;   /* running jobs seen (for the summary) */
+  adv_shape *shapes; /* running single-node jobs with a known request */
+  int nshapes;
 } adv_snapshot;
 
 void adv_snapshot_free(adv_snapshot *s);
@@ -170,6 +187,7 @@ typedef struct adv_decision {
   int asked;               /* the policy was asked (PLACE, REJECT, NOFIT) */
   int *blocked;            /* nodes made unavailable for this job */
   int nblocked;
+  int allocated;           /* the placement is allocated in the mirror */
   int applied;             /* Slurm now holds this decision */
   char note[256];          /* reason, error, or "" */
 } adv_decision;
@@ -178,29 +196,66 @@ typedef struct adv_alloc {
   lsched_placement p;
 } adv_alloc;
 
-typedef struct adv_plan {
+/* What the mirror holds for one node id (ids are never reused). */
+typedef struct adv_mnode {
+  char *name; /* NULL once removed */
+  int64_t cpu_milli, memory_mib;
+  int gpu_count, gpu_model;
+} adv_mnode;
+
+/* The mirror: one libsched cluster with its policy, kept across cycles.
+ * Each cycle adds the nodes Slurm gained, removes those it lost, updates
+ * the ones whose CPUs, memory or GPUs changed (lsched_cluster_update_node),
+ * cordons nodes that take no jobs (lsched_cluster_set_node_state), then
+ * allocates what runs; adv_plan_free() releases those allocations, so the
+ * mirror is idle between cycles and the policy's state (parameters,
+ * workload) lives on. */
+typedef struct adv_mirror {
   lsched_cluster *c;
   lsched_registry *reg;
   lsched_policy *pol;
+  const adv_config *cfg;
+  adv_mnode *nodes; /* per node id */
+  int nnodes, capnodes;
+  long added, removed, updated, restated; /* counts of the last sync */
+  int takes_workload; /* the policy has a set_workload hook */
+  uint64_t workload_types, workload_weight; /* last one set */
+} adv_mirror;
+
+/* 0, or -1 with err set (-2: unknown policy or refused parameter). */
+int adv_mirror_init(adv_mirror *m, const adv_config *cfg, char *err,
+                    size_t errlen);
+void adv_mirror_free(adv_mirror *m);
+
+typedef struct adv_plan {
+  adv_mirror *m;
+  adv_mirror own;   /* used when adv_plan_build got no mirror */
+  lsched_cluster *c; /* m->c */
+  lsched_policy *pol;
   const adv_snapshot *s;
   const adv_config *cfg;
+  int *sid;        /* per snapshot node: its mirror node id */
   adv_alloc *base; /* allocations that mirror the running jobs */
   size_t nbase, capbase;
   adv_decision *d; /* one per job of the snapshot */
   int nd;
-  lsched_placement *blk; /* scratch: the current job's blockers */
-  size_t capblk;
+  unsigned char *allowed; /* scratch: per node id, for one request */
 } adv_plan;
 
 /* The libsched model name for a Slurm GPU type (the --model mapping, or the
  * type itself). */
 const char *adv_model_name(const adv_config *cfg, const char *slurm_type);
-/* Builds the mirror of s. 0, or -1 with err set (unknown policy: -2). */
-int adv_plan_build(adv_plan *pl, const adv_snapshot *s, const adv_config *cfg,
-                   char *err, size_t errlen);
+/* Brings mirror m (NULL: a fresh one owned by the plan) up to date with s
+ * and allocates the running jobs. 0, or -1 with err set (unknown policy or
+ * refused parameter: -2). cfg must be m's. */
+int adv_plan_build(adv_plan *pl, adv_mirror *m, const adv_snapshot *s,
+                   const adv_config *cfg, char *err, size_t errlen);
 /* Decides every pending job in order, allocating placed ones into the
- * mirror so that later decisions see earlier ones. 0, or -1 with err. */
+ * mirror so that later decisions see earlier ones. Before that, a policy
+ * that takes a target workload (fgd) gets the request shapes of the cycle's
+ * jobs (adv_plan_workload). 0, or -1 with err. */
 int adv_plan_decide(adv_plan *pl, char *err, size_t errlen);
+/* Releases the cycle's allocations (the mirror stays) and frees the plan. */
 void adv_plan_free(adv_plan *pl);
 /* 1 if the Slurm node can ever take the job (state, partition, exclusion,
  * features, capacity, GPU type, shards); otherwise 0 with why set. This is
@@ -215,5 +270,85 @@ int adv_write_dump(const adv_plan *pl, const char *path, char *err,
                    size_t errlen);
 /* Writes s as a JSON string literal (with quotes); NULL as null. */
 void adv_json_str(FILE *f, const char *s);
+
+/* ----------------------------------------------------------------- pins.c */
+
+/* Marker text the advisor appends to the AdminComment of a job it pinned:
+ * "[lsched-slurm-advisor: POLICY placed on NODE]". */
+#define ADV_MARKER "lsched-slurm-advisor:"
+
+typedef struct adv_pin {
+  uint32_t job;
+  char node[ADV_NAME];
+} adv_pin;
+
+/* The pins the advisor set (state file STATE_DIR/pins), sorted by job. */
+typedef struct adv_pins {
+  adv_pin *v;
+  int n, cap;
+  int dirty; /* changed since loaded or saved */
+} adv_pins;
+
+typedef enum adv_pin_class {
+  ADV_PIN_NONE = 0, /* no required node */
+  ADV_PIN_OURS,     /* state file, marker and ReqNodeList name one node */
+  ADV_PIN_OTHER     /* a required node someone else set (or disowned) */
+} adv_pin_class;
+
+/* 1 and the node if comment carries our marker, else 0. */
+int adv_marker_node(const char *comment, char *node, size_t nodelen);
+/* comment (NULL = "") with our marker replaced or appended (after one
+ * space); malloc'd, NULL when out of memory. */
+char *adv_comment_with_marker(const char *comment, const char *policy,
+                              const char *node);
+/* comment with our marker (and the space before it) removed; malloc'd. */
+char *adv_comment_without_marker(const char *comment);
+adv_pin_class adv_pin_classify(const adv_pins *p, uint32_t job,
+                               const char *req_nodes, const char *comment);
+/* Missing file: no pins (0). -1 unreadable, -2 a bad line (err names the
+ * file and line). */
+int adv_pins_load(adv_pins *p, const char *path, char *err, size_t errlen);
+/* Writes PATH.tmp and renames it over path. 0 or -1 with err. */
+int adv_pins_save(adv_pins *p, const char *path, char *err, size_t errlen);
+const char *adv_pins_get(const adv_pins *p, uint32_t job);
+int adv_pins_set(adv_pins *p, uint32_t job, const char *node);
+void adv_pins_del(adv_pins *p, uint32_t job);
+void adv_pins_free(adv_pins *p);
+
+/* ----------------------------------------------------------------- conf.c */
+
+#define ADV_STATE_DIR "/var/lib/lsched-advisor"
+
+/* One option: command line --NAME and, when in_config, configuration key
+ * NAME (or with '_' for '-'). */
+typedef struct adv_option {
+  const char *name;
+  int has_arg;
+  int in_config;
+  const char *arg;  /* argument name for --help, or NULL */
+  const char *help; /* lines separated by '\n' */
+} adv_option;
+extern const adv_option adv_options[]; /* ends with a NULL name */
+const adv_option *adv_option_find(const char *name);
+
+typedef struct adv_opts {
+  adv_config cfg;
+  int once, dry_run, quiet, unpin_all;
+  int retries; /* -1 = forever */
+  double interval, max_backoff;
+  const char *dump, *slurm_conf, *state_dir;
+  char **owned; /* strings copied for the fields above */
+  int nowned;
+} adv_opts;
+
+void adv_opts_init(adv_opts *o);
+void adv_opts_free(adv_opts *o);
+/* Sets option key (a long option name) to value (NULL for a flag on the
+ * command line). 0, or -1 with why set. */
+int adv_opts_set(adv_opts *o, const char *key, const char *value, char *why,
+                 size_t whylen);
+/* Reads a configuration file into o. 0, or -1 with err naming the file, the
+ * line and the key. */
+int adv_conf_read(adv_opts *o, const char *path, char *err, size_t errlen);
 
 #endif

@@ -62,6 +62,7 @@ void adv_snapshot_free(adv_snapshot *s) {
     free(j->ours_node);
   }
   free(s->nodes);
+  free(s->shapes);
   free(s->by_name);
   free(s->parts);
   free(s->jobs);
@@ -115,19 +116,42 @@ int adv_snapshot_find_node(const adv_snapshot *s, const char *name) {
 
 const char *adv_model_name(const adv_config *cfg, const char *slurm_type) {
   const char *t = slurm_type && *slurm_type ? slurm_type : "gpu";
-  for (int i = 0; i < cfg->nmodels; i++)
+  /* The last mapping wins: the command line's come after the config's. */
+  for (int i = cfg->nmodels; i-- > 0;)
     if (strcmp(cfg->models[i].slurm_type, t) == 0)
       return cfg->models[i].model;
   return t;
 }
 
+/* node is in one of the job's partitions whose jobs Slurm starts. */
 static int in_partition(const adv_snapshot *s, int node, const char *list) {
   if (!list || !*list)
     return 1;
   for (int p = 0; p < s->nparts; p++)
-    if (adv_list_has(list, s->parts[p].name) && s->parts[p].member[node])
+    if (s->parts[p].sched && adv_list_has(list, s->parts[p].name) &&
+        s->parts[p].member[node])
       return 1;
   return 0;
+}
+
+/* None of the job's partitions starts jobs (DOWN, INACTIVE): the state of
+ * the first one, else NULL. A partition the snapshot does not know counts
+ * as starting jobs (Slurm would have refused the job otherwise). */
+static const char *partition_closed(const adv_snapshot *s, const char *list) {
+  if (!list || !*list)
+    return NULL;
+  const char *state = NULL;
+  int known = 0;
+  for (int p = 0; p < s->nparts; p++) {
+    if (!adv_list_has(list, s->parts[p].name))
+      continue;
+    known++;
+    if (s->parts[p].sched)
+      return NULL;
+    if (!state)
+      state = s->parts[p].state;
+  }
+  return known ? state : NULL;
 }
 
 int adv_node_can_take(const adv_snapshot *s, int node, const adv_job *j,
@@ -138,7 +162,7 @@ int adv_node_can_take(const adv_snapshot *s, int node, const adv_job *j,
   if (!n->usable)
     *why = "node state does not take jobs";
   else if (!in_partition(s, node, j->partition))
-    *why = "node is not in the job's partition";
+    *why = "node is not in an open partition of the job";
   else if (j->excluded && j->excluded[node])
     *why = "node is excluded by the job";
   else if (j->features && *j->features &&
@@ -193,45 +217,20 @@ static int push_base(adv_plan *pl, const lsched_placement *p) {
   return 0;
 }
 
-/* Allocates p into the mirror; base != 0 records it for the dump. */
-static int take(adv_plan *pl, const lsched_placement *p, int base, char *err,
-                size_t errlen) {
+/* Allocates p (p->node a mirror id) and records it, so that adv_plan_free()
+ * can release it. */
+static int take(adv_plan *pl, const lsched_placement *p, const char *name,
+                char *err, size_t errlen) {
   int rc = lsched_alloc(pl->c, p);
   if (rc) {
-    snprintf(err, errlen, "mirror of node %s: %s (%s)",
-             pl->s->nodes[p->node].name, lsched_strerror(rc),
-             lsched_cluster_errmsg(pl->c));
+    snprintf(err, errlen, "mirror of node %s: %s (%s)", name,
+             lsched_strerror(rc), lsched_cluster_errmsg(pl->c));
     return -1;
   }
-  if (base && push_base(pl, p)) {
+  if (push_base(pl, p)) {
+    lsched_release(pl->c, p);
     snprintf(err, errlen, "out of memory");
     return -1;
-  }
-  return 0;
-}
-
-/* Takes everything still free on node (blocker or unusable node). Appends
- * the placements to out (capacity LSCHED_MAX_GPUS_PER_NODE + 1). */
-static int fill_node(adv_plan *pl, int node, lsched_placement *out, int *nout,
-                     int base, char *err, size_t errlen) {
-  lsched_node_info ni;
-  *nout = 0;
-  if (lsched_cluster_node_info(pl->c, node, &ni))
-    return -1;
-  if (ni.cpu_free > 0 || ni.memory_free > 0) {
-    lsched_placement p = mkplace(node, 0, 0, ni.cpu_free, ni.memory_free);
-    if (take(pl, &p, base, err, errlen))
-      return -1;
-    out[(*nout)++] = p;
-  }
-  for (int g = 0; g < ni.gpu_count; g++) {
-    int f = lsched_cluster_gpu_free(pl->c, node, g);
-    if (f <= 0)
-      continue;
-    lsched_placement p = mkplace(node, UINT64_C(1) << g, f, 0, 0);
-    if (take(pl, &p, base, err, errlen))
-      return -1;
-    out[(*nout)++] = p;
   }
   return 0;
 }
@@ -248,55 +247,29 @@ static void list_policies(const lsched_registry *r, char *buf, size_t len) {
   }
 }
 
-int adv_plan_build(adv_plan *pl, const adv_snapshot *s, const adv_config *cfg,
-                   char *err, size_t errlen) {
-  memset(pl, 0, sizeof *pl);
-  pl->s = s;
-  pl->cfg = cfg;
-  int rc = lsched_cluster_create(&pl->c, NULL);
+int adv_mirror_init(adv_mirror *m, const adv_config *cfg, char *err,
+                    size_t errlen) {
+  memset(m, 0, sizeof *m);
+  m->cfg = cfg;
+  int rc = lsched_cluster_create(&m->c, NULL);
   if (rc) {
     snprintf(err, errlen, "lsched_cluster_create: %s", lsched_strerror(rc));
     return -1;
   }
-  for (int i = 0; i < s->nnodes; i++) {
-    const adv_node *n = &s->nodes[i];
-    lsched_node_spec spec = LSCHED_NODE_SPEC_INIT;
-    spec.name = n->name;
-    spec.cpu_milli = n->cpus * 1000;
-    spec.memory_mib = n->mem_mib;
-    spec.gpu_count = n->gpu_count;
-    spec.gpu_mode = LSCHED_GPU_SHARED;
-    if (n->gpu_count > 0) {
-      const char *model =
-          adv_model_name(cfg, n->types[n->mirror_type].name);
-      spec.gpu_model = lsched_cluster_model_id(pl->c, model, 1);
-      if (spec.gpu_model < 0) {
-        snprintf(err, errlen, "GPU model %s: %s", model,
-                 lsched_strerror(spec.gpu_model));
-        return -1;
-      }
-    }
-    rc = lsched_cluster_add_node(pl->c, &spec, NULL);
-    if (rc) {
-      snprintf(err, errlen, "node %s: %s (%s)", n->name, lsched_strerror(rc),
-               lsched_cluster_errmsg(pl->c));
-      return -1;
-    }
-  }
-  if (lsched_registry_create(&pl->reg, NULL) ||
-      lsched_registry_add_builtins(pl->reg)) {
+  if (lsched_registry_create(&m->reg, NULL) ||
+      lsched_registry_add_builtins(m->reg)) {
     snprintf(err, errlen, "cannot create the policy registry");
     return -1;
   }
-  const lsched_policy_ops *ops = lsched_registry_find(pl->reg, cfg->policy);
+  const lsched_policy_ops *ops = lsched_registry_find(m->reg, cfg->policy);
   if (!ops) {
     char names[512];
-    list_policies(pl->reg, names, sizeof names);
+    list_policies(m->reg, names, sizeof names);
     snprintf(err, errlen, "unknown policy '%s' (libsched %s has: %s)",
              cfg->policy, lsched_version_string(), names);
     return -2;
   }
-  rc = lsched_policy_create(&pl->pol, pl->c, ops);
+  rc = lsched_policy_create(&m->pol, m->c, ops);
   if (rc) {
     snprintf(err, errlen, "policy %s: %s", cfg->policy, lsched_strerror(rc));
     return -1;
@@ -310,60 +283,227 @@ int adv_plan_build(adv_plan *pl, const adv_snapshot *s, const adv_config *cfg,
       return -2;
     }
     *eq = '\0';
-    rc = lsched_policy_set_param(pl->pol, kv, eq + 1);
+    rc = lsched_policy_set_param(m->pol, kv, eq + 1);
     if (rc) {
       snprintf(err, errlen, "--param %s: policy %s says %s", cfg->params[i],
                cfg->policy, lsched_strerror(rc));
       return -2;
     }
   }
+  /* Does the policy take a target workload? (An empty one is harmless.) */
+  m->takes_workload = lsched_policy_set_workload(m->pol, NULL) != LSCHED_ENOENT;
+  return 0;
+}
+
+void adv_mirror_free(adv_mirror *m) {
+  for (int i = 0; i < m->nnodes; i++)
+    free(m->nodes[i].name);
+  free(m->nodes);
+  lsched_policy_destroy(m->pol);
+  lsched_registry_destroy(m->reg);
+  lsched_cluster_destroy(m->c);
+  memset(m, 0, sizeof *m);
+}
+
+/* The libsched spec of snapshot node n. */
+static int node_spec(adv_mirror *m, const adv_node *n, lsched_node_spec *spec,
+                     char *err, size_t errlen) {
+  *spec = (lsched_node_spec)LSCHED_NODE_SPEC_INIT;
+  spec->name = n->name;
+  spec->cpu_milli = n->cpus * 1000;
+  spec->memory_mib = n->mem_mib;
+  spec->gpu_count = n->gpu_count;
+  spec->gpu_mode = LSCHED_GPU_SHARED;
+  if (n->gpu_count > 0) {
+    const char *model = adv_model_name(m->cfg, n->types[n->mirror_type].name);
+    spec->gpu_model = lsched_cluster_model_id(m->c, model, 1);
+    if (spec->gpu_model < 0) {
+      snprintf(err, errlen, "GPU model %s: %s", model,
+               lsched_strerror(spec->gpu_model));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int same_spec(const adv_mnode *a, const lsched_node_spec *b) {
+  return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+         a->gpu_count == b->gpu_count &&
+         (a->gpu_count == 0 || a->gpu_model == b->gpu_model);
+}
+
+static void remember(adv_mnode *mn, const lsched_node_spec *spec) {
+  mn->cpu_milli = spec->cpu_milli;
+  mn->memory_mib = spec->memory_mib;
+  mn->gpu_count = spec->gpu_count;
+  mn->gpu_model = spec->gpu_model;
+}
+
+/* Brings the mirror's node set up to date with s (the mirror is idle: the
+ * previous cycle's allocations were released) and fills sid. O(nodes log
+ * nodes) lookups plus the libsched calls for what changed. */
+static int mirror_sync(adv_mirror *m, const adv_snapshot *s, int *sid,
+                       char *err, size_t errlen) {
+  m->added = m->removed = m->updated = m->restated = 0;
+  for (int i = 0; i < s->nnodes; i++)
+    sid[i] = -1;
+  lsched_node_spec spec;
+  int rc;
+  for (int id = 0; id < m->nnodes; id++) {
+    adv_mnode *mn = &m->nodes[id];
+    if (!mn->name)
+      continue;
+    int i = adv_snapshot_find_node(s, mn->name);
+    if (i < 0 || sid[i] >= 0) {
+      rc = lsched_cluster_remove_node(m->c, id);
+      if (rc) {
+        snprintf(err, errlen, "mirror: removing node %s: %s (%s)", mn->name,
+                 lsched_strerror(rc), lsched_cluster_errmsg(m->c));
+        return -1;
+      }
+      free(mn->name);
+      mn->name = NULL;
+      m->removed++;
+      continue;
+    }
+    sid[i] = id;
+    if (node_spec(m, &s->nodes[i], &spec, err, errlen))
+      return -1;
+    if (!same_spec(mn, &spec)) {
+      rc = lsched_cluster_update_node(m->c, id, &spec);
+      if (rc) {
+        snprintf(err, errlen, "mirror: updating node %s: %s (%s)", mn->name,
+                 lsched_strerror(rc), lsched_cluster_errmsg(m->c));
+        return -1;
+      }
+      remember(mn, &spec);
+      m->updated++;
+    }
+  }
+  for (int i = 0; i < s->nnodes; i++) {
+    if (sid[i] >= 0)
+      continue;
+    if (node_spec(m, &s->nodes[i], &spec, err, errlen))
+      return -1;
+    if (m->nnodes == m->capnodes) {
+      int cap = m->capnodes ? 2 * m->capnodes : 64;
+      adv_mnode *v = realloc(m->nodes, (size_t)cap * sizeof *v);
+      if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+      m->nodes = v;
+      m->capnodes = cap;
+    }
+    int id;
+    rc = lsched_cluster_add_node(m->c, &spec, &id);
+    if (rc) {
+      snprintf(err, errlen, "node %s: %s (%s)", s->nodes[i].name,
+               lsched_strerror(rc), lsched_cluster_errmsg(m->c));
+      return -1;
+    }
+    /* Ids are given out in order, so id == m->nnodes. */
+    adv_mnode *mn = &m->nodes[m->nnodes++];
+    memset(mn, 0, sizeof *mn);
+    mn->name = strdup(s->nodes[i].name);
+    if (!mn->name) {
+      snprintf(err, errlen, "out of memory");
+      return -1;
+    }
+    remember(mn, &spec);
+    sid[i] = id;
+    m->added++;
+  }
+  /* Slurm's node state: a drained or draining node is DRAINING, any other
+   * state that takes no jobs (down, failing, not responding, ...) is
+   * CORDONED; the policy chooses neither. */
+  for (int i = 0; i < s->nnodes; i++) {
+    const adv_node *n = &s->nodes[i];
+    lsched_node_state want =
+        n->usable ? LSCHED_NODE_UP
+        : strstr(n->state, "DRAIN") ? LSCHED_NODE_DRAINING
+                                    : LSCHED_NODE_CORDONED;
+    if (lsched_cluster_node_state(m->c, sid[i]) == (int)want)
+      continue;
+    rc = lsched_cluster_set_node_state(m->c, sid[i], want);
+    if (rc) {
+      snprintf(err, errlen, "mirror: state of node %s: %s", n->name,
+               lsched_strerror(rc));
+      return -1;
+    }
+    m->restated++;
+  }
+  return 0;
+}
+
+int adv_plan_build(adv_plan *pl, adv_mirror *m, const adv_snapshot *s,
+                   const adv_config *cfg, char *err, size_t errlen) {
+  memset(pl, 0, sizeof *pl);
+  pl->s = s;
+  pl->cfg = cfg;
+  if (!m) {
+    int rc = adv_mirror_init(&pl->own, cfg, err, errlen);
+    pl->m = &pl->own;
+    if (rc)
+      return rc;
+    m = &pl->own;
+  }
+  pl->m = m;
+  pl->c = m->c;
+  pl->pol = m->pol;
+  pl->sid = malloc((size_t)(s->nnodes ? s->nnodes : 1) * sizeof *pl->sid);
+  pl->d = calloc((size_t)(s->njobs ? s->njobs : 1), sizeof *pl->d);
+  if (!pl->sid || !pl->d) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  if (mirror_sync(m, s, pl->sid, err, errlen))
+    return -1;
   /* What running jobs use: CPUs and memory from the node totals, GPUs one
    * placement per GPU (the milli of each GPU differs). */
   for (int i = 0; i < s->nnodes; i++) {
     const adv_node *n = &s->nodes[i];
+    int id = pl->sid[i];
     int64_t cpu = n->cpus_alloc * 1000, mem = n->mem_alloc;
     if (cpu > n->cpus * 1000)
       cpu = n->cpus * 1000;
     if (mem > n->mem_mib)
       mem = n->mem_mib;
     if (cpu > 0 || mem > 0) {
-      lsched_placement p = mkplace(i, 0, 0, cpu, mem);
-      if (take(pl, &p, 1, err, errlen))
+      lsched_placement p = mkplace(id, 0, 0, cpu, mem);
+      if (take(pl, &p, n->name, err, errlen))
         return -1;
     }
     for (int g = 0; g < n->gpu_count; g++) {
       int u = adv_node_gpu_used_milli(n, g);
       if (u <= 0)
         continue;
-      lsched_placement p = mkplace(i, UINT64_C(1) << g, u, 0, 0);
-      if (take(pl, &p, 1, err, errlen))
+      lsched_placement p = mkplace(id, UINT64_C(1) << g, u, 0, 0);
+      if (take(pl, &p, n->name, err, errlen))
         return -1;
     }
-    if (!n->usable) {
-      lsched_placement tmp[LSCHED_MAX_GPUS_PER_NODE + 1];
-      int nt;
-      if (fill_node(pl, i, tmp, &nt, 1, err, errlen))
-        return -1;
-    }
-  }
-  pl->d = calloc((size_t)(s->njobs ? s->njobs : 1), sizeof *pl->d);
-  if (!pl->d) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
   }
   pl->nd = s->njobs;
   return 0;
 }
 
 void adv_plan_free(adv_plan *pl) {
+  /* Placed decisions were allocated after the base: release in reverse. */
+  if (pl->c) {
+    for (int i = pl->nd; i-- > 0;)
+      if (pl->d[i].kind == ADV_PLACE && pl->d[i].allocated)
+        lsched_release(pl->c, &pl->d[i].place);
+    for (size_t b = pl->nbase; b-- > 0;)
+      lsched_release(pl->c, &pl->base[b].p);
+  }
   for (int i = 0; i < pl->nd; i++)
     free(pl->d[i].blocked);
   free(pl->d);
   free(pl->base);
-  free(pl->blk);
-  lsched_policy_destroy(pl->pol);
-  lsched_registry_destroy(pl->reg);
-  lsched_cluster_destroy(pl->c);
+  free(pl->sid);
+  free(pl->allowed);
+  if (pl->m == &pl->own)
+    adv_mirror_free(&pl->own);
   memset(pl, 0, sizeof *pl);
 }
 
@@ -384,7 +524,7 @@ static int build_request(adv_plan *pl, const adv_job *j, int *spg,
   } else if (j->shards > 0) {
     /* k shards are k x 1000 / S milli of one GPU. S must be the same on all
      * nodes the job may use: take it from the first node that can take the
-     * job; nodes with another S are blocked for this job. */
+     * job; nodes with another S are not allowed for this job. */
     const char *why;
     for (int i = 0; i < s->nnodes && !*spg; i++)
       if (adv_node_can_take(s, i, j, pl->cfg, &why))
@@ -412,59 +552,35 @@ static int build_request(adv_plan *pl, const adv_job *j, int *spg,
   return 0;
 }
 
-static int decide_one(adv_plan *pl, adv_decision *d, char *err,
+static int decide_one(adv_plan *pl, adv_decision *d, int spg, char *err,
                       size_t errlen) {
   const adv_snapshot *s = pl->s;
   const adv_job *j = d->job;
-  int spg = 0;
-  if (build_request(pl, j, &spg, &d->req, d->note, sizeof d->note)) {
-    d->kind = ADV_NOFIT;
-    return 0;
-  }
-  /* Hide the nodes this job may not use in Slurm. */
+  /* Only the nodes this job may use in Slurm are allowed (request version
+   * 3); nodes that take no jobs are cordoned in the mirror anyway and are
+   * not listed as blocked. */
   d->blocked = malloc((size_t)(s->nnodes ? s->nnodes : 1) * sizeof(int));
   if (!d->blocked) {
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  size_t nb = 0;
-  int rc = 0;
-  for (int i = 0; i < s->nnodes && !rc; i++) {
+  int nids = lsched_cluster_node_count(pl->c);
+  memset(pl->allowed, 0, (size_t)(nids ? nids : 1));
+  for (int i = 0; i < s->nnodes; i++) {
     const char *why;
     int ok = adv_node_can_take(s, i, j, pl->cfg, &why);
     if (ok && j->shards > 0 && s->nodes[i].shards_per_gpu != spg)
       ok = 0;
-    if (ok || !s->nodes[i].usable) /* unusable nodes are already full */
-      continue;
-    if (nb + LSCHED_MAX_GPUS_PER_NODE + 1 > pl->capblk) {
-      size_t cap = 2 * pl->capblk + LSCHED_MAX_GPUS_PER_NODE + 1;
-      lsched_placement *nbk = realloc(pl->blk, cap * sizeof *nbk);
-      if (!nbk) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-        break;
-      }
-      pl->blk = nbk;
-      pl->capblk = cap;
-    }
-    int n;
-    if (fill_node(pl, i, pl->blk + nb, &n, 0, err, errlen)) {
-      rc = -1;
-      break;
-    }
-    nb += (size_t)n;
-    d->blocked[d->nblocked++] = i;
+    pl->allowed[pl->sid[i]] = (unsigned char)ok;
+    if (!ok && s->nodes[i].usable)
+      d->blocked[d->nblocked++] = i;
   }
-  d->asked = !rc;
-  int prc = rc ? LSCHED_OK : lsched_policy_place(pl->pol, &d->req, &d->place);
-  for (size_t b = nb; b-- > 0;)
-    if (lsched_release(pl->c, &pl->blk[b]) && !rc) {
-      snprintf(err, errlen, "releasing a blocker: %s",
-               lsched_cluster_errmsg(pl->c));
-      rc = -1;
-    }
-  if (rc)
-    return -1;
+  d->req.node_allowed = pl->allowed;
+  d->req.node_allowed_count = nids;
+  d->asked = 1;
+  int prc = lsched_policy_place(pl->pol, &d->req, &d->place);
+  d->req.node_allowed = NULL;
+  d->req.node_allowed_count = 0;
   if (prc != LSCHED_OK) {
     d->kind = ADV_NOFIT;
     if (prc == LSCHED_ENOFIT)
@@ -475,9 +591,12 @@ static int decide_one(adv_plan *pl, adv_decision *d, char *err,
       snprintf(d->note, sizeof d->note, "policy: %s", lsched_strerror(prc));
     return 0;
   }
-  d->node = d->place.node;
-  const char *why;
-  if (!adv_node_can_take(s, d->node, j, pl->cfg, &why)) {
+  d->node = -1;
+  for (int i = 0; i < s->nnodes; i++)
+    if (pl->sid[i] == d->place.node)
+      d->node = i;
+  const char *why = "node is not in Slurm's node list";
+  if (d->node < 0 || !adv_node_can_take(s, d->node, j, pl->cfg, &why)) {
     d->kind = ADV_REJECT;
     snprintf(d->note, sizeof d->note, "not applied: %s", why);
     return 0;
@@ -488,31 +607,118 @@ static int decide_one(adv_plan *pl, adv_decision *d, char *err,
              lsched_cluster_errmsg(pl->c));
     return 0;
   }
+  d->allocated = 1;
   d->kind = ADV_PLACE;
   return 0;
 }
 
+/* A task type for the workload; 0 when added, skipped or full. */
+static int add_type(lsched_workload *w, const lsched_request *r) {
+  lsched_task_type t;
+  memset(&t, 0, sizeof t);
+  t.cpu_milli = r->cpu_milli;
+  t.gpu_count = r->gpu_count;
+  t.gpu_milli = r->gpu_count ? r->gpu_milli : 0;
+  t.model_mask = r->model_mask;
+  t.weight = 1;
+  int rc = lsched_workload_add(w, &t);
+  return rc == LSCHED_ERANGE || rc == LSCHED_EINVAL ? 0 : rc;
+}
+
+/* fgd's target workload: the request shapes of this cycle's jobs, weight 1
+ * each: every pending job the advisor asks the policy about and every
+ * running single-node job with a known request (a window of one cycle,
+ * rebuilt every cycle). */
+static int plan_workload(adv_plan *pl, char *err, size_t errlen) {
+  adv_mirror *m = pl->m;
+  if (!m->takes_workload)
+    return 0;
+  lsched_workload *w;
+  int rc = lsched_workload_create(&w, NULL);
+  for (int i = 0; i < pl->nd && !rc; i++)
+    if (pl->d[i].kind == ADV_PLACE && pl->d[i].req.version) /* to be asked */
+      rc = add_type(w, &pl->d[i].req);
+  const adv_snapshot *s = pl->s;
+  for (int k = 0; k < s->nshapes && !rc; k++) {
+    const adv_shape *sh = &s->shapes[k];
+    lsched_request r = LSCHED_REQUEST_INIT;
+    r.cpu_milli = sh->cpus * 1000;
+    if (sh->gpus > 0) {
+      r.gpu_count = sh->gpus;
+      r.gpu_milli = LSCHED_GPU_MILLI;
+    } else if (sh->shards > 0) {
+      const adv_node *n = sh->node >= 0 ? &s->nodes[sh->node] : NULL;
+      if (!n || n->shards_per_gpu <= 0)
+        continue;
+      r.gpu_count = 1;
+      r.gpu_milli = adv_shard_milli(n, sh->shards);
+    }
+    if (r.gpu_count > 0 && sh->gpu_type[0]) {
+      int id = lsched_cluster_find_model(pl->c,
+                                         adv_model_name(pl->cfg, sh->gpu_type));
+      if (id < 0)
+        continue;
+      r.model_mask = UINT64_C(1) << id;
+    }
+    rc = add_type(w, &r);
+  }
+  if (!rc) {
+    m->workload_types = lsched_workload_count(w);
+    m->workload_weight = lsched_workload_weight(w);
+    rc = lsched_policy_set_workload(pl->pol, m->workload_types ? w : NULL);
+  }
+  lsched_workload_destroy(w);
+  if (rc) {
+    snprintf(err, errlen, "target workload: %s", lsched_strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
 int adv_plan_decide(adv_plan *pl, char *err, size_t errlen) {
+  int nids = lsched_cluster_node_count(pl->c);
+  pl->allowed = malloc((size_t)(nids ? nids : 1));
+  int *spg = calloc((size_t)(pl->nd ? pl->nd : 1), sizeof *spg);
+  if (!pl->allowed || !spg) {
+    free(spg);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  /* First the requests (they make the target workload), then the
+   * decisions in order. kind is ADV_PLACE here for "to be asked". */
   for (int i = 0; i < pl->nd; i++) {
     adv_decision *d = &pl->d[i];
     const adv_job *j = &pl->s->jobs[i];
+    const char *closed;
     memset(d, 0, sizeof *d);
     d->job = j;
     d->node = -1;
     if (j->skip) {
       d->kind = ADV_SKIP;
       snprintf(d->note, sizeof d->note, "%s", j->skip);
-      continue;
-    }
-    if (pl->cfg->partition && !adv_list_has(j->partition, pl->cfg->partition)) {
+    } else if (pl->cfg->partition &&
+               !adv_list_has(j->partition, pl->cfg->partition)) {
       d->kind = ADV_SKIP;
       snprintf(d->note, sizeof d->note, "other_partition");
-      continue;
+    } else if ((closed = partition_closed(pl->s, j->partition))) {
+      d->kind = ADV_SKIP;
+      snprintf(d->note, sizeof d->note, "partition_%s", closed);
+      for (char *p = d->note; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+          *p = (char)(*p - 'A' + 'a');
+    } else if (build_request(pl, j, &spg[i], &d->req, d->note,
+                             sizeof d->note)) {
+      d->kind = ADV_NOFIT;
+    } else {
+      d->kind = ADV_PLACE;
     }
-    if (decide_one(pl, d, err, errlen))
-      return -1;
   }
-  return 0;
+  int rc = plan_workload(pl, err, errlen);
+  for (int i = 0; i < pl->nd && !rc; i++)
+    if (pl->d[i].kind == ADV_PLACE)
+      rc = decide_one(pl, &pl->d[i], spg[i], err, errlen);
+  free(spg);
+  return rc;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -569,6 +775,17 @@ void adv_print_decisions(FILE *f, const adv_plan *pl, long cycle, long t,
   fflush(f);
 }
 
+static void dump_alloc(FILE *f, const char *node, int64_t cpu, int64_t mem,
+                       int milli, uint64_t mask) {
+  fputs("{\"node\": ", f);
+  adv_json_str(f, node);
+  fprintf(f, ", \"cpu_milli\": %lld, \"memory_mib\": %lld, "
+             "\"gpu_milli\": %d, \"gpus\": ",
+          (long long)cpu, (long long)mem, milli);
+  print_gpus(f, mask, 0);
+  fputc('}', f);
+}
+
 int adv_write_dump(const adv_plan *pl, const char *path, char *err,
                    size_t errlen) {
   char tmp[4096];
@@ -589,9 +806,18 @@ int adv_write_dump(const adv_plan *pl, const char *path, char *err,
   }
   fputs("],\n  \"cluster\": {\"name\": \"slurm-mirror\", \"node_groups\": [",
         f);
-  for (int i = 0; i < s->nnodes; i++) {
+  /* Nodes in mirror id order (the order policies visit them). */
+  const adv_mirror *m = pl->m;
+  int first = 1;
+  for (int id = 0; id < m->nnodes; id++) {
+    if (!m->nodes[id].name)
+      continue;
+    int i = adv_snapshot_find_node(s, m->nodes[id].name);
+    if (i < 0)
+      continue;
     const adv_node *n = &s->nodes[i];
-    fputs(i ? ",\n    " : "\n    ", f);
+    fputs(first ? "\n    " : ",\n    ", f);
+    first = 0;
     fputs("{\"name\": ", f);
     adv_json_str(f, n->name);
     fprintf(f, ", \"count\": 1, \"gpus_per_node\": %d", n->gpu_count);
@@ -604,19 +830,38 @@ int adv_write_dump(const adv_plan *pl, const char *path, char *err,
             (long long)n->cpus * 1000, (long long)n->mem_mib);
   }
   fputs("]},\n  \"allocations\": [", f);
+  first = 1;
   for (size_t i = 0; i < pl->nbase; i++) {
     const lsched_placement *p = &pl->base[i].p;
-    fputs(i ? ",\n    " : "\n    ", f);
-    fputs("{\"node\": ", f);
-    adv_json_str(f, s->nodes[p->node].name);
-    fprintf(f, ", \"cpu_milli\": %lld, \"memory_mib\": %lld, "
-               "\"gpu_milli\": %d, \"gpus\": ",
-            (long long)p->cpu_milli, (long long)p->memory_mib, p->gpu_milli);
-    print_gpus(f, p->gpu_mask, 0);
-    fputc('}', f);
+    fputs(first ? "\n    " : ",\n    ", f);
+    first = 0;
+    dump_alloc(f, m->nodes[p->node].name, p->cpu_milli, p->memory_mib,
+               p->gpu_milli, p->gpu_mask);
+  }
+  /* A node that takes no jobs is cordoned in the mirror; the dump, which has
+   * no node states, shows it full instead (what is free on it is taken). */
+  for (int id = 0; id < m->nnodes; id++) {
+    lsched_node_info ni;
+    if (!m->nodes[id].name ||
+        lsched_cluster_node_state(pl->c, id) == LSCHED_NODE_UP ||
+        lsched_cluster_node_info(pl->c, id, &ni))
+      continue;
+    if (ni.cpu_free > 0 || ni.memory_free > 0) {
+      fputs(first ? "\n    " : ",\n    ", f);
+      first = 0;
+      dump_alloc(f, ni.name, ni.cpu_free, ni.memory_free, 0, 0);
+    }
+    for (int g = 0; g < ni.gpu_count; g++) {
+      int fr = lsched_cluster_gpu_free(pl->c, id, g);
+      if (fr <= 0)
+        continue;
+      fputs(first ? "\n    " : ",\n    ", f);
+      first = 0;
+      dump_alloc(f, ni.name, 0, 0, fr, UINT64_C(1) << g);
+    }
   }
   fputs("],\n  \"jobs\": [", f);
-  int first = 1;
+  first = 1;
   for (int i = 0; i < pl->nd; i++) {
     const adv_decision *d = &pl->d[i];
     if (!d->asked)

@@ -104,6 +104,14 @@ static int read_partitions(adv_snapshot *s, partition_info_msg_t *pm,
       continue;
     adv_partition *ap = &s->parts[s->nparts++];
     ap->name = dup_or_null(pi->name);
+    /* PARTITION_SCHED: Slurm starts the partition's queued jobs (UP and
+     * DRAIN do; DOWN and INACTIVE do not). */
+    ap->sched = (pi->state_up & PARTITION_SCHED) != 0;
+    snprintf(ap->state, sizeof ap->state, "%s",
+             pi->state_up == PARTITION_UP     ? "UP"
+             : pi->state_up == PARTITION_DOWN ? "DOWN"
+             : pi->state_up == PARTITION_DRAIN ? "DRAIN"
+                                               : "INACTIVE");
     ap->member = calloc((size_t)(s->nnodes ? s->nnodes : 1), 1);
     if (!ap->name || !ap->member)
       goto oom;
@@ -159,9 +167,34 @@ static int simple_word(const char *s) {
   return 1;
 }
 
+/* The request shape of a running single-node job, for fgd's workload. */
+static void read_shape(adv_snapshot *s, const slurm_job_info_t *ji) {
+  if (ji->num_nodes != 1 || !ji->nodes)
+    return;
+  adv_shape *sh = &s->shapes[s->nshapes];
+  memset(sh, 0, sizeof *sh);
+  sh->cpus = ji->num_cpus;
+  sh->node = adv_snapshot_find_node(s, ji->nodes);
+  int count = 0, shard = 0;
+  int rc = adv_parse_tres_gpu(ji->tres_per_node, sh->gpu_type,
+                              sizeof sh->gpu_type, &count, &shard);
+  if (rc == 1)
+    rc = adv_parse_tres_gpu(ji->tres_per_job, sh->gpu_type,
+                            sizeof sh->gpu_type, &count, &shard);
+  if (rc < 0 || (sh->gpu_type[0] && adv_is_mig_like(sh->gpu_type)))
+    return;
+  if (rc == 0) {
+    if (shard)
+      sh->shards = count;
+    else
+      sh->gpus = count;
+  }
+  s->nshapes++;
+}
+
 /* Fills a pending job; sets j->skip when the advisor leaves it to Slurm. */
 static int read_pending(adv_snapshot *s, adv_job *j,
-                        const slurm_job_info_t *ji) {
+                        const slurm_job_info_t *ji, const adv_pins *pins) {
   j->id = ji->job_id;
   j->priority = ji->priority;
   j->name = dup_or_null(ji->name);
@@ -208,11 +241,14 @@ static int read_pending(adv_snapshot *s, adv_job *j,
   else if (j->features && !simple_word(j->features))
     j->skip = "constraint";
   if (j->req_nodes) {
-    /* Ours if our marker is in admin_comment; a user's -w otherwise. */
-    if (j->admin_comment &&
-        strncmp(j->admin_comment, ADV_MARKER, strlen(ADV_MARKER)) == 0) {
+    /* Ours only if the state file and our AdminComment marker both name
+     * this node (pins.c); someone else's -w or update otherwise. */
+    if (adv_pin_classify(pins, j->id, j->req_nodes, j->admin_comment) ==
+        ADV_PIN_OURS) {
       j->ours = 1;
       j->ours_node = dup_or_null(j->req_nodes);
+      if (!j->ours_node)
+        return -1;
     } else if (!j->skip) {
       j->skip = "user_nodelist";
     }
@@ -254,7 +290,8 @@ static int read_pending(adv_snapshot *s, adv_job *j,
   return 0;
 }
 
-int adv_slurm_read(adv_snapshot *s, char *err, size_t errlen) {
+int adv_slurm_read(adv_snapshot *s, const adv_pins *pins, char *err,
+                   size_t errlen) {
   node_info_msg_t *nm = NULL;
   partition_info_msg_t *pm = NULL;
   job_info_msg_t *jm = NULL;
@@ -286,7 +323,9 @@ int adv_slurm_read(adv_snapshot *s, char *err, size_t errlen) {
     goto out;
   }
   s->jobs = calloc(jm->record_count ? jm->record_count : 1, sizeof *s->jobs);
-  if (!s->jobs) {
+  s->shapes = calloc(jm->record_count ? jm->record_count : 1,
+                     sizeof *s->shapes);
+  if (!s->jobs || !s->shapes) {
     snprintf(err, errlen, "out of memory");
     goto out;
   }
@@ -297,8 +336,10 @@ int adv_slurm_read(adv_snapshot *s, char *err, size_t errlen) {
         (ji->job_state & JOB_COMPLETING)) {
       apply_running(s, ji);
       s->running += base == JOB_RUNNING;
+      if (base == JOB_RUNNING)
+        read_shape(s, ji);
     } else if (base == JOB_PENDING) {
-      if (read_pending(s, &s->jobs[s->njobs++], ji)) {
+      if (read_pending(s, &s->jobs[s->njobs++], ji, pins)) {
         snprintf(err, errlen, "out of memory");
         goto out;
       }
@@ -323,28 +364,28 @@ out:
 
 /* ------------------------------------------------------------------ apply */
 
-/* Sets (node != NULL) or clears the required node of a pending job. Returns
- * 0, 1 when the job is no longer pending (not an error: it started or ended
- * since the snapshot), -1 with note set otherwise. */
+/* Sets (node != NULL) or clears the required node of a pending job, and
+ * adds or removes our marker in its AdminComment (others' text is kept).
+ * Returns 0, 1 when the job is no longer pending (not an error: it started
+ * or ended since the snapshot), -1 with note set otherwise. */
 static int set_req_nodes(const adv_job *j, const char *node,
                          const char *policy, char *note, size_t notelen) {
   job_desc_msg_t d;
-  char comment[160];
   slurm_init_job_desc_msg(&d);
   d.job_id = j->id;
   d.req_nodes = (char *)(node ? node : "");
-  /* The marker tells a later cycle that this pin is ours to revise. A
-   * comment someone else wrote is left alone (the job then counts as
-   * pinned by its user from the next cycle on). */
-  if (!j->admin_comment || j->ours) {
-    if (node)
-      snprintf(comment, sizeof comment, "%s %s placed on %s", ADV_MARKER,
-               policy, node);
-    else
-      comment[0] = '\0';
-    d.admin_comment = comment;
+  char *comment = node ? adv_comment_with_marker(j->admin_comment, policy, node)
+                       : adv_comment_without_marker(j->admin_comment);
+  if (!comment) {
+    snprintf(note, notelen, "out of memory");
+    return -1;
   }
-  if (slurm_update_job(&d) == SLURM_SUCCESS)
+  /* Leave the comment alone when it does not change (no marker to remove). */
+  if (node || strcmp(comment, j->admin_comment ? j->admin_comment : "") != 0)
+    d.admin_comment = comment;
+  int rc = slurm_update_job(&d);
+  free(comment);
+  if (rc == SLURM_SUCCESS)
     return 0;
   int e = slurm_get_errno();
   if (e == ESLURM_JOB_NOT_PENDING || e == ESLURM_ALREADY_DONE ||
@@ -357,8 +398,43 @@ static int set_req_nodes(const adv_job *j, const char *node,
   return -1;
 }
 
-int adv_slurm_apply(adv_plan *pl, int dry_run) {
+/* Forgets pins of jobs that are no longer pending or no longer ours. */
+void adv_pins_prune(adv_pins *pins, const adv_snapshot *s) {
+  for (int i = pins->n; i-- > 0;) {
+    uint32_t id = pins->v[i].job;
+    int keep = 0;
+    for (int k = 0; k < s->njobs && !keep; k++)
+      if (s->jobs[k].id == id)
+        keep = s->jobs[k].ours;
+    if (!keep)
+      adv_pins_del(pins, id);
+  }
+}
+
+static int save(adv_state *st, char *err, size_t errlen) {
+  if (!st->path || !st->pins.dirty)
+    return 0;
+  return adv_pins_save(&st->pins, st->path, err, errlen);
+}
+
+int adv_slurm_apply(adv_plan *pl, adv_state *st, int dry_run, char *err,
+                    size_t errlen) {
   int failures = 0;
+  /* The state file learns a pin before Slurm does: after a crash in
+   * between, the entry without a marker is disowned, never the reverse (a
+   * marker without an entry would look like someone else's pin forever). */
+  if (!dry_run) {
+    for (int i = 0; i < pl->nd; i++) {
+      const adv_decision *d = &pl->d[i];
+      if (d->kind == ADV_PLACE &&
+          adv_pins_set(&st->pins, d->job->id, pl->s->nodes[d->node].name)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+    }
+    if (save(st, err, errlen))
+      return -1;
+  }
   for (int i = 0; i < pl->nd; i++) {
     adv_decision *d = &pl->d[i];
     const adv_job *j = d->job;
@@ -372,9 +448,23 @@ int adv_slurm_apply(adv_plan *pl, int dry_run) {
                                sizeof d->note);
         d->applied = rc == 0;
         failures += rc < 0;
+        if (rc == 0 && j->ours) {
+          size_t len = strlen(d->note);
+          snprintf(d->note + len, sizeof d->note - len, "moved from %s",
+                   j->ours_node);
+        }
+        if (rc != 0) {
+          /* Not pinned now: the old pin (if any) is still what Slurm has. */
+          if (j->ours && j->ours_node && rc < 0)
+            adv_pins_set(&st->pins, j->id, j->ours_node);
+          else
+            adv_pins_del(&st->pins, j->id);
+        }
       }
-    } else if ((d->kind == ADV_NOFIT || d->kind == ADV_REJECT) && j->ours) {
-      /* Our earlier pin no longer holds: give the job back to Slurm. */
+    } else if (j->ours) {
+      /* Our earlier pin no longer holds (no node fits, the guard refused,
+       * or the job is left to Slurm now: held, its partition closed, ...):
+       * give the job back to Slurm. */
       size_t len = strlen(d->note);
       if (dry_run) {
         snprintf(d->note + len, sizeof d->note - len, "%swould unpin from %s",
@@ -385,8 +475,39 @@ int adv_slurm_apply(adv_plan *pl, int dry_run) {
         snprintf(d->note + len, sizeof d->note - len, "%s%s",
                  len ? "; " : "", rc == 0 ? "unpinned" : note);
         failures += rc < 0;
+        if (rc >= 0)
+          adv_pins_del(&st->pins, j->id);
       }
     }
   }
+  if (!dry_run && save(st, err, errlen))
+    return -1;
+  return failures;
+}
+
+int adv_slurm_unpin_all(const adv_snapshot *s, adv_state *st, int dry_run,
+                        int quiet, int *unpinned, char *err, size_t errlen) {
+  int failures = 0;
+  *unpinned = 0;
+  for (int k = 0; k < s->njobs; k++) {
+    const adv_job *j = &s->jobs[k];
+    if (!j->ours)
+      continue;
+    char note[200] = "";
+    int rc = dry_run ? 0 : set_req_nodes(j, NULL, "", note, sizeof note);
+    if (rc == 0)
+      (*unpinned)++;
+    if (rc >= 0 && !dry_run)
+      adv_pins_del(&st->pins, j->id);
+    failures += rc < 0;
+    if (!quiet)
+      fprintf(stderr, "lsched-slurm-advisor: job %lu: %s %s%s%s\n",
+              (unsigned long)j->id,
+              dry_run ? "would unpin from" : rc == 0 ? "unpinned from"
+                                                      : "not unpinned from",
+              j->ours_node, *note ? ": " : "", note);
+  }
+  if (!dry_run && save(st, err, errlen))
+    return -1;
   return failures;
 }
