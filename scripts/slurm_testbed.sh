@@ -7,6 +7,13 @@
 #   scripts/slurm_testbed.sh stop     cancels jobs, stops every daemon it
 #                                     started, by PID (SIGKILL after 5 s)
 #   scripts/slurm_testbed.sh status   sinfo of the running test bed
+#   scripts/slurm_testbed.sh restart-ctld
+#                                     stops slurmctld (SIGTERM: it saves its
+#                                     state), waits DOWN_S seconds (default
+#                                     1), starts it again without -i (jobs
+#                                     and node states are recovered) and
+#                                     waits until it answers; the slurmd keep
+#                                     running
 #
 # Layout: one slurmctld on 127.0.0.1 and NODES stock slurmd processes
 # (`slurmd -N gnX`), each on its own loopback address 127.0.0.(X+1) and port
@@ -194,12 +201,40 @@ stop() {
   echo "slurm_testbed: stopped in $(elapsed "$t0") s" >&2
 }
 
+restart_ctld() {
+  local t0 p
+  t0=$(date +%s.%N)
+  export SLURM_CONF=$TB/slurm.conf
+  p=$(cat "$TB/slurmctld.pid" 2>/dev/null || true)
+  if [ -z "$p" ] || ! kill -0 "$p" 2>/dev/null; then
+    echo "slurm_testbed: no slurmctld running in $TB" >&2
+    exit 1
+  fi
+  kill "$p"
+  for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then
+    echo "slurm_testbed: slurmctld $p ignored SIGTERM for 10 s" >&2
+    exit 1
+  fi
+  sleep "${DOWN_S:-1}"
+  /usr/sbin/slurmctld -f "$TB/slurm.conf" ||
+    { echo "slurm_testbed: slurmctld failed: see $TB/log/slurmctld.log" >&2; exit 1; }
+  for _ in $(seq 300); do
+    timeout 5 squeue -h >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  timeout 5 squeue -h >/dev/null 2>&1 ||
+    { echo "slurm_testbed: slurmctld does not answer after restart" >&2; exit 1; }
+  echo "slurm_testbed: slurmctld restarted in $(elapsed "$t0") s" >&2
+}
+
 case "${1:-}" in
 start) start ;;
+restart-ctld) restart_ctld ;;
 stop) stop ;;
 status) SLURM_CONF=$TB/slurm.conf sinfo -N -O NodeList:6,StateLong:10,CPUsState:14,Gres:30,GresUsed:40 ;;
 *)
-  echo "usage: $0 start|stop|status  (environment: see the header of this script)" >&2
+  echo "usage: $0 start|stop|status|restart-ctld  (environment: see the header of this script)" >&2
   exit 2
   ;;
 esac

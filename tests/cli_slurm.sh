@@ -121,12 +121,27 @@ all_running() { local j; for j; do [ "$(state "$j")" = RUNNING ] || return 1; do
 no_jobs() { [ -z "$(squeue -h -t PD,R,CG -o %i 2>/dev/null)" ]; }
 reset() { scancel --quiet -u root 2>/dev/null; wait_for 20 no_jobs || bad "jobs did not drain"; }
 part() { scontrol update PartitionName=gpu State="$1" || die "cannot set the partition $1"; }
+# The queue gate: with the partition's MaxTime at 1 minute, jobs asking 30
+# minutes wait (PartitionTimeLimit) while the partition stays UP, so the
+# advisor (which leaves DOWN partitions alone) still places them.
+gate() {
+  case $1 in
+  close) scontrol update PartitionName=gpu MaxTime=1 || die "cannot close the gate" ;;
+  open) scontrol update PartitionName=gpu MaxTime=INFINITE || die "cannot open the gate" ;;
+  esac
+}
+SB=(sbatch --parsable -t 30 -o /dev/null -c 1 --mem=1000)
+# The advisor with the test's state directory (the pins it set).
+ST=$TB/advstate
+adv() { "$ADV" --state-dir "$ST" "$@"; }
+admin_comment() {
+  scontrol -o show job "$1" | sed -n 's/.*AdminComment=\(.*\) StdErr=.*/\1/p' | sed 's/ *$//'
+}
 SEQ=(4 6 2 4 6 8)
 submit_seq() { # prints job ids
   local g
   for g in "${SEQ[@]}"; do
-    sbatch --parsable -J "g$g" -o /dev/null -c 1 --mem=1000 \
-      --gres="gpu:a100:$g" --wrap 'sleep 600' || return 1
+    "${SB[@]}" -J "g$g" --gres="gpu:a100:$g" --wrap 'sleep 600' || return 1
   done
 }
 # free GPUs of a node according to Slurm (8 - whole GPUs in gres_used)
@@ -149,10 +164,10 @@ replay_check() { # DUMP WHAT
 }
 
 # ------------------------------------------------- 1. Slurm alone: strands
-part DOWN
+gate close
 mapfile -t J < <(submit_seq) || die "sbatch failed"
 [ ${#J[@]} -eq 6 ] || die "submitted ${#J[@]} jobs, want 6"
-part UP
+gate open
 wait_for 20 all_running "${J[@]:0:5}" || die "the five small jobs did not start"
 sleep 3 # a few main and backfill passes (bf_interval=1)
 want=(gn1 gn2 gn1 gn3 gn4)
@@ -174,15 +189,15 @@ fi
 # The stranded state, mirrored: g8 cannot fit anywhere; a few queued jobs
 # (partition closed again so that they wait) give the replay more to check.
 before=$(scontrol -o show job "${J[0]}" | grep -o 'AdminComment=[^ ]*\|ReqNodeList=[^ ]*')
-part DOWN
-e1=$(sbatch --parsable -J e2 -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:2 --wrap 'sleep 600')
-e2=$(sbatch --parsable -J s2 -o /dev/null -c 1 --mem=1000 --gres=shard:2 --wrap 'sleep 600')
-e3=$(sbatch --parsable -J x4 -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:4 -x gn3 --wrap 'sleep 600')
-e4=$(sbatch --parsable -J s3 -o /dev/null -c 2 --mem=2000 --gres=shard:3 --wrap 'sleep 600')
-e5=$(sbatch --parsable -J huge -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:8 -x gn1,gn2,gn3,gn4 \
+gate close
+e1=$("${SB[@]}" -J e2 --gres=gpu:a100:2 --wrap 'sleep 600')
+e2=$("${SB[@]}" -J s2 --gres=shard:2 --wrap 'sleep 600')
+e3=$("${SB[@]}" -J x4 --gres=gpu:a100:4 -x gn3 --wrap 'sleep 600')
+e4=$(sbatch --parsable -t 30 -J s3 -o /dev/null -c 2 --mem=2000 --gres=shard:3 --wrap 'sleep 600')
+e5=$("${SB[@]}" -J huge --gres=gpu:a100:8 -x gn1,gn2,gn3,gn4 \
        --wrap 'sleep 600' 2>/dev/null) || e5=""
-e6=$(sbatch --parsable -J held -o /dev/null --hold -c 1 --mem=1000 --gres=gpu:a100:1 --wrap 'sleep 600')
-"$ADV" --once --dry-run --policy best-fit --dump "$TB/stranded.json" >"$TB/stranded.jsonl" \
+e6=$("${SB[@]}" -J held --hold --gres=gpu:a100:1 --wrap 'sleep 600')
+adv --once --dry-run --policy best-fit --dump "$TB/stranded.json" >"$TB/stranded.jsonl" \
   2>"$TB/stranded.err" || bad "advisor --dry-run on the stranded state: exit $? ($(cat "$TB/stranded.err"))"
 l=$(line_of "${J[5]}" "$TB/stranded.jsonl")
 [ "$(field decision "$l")" = nofit ] && ok "advisor: g8 has no node in the stranded state (nofit)" ||
@@ -216,7 +231,7 @@ for n in gn1 gn2 gn3 gn4; do
 done
 ok "mirror: GPUs in use per node equal Slurm's gres_used"
 # A real (not dry) cycle changes pending jobs only.
-"$ADV" --once --quiet --policy best-fit >"$TB/real1.jsonl" 2>"$TB/real1.err"
+adv --once --quiet --policy best-fit >"$TB/real1.jsonl" 2>"$TB/real1.err"
 after=$(scontrol -o show job "${J[0]}" | grep -o 'AdminComment=[^ ]*\|ReqNodeList=[^ ]*')
 [ "$before" = "$after" ] && ok "a running job is untouched by a real cycle ($after)" ||
   bad "running job changed: '$before' -> '$after'"
@@ -226,11 +241,12 @@ after=$(scontrol -o show job "${J[0]}" | grep -o 'AdminComment=[^ ]*\|ReqNodeLis
   ok "jobs without a fitting node, and the held job, are not pinned" ||
   bad "unexpected pins: g8 '$(reqnodes "${J[5]}")' held '$(reqnodes "$e6")' x4 '$(reqnodes "$e3")'"
 reset
+gate open
 
 # --------------------------------------------- 2. with the advisor: fits
-part DOWN
+gate close
 mapfile -t J < <(submit_seq) || die "sbatch failed"
-"$ADV" --once --policy best-fit --dump "$TB/advised.json" >"$TB/advised.jsonl" 2>"$TB/advised.err"
+adv --once --policy best-fit --dump "$TB/advised.json" >"$TB/advised.jsonl" 2>"$TB/advised.err"
 rc=$?
 [ $rc -eq 0 ] || bad "advisor --once: exit $rc ($(cat "$TB/advised.err"))"
 want=(gn1 gn2 gn2 gn1 gn3 gn4)
@@ -245,7 +261,7 @@ done
   ok "advisor (best-fit) pinned g4 g6 g2 g4 g6 g8 to ${got[*]}" ||
   bad "advisor decisions: ${got[*]} ($napplied applied), want ${want[*]}"
 replay_check "$TB/advised.json" "advisor run"
-part UP
+gate open
 if wait_for 20 all_running "${J[@]}"; then
   got=()
   for j in "${J[@]}"; do got+=("$(nodeof "$j")"); done
@@ -255,7 +271,7 @@ if wait_for 20 all_running "${J[@]}"; then
 else
   bad "with the advisor not every job runs: $(squeue -h -o '%i %T %N %r' | tr '\n' ';')"
 fi
-"$ADV" --once --dry-run >/dev/null 2>"$TB/after.err"
+adv --once --dry-run >/dev/null 2>"$TB/after.err"
 grep -q '6 running, 0 pending' "$TB/after.err" && ok "libslurm read-back: 6 running, 0 pending" ||
   bad "read-back after the run: $(cat "$TB/after.err")"
 # A running shard job is mirrored as its share of one GPU: 2 of 4 shards on
@@ -264,7 +280,7 @@ sj=$(sbatch --parsable -J s2run -o /dev/null -c 1 --mem=1000 --gres=shard:2 --wr
 if wait_for 15 all_running "$sj"; then
   idx=$(scontrol -d show job "$sj" | grep -o 'GRES=shard[^ ]*(IDX:[0-9]*)' | grep -o 'IDX:[0-9]*' | cut -d: -f2)
   sn=$(nodeof "$sj")
-  "$ADV" --once --dry-run --dump "$TB/shard.json" >/dev/null 2>&1
+  adv --once --dry-run --dump "$TB/shard.json" >/dev/null 2>&1
   if grep -q "{\"node\": \"$sn\", \"cpu_milli\": 0, \"memory_mib\": 0, \"gpu_milli\": 500, \"gpus\": \[$idx\]}" "$TB/shard.json"; then
     ok "mirror: running shard:2 job on $sn GPU $idx is 500 milli of that GPU"
   else
@@ -284,10 +300,10 @@ fi
 reset
 
 # ---------------------------------------------------- 6. loop mode
-part DOWN
-"$ADV" --interval 0.3 --policy best-fit >"$TB/loop.jsonl" 2>"$TB/loop.err" &
+gate close
+adv --interval 0.3 --policy best-fit >"$TB/loop.jsonl" 2>"$TB/loop.err" &
 loop_pid=$!
-lj=$(sbatch --parsable -J loop -o /dev/null -c 1 --mem=1000 --gres=gpu:a100:3 --wrap 'sleep 600')
+lj=$("${SB[@]}" -J loop --gres=gpu:a100:3 --wrap 'sleep 600')
 pinned() { [ -n "$(reqnodes "$lj")" ]; }
 if wait_for 15 pinned; then
   ok "loop mode pinned a newly queued job to $(reqnodes "$lj")"
@@ -303,22 +319,181 @@ loop_pid=""
 cycles=$(grep -c 'cycle' "$TB/loop.err")
 [ $rc -eq 0 ] && [ "$cycles" -ge 2 ] && ok "loop mode: $cycles cycles, exit 0 on SIGTERM" ||
   bad "loop mode: exit $rc after $cycles cycles"
+gate open
+reset
+
+# ------------------------------- 8. own pins: a foreign comment, a drained node
+# The issue's case: the job's AdminComment already holds someone else's text.
+# The advisor appends its marker (the text stays), records the pin in its
+# state file, and a later cycle still knows the pin as its own: when the
+# node is drained, Slurm keeps the job waiting on it (ReqNodeNotAvail) with
+# other nodes idle, and the advisor moves the pin to a free node.
+gate close
+k1=$("${SB[@]}" -J own --gres=gpu:a100:4 --wrap 'sleep 600')
+scontrol update JobId="$k1" AdminComment="ticket 42: ask ops before moving" ||
+  bad "cannot set the AdminComment of $k1"
+adv --once --quiet --policy best-fit >"$TB/own1.jsonl" 2>&1
+n1=$(reqnodes "$k1")
+c1=$(admin_comment "$k1")
+if [ -n "$n1" ] && [ "$c1" = "ticket 42: ask ops before moving [lsched-slurm-advisor: best-fit placed on $n1]" ] &&
+   grep -qx "$k1 $n1" "$ST/pins"; then
+  ok "pin on a job with a foreign AdminComment: $n1, text kept, marker appended, state file '$k1 $n1'"
+else
+  bad "pin with a foreign comment: node '$n1', comment '$c1', pins: $(tr '\n' ';' <"$ST/pins" 2>/dev/null)"
+fi
+scontrol update NodeName="$n1" State=DRAIN Reason=lsched-test || bad "cannot drain $n1"
+gate open
+sleep 2 # a few scheduling passes
+r=$(squeue -h -j "$k1" -o %r)
+if [ "$(state "$k1")" = PENDING ] && [ -n "$(sinfo -h -t idle -o %N)" ]; then
+  ok "drained pinned node: Slurm keeps job $k1 PENDING ($r) while nodes $(sinfo -h -t idle -o %N) are idle"
+else
+  bad "drained pinned node: job $k1 is $(state "$k1") ($r), idle nodes '$(sinfo -h -t idle -o %N)'"
+fi
+adv --once --quiet --policy best-fit >"$TB/own2.jsonl" 2>&1
+l=$(line_of "$k1" "$TB/own2.jsonl")
+n2=$(field node "$l")
+if [ "$(field decision "$l")" = place ] && [ -n "$n2" ] && [ "$n2" != "$n1" ] &&
+   grep -q "moved from $n1" <<<"$l" && wait_for 20 all_running "$k1" && [ "$(nodeof "$k1")" = "$n2" ]; then
+  ok "the advisor moved its pin from drained $n1 to $n2 and job $k1 runs there"
+else
+  bad "re-pin after drain: $l; job $k1 $(state "$k1") on '$(nodeof "$k1")' ($(squeue -h -j "$k1" -o %r))"
+fi
+c2=$(admin_comment "$k1")
+[ "$c2" = "ticket 42: ask ops before moving [lsched-slurm-advisor: best-fit placed on $n2]" ] &&
+  ok "the foreign text is still intact: '$c2'" || bad "comment after the move: '$c2'"
+scontrol update NodeName="$n1" State=RESUME || bad "cannot resume $n1"
+reset
+
+# ------------------------------------------------------ 9. --unpin-all
+# Three pins of the advisor's (one on a job with a foreign comment), a
+# user's own -w, and a job whose comment carries a copied marker and whose
+# ReqNodeList someone set by hand (no state entry): only the three go.
+gate close
+u1=$("${SB[@]}" -J u1 --gres=gpu:a100:2 --wrap 'sleep 600')
+u2=$("${SB[@]}" -J u2 --gres=shard:2 --wrap 'sleep 600')
+u3=$("${SB[@]}" -J u3 --gres=gpu:a100:1 --wrap 'sleep 600')
+scontrol update JobId="$u3" AdminComment="keep me"
+w1=$("${SB[@]}" -J user-w -w gn3 --gres=gpu:a100:1 --wrap 'sleep 600')
+f1=$("${SB[@]}" -J copied --gres=gpu:a100:1 --wrap 'sleep 600')
+scontrol update JobId="$f1" ReqNodeList=gn4 AdminComment="[lsched-slurm-advisor: best-fit placed on gn4]"
+adv --once --quiet >"$TB/unpin1.jsonl" 2>&1
+npinned=0
+for j in "$u1" "$u2" "$u3"; do [ -n "$(reqnodes "$j")" ] && npinned=$((npinned + 1)); done
+lw=$(line_of "$w1" "$TB/unpin1.jsonl")
+lf=$(line_of "$f1" "$TB/unpin1.jsonl")
+[ $npinned -eq 3 ] && [ "$(field note "$lw")" = user_nodelist ] && [ "$(field note "$lf")" = user_nodelist ] &&
+  ok "3 jobs pinned; a user's -w and a copied marker without a state entry are not taken for the advisor's" ||
+  bad "before --unpin-all: $npinned pinned; user -w: $lw; copied marker: $lf"
+out=$(adv --unpin-all --quiet 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && [ "$out" = '{"unpinned":3,"failed":0,"dry_run":false}' ] &&
+   [ -z "$(reqnodes "$u1")$(reqnodes "$u2")$(reqnodes "$u3")" ] &&
+   [ "$(admin_comment "$u3")" = "keep me" ] && [ -z "$(admin_comment "$u1")" ] &&
+   [ "$(reqnodes "$w1")" = gn3 ] && [ "$(reqnodes "$f1")" = gn4 ] &&
+   [ "$(admin_comment "$f1")" = "[lsched-slurm-advisor: best-fit placed on gn4]" ] &&
+   [ "$(grep -vc '^#' "$ST/pins")" -eq 0 ]; then
+  ok "--unpin-all: exit 0, $out; others' pins and comment text intact; state file empty"
+else
+  bad "--unpin-all: exit $rc, '$out'; u1 '$(reqnodes "$u1")' u3 '$(reqnodes "$u3")' '$(admin_comment "$u3")' w1 '$(reqnodes "$w1")' f1 '$(reqnodes "$f1")' pins: $(tr '\n' ';' <"$ST/pins")"
+fi
+out=$(adv --unpin-all --quiet 2>&1)
+[ "$out" = '{"unpinned":0,"failed":0,"dry_run":false}' ] && ok "--unpin-all again: nothing left to unpin" ||
+  bad "second --unpin-all: '$out'"
+reset
+
+# ------------------------------------------------------ 10. a DOWN partition
+# Slurm starts nothing from a DOWN partition: its jobs are not pinned, and a
+# pin set before the partition went down is removed.
+gate close
+d1=$("${SB[@]}" -J d1 --gres=gpu:a100:2 --wrap 'sleep 600')
+adv --once --quiet >/dev/null 2>&1
+p1=$(reqnodes "$d1")
+part DOWN
+d2=$("${SB[@]}" -J d2 --gres=gpu:a100:2 --wrap 'sleep 600')
+adv --once >"$TB/down.jsonl" 2>"$TB/down.err"
+l1=$(line_of "$d1" "$TB/down.jsonl")
+l2=$(line_of "$d2" "$TB/down.jsonl")
+if [ -n "$p1" ] && [ "$(field decision "$l1")" = skip ] && [ "$(field note "$l1")" = "partition_down; unpinned" ] &&
+   [ "$(field note "$l2")" = partition_down ] && [ -z "$(reqnodes "$d1")$(reqnodes "$d2")" ]; then
+  ok "DOWN partition: no pins (job $d1 unpinned from $p1, job $d2 skipped: partition_down)"
+else
+  bad "DOWN partition: pinned before '$p1'; $l1; $l2; req '$(reqnodes "$d1")' '$(reqnodes "$d2")'"
+fi
 part UP
+reset
+
+# ------------------------------------- 11. slurmctld restarts mid-run
+# The loop keeps running while slurmctld is away (libslurm gives up after
+# about 9 s: one failed cycle, then retries with backoff), keeps its mirror
+# and its pins, and places a job queued after the restart. A second advisor
+# on the same state directory is refused.
+gate close
+rj1=$("${SB[@]}" -J before --gres=gpu:a100:2 --wrap 'sleep 600')
+adv --interval 0.3 --retries 3 --policy best-fit >"$TB/restart.jsonl" 2>"$TB/restart.err" &
+loop_pid=$!
+pinned1() { [ -n "$(reqnodes "$rj1")" ]; }
+wait_for 15 pinned1 || bad "loop did not pin job $rj1 before the restart"
+msg=$(adv --once 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 1 ] && grep -q 'another advisor uses this state directory' <<<"$msg" &&
+  ok "a second advisor on the same state directory: exit 1, '$msg'" || bad "second advisor: exit $rc, '$msg'"
+out=$(DOWN_S=10 bash "$TESTBED" restart-ctld 2>&1) || die "slurmctld restart failed: $out"
+gate close # the partition's MaxTime comes back from slurm.conf
+rj2=$("${SB[@]}" -J after --gres=gpu:a100:2 --wrap 'sleep 600')
+pinned2() { [ -n "$(reqnodes "$rj2")" ]; }
+if wait_for 30 pinned2; then
+  ok "after the slurmctld restart ($out) the same advisor pinned job $rj2 to $(reqnodes "$rj2")"
+else
+  bad "no pin after the restart: $(tail -3 "$TB/restart.err")"
+fi
+kill -TERM "$loop_pid"
+wait "$loop_pid"
+rc=$?
+loop_pid=""
+fails=$(grep -c 'failed (1 in a row); retrying in' "$TB/restart.err")
+back=$(grep -c 'Slurm answers again' "$TB/restart.err")
+adds=$(grep -c 'mirror +4 ' "$TB/restart.err")
+[ $rc -eq 0 ] && [ "$fails" -ge 1 ] && [ "$back" -ge 1 ] && [ "$adds" -eq 1 ] &&
+  ok "restart: loop exit 0 on SIGTERM, a failed cycle retried, 'Slurm answers again', mirror built once" ||
+  bad "restart: exit $rc, $fails failed, $back answered again, $adds mirror builds: $(grep -v ': cycle [0-9]*: ' "$TB/restart.err" | head -5)"
+st1=$(state "$rj1")
+[ "$st1" = RUNNING ] || [ -n "$(reqnodes "$rj1")" ] &&
+  ok "the job pinned before the restart is $st1 $(nodeof "$rj1")$(reqnodes "$rj1")" ||
+  bad "job pinned before the restart: $st1, req '$(reqnodes "$rj1")'"
+gate open
 reset
 
 # ------------------------------------------------------- 7. errors
 sed 's/^SlurmctldPort=.*/SlurmctldPort=1/' "$SLURM_CONF" >"$TB/unreachable.conf"
-msg=$("$ADV" --once --conf "$TB/unreachable.conf" 2>&1 >/dev/null)
+msg=$(adv --once --conf "$TB/unreachable.conf" 2>&1 >/dev/null)
 rc=$?
 [ $rc -eq 1 ] && grep -q 'cannot read the nodes from slurmctld' <<<"$msg" &&
   ok "slurmctld unreachable: exit 1, '$msg'" || bad "unreachable: exit $rc, '$msg'"
-msg=$(SLURM_CONF=$TB/none.conf "$ADV" --once 2>&1 >/dev/null)
+msg=$(SLURM_CONF=$TB/none.conf adv --once 2>&1 >/dev/null)
 rc=$?
 [ $rc -eq 1 ] && grep -q 'cannot read the Slurm configuration' <<<"$msg" &&
   ok "no configuration: exit 1" || bad "no configuration: exit $rc, '$msg'"
-msg=$("$ADV" --once --policy no-such-policy 2>&1 >/dev/null)
+msg=$(adv --once --policy no-such-policy 2>&1 >/dev/null)
 rc=$?
 [ $rc -eq 2 ] && ok "unknown policy: exit 2" || bad "unknown policy: exit $rc, '$msg'"
+# --config: keys are the long options; the command line overrides them;
+# errors name the file, the line and the key (exit 2).
+printf '# advisor\npolicy = first-fit\nstate_dir = %s\nquiet = yes\nonce = yes\n' "$ST" >"$TB/advisor.conf"
+cj=$("${SB[@]}" -J cfg --gres=gpu:a100:1 --hold --wrap 'sleep 600')
+out=$("$ADV" --config "$TB/advisor.conf" --dry-run 2>"$TB/cfg.err")
+rc=$?
+[ $rc -eq 0 ] && grep -q '"policy":"first-fit"' <<<"$out" && [ ! -s "$TB/cfg.err" ] &&
+  ok "--config: policy, state_dir, quiet and once from the file" || bad "--config: exit $rc, '$out' $(cat "$TB/cfg.err")"
+out=$("$ADV" --config "$TB/advisor.conf" --dry-run --policy best-fit 2>&1)
+grep -q '"policy":"best-fit"' <<<"$out" && ok "--config: the command line overrides the file" ||
+  bad "--config override: '$out'"
+printf 'policy = fgd\nintervall = 3\n' >"$TB/bad.conf"
+msg=$("$ADV" --config "$TB/bad.conf" --once 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 2 ] && grep -q "bad.conf:2: key 'intervall': unknown" <<<"$msg" &&
+  ok "--config with an unknown key: exit 2, names file, line and key" || bad "bad config: exit $rc, '$msg'"
+scancel "$cj"
 
 echo "$(($(date +%s) - t0)) s"
 cli_summary

@@ -154,12 +154,12 @@ static const char *partition_closed(const adv_snapshot *s, const char *list) {
   return known ? state : NULL;
 }
 
-int adv_node_can_take(const adv_snapshot *s, int node, const adv_job *j,
-                      const adv_config *cfg, const char **why) {
-  (void)cfg;
+/* adv_node_can_take, with the node's state checked or not. */
+static int can_take(const adv_snapshot *s, int node, const adv_job *j,
+                    int check_state, const char **why) {
   const adv_node *n = &s->nodes[node];
   *why = NULL;
-  if (!n->usable)
+  if (check_state && !n->usable)
     *why = "node state does not take jobs";
   else if (!in_partition(s, node, j->partition))
     *why = "node is not in an open partition of the job";
@@ -185,6 +185,12 @@ int adv_node_can_take(const adv_snapshot *s, int node, const adv_job *j,
       *why = "job asks more shards than one GPU of the node has";
   }
   return *why == NULL;
+}
+
+int adv_node_can_take(const adv_snapshot *s, int node, const adv_job *j,
+                      const adv_config *cfg, const char **why) {
+  (void)cfg;
+  return can_take(s, node, j, 1, why);
 }
 
 /* ----------------------------------------------------------------- mirror */
@@ -557,8 +563,10 @@ static int decide_one(adv_plan *pl, adv_decision *d, int spg, char *err,
   const adv_snapshot *s = pl->s;
   const adv_job *j = d->job;
   /* Only the nodes this job may use in Slurm are allowed (request version
-   * 3); nodes that take no jobs are cordoned in the mirror anyway and are
-   * not listed as blocked. */
+   * 3). A node whose state takes no jobs now is allowed when it could take
+   * the job otherwise: it is cordoned or draining in the mirror, so the
+   * policy does not choose it, but it counts for "could ever fit" (no
+   * node now: ENOFIT, not ENEVER). Such nodes are not listed as blocked. */
   d->blocked = malloc((size_t)(s->nnodes ? s->nnodes : 1) * sizeof(int));
   if (!d->blocked) {
     snprintf(err, errlen, "out of memory");
@@ -568,7 +576,7 @@ static int decide_one(adv_plan *pl, adv_decision *d, int spg, char *err,
   memset(pl->allowed, 0, (size_t)(nids ? nids : 1));
   for (int i = 0; i < s->nnodes; i++) {
     const char *why;
-    int ok = adv_node_can_take(s, i, j, pl->cfg, &why);
+    int ok = can_take(s, i, j, 0, &why);
     if (ok && j->shards > 0 && s->nodes[i].shards_per_gpu != spg)
       ok = 0;
     pl->allowed[pl->sid[i]] = (unsigned char)ok;

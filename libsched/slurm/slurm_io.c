@@ -411,6 +411,11 @@ void adv_pins_prune(adv_pins *pins, const adv_snapshot *s) {
   }
 }
 
+static int pinned_node_unknown(const adv_snapshot *s, const adv_job *j) {
+  int i = j->ours_node ? adv_snapshot_find_node(s, j->ours_node) : -1;
+  return i >= 0 && strncmp(s->nodes[i].state, "UNKNOWN", 7) == 0;
+}
+
 static int save(adv_state *st, char *err, size_t errlen) {
   if (!st->path || !st->pins.dirty)
     return 0;
@@ -461,6 +466,15 @@ int adv_slurm_apply(adv_plan *pl, adv_state *st, int dry_run, char *err,
             adv_pins_del(&st->pins, j->id);
         }
       }
+    } else if (j->ours && (d->kind == ADV_NOFIT || d->kind == ADV_REJECT) &&
+               pinned_node_unknown(pl->s, j)) {
+      /* Right after a slurmctld restart nodes are UNKNOWN until their
+       * slurmd registers again: keep the pin rather than drop it for a few
+       * seconds (a node that stays away becomes DOWN, and the pin goes). */
+      size_t len = strlen(d->note);
+      snprintf(d->note + len, sizeof d->note - len,
+               "%skept pin on %s (node state UNKNOWN)", len ? "; " : "",
+               j->ours_node);
     } else if (j->ours) {
       /* Our earlier pin no longer holds (no node fits, the guard refused,
        * or the job is left to Slurm now: held, its partition closed, ...):
