@@ -756,6 +756,83 @@ START_TEST(every_config_key_is_an_option) {
 }
 END_TEST
 
+START_TEST(mig_gres_are_mirrored) {
+  /* The test bed's MIG node: 4 whole A100 (IDX 0-3), 7 x 1g.10gb (IDX
+   * 4-10), 2 x 3g.40gb (IDX 11-12). Running: a 1g.10gb:3 job on IDX 4-6
+   * (2 CPUs, 2000 MiB). */
+  static const int seq[] = {4, 1, 2, 4, 1};
+  adv_snapshot s;
+  adv_plan pl;
+  make_snapshot(&s, 1, "gpu:a100:4,gpu:1g.10gb:7,gpu:3g.40gb:2", seq, 5);
+  ck_assert_int_eq(adv_mig_kind_of("1g.10gb"), LSCHED_MIG_1G);
+  ck_assert_int_eq(adv_mig_kind_of("3g.40gb"), LSCHED_MIG_3G);
+  ck_assert_int_eq(adv_mig_kind_of("7g.80gb"), LSCHED_MIG_7G);
+  ck_assert_int_eq(adv_mig_kind_of("5g.50gb"), -1);
+  ck_assert_int_eq(adv_mig_kind_of("a100"), -1);
+  s.nodes[0].cpus_alloc = 2;
+  s.nodes[0].mem_alloc = 2000;
+  adv_node_apply_job_detail(&s.nodes[0], "gpu:1g.10gb:3(IDX:4-6)");
+  adv_node_apply_gres_used(&s.nodes[0], "gpu:a100:0(IDX:N/A),gpu:1g.10gb:3(IDX:4-6),gpu:3g.40gb:0(IDX:N/A)");
+  /* Jobs: 1g.10gb:4 (the four left), 1g.10gb:1 (none left), 3g.40gb:2,
+   * a100:4 (the whole GPUs), 3g.40gb:1 (none left). */
+  const char *types[] = {"1g.10gb", "1g.10gb", "3g.40gb", "a100", "3g.40gb"};
+  for (int k = 0; k < 5; k++) {
+    snprintf(s.jobs[k].gpu_type, sizeof s.jobs[k].gpu_type, "%s", types[k]);
+    s.jobs[k].mig = k != 3;
+  }
+  decide(&pl, &s, "best-fit");
+  /* One plain node and two MIG sub-nodes, static, one instance per GPU. */
+  ck_assert_int_eq(lsched_cluster_node_count(pl.c), 3);
+  int m1 = lsched_cluster_find_node(pl.c, "gn1/1g.10gb");
+  int m3 = lsched_cluster_find_node(pl.c, "gn1/3g.40gb");
+  ck_assert_int_ge(m1, 0);
+  ck_assert_int_ge(m3, 0);
+  lsched_mig_gpu_state g;
+  ck_assert_int_eq(lsched_mig_gpu_get(pl.c, m3, 1, &g), 0);
+  ck_assert_int_eq(g.dynamic, 0);
+  ck_assert_int_eq(g.ninstances, 1);
+  ck_assert_int_eq(g.instances[0].kind, LSCHED_MIG_3G);
+  ck_assert_int_eq(pl.d[0].kind, ADV_PLACE);
+  ck_assert_int_eq(pl.d[0].node, 0);
+  ck_assert_int_eq(pl.d[0].place.node, m1);
+  ck_assert_uint_eq(pl.d[0].place.gpu_mask, 0x78u); /* instances 3-6 */
+  ck_assert_int_eq(pl.d[1].kind, ADV_NOFIT);
+  ck_assert_int_eq(pl.d[2].kind, ADV_PLACE);
+  ck_assert_uint_eq(pl.d[2].place.gpu_mask, 3u);
+  ck_assert_int_eq(pl.d[3].kind, ADV_PLACE);
+  ck_assert_int_eq(pl.d[3].place.node, 0);
+  ck_assert_uint_eq(pl.d[3].place.gpu_mask, 0xfu);
+  ck_assert_int_eq(pl.d[4].kind, ADV_NOFIT);
+  lsched_mig_totals mt;
+  lsched_mig_totals_get(pl.c, &mt);
+  ck_assert_int_eq(mt.in_use[LSCHED_MIG_1G - 1], 7);
+  ck_assert_int_eq(mt.in_use[LSCHED_MIG_3G - 1], 2);
+  /* Every mirror node of gn1 has the same CPUs left: 16 - 2 running - 3
+   * placed jobs of 1 CPU. */
+  for (int id = 0; id < 3; id++) {
+    lsched_node_info ni;
+    ck_assert_int_eq(lsched_cluster_node_info(pl.c, id, &ni), 0);
+    ck_assert_int_eq(ni.cpu_free, 16000 - 2000 - 3000);
+    ck_assert_int_eq(ni.memory_free, 64000 - 2000 - 3000);
+  }
+  /* The JSON line names Slurm's indices of the instances chosen. */
+  char path[1024], line[2048];
+  snprintf(path, sizeof path, "%s/mig.jsonl", testutil_tmpdir());
+  FILE *f = fopen(path, "w");
+  adv_print_decisions(f, &pl, 1, 1700000000, 1);
+  fclose(f);
+  f = fopen(path, "r");
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+  ck_assert_msg(strstr(line, "\"node\":\"gn1\",\"gpus\":[7,8,9,10],\"gpu_milli\":142"), "%s", line);
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+  ck_assert_msg(strstr(line, "\"gpus\":[11,12],\"gpu_milli\":428"), "%s", line);
+  fclose(f);
+  adv_plan_free(&pl);
+  adv_snapshot_free(&s);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("advisor");
   TCase *p = tcase_create("parsers");
@@ -780,6 +857,7 @@ static Suite *make_suite(void) {
   tcase_add_test(d, mirror_kept_across_cycles);
   tcase_add_test(d, closed_partitions_are_not_pinned);
   tcase_add_test(d, fgd_workload_from_seen_jobs);
+  tcase_add_test(d, mig_gres_are_mirrored);
   suite_add_tcase(s, d);
   TCase *o = tcase_create("pins and config");
   tcase_add_test(o, pin_markers_keep_others_text);

@@ -40,7 +40,7 @@ typedef struct adv_gpu_type {
   char name[ADV_NAME]; /* "" for an untyped gpu GRES */
   int count;
   int first;
-  int mig_like; /* "1g.10gb", "3g.40gb", ...: not mirrored */
+  int mig_like; /* "1g.10gb", "3g.40gb", ...: a MIG sub-node (plan.c) */
 } adv_gpu_type;
 
 typedef struct adv_node {
@@ -60,6 +60,7 @@ typedef struct adv_node {
   uint8_t whole[LSCHED_MAX_GPUS_PER_NODE];
   int shard_used[LSCHED_MAX_GPUS_PER_NODE];
   uint8_t shard_unknown[LSCHED_MAX_GPUS_PER_NODE]; /* amount unknown */
+  uint64_t idx_used; /* Slurm GPU indices (IDX) in use, every type */
 } adv_node;
 
 typedef struct adv_partition {
@@ -92,8 +93,9 @@ typedef struct adv_job {
   /* The request (valid when skip is NULL). */
   int64_t cpus, mem_mib;
   char gpu_type[ADV_NAME]; /* "" = any type */
-  int gpus;                /* whole GPUs */
+  int gpus;                /* whole GPUs (MIG instances when mig) */
   int shards;              /* > 0: a shard request (gpus is then 0) */
+  int mig;                 /* gpu_type is a MIG profile ("3g.40gb") */
 } adv_job;
 
 typedef struct adv_name_idx {
@@ -150,6 +152,9 @@ int adv_parse_tres_gpu(const char *tres, char *type, size_t typelen,
                        int *count, int *shard);
 /* 1 if a GPU type name looks like a MIG profile ("1g.10gb", "3g.40gb"). */
 int adv_is_mig_like(const char *type);
+/* libsched's MIG kind (<libsched/mig.h>) of a MIG profile name, by its
+ * compute slices: 1g -> LSCHED_MIG_1G, 2g, 3g, 4g, 7g; -1 for others. */
+int adv_mig_kind_of(const char *type);
 /* 1 if the comma separated list contains word. */
 int adv_list_has(const char *list, const char *word);
 /* Parses "0-1,3" into a bitmask (indices >= 64 ignored); "N/A" gives 0. */
@@ -185,6 +190,8 @@ typedef struct adv_decision {
   lsched_request req;      /* what was asked (not for SKIP) */
   lsched_placement place;  /* the policy's answer (PLACE, REJECT) */
   int asked;               /* the policy was asked (PLACE, REJECT, NOFIT) */
+  int mig_type;            /* PLACE on a MIG sub-node: the type's index on
+                              the node; -1 otherwise */
   int *blocked;            /* nodes made unavailable for this job */
   int nblocked;
   int allocated;           /* the placement is allocated in the mirror */
@@ -194,13 +201,15 @@ typedef struct adv_decision {
 
 typedef struct adv_alloc {
   lsched_placement p;
+  int dump; /* listed in the --dump file (running jobs on plain nodes) */
 } adv_alloc;
 
 /* What the mirror holds for one node id (ids are never reused). */
 typedef struct adv_mnode {
-  char *name; /* NULL once removed */
+  char *name; /* NULL once removed; "NODE/TYPE" for a MIG sub-node */
   int64_t cpu_milli, memory_mib;
   int gpu_count, gpu_model;
+  int mig_kind; /* MIG sub-node: the kind of its instances; 0 otherwise */
 } adv_mnode;
 
 /* The mirror: one libsched cluster with its policy, kept across cycles.
@@ -235,6 +244,9 @@ typedef struct adv_plan {
   const adv_snapshot *s;
   const adv_config *cfg;
   int *sid;        /* per snapshot node: its mirror node id */
+  int *tsid;       /* [node * ADV_MAX_TYPES + type]: MIG sub-node id or -1 */
+  int *owner;      /* per mirror id: snapshot node, or -1 */
+  int *owner_type; /* per mirror id: MIG type index, or -1 */
   adv_alloc *base; /* allocations that mirror the running jobs */
   size_t nbase, capbase;
   adv_decision *d; /* one per job of the snapshot */

@@ -171,6 +171,25 @@ int adv_is_mig_like(const char *type) {
   return strncasecmp(p, "gb", 2) == 0;
 }
 
+/* Slurm names MIG GRES types after NVIDIA's profiles, "<slices>g.<memory>gb"
+ * ("1g.10gb", "3g.40gb"). The kind follows from the compute slices; 1g.*
+ * is taken as LSCHED_MIG_1G (1G_2X differs only in memory, and every
+ * instance is mirrored on a GPU of its own, so it does not matter here).
+ * libsched is getting its own profile-name parser (issue #16 items 3-4);
+ * this small table can then give way to it. */
+int adv_mig_kind_of(const char *type) {
+  if (!type || !adv_is_mig_like(type))
+    return -1;
+  switch (atoi(type)) {
+  case 1: return LSCHED_MIG_1G;
+  case 2: return LSCHED_MIG_2G;
+  case 3: return LSCHED_MIG_3G;
+  case 4: return LSCHED_MIG_4G;
+  case 7: return LSCHED_MIG_7G;
+  default: return -1;
+  }
+}
+
 int adv_list_has(const char *list, const char *word) {
   if (!list || !word)
     return 0;
@@ -282,11 +301,11 @@ static void use_item(const char *item, size_t len, void *vctx) {
     return;
   int first = 0, cnt = mirror_range(n, &first);
   uint64_t idx = item_idx(&it);
-  if (cnt == 0 || idx == 0)
-    return;
   int is_gpu = strcmp(it.name, "gpu") == 0;
   int is_shard = strcmp(it.name, "shard") == 0;
-  if (!is_gpu && !is_shard)
+  if (is_gpu)
+    n->idx_used |= idx; /* MIG instances are read from this */
+  if (cnt == 0 || idx == 0 || (!is_gpu && !is_shard))
     return;
   int bits = 0, only = -1;
   for (int i = 0; i < 64; i++)

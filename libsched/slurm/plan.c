@@ -154,6 +154,14 @@ static const char *partition_closed(const adv_snapshot *s, const char *list) {
   return known ? state : NULL;
 }
 
+/* Index of GPU type `name` on node n, or -1. */
+static int adv_node_type(const adv_node *n, const char *name) {
+  for (int t = 0; t < n->ntypes; t++)
+    if (strcmp(n->types[t].name, name) == 0)
+      return t;
+  return -1;
+}
+
 /* adv_node_can_take, with the node's state checked or not. */
 static int can_take(const adv_snapshot *s, int node, const adv_job *j,
                     int check_state, const char **why) {
@@ -172,7 +180,13 @@ static int can_take(const adv_snapshot *s, int node, const adv_job *j,
     *why = "node has fewer CPUs than the job asks";
   else if (j->mem_mib > n->mem_mib)
     *why = "node has less memory than the job asks";
-  else if (j->gpus > 0 || j->shards > 0) {
+  else if (j->mig) {
+    int t = adv_node_type(n, j->gpu_type);
+    if (t < 0 || !n->types[t].mig_like)
+      *why = "node has no GPUs of the job's type";
+    else if (j->gpus > n->types[t].count)
+      *why = "node has fewer GPUs than the job asks";
+  } else if (j->gpus > 0 || j->shards > 0) {
     const adv_gpu_type *t = n->mirror_type >= 0 ? &n->types[n->mirror_type]
                                                 : NULL;
     if (!t || (j->gpu_type[0] && strcmp(t->name, j->gpu_type) != 0))
@@ -311,17 +325,50 @@ void adv_mirror_free(adv_mirror *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* The libsched spec of snapshot node n. */
-static int node_spec(adv_mirror *m, const adv_node *n, lsched_node_spec *spec,
+/* One mirror node wanted by the snapshot: a Slurm node (type -1), or one
+ * MIG type of it (a sub-node "NODE/TYPE"). */
+typedef struct adv_entry {
+  char *name;
+  int node, type;
+  int id; /* mirror id, -1 until matched or added */
+} adv_entry;
+
+static int entry_cmp(const void *a, const void *b) {
+  return strcmp(((const adv_entry *)a)->name, ((const adv_entry *)b)->name);
+}
+
+/* The libsched spec of entry e. MIG sub-node: one GPU per instance, MIG
+ * static, each GPU holding one instance of the type's kind at slot 0, so
+ * that a request of k instances takes k GPUs as Slurm's k devices; the GPU
+ * model is the type name (or its --model name). */
+static int node_spec(adv_mirror *m, const adv_snapshot *s, const adv_entry *e,
+                     lsched_node_spec *spec, lsched_mig_instance *inst,
                      char *err, size_t errlen) {
+  const adv_node *n = &s->nodes[e->node];
   *spec = (lsched_node_spec)LSCHED_NODE_SPEC_INIT;
-  spec->name = n->name;
+  spec->name = e->name;
   spec->cpu_milli = n->cpus * 1000;
   spec->memory_mib = n->mem_mib;
-  spec->gpu_count = n->gpu_count;
   spec->gpu_mode = LSCHED_GPU_SHARED;
-  if (n->gpu_count > 0) {
-    const char *model = adv_model_name(m->cfg, n->types[n->mirror_type].name);
+  const char *type = NULL;
+  if (e->type >= 0) {
+    const adv_gpu_type *t = &n->types[e->type];
+    type = t->name;
+    spec->gpu_count = t->count < LSCHED_MAX_GPUS_PER_NODE
+                          ? t->count : LSCHED_MAX_GPUS_PER_NODE;
+    spec->gpu_mode = LSCHED_GPU_MIG;
+    spec->mig_dynamic = 0;
+    inst->kind = adv_mig_kind_of(t->name);
+    inst->start = 0;
+    spec->mig_layout = inst;
+    spec->mig_layout_count = 1;
+  } else {
+    spec->gpu_count = n->gpu_count;
+    if (n->gpu_count > 0)
+      type = n->types[n->mirror_type].name;
+  }
+  if (spec->gpu_count > 0) {
+    const char *model = adv_model_name(m->cfg, type);
     spec->gpu_model = lsched_cluster_model_id(m->c, model, 1);
     if (spec->gpu_model < 0) {
       snprintf(err, errlen, "GPU model %s: %s", model,
@@ -333,8 +380,9 @@ static int node_spec(adv_mirror *m, const adv_node *n, lsched_node_spec *spec,
 }
 
 static int same_spec(const adv_mnode *a, const lsched_node_spec *b) {
+  int kind = b->gpu_mode == LSCHED_GPU_MIG ? b->mig_layout[0].kind : 0;
   return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
-         a->gpu_count == b->gpu_count &&
+         a->gpu_count == b->gpu_count && a->mig_kind == kind &&
          (a->gpu_count == 0 || a->gpu_model == b->gpu_model);
 }
 
@@ -343,101 +391,218 @@ static void remember(adv_mnode *mn, const lsched_node_spec *spec) {
   mn->memory_mib = spec->memory_mib;
   mn->gpu_count = spec->gpu_count;
   mn->gpu_model = spec->gpu_model;
+  mn->mig_kind = spec->gpu_mode == LSCHED_GPU_MIG ? spec->mig_layout[0].kind
+                                                  : 0;
+}
+
+static void free_entries(adv_entry *v, int n) {
+  for (int i = 0; i < n; i++)
+    free(v[i].name);
+  free(v);
+}
+
+/* The mirror nodes s wants, sorted by name; NULL when out of memory. */
+static adv_entry *wanted(const adv_snapshot *s, int *out_n) {
+  int n = 0;
+  for (int i = 0; i < s->nnodes; i++) {
+    n++;
+    for (int t = 0; t < s->nodes[i].ntypes; t++)
+      n += s->nodes[i].types[t].mig_like && s->nodes[i].types[t].count > 0 &&
+           adv_mig_kind_of(s->nodes[i].types[t].name) > 0;
+  }
+  adv_entry *v = calloc((size_t)(n ? n : 1), sizeof *v);
+  if (!v)
+    return NULL;
+  int k = 0;
+  for (int i = 0; i < s->nnodes; i++) {
+    const adv_node *nd = &s->nodes[i];
+    v[k] = (adv_entry){strdup(nd->name), i, -1, -1};
+    if (!v[k++].name)
+      goto oom;
+    for (int t = 0; t < nd->ntypes; t++) {
+      const adv_gpu_type *ty = &nd->types[t];
+      if (!ty->mig_like || ty->count <= 0 || adv_mig_kind_of(ty->name) <= 0)
+        continue;
+      size_t len = strlen(nd->name) + strlen(ty->name) + 2;
+      v[k] = (adv_entry){malloc(len), i, t, -1};
+      if (!v[k].name)
+        goto oom;
+      snprintf(v[k++].name, len, "%s/%s", nd->name, ty->name);
+    }
+  }
+  qsort(v, (size_t)n, sizeof *v, entry_cmp);
+  *out_n = n;
+  return v;
+oom:
+  free_entries(v, k);
+  return NULL;
 }
 
 /* Brings the mirror's node set up to date with s (the mirror is idle: the
- * previous cycle's allocations were released) and fills sid. O(nodes log
- * nodes) lookups plus the libsched calls for what changed. */
-static int mirror_sync(adv_mirror *m, const adv_snapshot *s, int *sid,
-                       char *err, size_t errlen) {
+ * previous cycle's allocations were released) and fills the plan's maps.
+ * O((nodes + MIG types) log) lookups plus the libsched calls for what
+ * changed. */
+static int mirror_sync(adv_plan *pl, char *err, size_t errlen) {
+  adv_mirror *m = pl->m;
+  const adv_snapshot *s = pl->s;
   m->added = m->removed = m->updated = m->restated = 0;
-  for (int i = 0; i < s->nnodes; i++)
-    sid[i] = -1;
+  int ne = 0, rc = -1;
+  adv_entry *e = wanted(s, &ne);
+  if (!e) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
   lsched_node_spec spec;
-  int rc;
+  lsched_mig_instance inst;
   for (int id = 0; id < m->nnodes; id++) {
     adv_mnode *mn = &m->nodes[id];
     if (!mn->name)
       continue;
-    int i = adv_snapshot_find_node(s, mn->name);
-    if (i < 0 || sid[i] >= 0) {
-      rc = lsched_cluster_remove_node(m->c, id);
-      if (rc) {
+    adv_entry key = {mn->name, 0, 0, 0};
+    adv_entry *hit = bsearch(&key, e, (size_t)ne, sizeof key, entry_cmp);
+    if (!hit || hit->id >= 0) {
+      int r = lsched_cluster_remove_node(m->c, id);
+      if (r) {
         snprintf(err, errlen, "mirror: removing node %s: %s (%s)", mn->name,
-                 lsched_strerror(rc), lsched_cluster_errmsg(m->c));
-        return -1;
+                 lsched_strerror(r), lsched_cluster_errmsg(m->c));
+        goto out;
       }
       free(mn->name);
       mn->name = NULL;
       m->removed++;
       continue;
     }
-    sid[i] = id;
-    if (node_spec(m, &s->nodes[i], &spec, err, errlen))
-      return -1;
+    hit->id = id;
+    if (node_spec(m, s, hit, &spec, &inst, err, errlen))
+      goto out;
     if (!same_spec(mn, &spec)) {
-      rc = lsched_cluster_update_node(m->c, id, &spec);
-      if (rc) {
+      int r = lsched_cluster_update_node(m->c, id, &spec);
+      if (r) {
         snprintf(err, errlen, "mirror: updating node %s: %s (%s)", mn->name,
-                 lsched_strerror(rc), lsched_cluster_errmsg(m->c));
-        return -1;
+                 lsched_strerror(r), lsched_cluster_errmsg(m->c));
+        goto out;
       }
       remember(mn, &spec);
       m->updated++;
     }
   }
+  /* New nodes in the snapshot's order (Slurm's node order), each followed
+   * by its MIG sub-nodes. */
   for (int i = 0; i < s->nnodes; i++) {
-    if (sid[i] >= 0)
-      continue;
-    if (node_spec(m, &s->nodes[i], &spec, err, errlen))
-      return -1;
-    if (m->nnodes == m->capnodes) {
-      int cap = m->capnodes ? 2 * m->capnodes : 64;
-      adv_mnode *v = realloc(m->nodes, (size_t)cap * sizeof *v);
-      if (!v) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+    for (int t = -1; t < s->nodes[i].ntypes; t++) {
+      adv_entry *hit = NULL;
+      char name[2 * ADV_NAME + 256];
+      if (t < 0)
+        snprintf(name, sizeof name, "%s", s->nodes[i].name);
+      else
+        snprintf(name, sizeof name, "%s/%s", s->nodes[i].name,
+                 s->nodes[i].types[t].name);
+      adv_entry key = {name, 0, 0, 0};
+      hit = bsearch(&key, e, (size_t)ne, sizeof key, entry_cmp);
+      if (!hit || hit->id >= 0 || hit->node != i || hit->type != t)
+        continue;
+      if (node_spec(m, s, hit, &spec, &inst, err, errlen))
+        goto out;
+      if (m->nnodes == m->capnodes) {
+        int cap = m->capnodes ? 2 * m->capnodes : 64;
+        adv_mnode *v = realloc(m->nodes, (size_t)cap * sizeof *v);
+        if (!v) {
+          snprintf(err, errlen, "out of memory");
+          goto out;
+        }
+        m->nodes = v;
+        m->capnodes = cap;
       }
-      m->nodes = v;
-      m->capnodes = cap;
+      int id;
+      int r = lsched_cluster_add_node(m->c, &spec, &id);
+      if (r) {
+        snprintf(err, errlen, "node %s: %s (%s)", hit->name,
+                 lsched_strerror(r), lsched_cluster_errmsg(m->c));
+        goto out;
+      }
+      /* Ids are given out in order, so id == m->nnodes. */
+      adv_mnode *mn = &m->nodes[m->nnodes++];
+      memset(mn, 0, sizeof *mn);
+      mn->name = strdup(hit->name);
+      if (!mn->name) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+      }
+      remember(mn, &spec);
+      hit->id = id;
+      m->added++;
     }
-    int id;
-    rc = lsched_cluster_add_node(m->c, &spec, &id);
-    if (rc) {
-      snprintf(err, errlen, "node %s: %s (%s)", s->nodes[i].name,
-               lsched_strerror(rc), lsched_cluster_errmsg(m->c));
-      return -1;
-    }
-    /* Ids are given out in order, so id == m->nnodes. */
-    adv_mnode *mn = &m->nodes[m->nnodes++];
-    memset(mn, 0, sizeof *mn);
-    mn->name = strdup(s->nodes[i].name);
-    if (!mn->name) {
-      snprintf(err, errlen, "out of memory");
-      return -1;
-    }
-    remember(mn, &spec);
-    sid[i] = id;
-    m->added++;
+  }
+  int nids = lsched_cluster_node_count(m->c);
+  pl->owner = malloc((size_t)(nids ? nids : 1) * sizeof *pl->owner);
+  pl->owner_type = malloc((size_t)(nids ? nids : 1) * sizeof *pl->owner_type);
+  pl->tsid = malloc((size_t)(s->nnodes ? s->nnodes : 1) * ADV_MAX_TYPES *
+                    sizeof *pl->tsid);
+  if (!pl->owner || !pl->owner_type || !pl->tsid) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  for (int id = 0; id < nids; id++)
+    pl->owner[id] = pl->owner_type[id] = -1;
+  for (int i = 0; i < s->nnodes * ADV_MAX_TYPES; i++)
+    pl->tsid[i] = -1;
+  for (int k = 0; k < ne; k++) {
+    pl->owner[e[k].id] = e[k].node;
+    pl->owner_type[e[k].id] = e[k].type;
+    if (e[k].type < 0)
+      pl->sid[e[k].node] = e[k].id;
+    else
+      pl->tsid[e[k].node * ADV_MAX_TYPES + e[k].type] = e[k].id;
   }
   /* Slurm's node state: a drained or draining node is DRAINING, any other
    * state that takes no jobs (down, failing, not responding, ...) is
-   * CORDONED; the policy chooses neither. */
-  for (int i = 0; i < s->nnodes; i++) {
-    const adv_node *n = &s->nodes[i];
+   * CORDONED; the policy chooses neither. MIG sub-nodes follow their node. */
+  for (int k = 0; k < ne; k++) {
+    const adv_node *n = &s->nodes[e[k].node];
     lsched_node_state want =
         n->usable ? LSCHED_NODE_UP
         : strstr(n->state, "DRAIN") ? LSCHED_NODE_DRAINING
                                     : LSCHED_NODE_CORDONED;
-    if (lsched_cluster_node_state(m->c, sid[i]) == (int)want)
+    if (lsched_cluster_node_state(m->c, e[k].id) == (int)want)
       continue;
-    rc = lsched_cluster_set_node_state(m->c, sid[i], want);
-    if (rc) {
-      snprintf(err, errlen, "mirror: state of node %s: %s", n->name,
-               lsched_strerror(rc));
-      return -1;
+    int r = lsched_cluster_set_node_state(m->c, e[k].id, want);
+    if (r) {
+      snprintf(err, errlen, "mirror: state of node %s: %s", e[k].name,
+               lsched_strerror(r));
+      goto out;
     }
     m->restated++;
+  }
+  rc = 0;
+out:
+  free_entries(e, ne);
+  return rc;
+}
+
+static int push_alloc(adv_plan *pl, const lsched_placement *p, int dump,
+                      const char *name, char *err, size_t errlen) {
+  if (take(pl, p, name, err, errlen))
+    return -1;
+  pl->base[pl->nbase - 1].dump = dump;
+  return 0;
+}
+
+/* CPU and memory of a placement on one mirror node of a Slurm node, also
+ * taken on its other mirror nodes (the MIG sub-nodes share the node's CPUs
+ * and memory). */
+static int take_siblings(adv_plan *pl, int node, int except, int64_t cpu,
+                         int64_t mem, int dump_main, char *err,
+                         size_t errlen) {
+  if (cpu <= 0 && mem <= 0)
+    return 0;
+  const adv_node *n = &pl->s->nodes[node];
+  for (int t = -1; t < n->ntypes; t++) {
+    int id = t < 0 ? pl->sid[node] : pl->tsid[node * ADV_MAX_TYPES + t];
+    if (id < 0 || id == except)
+      continue;
+    lsched_placement p = mkplace(id, 0, 0, cpu, mem);
+    if (push_alloc(pl, &p, t < 0 && dump_main, n->name, err, errlen))
+      return -1;
   }
   return 0;
 }
@@ -463,10 +628,11 @@ int adv_plan_build(adv_plan *pl, adv_mirror *m, const adv_snapshot *s,
     snprintf(err, errlen, "out of memory");
     return -1;
   }
-  if (mirror_sync(m, s, pl->sid, err, errlen))
+  if (mirror_sync(pl, err, errlen))
     return -1;
-  /* What running jobs use: CPUs and memory from the node totals, GPUs one
-   * placement per GPU (the milli of each GPU differs). */
+  /* What running jobs use: CPUs and memory from the node totals (on each
+   * mirror node of the Slurm node), GPUs one placement per GPU (the milli
+   * of each GPU differs), MIG instances one placement each. */
   for (int i = 0; i < s->nnodes; i++) {
     const adv_node *n = &s->nodes[i];
     int id = pl->sid[i];
@@ -475,18 +641,33 @@ int adv_plan_build(adv_plan *pl, adv_mirror *m, const adv_snapshot *s,
       cpu = n->cpus * 1000;
     if (mem > n->mem_mib)
       mem = n->mem_mib;
-    if (cpu > 0 || mem > 0) {
-      lsched_placement p = mkplace(id, 0, 0, cpu, mem);
-      if (take(pl, &p, n->name, err, errlen))
-        return -1;
-    }
+    if (take_siblings(pl, i, -1, cpu, mem, 1, err, errlen))
+      return -1;
     for (int g = 0; g < n->gpu_count; g++) {
       int u = adv_node_gpu_used_milli(n, g);
       if (u <= 0)
         continue;
       lsched_placement p = mkplace(id, UINT64_C(1) << g, u, 0, 0);
-      if (take(pl, &p, n->name, err, errlen))
+      if (push_alloc(pl, &p, 1, n->name, err, errlen))
         return -1;
+    }
+    for (int t = 0; t < n->ntypes; t++) {
+      int tid = pl->tsid[i * ADV_MAX_TYPES + t];
+      if (tid < 0)
+        continue;
+      int kind = adv_mig_kind_of(n->types[t].name);
+      for (int k = 0; k < n->types[t].count && k < LSCHED_MAX_GPUS_PER_NODE;
+           k++) {
+        int idx = n->types[t].first + k;
+        if (idx >= 64 || !(n->idx_used >> idx & 1))
+          continue;
+        lsched_placement p =
+            mkplace(tid, UINT64_C(1) << k, lsched_mig_kind_milli(kind), 0, 0);
+        p.mig_kind = kind;
+        p.mig_start = 0;
+        if (push_alloc(pl, &p, 0, n->name, err, errlen))
+          return -1;
+      }
     }
   }
   pl->nd = s->njobs;
@@ -507,6 +688,9 @@ void adv_plan_free(adv_plan *pl) {
   free(pl->d);
   free(pl->base);
   free(pl->sid);
+  free(pl->tsid);
+  free(pl->owner);
+  free(pl->owner_type);
   free(pl->allowed);
   if (pl->m == &pl->own)
     adv_mirror_free(&pl->own);
@@ -524,7 +708,13 @@ static int build_request(adv_plan *pl, const adv_job *j, int *spg,
   r->memory_mib = j->mem_mib;
   r->priority = 0;
   *spg = 0;
-  if (j->gpus > 0) {
+  if (j->mig) {
+    /* k instances of a MIG type: k GPUs of the type's sub-nodes, one
+     * instance of the kind on each (plan.c node_spec). */
+    r->gpu_count = j->gpus;
+    r->gpu_milli = 0;
+    r->mig_kind = adv_mig_kind_of(j->gpu_type);
+  } else if (j->gpus > 0) {
     r->gpu_count = j->gpus;
     r->gpu_milli = LSCHED_GPU_MILLI;
   } else if (j->shards > 0) {
@@ -579,7 +769,14 @@ static int decide_one(adv_plan *pl, adv_decision *d, int spg, char *err,
     int ok = can_take(s, i, j, 0, &why);
     if (ok && j->shards > 0 && s->nodes[i].shards_per_gpu != spg)
       ok = 0;
-    pl->allowed[pl->sid[i]] = (unsigned char)ok;
+    int id = pl->sid[i];
+    if (j->mig) { /* the node's sub-node of the job's MIG type */
+      int t = adv_node_type(&s->nodes[i], j->gpu_type);
+      id = t >= 0 ? pl->tsid[i * ADV_MAX_TYPES + t] : -1;
+      ok = ok && id >= 0;
+    }
+    if (id >= 0)
+      pl->allowed[id] = (unsigned char)ok;
     if (!ok && s->nodes[i].usable)
       d->blocked[d->nblocked++] = i;
   }
@@ -599,10 +796,8 @@ static int decide_one(adv_plan *pl, adv_decision *d, int spg, char *err,
       snprintf(d->note, sizeof d->note, "policy: %s", lsched_strerror(prc));
     return 0;
   }
-  d->node = -1;
-  for (int i = 0; i < s->nnodes; i++)
-    if (pl->sid[i] == d->place.node)
-      d->node = i;
+  d->node = pl->owner[d->place.node];
+  d->mig_type = pl->owner_type[d->place.node];
   const char *why = "node is not in Slurm's node list";
   if (d->node < 0 || !adv_node_can_take(s, d->node, j, pl->cfg, &why)) {
     d->kind = ADV_REJECT;
@@ -617,7 +812,10 @@ static int decide_one(adv_plan *pl, adv_decision *d, int spg, char *err,
   }
   d->allocated = 1;
   d->kind = ADV_PLACE;
-  return 0;
+  /* The node's other mirror nodes (MIG sub-nodes, or the node itself for
+   * a MIG placement) lose the CPUs and memory too. */
+  return take_siblings(pl, d->node, d->place.node, d->place.cpu_milli,
+                       d->place.memory_mib, 0, err, errlen);
 }
 
 /* A task type for the workload; 0 when added, skipped or full. */
@@ -644,7 +842,7 @@ static int plan_workload(adv_plan *pl, char *err, size_t errlen) {
   lsched_workload *w;
   int rc = lsched_workload_create(&w, NULL);
   for (int i = 0; i < pl->nd && !rc; i++)
-    if (pl->d[i].kind == ADV_PLACE && pl->d[i].req.version) /* to be asked */
+    if (pl->d[i].kind == ADV_PLACE && !pl->d[i].req.mig_kind) /* asked */
       rc = add_type(w, &pl->d[i].req);
   const adv_snapshot *s = pl->s;
   for (int k = 0; k < s->nshapes && !rc; k++) {
@@ -701,6 +899,7 @@ int adv_plan_decide(adv_plan *pl, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     d->job = j;
     d->node = -1;
+    d->mig_type = -1;
     if (j->skip) {
       d->kind = ADV_SKIP;
       snprintf(d->note, sizeof d->note, "%s", j->skip);
@@ -768,7 +967,10 @@ void adv_print_decisions(FILE *f, const adv_plan *pl, long cycle, long t,
     const adv_node *n = d->node >= 0 ? &pl->s->nodes[d->node] : NULL;
     adv_json_str(f, n ? n->name : NULL);
     fputs(",\"gpus\":", f);
-    int first = n && n->mirror_type >= 0 ? n->types[n->mirror_type].first : 0;
+    int first = !n                  ? 0
+                : d->mig_type >= 0  ? n->types[d->mig_type].first
+                : n->mirror_type >= 0 ? n->types[n->mirror_type].first
+                                      : 0;
     print_gpus(f, n ? d->place.gpu_mask : 0, first);
     fprintf(f, ",\"gpu_milli\":%d", n ? d->place.gpu_milli : 0);
     fprintf(f, ",\"request\":{\"cpus\":%lld,\"memory_mib\":%lld,\"gpus\":%d,"
@@ -818,7 +1020,7 @@ int adv_write_dump(const adv_plan *pl, const char *path, char *err,
   const adv_mirror *m = pl->m;
   int first = 1;
   for (int id = 0; id < m->nnodes; id++) {
-    if (!m->nodes[id].name)
+    if (!m->nodes[id].name || m->nodes[id].mig_kind)
       continue;
     int i = adv_snapshot_find_node(s, m->nodes[id].name);
     if (i < 0)
@@ -841,6 +1043,8 @@ int adv_write_dump(const adv_plan *pl, const char *path, char *err,
   first = 1;
   for (size_t i = 0; i < pl->nbase; i++) {
     const lsched_placement *p = &pl->base[i].p;
+    if (!pl->base[i].dump)
+      continue;
     fputs(first ? "\n    " : ",\n    ", f);
     first = 0;
     dump_alloc(f, m->nodes[p->node].name, p->cpu_milli, p->memory_mib,
@@ -850,7 +1054,7 @@ int adv_write_dump(const adv_plan *pl, const char *path, char *err,
    * no node states, shows it full instead (what is free on it is taken). */
   for (int id = 0; id < m->nnodes; id++) {
     lsched_node_info ni;
-    if (!m->nodes[id].name ||
+    if (!m->nodes[id].name || m->nodes[id].mig_kind ||
         lsched_cluster_node_state(pl->c, id) == LSCHED_NODE_UP ||
         lsched_cluster_node_info(pl->c, id, &ni))
       continue;
@@ -872,7 +1076,7 @@ int adv_write_dump(const adv_plan *pl, const char *path, char *err,
   first = 1;
   for (int i = 0; i < pl->nd; i++) {
     const adv_decision *d = &pl->d[i];
-    if (!d->asked)
+    if (!d->asked || d->job->mig) /* MIG sub-nodes are not in the dump */
       continue;
     fputs(first ? "\n    " : ",\n    ", f);
     first = 0;

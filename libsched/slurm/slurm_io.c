@@ -265,9 +265,12 @@ static int read_pending(adv_snapshot *s, adv_job *j,
   if (rc < 0) {
     j->skip = "unsupported_gres";
   } else if (rc == 0) {
-    if (j->gpu_type[0] && adv_is_mig_like(j->gpu_type))
-      j->skip = "mig_type";
-    else if (shard)
+    if (j->gpu_type[0] && adv_is_mig_like(j->gpu_type)) {
+      if (shard || adv_mig_kind_of(j->gpu_type) < 0)
+        j->skip = "mig_type";
+      j->mig = 1;
+      j->gpus = count;
+    } else if (shard)
       j->shards = count;
     else
       j->gpus = count;
