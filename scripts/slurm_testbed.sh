@@ -28,7 +28,11 @@
 #   NODES       number of nodes (default 4, at most 16)
 #   GPUS        GPUs per node (default 8), SHARDS shards per node (default 32;
 #               0 = no shards), CPUS (default 16), MEM_MIB (default 64000)
-#   PART_OPTS   extra options of the single partition "gpu", e.g. "LLN=YES"
+#   PART_OPTS   extra options of the partition "gpu", e.g. "LLN=YES"
+#   MIG_NODE    1: one more node gn<NODES+1> with MIG-style GRES, as in
+#               ../shared/slurm/gres-mig.conf: gpu:a100:4 (IDX 0-3),
+#               gpu:1g.10gb:7 (IDX 4-10), gpu:3g.40gb:2 (IDX 11-12), alone
+#               in partition "mig" (default 0: none)
 #   PORT_BASE   slurmctld listens on PORT_BASE, node i on PORT_BASE+100+i
 #               (default 16917; the shared recipe uses 16817)
 #
@@ -43,8 +47,10 @@ CPUS=${CPUS:-16}
 MEM_MIB=${MEM_MIB:-64000}
 PART_OPTS=${PART_OPTS:-}
 PORT_BASE=${PORT_BASE:-16917}
+MIG_NODE=${MIG_NODE:-0}
 
-node_names() { local i; for i in $(seq 1 "$NODES"); do echo "gn$i"; done; }
+# Every node, the MIG node (when MIG_NODE=1) last.
+node_names() { local i; for i in $(seq 1 $((NODES + MIG_NODE))); do echo "gn$i"; done; }
 elapsed() { awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $1}"; }
 
 write_conf() {
@@ -89,12 +95,15 @@ PriorityType=priority/basic
 EOF
   i=1
   for n in $(node_names); do
+    [ "$i" -gt "$NODES" ] && gres="gpu:a100:4,gpu:1g.10gb:7,gpu:3g.40gb:2"
     echo "NodeName=$n NodeAddr=127.0.0.$((i + 1)) Port=$((PORT_BASE + 100 + i))" \
          "CPUs=$CPUS RealMemory=$MEM_MIB Gres=$gres State=UNKNOWN" >>"$TB/slurm.conf"
     i=$((i + 1))
   done
-  echo "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP $PART_OPTS" \
+  echo "PartitionName=gpu Nodes=gn[1-$NODES] Default=YES MaxTime=INFINITE State=UP $PART_OPTS" \
     >>"$TB/slurm.conf"
+  [ "$MIG_NODE" = 1 ] &&
+    echo "PartitionName=mig Nodes=gn$((NODES + 1)) MaxTime=INFINITE State=UP" >>"$TB/slurm.conf"
   # %n is not expanded in gres.conf File= (slurmd waits ~19 s, then dies), so
   # every node names the same device files.
   {
@@ -102,6 +111,12 @@ EOF
     echo "NodeName=gn[1-$NODES] Name=gpu Type=a100 File=$TB/dev/nvidia[0-$((GPUS - 1))]"
     [ "$SHARDS" -gt 0 ] &&
       echo "NodeName=gn[1-$NODES] Name=shard Count=$SHARDS File=$TB/dev/nvidia[0-$((GPUS - 1))]"
+    if [ "$MIG_NODE" = 1 ]; then
+      n=gn$((NODES + 1))
+      echo "NodeName=$n Name=gpu Type=a100 File=$TB/dev/nvidia[0-3]"
+      echo "NodeName=$n Name=gpu Type=1g.10gb File=$TB/dev/nvidia[8-14]"
+      echo "NodeName=$n Name=gpu Type=3g.40gb File=$TB/dev/nvidia[15-16]"
+    fi
   } >"$TB/gres.conf"
 }
 
@@ -123,7 +138,8 @@ start() {
   rm -rf "$TB/state" "$TB/spool" "$TB/log"
   mkdir -p "$TB"/{state,log,dev,out}
   for n in $(node_names); do mkdir -p "$TB/spool/$n"; done
-  for i in $(seq 0 $((GPUS - 1))); do
+  # (the MIG node's devices go up to nvidia16)
+  for i in $(seq 0 $((GPUS > 17 ? GPUS - 1 : 16))); do
     [ -e "$TB/dev/nvidia$i" ] || mknod "$TB/dev/nvidia$i" c 1 3
   done
   write_conf
@@ -153,15 +169,15 @@ start() {
       exit 1
     fi
     idle=$(timeout 5 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l || true)
-    [ "$idle" -eq "$NODES" ] && break
+    [ "$idle" -eq $((NODES + MIG_NODE)) ] && break
     sleep 0.1
   done
-  if [ "$idle" -ne "$NODES" ]; then
+  if [ "$idle" -ne $((NODES + MIG_NODE)) ]; then
     echo "slurm_testbed: nodes not idle after 60 s" >&2
     sinfo -N >&2 || true
     exit 1
   fi
-  echo "slurm_testbed: $NODES nodes up in $(elapsed "$t0") s ($TB)" >&2
+  echo "slurm_testbed: $((NODES + MIG_NODE)) nodes up in $(elapsed "$t0") s ($TB)" >&2
   echo "export SLURM_CONF=$TB/slurm.conf"
 }
 

@@ -100,7 +100,7 @@ die() {
   exit 1
 }
 
-out=$(bash "$TESTBED" start 2>&1 9>&-) || die "test bed did not start: $out"
+out=$(MIG_NODE=1 bash "$TESTBED" start 2>&1 9>&-) || die "test bed did not start: $out"
 eval "$(printf '%s\n' "$out" | grep '^export SLURM_CONF=')"
 [ -n "${SLURM_CONF:-}" ] || die "no SLURM_CONF from the test bed: $out"
 ok "test bed up: $(printf '%s\n' "$out" | grep -o '[0-9]* nodes up in [0-9.]* s')"
@@ -456,7 +456,7 @@ rc=$?
 loop_pid=""
 fails=$(grep -c 'failed (1 in a row); retrying in' "$TB/restart.err")
 back=$(grep -c 'Slurm answers again' "$TB/restart.err")
-adds=$(grep -c 'mirror +4 ' "$TB/restart.err")
+adds=$(grep -c 'mirror +7 ' "$TB/restart.err")
 [ $rc -eq 0 ] && [ "$fails" -ge 1 ] && [ "$back" -ge 1 ] && [ "$adds" -eq 1 ] &&
   ok "restart: loop exit 0 on SIGTERM, a failed cycle retried, 'Slurm answers again', mirror built once" ||
   bad "restart: exit $rc, $fails failed, $back answered again, $adds mirror builds: $(grep -v ': cycle [0-9]*: ' "$TB/restart.err" | head -5)"
@@ -465,6 +465,61 @@ st1=$(state "$rj1")
   ok "the job pinned before the restart is $st1 $(nodeof "$rj1")$(reqnodes "$rj1")" ||
   bad "job pinned before the restart: $st1, req '$(reqnodes "$rj1")'"
 gate open
+reset
+
+# ----------------------------------------------- 12. MIG GRES mirrored
+# gn5 (partition "mig"): 4 whole a100 (IDX 0-3), 7 x 1g.10gb (IDX 4-10) and
+# 2 x 3g.40gb (IDX 11-12). A running 1g.10gb:3 job takes three instances;
+# the advisor mirrors each MIG type as a static MIG sub-node and places
+# 1g.10gb:4 on exactly the four instances left, 3g.40gb:2 on IDX 11-12 and
+# a100:4 on the whole GPUs; a fifth 1g.10gb job has no instance left.
+expand() { # "4-6,9" -> "4 5 6 9"
+  local r out=""
+  for r in ${1//,/ }; do
+    if [[ $r == *-* ]]; then out="$out $(seq -s ' ' "${r%-*}" "${r#*-}")"; else out="$out $r"; fi
+  done
+  echo $out
+}
+mr=$(sbatch --parsable -p mig -o /dev/null -c 2 --mem=2000 --gres=gpu:1g.10gb:3 --wrap 'sleep 600')
+if wait_for 15 all_running "$mr"; then
+  used=$(expand "$(scontrol -d show job "$mr" | grep -o 'GRES=gpu:1g.10gb:3(IDX:[0-9,-]*)' | sed 's/.*IDX://; s/)//')")
+  left=""
+  for i in 4 5 6 7 8 9 10; do [[ " $used " == *" $i "* ]] || left="$left,$i"; done
+  left=${left#,}
+  scontrol update PartitionName=mig MaxTime=1
+  # (the job that cannot run goes last: queued first, Slurm's backfill
+  # would hold the node for it and keep the others waiting)
+  m1=$("${SB[@]}" -p mig -J mig4 --gres=gpu:1g.10gb:4 --wrap 'sleep 600')
+  m3=$("${SB[@]}" -p mig -J mig3g --gres=gpu:3g.40gb:2 --wrap 'sleep 600')
+  m4=$("${SB[@]}" -p mig -J whole4 --gres=gpu:a100:4 --wrap 'sleep 600')
+  m2=$("${SB[@]}" -p mig -J mig1 --gres=gpu:1g.10gb:1 --wrap 'sleep 600')
+  adv --once --policy best-fit --dump "$TB/mig.json" >"$TB/mig.jsonl" 2>"$TB/mig.err"
+  l1=$(line_of "$m1" "$TB/mig.jsonl")
+  l2=$(line_of "$m2" "$TB/mig.jsonl")
+  l3=$(line_of "$m3" "$TB/mig.jsonl")
+  l4=$(line_of "$m4" "$TB/mig.jsonl")
+  if grep -q "\"decision\":\"place\",\"node\":\"gn5\",\"gpus\":\[$left\],\"gpu_milli\":142" <<<"$l1" &&
+     [ "$(field decision "$l2")" = nofit ] &&
+     grep -q '"node":"gn5","gpus":\[11,12\],"gpu_milli":428' <<<"$l3" &&
+     grep -q '"node":"gn5","gpus":\[0,1,2,3\],"gpu_milli":1000' <<<"$l4" &&
+     grep -q 'mirror +7 ' "$TB/mig.err"; then
+    ok "MIG mirror: running 1g.10gb:3 on IDX $used; advisor: 1g.10gb:4 -> IDX $left, 1g.10gb:1 nofit, 3g.40gb:2 -> IDX 11-12, a100:4 -> IDX 0-3 (7 mirror nodes: 5 + 2 MIG sub-nodes)"
+  else
+    bad "MIG mirror (running on IDX $used): $l1 | $l2 | $l3 | $l4 | $(grep -o 'mirror [^;]*' "$TB/mig.err")"
+  fi
+  replay_check "$TB/mig.json" "MIG node's whole GPUs"
+  scontrol update PartitionName=mig MaxTime=INFINITE
+  if wait_for 20 all_running "$m1" "$m3" "$m4" && [ "$(state "$m2")" = PENDING ]; then
+    got=$(expand "$(scontrol -d show job "$m1" | grep -o 'GRES=gpu:1g.10gb:4(IDX:[0-9,-]*)' | sed 's/.*IDX://; s/)//')")
+    [ "${got// /,}" = "$left" ] &&
+      ok "MIG jobs run where the advisor said (1g.10gb:4 on IDX $got); the fifth 1g.10gb job waits" ||
+      bad "1g.10gb:4 runs on IDX '$got', advisor said $left"
+  else
+    bad "MIG jobs after opening: $(squeue -h -p mig -o '%i %T %r' | tr '\n' ';')"
+  fi
+else
+  bad "the running 1g.10gb:3 job did not start: $(squeue -h -j "$mr" -o '%T %r')"
+fi
 reset
 
 # ------------------------------------------------------- 7. errors
