@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # lsched-slurm-advisor on a real Slurm (22.05, Debian packages): a local
-# 4-node cluster with 8 fake A100 GPUs and 32 shards per node
-# (scripts/slurm_testbed.sh; slurmctld + 4 slurmd on 127.0.0.2-5, stopped by
-# PID on exit even when a step fails).
+# 4-node cluster with 8 fake A100 GPUs and 32 shards per node, plus gn5 with
+# MIG-style GRES in its own partition (scripts/slurm_testbed.sh MIG_NODE=1;
+# slurmctld + 5 slurmd on 127.0.0.2-6, stopped by PID on exit even when a
+# step fails).
 #
 # The job sequence, all single-node, 1 CPU and 1000 MiB each:
 #     g4  g6  g2  g4  g6  g8      (GPUs per job, in submission order)
@@ -18,11 +19,11 @@
 #
 # Slurm starts a job the moment it is submitted if it fits, before any outside
 # advisor can look at it. Both runs therefore submit the sequence while the
-# partition is closed (State=DOWN: Slurm queues but starts nothing, as after a
-# maintenance window) and then open it, so that Slurm faces the same queue in
-# the same order either way; without the advisor Slurm places it itself, with
-# the advisor every job is already pinned (required node) by then. Submitting
-# the jobs one by one into an open partition gives the baseline placement too.
+# queue gate (below) is closed and then open it, so that Slurm faces the same
+# queue in the same order either way; without the advisor Slurm places it
+# itself, with the advisor every job is already pinned (required node) by
+# then. Submitting the jobs one by one into an open partition gives the
+# baseline placement too.
 #
 # Checks:
 #  1. baseline: g8 stays PENDING while 10 GPUs are idle, nodes as above;
@@ -38,7 +39,25 @@
 #     never run on any node is not pinned; skipped jobs are left alone;
 #  6. loop mode (--interval) pins a newly queued job and exits 0 on SIGTERM;
 #  7. Slurm unreachable or no configuration: exit 1 with a message; unknown
-#     policy: exit 2.
+#     policy: exit 2; --config read, overridden by the command line, an
+#     unknown key exits 2 naming file, line and key;
+#  8. a pin on a job whose AdminComment holds someone else's text keeps the
+#     text (marker appended, state file entry); its node drained, Slurm keeps
+#     the job PENDING (ReqNodeNotAvail) with idle nodes, the advisor moves
+#     the pin and the job runs on the new node;
+#  9. --unpin-all removes exactly the advisor's pins (not a user's -w, not a
+#     copied marker without a state entry), comments intact;
+# 10. a DOWN partition: no pins, an earlier pin removed;
+# 11. slurmctld restarted in the middle of a loop run: a failed cycle, retried
+#     with backoff, resumed by the same process (mirror built once); a second
+#     advisor on the same state directory is refused;
+# 12. MIG GRES (test bed node gn5, MIG_NODE=1) mirrored as MIG sub-nodes: the
+#     advisor picks the free instances Slurm then uses.
+#
+# The queue gate: Slurm starts a job the moment it is submitted if it fits,
+# so jobs are queued while the partition's MaxTime is 1 minute and they ask
+# 30 (PartitionTimeLimit); the partition stays UP, so the advisor places
+# them (a DOWN partition would not do: the advisor leaves its jobs alone).
 #
 # Skips (exit 77) when the Slurm packages, the advisor binary or root are
 # missing; with CI=true (where .ci/run installs the packages through

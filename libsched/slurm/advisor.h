@@ -21,6 +21,10 @@
  * takes 1000 milli; k shards in use on a GPU with S shards per GPU take
  * k x 1000 / S milli (S must divide 1000; otherwise any shard use takes the
  * GPU whole). A shard request of k becomes one GPU with k x 1000 / S milli.
+ * Each MIG-like type of a node ("gpu:3g.40gb:2") is a mirror node of its
+ * own, "NODE/TYPE", static MIG with one GPU per instance (README: MIG GRES);
+ * it shares the node's CPUs and memory (allocated on every mirror node of
+ * the Slurm node).
  */
 #ifndef LSCHED_SLURM_ADVISOR_H
 #define LSCHED_SLURM_ADVISOR_H

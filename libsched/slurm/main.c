@@ -8,6 +8,11 @@
  * (required nodes). Running jobs are never touched. Decisions are printed as
  * JSON lines on stdout (README "lsched-slurm-advisor" lists the keys).
  *
+ * The mirror (one libsched cluster and policy) lives as long as the process
+ * and is brought up to date each cycle; the pins the advisor set are known
+ * by its state file and its AdminComment marker (pins.c). Options come from
+ * one table (conf.c) for the command line and --config files.
+ *
  * Exit status: 0 success, 1 Slurm unreachable or an update failed, 2 bad
  * usage.
  */
