@@ -618,7 +618,10 @@ START_TEST(pin_ownership_needs_both_records) {
   ck_assert_int_eq(adv_pin_classify(&p, 7, "gn1", NULL), ADV_PIN_OTHER);
   ck_assert_int_eq(p.n, 2);
   ck_assert_uint_eq(p.v[0].job, 7); /* sorted */
+  ck_assert_int_eq(adv_pins_index(&p, 101), 1);
+  ck_assert_int_eq(adv_pins_index(&p, 8), -1);
   adv_pins_del(&p, 7);
+  ck_assert_int_eq(adv_pins_index(&p, 101), 0);
   ck_assert_ptr_null(adv_pins_get(&p, 7));
   ck_assert_str_eq(adv_pins_get(&p, 101), "gn2");
   ck_assert_int_eq(adv_pins_set(&p, 5, "bad name"), -1);

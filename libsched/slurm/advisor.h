@@ -12,7 +12,7 @@
  *               priority order, the JSON lines and the --dump file (libsched
  *               only, no libslurm).
  *   pins.c      which pins are the advisor's own: the state file and the
- *               AdminComment marker (libc only).
+ *               AdminComment marker (libc and fsync).
  *   conf.c      the option table, --config files (libc only).
  *
  * Mirror model (README "lsched-slurm-advisor"): one libsched node per Slurm
@@ -327,6 +327,8 @@ int adv_pins_load(adv_pins *p, const char *path, char *err, size_t errlen);
 /* Writes PATH.tmp and renames it over path. 0 or -1 with err. */
 int adv_pins_save(adv_pins *p, const char *path, char *err, size_t errlen);
 const char *adv_pins_get(const adv_pins *p, uint32_t job);
+/* Index of job's entry in p->v (O(log pins)), or -1. */
+int adv_pins_index(const adv_pins *p, uint32_t job);
 int adv_pins_set(adv_pins *p, uint32_t job, const char *node);
 void adv_pins_del(adv_pins *p, uint32_t job);
 void adv_pins_free(adv_pins *p);

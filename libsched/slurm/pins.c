@@ -1,5 +1,5 @@
 /*
- * Which pins are the advisor's own (libc only; no libslurm).
+ * Which pins are the advisor's own (libc and POSIX fsync; no libslurm).
  *
  * A pin is the required node (ReqNodeList) the advisor set on a pending
  * job. Two records say it is ours, and a pin counts as ours only when both
@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MARK_OPEN "[" ADV_MARKER " "
 #define MARK_ON " placed on "
@@ -107,6 +108,11 @@ static adv_pin *pins_find(const adv_pins *p, uint32_t job) {
   adv_pin key;
   key.job = job;
   return p->n ? bsearch(&key, p->v, (size_t)p->n, sizeof key, pin_cmp) : NULL;
+}
+
+int adv_pins_index(const adv_pins *p, uint32_t job) {
+  const adv_pin *e = pins_find(p, job);
+  return e ? (int)(e - p->v) : -1;
 }
 
 const char *adv_pins_get(const adv_pins *p, uint32_t job) {
@@ -230,6 +236,7 @@ int adv_pins_save(adv_pins *p, const char *path, char *err, size_t errlen) {
     fprintf(f, "%lu %s\n", (unsigned long)p->v[i].job, p->v[i].node);
   int bad = ferror(f);
   bad |= fflush(f) != 0;
+  bad |= fsync(fileno(f)) != 0; /* on disk before it replaces the old file */
   if (fclose(f) || bad || rename(tmp, path)) {
     snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
     remove(tmp);

@@ -401,17 +401,25 @@ static int set_req_nodes(const adv_job *j, const char *node,
   return -1;
 }
 
-/* Forgets pins of jobs that are no longer pending or no longer ours. */
+/* Forgets pins of jobs that are no longer pending or no longer ours:
+ * O((jobs + pins) log pins). */
 void adv_pins_prune(adv_pins *pins, const adv_snapshot *s) {
-  for (int i = pins->n; i-- > 0;) {
-    uint32_t id = pins->v[i].job;
-    int keep = 0;
-    for (int k = 0; k < s->njobs && !keep; k++)
-      if (s->jobs[k].id == id)
-        keep = s->jobs[k].ours;
-    if (!keep)
-      adv_pins_del(pins, id);
+  uint8_t *keep = calloc((size_t)(pins->n ? pins->n : 1), 1);
+  if (!keep)
+    return; /* keeping a stale entry is harmless: the marker must agree */
+  for (int k = 0; k < s->njobs; k++) {
+    int i = s->jobs[k].ours ? adv_pins_index(pins, s->jobs[k].id) : -1;
+    if (i >= 0)
+      keep[i] = 1;
   }
+  int w = 0;
+  for (int i = 0; i < pins->n; i++)
+    if (keep[i])
+      pins->v[w++] = pins->v[i];
+  if (w != pins->n)
+    pins->dirty = 1;
+  pins->n = w;
+  free(keep);
 }
 
 static int pinned_node_unknown(const adv_snapshot *s, const adv_job *j) {
