@@ -440,13 +440,49 @@ static int cmp_count_desc(const void *a, const void *b) {
   return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* n run times log-uniform from 1 s to 17 h, every 997th of 20 h. */
+static void synth_runs(int64_t *run, size_t n) {
+  uint64_t x = 0x243F6A8885A308D3ull;
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    double u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
+    run[i] = (int64_t)(1e6 * exp(u * log(17.0 * H_)));
+  }
+  for (size_t i = 0; i < n / 997; i++)
+    run[i * 997] = S(20 * H_);
+}
+
+/* Jobs per estimate of est[0..n), most used first: {count, time}; the
+ * number of distinct estimates into *nd. */
+static int64_t (*count_estimates(const uint32_t *est, size_t n,
+                                 size_t *nd))[2] {
+  uint32_t *sorted = malloc(n * sizeof *sorted);
+  int64_t(*cnt)[2] = malloc(n * sizeof *cnt);
+  ck_assert(sorted && cnt);
+  memcpy(sorted, est, n * sizeof *sorted);
+  qsort(sorted, n, sizeof *sorted, cmp_u32);
+  *nd = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!*nd || cnt[*nd - 1][1] != sorted[i]) {
+      cnt[*nd][0] = 0;
+      cnt[(*nd)++][1] = sorted[i];
+    }
+    cnt[*nd - 1][0]++;
+  }
+  qsort(cnt, *nd, sizeof *cnt, cmp_count_desc);
+  free(sorted);
+  return cnt;
+}
+
 /*
  * The model's distribution on 100,000 synthetic jobs (run times spread
  * log-uniformly from 1 s to 17 h, plus 100 jobs of 20 h) with M = 18 h:
  * - the 20 most used estimates are the 20 head times (model_fixed_parts);
  * - they hold 89% of the jobs, and the x-th most used holds
  *   a e^(bx) + c percent (a = 14.0491, b = -0.177531, c = 0.462513) for
- *   x = 2..20, the first 89 minus the sum of those (21.69%);
+ *   x = 2..20, the first 89 minus the sum of those (21.73%);
  * - the 21st most used (the first of the tail) holds 11% x 21^-2.267 /
  *   sum of r^-2.267 over the tail's ranks r = 21 .. 20 + (bins - 20);
  * within a tolerance of K + 30 jobs (K = 378 estimates for 100,000 jobs):
@@ -463,19 +499,11 @@ START_TEST(model_distribution) {
   int64_t *run = malloc(n * sizeof *run);
   uint32_t *est = malloc(n * sizeof *est), *est2 = malloc(n * sizeof *est2);
   ck_assert(run && est && est2);
-  uint64_t x = 0x243F6A8885A308D3ull;
-  for (size_t i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    double u = (double)(x >> 11) / 9007199254740992.0; /* [0, 1) */
-    run[i] = (int64_t)(1e6 * exp(u * log(17.0 * H_)));
-  }
-  for (size_t i = 0; i < 100; i++)
-    run[i * 997] = S(20 * H_);
+  synth_runs(run, n);
   char err[512];
   const int64_t M = 18 * H_;
-  ck_assert_msg(est_model_tsafrir05(est, run, n, M, 7, err, sizeof err) == 0,
+  sim_est_model_params mp = {M, 0, 7};
+  ck_assert_msg(est_model_tsafrir05(est, run, n, &mp, err, sizeof err) == 0,
                 "%s", err);
   for (size_t i = 0; i < n; i++) {
     if (run[i] <= S(M))
@@ -485,20 +513,8 @@ START_TEST(model_distribution) {
     ck_assert_uint_le(est[i], M);
     ck_assert_uint_gt(est[i], 0);
   }
-  /* Counts per distinct estimate, most used first. */
-  memcpy(est2, est, n * sizeof *est);
-  qsort(est2, n, sizeof *est2, cmp_u32);
-  int64_t(*cnt)[2] = malloc(n * sizeof *cnt);
-  ck_assert(cnt);
-  size_t nd = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!nd || cnt[nd - 1][1] != est2[i]) {
-      cnt[nd][0] = 0;
-      cnt[nd++][1] = est2[i];
-    }
-    cnt[nd - 1][0]++;
-  }
-  qsort(cnt, nd, sizeof *cnt, cmp_count_desc);
+  size_t nd;
+  int64_t(*cnt)[2] = count_estimates(est, n, &nd);
   int K = tsafrir05_binnum(n);
   ck_assert_int_eq(K, 378);
   ck_assert_uint_le(nd, (size_t)K);
@@ -510,7 +526,7 @@ START_TEST(model_distribution) {
   for (int r = 2; r <= 20; r++)
     sum += share[r] = 14.0491 * exp(-0.177531 * r) + 0.462513;
   share[1] = 89 - sum;
-  ck_assert_double_eq_tol(share[1], 21.69, 0.01);
+  ck_assert_double_eq_tol(share[1], 21.73, 0.01);
   int64_t top = 0;
   for (int r = 1; r <= 20; r++) {
     int in_head = 0;
@@ -529,14 +545,101 @@ START_TEST(model_distribution) {
   ck_assert_double_eq_tol((double)cnt[20][0],
                           11.0 * pow(21, -2.267) / tsum * n / 100, tol);
   /* Seeds. */
-  ck_assert_int_eq(est_model_tsafrir05(est2, run, n, M, 7, err, sizeof err), 0);
+  ck_assert_int_eq(est_model_tsafrir05(est2, run, n, &mp, err, sizeof err), 0);
   ck_assert(memcmp(est, est2, n * sizeof *est) == 0);
-  ck_assert_int_eq(est_model_tsafrir05(est2, run, n, M, 8, err, sizeof err), 0);
+  mp.seed = 8;
+  ck_assert_int_eq(est_model_tsafrir05(est2, run, n, &mp, err, sizeof err), 0);
   ck_assert(memcmp(est, est2, n * sizeof *est) != 0);
   free(cnt);
   free(run);
   free(est);
   free(est2);
+}
+END_TEST
+
+/*
+ * The paper's one-hint mode (model:tsafrir05:MAX_S:P), the same 100,000
+ * jobs and M = 18 h. The raw shares of ranks 2..20 (a e^(bx) + c) add up
+ * to 67.27%:
+ * - P = 40: exactly round(0.4 n) = 40,000 jobs get M, the rest of the
+ *   head (ranks 2..20) is scaled to 89 - 40 = 49%: rank x holds
+ *   raw(x) x 49 / 67.27 (rank 2: 10.30 x 0.7284 = 7.50%);
+ * - P = 11, below the scaled rank 2 (10.30 x 78 / 67.27 = 11.94%) and
+ *   above rank 3 (8.71 x 78 / 67.27 = 10.10%): M gets 11,000 jobs and is
+ *   the second most used; the most used, another head time, holds
+ *   11.94%.
+ * Tolerance as in model_distribution.
+ */
+START_TEST(model_share_at_max) {
+  const size_t n = 100000;
+  int64_t *run = malloc(n * sizeof *run);
+  uint32_t *est = malloc(n * sizeof *est);
+  ck_assert(run && est);
+  synth_runs(run, n);
+  const int64_t M = 18 * H_;
+  const double tol = tsafrir05_binnum(n) + 30;
+  double raw[21], rsum = 0;
+  for (int r = 2; r <= 20; r++)
+    rsum += raw[r] = 14.0491 * exp(-0.177531 * r) + 0.462513;
+  ck_assert_double_eq_tol(rsum, 67.27, 0.01);
+  char err[512];
+  sim_est_model_params mp = {M, 40, 3};
+  ck_assert_msg(est_model_tsafrir05(est, run, n, &mp, err, sizeof err) == 0,
+                "%s", err);
+  size_t nd;
+  int64_t(*cnt)[2] = count_estimates(est, n, &nd);
+  ck_assert_int_eq(cnt[0][1], M);
+  ck_assert_int_eq(cnt[0][0], 40000);
+  for (int r = 2; r <= 20; r++)
+    ck_assert_double_eq_tol((double)cnt[r - 1][0],
+                            raw[r] * 49 / rsum * n / 100, tol);
+  free(cnt);
+  mp.max_pct = 11;
+  ck_assert_msg(est_model_tsafrir05(est, run, n, &mp, err, sizeof err) == 0,
+                "%s", err);
+  cnt = count_estimates(est, n, &nd);
+  ck_assert_int_ne(cnt[0][1], M);
+  ck_assert_double_eq_tol((double)cnt[0][0], raw[2] * 78 / rsum * n / 100,
+                          tol);
+  ck_assert_int_eq(cnt[1][1], M);
+  ck_assert_int_eq(cnt[1][0], 11000);
+  free(cnt);
+  free(run);
+  free(est);
+}
+END_TEST
+
+/*
+ * Jobs the model cannot cover: 1,000 jobs of 50 min with M = 1 h. Its own
+ * share at M (~21.7%) leaves most of them with shorter estimates: an
+ * error that names the option and the smallest share at M, in tenths of
+ * a percent, that covers them; with that share the model works, with a
+ * tenth less it does not.
+ */
+START_TEST(model_cannot_cover) {
+  const size_t n = 1000;
+  int64_t run[1000];
+  uint32_t est[1000];
+  for (size_t i = 0; i < n; i++)
+    run[i] = S(50 * M_);
+  char err[1024];
+  sim_est_model_params mp = {H_, 0, 1};
+  ck_assert_int_eq(est_model_tsafrir05(est, run, n, &mp, err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "--estimates model:tsafrir05: with a maximal "
+                            "estimate of 3600 s the model cannot"),
+                "%s", err);
+  const char *hint = strstr(err, "model:tsafrir05:3600:");
+  ck_assert_msg(hint, "%s", err);
+  double p = atof(hint + strlen("model:tsafrir05:3600:"));
+  ck_assert_double_gt(p, 21.7);
+  ck_assert_double_le(p, 100);
+  mp.max_pct = p;
+  ck_assert_msg(est_model_tsafrir05(est, run, n, &mp, err, sizeof err) == 0,
+                "P = %.1f: %s", p, err);
+  for (size_t i = 0; i < n; i++)
+    ck_assert_int_ge(S(est[i]), run[i]);
+  mp.max_pct = p - 0.1;
+  ck_assert_int_eq(est_model_tsafrir05(est, run, n, &mp, err, sizeof err), -1);
 }
 END_TEST
 
@@ -605,7 +708,8 @@ START_TEST(model_in_a_run) {
   /* The estimates themselves, through the model's function. */
   int64_t run[3] = {S(2 * H_), S(10), S(10)};
   uint32_t est[3];
-  ck_assert_int_eq(est_model_tsafrir05(est, run, 3, H_, 1, err, sizeof err), 0);
+  sim_est_model_params mp = {H_, 0, 1};
+  ck_assert_int_eq(est_model_tsafrir05(est, run, 3, &mp, err, sizeof err), 0);
   ck_assert_uint_eq(est[0], 3600);
   ck_assert_uint_eq(est[1] + est[2], 6300);
   ck_assert(est[1] == 3300 || est[1] == 3000);
@@ -615,10 +719,12 @@ START_TEST(model_in_a_run) {
 END_TEST
 
 /*
- * Random workloads of 300 jobs under the model (default maximum: the
- * longest job, so every estimate is at least its run time): backfill with
- * every decision checked (check_reservations) passes, nothing is killed,
- * and two runs with the same seed are identical.
+ * Random workloads of 300 jobs (run times log-uniform from 1 s to 2 h, as
+ * the logs the model was fitted to: most jobs short) under the model
+ * (default maximum: the longest job, so every estimate is at least its
+ * run time): backfill with every decision checked (check_reservations)
+ * passes, nothing is killed, and two runs with the same seed are
+ * identical.
  */
 START_TEST(model_backfill_checked) {
   uint64_t x = 0x9E3779B97F4A7C15ull + (uint64_t)_i * 7919;
@@ -636,7 +742,8 @@ START_TEST(model_backfill_checked) {
     submit += (int64_t)(x % 600);
     char name[16];
     snprintf(name, sizeof name, "j%d", k);
-    add(&t, name, submit, 1 + (int64_t)((x >> 32) % 7200),
+    double u = (double)(x >> 40) / 16777216.0; /* [0, 1) */
+    add(&t, name, submit, (int64_t)exp(u * log(7200.0)) + 1,
         1 + (int)((x >> 8) % 8), 0);
   }
   sim_result r, r2;
@@ -670,6 +777,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, model_fixed_parts);
   tcase_add_test(tc, model_assign_hand);
   tcase_add_test(tc, model_distribution);
+  tcase_add_test(tc, model_share_at_max);
+  tcase_add_test(tc, model_cannot_cover);
   tcase_add_test(tc, model_in_a_run);
   tcase_add_loop_test(tc, model_backfill_checked, 0, 8);
   suite_add_tcase(s, tc);

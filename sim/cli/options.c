@@ -178,7 +178,7 @@ int cli_parse_estimates(const char *s, void *field) {
     v.kind = SIM_EST_FACTOR;
     v.factor = f;
   } else if (strncmp(s, "model:", 6) == 0) {
-    /* model:NAME or model:NAME:MAX_S (whole seconds). */
+    /* model:NAME[:MAX_S[:P]]: MAX_S whole seconds, P a percentage. */
     const char *name = s + 6, *colon = strchr(name, ':');
     size_t len = colon ? (size_t)(colon - name) : strlen(name);
     v.kind = SIM_EST_MODEL;
@@ -186,11 +186,26 @@ int cli_parse_estimates(const char *s, void *field) {
     if (!v.model)
       return -1;
     if (colon) {
+      char num[32];
+      const char *pc = strchr(colon + 1, ':');
+      size_t ml = pc ? (size_t)(pc - colon - 1) : strlen(colon + 1);
       uint64_t m;
-      if (cli_parse_u64(colon + 1, &m) || m < SIM_EST_MODEL_MAX_S_MIN ||
+      if (ml >= sizeof num)
+        return -1;
+      memcpy(num, colon + 1, ml);
+      num[ml] = 0;
+      if (cli_parse_u64(num, &m) || m < SIM_EST_MODEL_MAX_S_MIN ||
           m > SIM_EST_MODEL_MAX_S_MAX)
         return -1;
       v.max_s = (int64_t)m;
+      if (pc) {
+        char *end;
+        errno = 0;
+        double pct = strtod(pc + 1, &end);
+        if (end == pc + 1 || *end || errno || !(pct > 0) || pct > 100)
+          return -1;
+        v.max_pct = pct;
+      }
     }
   } else {
     return -1;
@@ -498,6 +513,7 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
     opt->estimate_factor = rc->estimates.factor;
   opt->estimate_model = rc->estimates.model;
   opt->estimate_model_max_s = rc->estimates.max_s;
+  opt->estimate_model_max_pct = rc->estimates.max_pct;
   opt->overrun = rc->overrun;
   opt->check_reservations = rc->check;
   opt->migration_fixed_s = rc->mig_fixed;

@@ -118,10 +118,12 @@ typedef struct sim_options {
    * --estimates factor:F); TRACE each job's requested time (job_record
    * req_s), the true duration for a job without one; MODEL drawn per job
    * by estimate_model (seeded by seed) with the largest estimate
-   * estimate_model_max_s (whole seconds; 0: the model's default). */
+   * estimate_model_max_s (whole seconds; 0: the model's default) given to
+   * estimate_model_max_pct percent of the jobs (0: the model's share). */
   sim_estimates estimates;
   const struct sim_est_model *estimate_model;
   int64_t estimate_model_max_s;
+  double estimate_model_max_pct;
   /* A job that reaches its estimate: killed there (status JOB_KILLED) or
    * extended (it runs on; reservations take it as ending at any moment).
    * DEFAULT: kill for TRACE and MODEL, extend otherwise (never reached

@@ -122,8 +122,9 @@ int est_model_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
     return -2;
   }
   m->n = n;
-  rc = o->estimate_model->fn(m->est_s, run, n, o->estimate_model_max_s,
-                             o->seed, e->err, e->errlen);
+  sim_est_model_params mp = {o->estimate_model_max_s,
+                             o->estimate_model_max_pct, o->seed};
+  rc = o->estimate_model->fn(m->est_s, run, n, &mp, e->err, e->errlen);
   free(run);
   if (!rc && engine_add_part(e, &est_model_ops, m))
     rc = -2, snprintf(e->err, e->errlen, "too many parts in one run");

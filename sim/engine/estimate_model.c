@@ -169,8 +169,9 @@ int tsafrir05_head_times(int64_t max_s, int64_t head[TOP]) {
 }
 
 /* The popularity rank (1..nt) of each of the nt head times by time-rank
- * (step 2 of the header comment). */
-static void head_ranks(int nt, gsl_rng *r, int rank[TOP]) {
+ * (step 2 of the header comment); the maximum (time-rank 0) has max_rank
+ * (1 unless a share given for it ranks it lower). */
+static void head_ranks(int nt, int max_rank, gsl_rng *r, int rank[TOP]) {
   /* bound[pr]: the last time-rank where pr occurs in the table. */
   int bound[TOP + 1];
   for (int pr = 0; pr <= TOP; pr++)
@@ -190,7 +191,7 @@ static void head_ranks(int nt, gsl_rng *r, int rank[TOP]) {
     }
     int pick = -1;
     if (ttr == 0)
-      pick = 1; /* the maximum is the most popular */
+      pick = max_rank; /* the maximum: the most popular by default */
     for (int pr = 1; pick < 0 && pr <= nt; pr++)
       if (bound[pr] <= ttr && !chosen[pr])
         pick = pr; /* due: its last row in the table */
@@ -250,11 +251,16 @@ static int cmp_bin_size(const void *a, const void *b) {
   return (x->time_s > y->time_s) - (x->time_s < y->time_s);
 }
 
-/* Step 4's equalisation: the bins' counts add up to n after it. 0 or -2. */
-static int adjust_njobs(sim_est_bin *bins, int nb, size_t n) {
-  int64_t sum = 0;
-  for (int i = 0; i < nb; i++)
+/* Step 4's equalisation: the bins' counts add up to n after it, the bin
+ * of time fixed_s (a count given for it; -1: none) left as it is. 0 or
+ * -2. */
+static int adjust_njobs(sim_est_bin *bins, int nb, size_t n, int64_t fixed_s) {
+  int64_t sum = 0, fixed = 0;
+  for (int i = 0; i < nb; i++) {
     sum += bins[i].njobs;
+    if (bins[i].time_s == fixed_s)
+      fixed = bins[i].njobs;
+  }
   int64_t diff = (int64_t)n > sum ? (int64_t)n - sum : sum - (int64_t)n;
   int sign = (int64_t)n > sum ? 1 : -1;
   if (!diff)
@@ -262,14 +268,17 @@ static int adjust_njobs(sim_est_bin *bins, int nb, size_t n) {
   sim_est_bin **by = malloc((size_t)nb * sizeof *by);
   if (!by)
     return -2;
-  const double jsum = (double)sum; /* as the reference: the first sum */
+  /* As the reference: the first sum of the other bins. */
+  const double jsum = (double)(sum - fixed);
   for (int attempt = 0; diff && attempt < 4; attempt++) {
+    int m = 0;
     for (int i = 0; i < nb; i++)
-      by[i] = &bins[i];
-    qsort(by, (size_t)nb, sizeof *by, cmp_bin_size);
+      if (bins[i].time_s != fixed_s)
+        by[m++] = &bins[i];
+    qsort(by, (size_t)m, sizeof *by, cmp_bin_size);
     double f = (double)diff / jsum;
     int64_t cur = diff;
-    for (int i = 0; i < nb && cur; i++) {
+    for (int i = 0; i < m && cur; i++) {
       int64_t nj = by[i]->njobs, adj;
       if (!nj)
         continue;
@@ -296,9 +305,14 @@ static int adjust_njobs(sim_est_bin *bins, int nb, size_t n) {
   return 0;
 }
 
-int tsafrir05_dist(sim_est_bin *bins, size_t n, int64_t max_s, gsl_rng *r) {
+int tsafrir05_dist(sim_est_bin *bins, size_t n, int64_t max_s, double max_pct,
+                   gsl_rng *r) {
   int K = tsafrir05_binnum(n);
-  /* Head: times, shares by popularity rank, ranks by time-rank. */
+  /* Head: times, shares by popularity rank, ranks by time-rank. The
+   * shares of ranks 2..nt by the exponential, the first 89% less their
+   * sum (gen_head_binsiz). Given a share P for the maximum, the others
+   * are scaled to 89 - P (zero from P >= 89) and the maximum takes the
+   * rank of P among them (gen_head_binsiz_merge; 1 unless P is small). */
   int64_t head[TOP];
   int nt = tsafrir05_head_times(max_s, head);
   double hsize[TOP], sum = 0;
@@ -306,10 +320,23 @@ int tsafrir05_dist(sim_est_bin *bins, size_t n, int64_t max_s, gsl_rng *r) {
     hsize[i] = head_a * exp(head_b * (double)(i + 1)) + head_c;
     sum += hsize[i];
   }
-  hsize[0] = HEAD_SUM - sum;
-  qsort(hsize, (size_t)nt, sizeof *hsize, cmp_dbl_desc);
+  int max_rank = 1;
+  if (max_pct > 0) {
+    double f = max_pct < HEAD_SUM ? (HEAD_SUM - max_pct) / sum : 0;
+    for (int i = 1; i < nt; i++)
+      hsize[i] *= f;
+    qsort(hsize + 1, (size_t)nt - 1, sizeof *hsize, cmp_dbl_desc);
+    while (max_rank < nt && hsize[max_rank] > max_pct) {
+      hsize[max_rank - 1] = hsize[max_rank];
+      max_rank++;
+    }
+    hsize[max_rank - 1] = max_pct;
+  } else {
+    hsize[0] = HEAD_SUM - sum;
+    qsort(hsize, (size_t)nt, sizeof *hsize, cmp_dbl_desc);
+  }
   int rank[TOP];
-  head_ranks(nt, r, rank);
+  head_ranks(nt, max_rank, r, rank);
   int nb = 0;
   double *pct = malloc(((size_t)(K > nt ? K : nt) + 1) * sizeof *pct);
   int64_t *tail = malloc(((size_t)(K > nt ? K - nt : 0) + 1) * sizeof *tail);
@@ -358,11 +385,15 @@ int tsafrir05_dist(sim_est_bin *bins, size_t n, int64_t max_s, gsl_rng *r) {
     double j = round(pct[i] * ((double)n / 100.0));
     bins[i].njobs = j < 1 ? 1 : (int64_t)j;
   }
+  if (max_pct > 0) { /* the given share, as a count, stays as it is */
+    double j = round(max_pct * ((double)n / 100.0));
+    bins[0].njobs = j > (double)n ? (int64_t)n : (int64_t)j;
+  }
   free(pct);
   free(tail);
   free(tsize);
   qsort(bins, (size_t)nb, sizeof *bins, cmp_bin_time);
-  if (adjust_njobs(bins, nb, n))
+  if (adjust_njobs(bins, nb, n, max_pct > 0 ? max_s : -1))
     return -2;
   return nb;
 }
@@ -422,17 +453,92 @@ int sim_est_assign(uint32_t *est_s, const int64_t *run_us, size_t n,
   return 0;
 }
 
+/* The bins' estimates, largest first, into sests (n of them). 0, or -1
+ * when the bins do not hold n jobs. */
+static int flatten(uint32_t *sests, size_t n, const sim_est_bin *bins,
+                   int nb) {
+  size_t k = 0;
+  for (int b = nb - 1; b >= 0; b--)
+    for (int64_t j = 0; j < bins[b].njobs; j++) {
+      if (k == n)
+        return -1;
+      sests[k++] = (uint32_t)bins[b].time_s;
+    }
+  return k == n ? 0 : -1;
+}
+
+/* 1 if the estimates sests (largest first) cover the run times sorted
+ * from longest (run_desc, longer than sests[0] counting as sests[0]). */
+static int covers(const uint32_t *sests, const int64_t *run_desc, size_t n) {
+  int64_t cap = (int64_t)sests[0] * 1000000;
+  for (size_t k = 0; k < n; k++)
+    if ((run_desc[k] < cap ? run_desc[k] : cap) > (int64_t)sests[k] * 1000000)
+      return 0;
+  return 1;
+}
+
+static int cmp_i64_desc(const void *a, const void *b) {
+  return cmp_i64(b, a);
+}
+
 /* gsl_rng_mt19937 keeps the low 32 bits of its seed: fold the high half
  * in, as traces/synth.c does. */
 static unsigned long fold_seed(uint64_t seed) {
   return (unsigned long)((seed ^ (seed >> 32)) & 0xffffffffu);
 }
 
+/* The estimates of n jobs for max_s and max_pct from seed, largest first,
+ * into sests; bins is scratch. 0, -2 out of memory. The random stream is
+ * left in r for the assignment. */
+static int draw(uint32_t *sests, size_t n, int64_t max_s, double max_pct,
+                sim_est_bin *bins, gsl_rng *r, uint64_t seed) {
+  gsl_rng_set(r, fold_seed(seed));
+  int nb = tsafrir05_dist(bins, n, max_s, max_pct, r);
+  if (nb < 0)
+    return nb;
+  return flatten(sests, n, bins, nb) ? -2 : 0;
+}
+
+/*
+ * When the estimates do not cover the jobs: the smallest share at the
+ * maximum, in tenths of a percent from the one tried up to 100, that
+ * does. The other draws do not depend on the share from the model's own
+ * on (the maximum stays the most popular), and a larger share only moves
+ * jobs from shorter estimates to the maximum, so coverage grows with it:
+ * a bisection. 0 (none found or out of memory) or the share.
+ */
+static double covering_share(const int64_t *run_us, size_t n, int64_t max_s,
+                             double tried, sim_est_bin *bins, uint32_t *sests,
+                             gsl_rng *r, uint64_t seed) {
+  int64_t *run = malloc(n * sizeof *run);
+  if (!run)
+    return 0;
+  memcpy(run, run_us, n * sizeof *run);
+  qsort(run, n, sizeof *run, cmp_i64_desc);
+  int lo = (int)floor(tried * 10), hi = 1000; /* lo fails, hi covers */
+  if (draw(sests, n, max_s, 100, bins, r, seed) || !covers(sests, run, n))
+    hi = 0;
+  while (hi && hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    if (draw(sests, n, max_s, mid / 10.0, bins, r, seed)) {
+      hi = 0;
+      break;
+    }
+    if (covers(sests, run, n))
+      hi = mid;
+    else
+      lo = mid;
+  }
+  free(run);
+  return hi / 10.0;
+}
+
 int est_model_tsafrir05(uint32_t *est_s, const int64_t *run_us, size_t n,
-                        int64_t max_s, uint64_t seed, char *err,
+                        const sim_est_model_params *p, char *err,
                         size_t errlen) {
   if (!n)
     return 0;
+  int64_t max_s = p->max_s;
   if (!max_s) {
     int64_t longest = 0;
     for (size_t i = 0; i < n; i++)
@@ -447,23 +553,27 @@ int est_model_tsafrir05(uint32_t *est_s, const int64_t *run_us, size_t n,
   int rc = -2;
   if (!bins || !sests || !r)
     goto out;
-  gsl_rng_set(r, fold_seed(seed));
-  int nb = tsafrir05_dist(bins, n, max_s, r);
-  if (nb < 0)
+  if ((rc = draw(sests, n, max_s, p->max_pct, bins, r, p->seed)))
     goto out;
-  /* The n estimates, largest first (the bins are sorted by time). */
-  size_t k = 0;
-  for (int b = nb - 1; b >= 0; b--)
-    for (int64_t j = 0; j < bins[b].njobs && k < n; j++)
-      sests[k++] = (uint32_t)bins[b].time_s;
   char why[256];
   rc = sim_est_assign(est_s, run_us, n, sests, r, why, sizeof why);
-  if (rc == -1)
+  if (rc == -1) {
+    /* The model's own share is 89 - the sum of ranks 2..20 (~21.7%). */
+    double tried = p->max_pct > 0 ? p->max_pct : 21.7;
+    double share = covering_share(run_us, n, max_s, tried, bins, sests, r,
+                                  p->seed);
+    char hint[128] = "";
+    if (share > 0)
+      snprintf(hint, sizeof hint,
+               ", or a larger share of jobs at it: model:tsafrir05:%lld:%.1f "
+               "is the smallest that covers these jobs",
+               (long long)max_s, share);
     snprintf(err, errlen,
              "--estimates model:tsafrir05: with a maximal estimate of %lld s "
              "the model cannot give every job an estimate at least its run "
-             "time: %s; give a larger one (model:tsafrir05:MAX_S)",
-             (long long)max_s, why);
+             "time: %s; give a larger maximum (model:tsafrir05:MAX_S)%s",
+             (long long)max_s, why, hint);
+  }
 out:
   gsl_rng_free(r);
   free(bins);

@@ -15,16 +15,24 @@
 
 #include <gsl/gsl_rng.h>
 
+/* What a run tells a model (--estimates model:NAME[:MAX_S[:P]]). */
+typedef struct sim_est_model_params {
+  int64_t max_s;  /* the largest estimate the modeled system allows, whole
+                     seconds; 0: the model chooses it from the run times */
+  double max_pct; /* percent of jobs whose estimate is max_s (the paper's
+                     one-hint mode); 0: the model's own share */
+  uint64_t seed;  /* the run's --seed */
+} sim_est_model_params;
+
 /*
  * A model: estimates in whole seconds (> 0) for n jobs of run times run_us
- * (microseconds, >= 0; job i's estimate into est_s[i]), with max_s the
- * largest estimate the modeled system allows (0: the model chooses it
- * from the run times), drawn from seed (the run's --seed): the same
- * inputs give the same estimates. 0; -1 when the model cannot give these
- * jobs estimates (err says why, naming the option); -2 out of memory.
+ * (microseconds, >= 0; job i's estimate into est_s[i]), drawn from p->seed:
+ * the same inputs give the same estimates. 0; -1 when the model cannot
+ * give these jobs estimates (err says why, naming the option); -2 out of
+ * memory.
  */
 typedef int (*sim_est_model_fn)(uint32_t *est_s, const int64_t *run_us,
-                                size_t n, int64_t max_s, uint64_t seed,
+                                size_t n, const sim_est_model_params *p,
                                 char *err, size_t errlen);
 
 /* The table: X(NAME, function), one row per model. */
@@ -43,13 +51,14 @@ typedef struct sim_est_model {
 const sim_est_model *sim_est_model_find(const char *name, size_t len);
 
 /* MAX_S of model:NAME:MAX_S: whole seconds in this range (the Tsafrir
- * model needs at least an hour; 10^9 s keeps estimates in 32 bits). */
+ * model needs at least an hour; 10^9 s keeps estimates in 32 bits); P of
+ * model:NAME:MAX_S:P a percentage in (0, 100]. */
 #define SIM_EST_MODEL_MAX_S_MIN 3600
 #define SIM_EST_MODEL_MAX_S_MAX 1000000000
 
 #define X_(name, fn)                                                           \
-  int fn(uint32_t *est_s, const int64_t *run_us, size_t n, int64_t max_s,      \
-         uint64_t seed, char *err, size_t errlen);
+  int fn(uint32_t *est_s, const int64_t *run_us, size_t n,                     \
+         const sim_est_model_params *p, char *err, size_t errlen);
 SIM_EST_MODELS(X_)
 #undef X_
 
@@ -72,8 +81,11 @@ int64_t tsafrir05_default_max(int64_t longest_us);
 int tsafrir05_head_times(int64_t max_s, int64_t head[20]);
 /* The histogram of n > 0 jobs' estimates for max_s (>= 3600) into bins
  * (room for tsafrir05_binnum(n) + 20): sorted by time, every njobs >= 0,
- * their sum n. Returns the number of bins, or -2 when out of memory. */
-int tsafrir05_dist(sim_est_bin *bins, size_t n, int64_t max_s, gsl_rng *r);
+ * their sum n; max_pct percent of the jobs (rounded) at max_s, or the
+ * model's own share when max_pct is 0. Returns the number of bins, or -2
+ * when out of memory. */
+int tsafrir05_dist(sim_est_bin *bins, size_t n, int64_t max_s, double max_pct,
+                   gsl_rng *r);
 /* The assignment (est_model.cc est_assign/shuffle): sests holds n
  * estimates sorted from largest to smallest (seconds; it is permuted);
  * each job gets one of them, at least its run time (a job longer than
