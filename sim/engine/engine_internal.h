@@ -11,7 +11,9 @@
  *                     starting and re-timing jobs
  *   queue.c, queue.h  the waiting queue and the table of disciplines;
  *                     queue_{fifo,skip,backfill,priority}.c one each
- *   reserve.c         EASY reservations and runtime estimates
+ *   reserve.c         EASY reservations
+ *   estimate.c        runtime estimates (--estimates, --overrun) and the
+ *                     estimate-model part; estimate_model.c the models
  *   migrate.c         migration and preemption of running jobs (a part)
  *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays

@@ -12,7 +12,8 @@
  *  1. Number of distinct estimates K (est_model.cc get_binnum, the default
  *     linear model): piecewise linear in n through (0,0) (20,10) (200,20)
  *     (1000,35) (10000,90) (70000,340) (250000,565), 565 beyond.
- *  2. Head (the paper's "20 popular values", Sec. 5): the times are M
+ *  2. Head (the paper's abstract: "only 20 different values are used as
+ *     estimates for about 90% of the jobs"): the times are M
  *     (time-rank 0) and the values of 5m 15m 10m 20m 30m 1h 2h 3h 4h 5h 6h
  *     8h 10h 12h 18h (the estimates all four modeled logs share) below M,
  *     completed to 20 with multiples of 200h, 100h, 50h, 10h, 5h, 2h, 1h,
@@ -44,6 +45,14 @@
  *     running for it (it gets the largest, M). The model fails (as the
  *     reference does) when the k-th longest job is longer than the k-th
  *     largest estimate for some k: too many long jobs for M.
+ *
+ * A share P of jobs at M (model:tsafrir05:MAX_S:P) is the reference's
+ * user-supplied bin for M, the mode the paper's abstract describes
+ * ("providing our model with only the maximal allowed estimate value,
+ * along with the percentage of jobs that have used it"): M gets round(P n
+ * / 100) jobs, kept out of step 4, the other head shares are scaled to 89
+ * - P (zero from 89 on), and M takes the rank of P among them
+ * (gen_head_binsiz, gen_head_binsiz_merge, gen_head_user_constraint).
  *
  * Where this differs from the reference, and why: random draws come from
  * one GSL mt19937 stream seeded by the run's --seed (the reference mixes
@@ -85,8 +94,8 @@ const sim_est_model *sim_est_model_find(const char *name, size_t len) {
 
 /* Popularity rank (1 = most popular) of the estimate with top-20
  * time-rank ttr (0 = the maximum, then 1..19 from the shortest) in the
- * SDSC SP2, CTC SP2, KTH SP2 and LANL Blue logs (the paper's Sec. 5;
- * est_model.cc TIMRNK_TO_POPRNK). */
+ * SDSC SP2, CTC SP2, KTH SP2 and LANL Blue logs (est_model.cc
+ * TIMRNK_TO_POPRNK, the columns sdsc-106, ctc, kth4h, blue). */
 static const unsigned char timrnk_to_poprnk[TOP][NTRACES] = {
     {3, 1, 1, 1},    {1, 3, 4, 6},    {4, 4, 10, 5},   {17, 2, 14, 3},
     {13, 12, 20, 7}, {7, 9, 2, 2},    {8, 8, 3, 18},   {18, 18, 7, 19},
