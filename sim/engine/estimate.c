@@ -73,8 +73,8 @@ static int run_times(engine *e, const trace *t, int64_t **out, size_t *n) {
     job_record jr;
     const char *name;
     uint64_t idx;
-    while (!rc && (rc = src_next(&e->src, &jr, &name, &idx, e->err,
-                                 e->errlen)) == 1) {
+    while (!rc &&
+           (rc = src_next(&e->src, &jr, &name, &idx, e->err, e->errlen)) == 1) {
       if (*n == cap) {
         int64_t *g = realloc(run, 2 * cap * sizeof *run);
         if (!g)
@@ -122,8 +122,8 @@ int est_model_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
     return -2;
   }
   m->n = n;
-  sim_est_model_params mp = {o->estimate_model_max_s,
-                             o->estimate_model_max_pct, o->seed};
+  sim_est_model_params mp = {o->estimate_model_max_s, o->estimate_model_max_pct,
+                             o->seed};
   rc = o->estimate_model->fn(m->est_s, run, n, &mp, e->err, e->errlen);
   free(run);
   if (!rc && engine_add_part(e, &est_model_ops, m))

@@ -97,30 +97,29 @@ const sim_est_model *sim_est_model_find(const char *name, size_t len) {
  * SDSC SP2, CTC SP2, KTH SP2 and LANL Blue logs (est_model.cc
  * TIMRNK_TO_POPRNK, the columns sdsc-106, ctc, kth4h, blue). */
 static const unsigned char timrnk_to_poprnk[TOP][NTRACES] = {
-    {3, 1, 1, 1},    {1, 3, 4, 6},    {4, 4, 10, 5},   {17, 2, 14, 3},
-    {13, 12, 20, 7}, {7, 9, 2, 2},    {8, 8, 3, 18},   {18, 18, 7, 19},
-    {2, 6, 12, 4},   {6, 7, 6, 11},   {16, 11, 19, 20}, {10, 20, 5, 9},
-    {5, 16, 18, 10}, {15, 5, 16, 14}, {14, 14, 9, 13}, {19, 13, 17, 16},
-    {11, 10, 15, 15}, {12, 15, 13, 17}, {9, 17, 8, 8}, {20, 19, 11, 12},
+    {3, 1, 1, 1},     {1, 3, 4, 6},     {4, 4, 10, 5},    {17, 2, 14, 3},
+    {13, 12, 20, 7},  {7, 9, 2, 2},     {8, 8, 3, 18},    {18, 18, 7, 19},
+    {2, 6, 12, 4},    {6, 7, 6, 11},    {16, 11, 19, 20}, {10, 20, 5, 9},
+    {5, 16, 18, 10},  {15, 5, 16, 14},  {14, 14, 9, 13},  {19, 13, 17, 16},
+    {11, 10, 15, 15}, {12, 15, 13, 17}, {9, 17, 8, 8},    {20, 19, 11, 12},
 };
 
 /* The estimates all four logs have among their 20 most popular. */
 static const int64_t joint_s[] = {
-    5 * MIN_S,  15 * MIN_S, 10 * MIN_S, 20 * MIN_S, 30 * MIN_S,
-    1 * HOUR_S, 2 * HOUR_S, 3 * HOUR_S, 4 * HOUR_S, 5 * HOUR_S,
+    5 * MIN_S,  15 * MIN_S, 10 * MIN_S,  20 * MIN_S,  30 * MIN_S,
+    1 * HOUR_S, 2 * HOUR_S, 3 * HOUR_S,  4 * HOUR_S,  5 * HOUR_S,
     6 * HOUR_S, 8 * HOUR_S, 10 * HOUR_S, 12 * HOUR_S, 18 * HOUR_S};
 
 /* Multiples of these complete the head, counted down from the maximum. */
-static const int64_t round_s[] = {200 * HOUR_S, 100 * HOUR_S, 50 * HOUR_S,
-                                  10 * HOUR_S,  5 * HOUR_S,   2 * HOUR_S,
-                                  1 * HOUR_S,   20 * MIN_S,   10 * MIN_S,
-                                  5 * MIN_S};
+static const int64_t round_s[] = {
+    200 * HOUR_S, 100 * HOUR_S, 50 * HOUR_S, 10 * HOUR_S, 5 * HOUR_S,
+    2 * HOUR_S,   1 * HOUR_S,   20 * MIN_S,  10 * MIN_S,  5 * MIN_S};
 
 /* (jobs, distinct estimates): the linear model of K. */
 static const struct {
   int njobs, nests;
-} binnum_points[] = {{0, 0},       {20, 10},      {200, 20},     {1000, 35},
-                     {10000, 90},  {70000, 340},  {250000, 565}};
+} binnum_points[] = {{0, 0},      {20, 10},     {200, 20},    {1000, 35},
+                     {10000, 90}, {70000, 340}, {250000, 565}};
 
 /* The model's parameters (est_model.hh defaults). */
 static const double head_a = 14.0491, head_b = -0.177531, head_c = 0.462513;
@@ -292,10 +291,18 @@ static int adjust_njobs(sim_est_bin *bins, int nb, size_t n, int64_t fixed_s) {
       if (!nj)
         continue;
       switch (attempt) {
-      case 0: adj = (int64_t)ceil(f * (double)nj); break; /* proportional */
-      case 1: adj = 1; break;                             /* one each */
-      case 2: adj = nj - 1; break;                        /* to one */
-      default: adj = nj; break;                           /* to zero */
+      case 0:
+        adj = (int64_t)ceil(f * (double)nj);
+        break; /* proportional */
+      case 1:
+        adj = 1;
+        break; /* one each */
+      case 2:
+        adj = nj - 1;
+        break; /* to one */
+      default:
+        adj = nj;
+        break; /* to zero */
       }
       if (sign < 0) {
         if (adj > nj)
@@ -464,8 +471,7 @@ int sim_est_assign(uint32_t *est_s, const int64_t *run_us, size_t n,
 
 /* The bins' estimates, largest first, into sests (n of them). 0, or -1
  * when the bins do not hold n jobs. */
-static int flatten(uint32_t *sests, size_t n, const sim_est_bin *bins,
-                   int nb) {
+static int flatten(uint32_t *sests, size_t n, const sim_est_bin *bins, int nb) {
   size_t k = 0;
   for (int b = nb - 1; b >= 0; b--)
     for (int64_t j = 0; j < bins[b].njobs; j++) {
@@ -486,9 +492,7 @@ static int covers(const uint32_t *sests, const int64_t *run_desc, size_t n) {
   return 1;
 }
 
-static int cmp_i64_desc(const void *a, const void *b) {
-  return cmp_i64(b, a);
-}
+static int cmp_i64_desc(const void *a, const void *b) { return cmp_i64(b, a); }
 
 /* gsl_rng_mt19937 keeps the low 32 bits of its seed: fold the high half
  * in, as traces/synth.c does. */
@@ -569,8 +573,8 @@ int est_model_tsafrir05(uint32_t *est_s, const int64_t *run_us, size_t n,
   if (rc == -1) {
     /* The model's own share is 89 - the sum of ranks 2..20 (~21.7%). */
     double tried = p->max_pct > 0 ? p->max_pct : 21.7;
-    double share = covering_share(run_us, n, max_s, tried, bins, sests, r,
-                                  p->seed);
+    double share =
+        covering_share(run_us, n, max_s, tried, bins, sests, r, p->seed);
     char hint[128] = "";
     if (share > 0)
       snprintf(hint, sizeof hint,
