@@ -7,8 +7,11 @@
 #     sim/examples/a100-1000.json hardly a job waits (mean queue time 19 s
 #     under any discipline), on 768 FIFO queues jobs for ~45 min on average.
 # Each under FIFO and EASY (`--queue fifo|backfill`, best-fit) with
-# `--estimates exact`, `factor:2`, `factor:5` and, for SWF, `trace` (field
-# 9; Philly carries no limit, so it has no trace row). Prints one table and
+# `--estimates exact`, `factor:2`, `factor:5`, `model:tsafrir05` (Tsafrir,
+# Etsion & Feitelson's modal model of user estimates, --seed 1, the maximal
+# estimate the longest job in whole hours: 18 h for SWF, 1286 h for
+# Philly) and, for SWF, `trace` (field 9; Philly carries no limit, so it
+# has no trace row). Prints one table and
 # writes it to OUT/table.csv: mean and p95 queue time (s), mean and p95
 # bounded slowdown (threshold 10 s), jobs killed at their estimate; each
 # run's outputs are in OUT/LABEL/QUEUE-ESTIMATES/.
@@ -32,7 +35,7 @@ echo "trace,queue,estimates,queue_mean_s,queue_p95_s,bsld_mean,bsld_p95,jobs_kil
 run_one() { # LABEL QUEUE ESTIMATES ARGS...
   local label=$1 q=$2 est=$3
   shift 3
-  local dir=$OUT/$label/$q-${est/:/}
+  local dir=$OUT/$label/$q-${est//:/}
   "$BIN" run --quiet --out "$dir" --policy best-fit --queue "$q" --estimates "$est" "$@" \
     >"$dir.log" 2>&1 || {
     echo "failed: $label $q $est (see $dir.log)" >&2
@@ -63,7 +66,7 @@ if [ -r "$SWF" ]; then
  "node_groups": [{"name": "n", "count": 16, "gpu_model": "A100-SXM4-80GB", "gpus_per_node": 8,
   "cpu_milli": 256000, "memory_mib": 2097152, "gpu_mode": "exclusive"}]}
 J
-  experiment swf-nasa "exact factor:2 factor:5 trace" --cluster "$OUT/swf128.json" --trace "$SWF"
+  experiment swf-nasa "exact factor:2 factor:5 model:tsafrir05 trace" --cluster "$OUT/swf128.json" --trace "$SWF"
 else
   echo "skipped swf: $SWF not found" >&2
 fi
@@ -73,7 +76,7 @@ if [ -r "$DATA/philly/philly.csv" ]; then
  "node_groups": [{"name": "n", "count": 96, "gpu_model": "A100-SXM4-80GB", "gpus_per_node": 8,
   "cpu_milli": 256000, "memory_mib": 2097152, "gpu_mode": "exclusive"}]}
 J
-  experiment philly "exact factor:2 factor:5" --cluster "$OUT/a100-768.json" \
+  experiment philly "exact factor:2 factor:5 model:tsafrir05" --cluster "$OUT/a100-768.json" \
     --trace "$DATA/philly/philly.csv"
 else
   echo "skipped philly: $DATA/philly/philly.csv not found" >&2

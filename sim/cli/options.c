@@ -1,6 +1,7 @@
 /* The option table, its parser and its help generator (see options.h). */
 #include "options.h"
 #include "cli.h"
+#include "estimate_model.h"
 
 #include <errno.h>
 #include <math.h>
@@ -163,27 +164,54 @@ int cli_parse_trace_format(const char *s, void *field) {
 
 int cli_parse_estimates(const char *s, void *field) {
   cli_estimates *o = field;
+  cli_estimates v = {0};
   if (strcmp(s, "exact") == 0) {
-    o->kind = SIM_EST_EXACT;
-    o->factor = 0;
-    return 0;
-  }
-  if (strcmp(s, "trace") == 0) {
-    o->kind = SIM_EST_TRACE;
-    o->factor = 0;
-    return 0;
-  }
-  if (strncmp(s, "factor:", 7) == 0) {
+    v.kind = SIM_EST_EXACT;
+  } else if (strcmp(s, "trace") == 0) {
+    v.kind = SIM_EST_TRACE;
+  } else if (strncmp(s, "factor:", 7) == 0) {
     char *end;
     errno = 0;
     double f = strtod(s + 7, &end);
     if (end == s + 7 || *end || errno || !(f > 0) || f > 1e6)
       return -1;
-    o->kind = SIM_EST_FACTOR;
-    o->factor = f;
-    return 0;
+    v.kind = SIM_EST_FACTOR;
+    v.factor = f;
+  } else if (strncmp(s, "model:", 6) == 0) {
+    /* model:NAME[:MAX_S[:P]]: MAX_S whole seconds, P a percentage. */
+    const char *name = s + 6, *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    v.kind = SIM_EST_MODEL;
+    v.model = sim_est_model_find(name, len);
+    if (!v.model)
+      return -1;
+    if (colon) {
+      char num[32];
+      const char *pc = strchr(colon + 1, ':');
+      size_t ml = pc ? (size_t)(pc - colon - 1) : strlen(colon + 1);
+      uint64_t m;
+      if (ml >= sizeof num)
+        return -1;
+      memcpy(num, colon + 1, ml);
+      num[ml] = 0;
+      if (cli_parse_u64(num, &m) || m < SIM_EST_MODEL_MAX_S_MIN ||
+          m > SIM_EST_MODEL_MAX_S_MAX)
+        return -1;
+      v.max_s = (int64_t)m;
+      if (pc) {
+        char *end;
+        errno = 0;
+        double pct = strtod(pc + 1, &end);
+        if (end == pc + 1 || *end || errno || !(pct > 0) || pct > 100)
+          return -1;
+        v.max_pct = pct;
+      }
+    }
+  } else {
+    return -1;
   }
-  return -1;
+  *o = v;
+  return 0;
 }
 
 int cli_parse_overrun(const char *s, void *field) {
@@ -483,6 +511,9 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->estimates = rc->estimates.kind;
   if (rc->estimates.kind == SIM_EST_FACTOR)
     opt->estimate_factor = rc->estimates.factor;
+  opt->estimate_model = rc->estimates.model;
+  opt->estimate_model_max_s = rc->estimates.max_s;
+  opt->estimate_model_max_pct = rc->estimates.max_pct;
   opt->overrun = rc->overrun;
   opt->check_reservations = rc->check;
   opt->migration_fixed_s = rc->mig_fixed;

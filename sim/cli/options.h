@@ -58,10 +58,14 @@ enum {
   OPT__COUNT
 };
 
-/* --estimates: the source, and F for factor:F. */
+/* --estimates: the source, F for factor:F, the model, MAX_S and P (0
+ * when not given) for model:NAME[:MAX_S[:P]]. */
 typedef struct cli_estimates {
   sim_estimates kind;
   double factor;
+  const struct sim_est_model *model;
+  int64_t max_s;
+  double max_pct;
 } cli_estimates;
 
 /* Everything the options of any command set. */
@@ -163,7 +167,8 @@ int run_config_synthetic_times(const run_config *rc, trace *t,
 /* Table-driven parsers the rows name (0 or -1). */
 int cli_check_queue(const char *s);
 int cli_parse_trace_format(const char *s, void *field);
-/* --estimates exact|trace|factor:F (F > 0) into a cli_estimates. */
+/* --estimates exact|trace|factor:F (F > 0)|model:NAME[:MAX_S[:P]] into a
+ * cli_estimates. */
 int cli_parse_estimates(const char *s, void *field);
 /* --overrun kill|extend into a sim_overrun. */
 int cli_parse_overrun(const char *s, void *field);

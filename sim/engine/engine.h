@@ -92,8 +92,11 @@ typedef struct sim_job_out {
 typedef enum sim_estimates {
   SIM_EST_EXACT = 0,
   SIM_EST_FACTOR = 1,
-  SIM_EST_TRACE = 2
+  SIM_EST_TRACE = 2,
+  SIM_EST_MODEL = 3 /* a model of user estimates (estimate_model.h) */
 } sim_estimates;
+
+struct sim_est_model;
 
 typedef enum sim_overrun {
   SIM_OVERRUN_DEFAULT = 0,
@@ -113,12 +116,18 @@ typedef struct sim_options {
   /* Where runtime estimates come from (sim/engine/estimate.c): EXACT is
    * the duration x estimate_factor above; FACTOR the same (set by
    * --estimates factor:F); TRACE each job's requested time (job_record
-   * req_s), the true duration for a job without one. */
+   * req_s), the true duration for a job without one; MODEL drawn per job
+   * by estimate_model (seeded by seed) with the largest estimate
+   * estimate_model_max_s (whole seconds; 0: the model's default) given to
+   * estimate_model_max_pct percent of the jobs (0: the model's share). */
   sim_estimates estimates;
+  const struct sim_est_model *estimate_model;
+  int64_t estimate_model_max_s;
+  double estimate_model_max_pct;
   /* A job that reaches its estimate: killed there (status JOB_KILLED) or
    * extended (it runs on; reservations take it as ending at any moment).
-   * DEFAULT: kill for TRACE, extend otherwise (never reached with exact
-   * estimates). */
+   * DEFAULT: kill for TRACE and MODEL, extend otherwise (never reached
+   * with exact estimates). */
   sim_overrun overrun;
   /* Check every backfill decision: after each backfilled start the head's
    * reservation is recomputed and the run fails if it moved later (tests;

@@ -11,7 +11,9 @@
  *                     starting and re-timing jobs
  *   queue.c, queue.h  the waiting queue and the table of disciplines;
  *                     queue_{fifo,skip,backfill,priority}.c one each
- *   reserve.c         EASY reservations and runtime estimates
+ *   reserve.c         EASY reservations
+ *   estimate.c        runtime estimates (--estimates, --overrun) and the
+ *                     estimate-model part; estimate_model.c the models
  *   migrate.c         migration and preemption of running jobs (a part)
  *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
@@ -226,6 +228,9 @@ int mig_part_open(engine *e, const gpu_catalog *cat, const trace *t);
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
 int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Estimate models (estimate.c), a part under --estimates model:NAME: draws
+ * every job's estimate before the first arrival. */
+int est_model_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 
 /* ---------------------------------------------------------------- engine */
 
@@ -334,9 +339,11 @@ static inline double bounded_slowdown(int64_t resp_us, int64_t run_us) {
 #define SIM_REC_KILLED 0x80u
 /* The overrun rule in effect (the default resolved). */
 sim_overrun est_overrun(const sim_options *o);
-/* At arrival, on the slot's copy: under kill, cuts a job whose estimate is
- * shorter than its duration to the estimate and flags it. 1 if cut. */
-int est_cut_on_arrival(const engine *e, job_record *jr);
+/* At arrival, on the slot's copy of the job at trace position idx: under
+ * a model, sets its estimate (as req_s); under kill, cuts a job whose
+ * estimate is shorter than its duration to the estimate and flags it. 1
+ * if cut. */
+int est_cut_on_arrival(const engine *e, job_record *jr, uint64_t idx);
 /* The estimate of the work left of a job that has `work` us of true work
  * left (all of it before its first start). */
 int64_t est_left(const engine *e, const struct slot *s, int64_t work);

@@ -3,11 +3,16 @@
  * (EASY reservations and backfill decisions in reserve.c and
  * queue_backfill.c, migration planning through reserve.c, and the overrun
  * rule at arrival in loop.c). Sources (sim_options.estimates, README
- * "Queue disciplines"):
+ * "Runtime estimates"):
  *   exact   the true duration (x --estimate-factor when given)
  *   factor  the true duration x F, rounded up to a microsecond
  *   trace   the job's requested time (job_record.req_s; SWF field 9), the
  *           true duration for a job whose trace has none
+ *   model   drawn per job by a model of user estimates (estimate_model.h)
+ *           once per run, before the first arrival, by a part of the run
+ *           (est_model_part_open); at arrival the slot's copy of the
+ *           record gets it as its requested time, so from there on a
+ *           model's estimate is read exactly as a trace's
  * An overrun (the estimate is shorter than the true duration) is either
  * killed at the estimate (--overrun kill: the slot's copy of the record is
  * cut to the estimate at arrival and flagged SIM_REC_KILLED, so the rest
@@ -16,6 +21,7 @@
  * overdue job as ending at any moment, reserve.c).
  */
 #include "engine_internal.h"
+#include "estimate_model.h"
 
 #include <math.h>
 
@@ -27,15 +33,127 @@ static int64_t mul_up(int64_t us, double f) {
 sim_overrun est_overrun(const sim_options *o) {
   if (o->overrun != SIM_OVERRUN_DEFAULT)
     return o->overrun;
-  return o->estimates == SIM_EST_TRACE ? SIM_OVERRUN_KILL
-                                       : SIM_OVERRUN_EXTEND;
+  return o->estimates == SIM_EST_TRACE || o->estimates == SIM_EST_MODEL
+             ? SIM_OVERRUN_KILL
+             : SIM_OVERRUN_EXTEND;
 }
+
+/* ------------------------------------------------------- the model part */
+
+/* The estimates a model drew for the run, by trace position. */
+typedef struct est_model_run {
+  uint32_t *est_s;
+  size_t n;
+} est_model_run;
+
+static void est_model_close(void *self) {
+  est_model_run *m = self;
+  if (m)
+    free(m->est_s);
+  free(m);
+}
+
+static const sim_part_ops est_model_ops = {.name = "estimate-model",
+                                           .close = est_model_close};
+
+/* Every job's run time by trace position (the engine rewinds the source
+ * after the parts are open). 0, or -1/-2 with err set. */
+static int run_times(engine *e, const trace *t, int64_t **out, size_t *n) {
+  size_t cap = t ? t->n : 1024;
+  int64_t *run = malloc((cap ? cap : 1) * sizeof *run);
+  if (!run)
+    goto oom;
+  *n = 0;
+  if (t) {
+    for (size_t i = 0; i < t->n; i++)
+      run[i] = job_duration(e, &t->jobs[i]);
+    *n = t->n;
+  } else {
+    int rc = src_rewind(&e->src, e->err, e->errlen);
+    job_record jr;
+    const char *name;
+    uint64_t idx;
+    while (!rc &&
+           (rc = src_next(&e->src, &jr, &name, &idx, e->err, e->errlen)) == 1) {
+      if (*n == cap) {
+        int64_t *g = realloc(run, 2 * cap * sizeof *run);
+        if (!g)
+          goto oom;
+        run = g;
+        cap *= 2;
+      }
+      run[(*n)++] = job_duration(e, &jr);
+      rc = 0;
+    }
+    if (rc < 0) { /* (out of submit order, -3, stopped the first pass) */
+      free(run);
+      return rc;
+    }
+  }
+  *out = run;
+  return 0;
+oom:
+  free(run);
+  snprintf(e->err, e->errlen, "out of memory");
+  return -2;
+}
+
+int est_model_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
+  (void)cat;
+  const sim_options *o = e->opt;
+  if (o->estimates != SIM_EST_MODEL)
+    return 0;
+  if (!o->estimate_model) {
+    snprintf(e->err, e->errlen, "--estimates model: no model given");
+    return -1;
+  }
+  int64_t *run = NULL;
+  size_t n = 0;
+  int rc = run_times(e, t, &run, &n);
+  if (rc)
+    return rc;
+  est_model_run *m = calloc(1, sizeof *m);
+  if (m)
+    m->est_s = malloc((n ? n : 1) * sizeof *m->est_s);
+  if (!m || !m->est_s) {
+    free(run);
+    est_model_close(m);
+    snprintf(e->err, e->errlen, "out of memory");
+    return -2;
+  }
+  m->n = n;
+  sim_est_model_params mp = {o->estimate_model_max_s, o->estimate_model_max_pct,
+                             o->seed};
+  rc = o->estimate_model->fn(m->est_s, run, n, &mp, e->err, e->errlen);
+  free(run);
+  if (!rc && engine_add_part(e, &est_model_ops, m))
+    rc = -2, snprintf(e->err, e->errlen, "too many parts in one run");
+  if (rc) {
+    if (rc == -2 && !e->err[0])
+      snprintf(e->err, e->errlen, "out of memory");
+    est_model_close(m);
+  }
+  return rc;
+}
+
+/* The model's estimate of the job at trace position idx (seconds). */
+static uint32_t model_estimate(const engine *e, uint64_t idx) {
+  FOR_PARTS(e, p)
+  if (p->ops == &est_model_ops) {
+    const est_model_run *m = p->self;
+    return idx < m->n ? m->est_s[idx] : 0;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ estimates */
 
 /* The estimate of the whole job, from its (uncut) record. */
 static int64_t est_whole(const engine *e, const job_record *jr) {
   int64_t d = job_duration(e, jr);
   switch (e->opt->estimates) {
   case SIM_EST_TRACE:
+  case SIM_EST_MODEL:
     return jr->req_s ? (int64_t)jr->req_s * 1000000 : d;
   case SIM_EST_FACTOR:
   case SIM_EST_EXACT:
@@ -46,7 +164,9 @@ static int64_t est_whole(const engine *e, const job_record *jr) {
   }
 }
 
-int est_cut_on_arrival(const engine *e, job_record *jr) {
+int est_cut_on_arrival(const engine *e, job_record *jr, uint64_t idx) {
+  if (e->opt->estimates == SIM_EST_MODEL)
+    jr->req_s = model_estimate(e, idx); /* read as a requested time */
   if (est_overrun(e->opt) != SIM_OVERRUN_KILL)
     return 0;
   int64_t d = job_duration(e, jr);
@@ -63,7 +183,8 @@ int64_t est_left(const engine *e, const slot *s, int64_t work) {
   if (jr->flags & SIM_REC_KILLED)
     return work; /* cut to its estimate: the estimate is the truth now */
   switch (e->opt->estimates) {
-  case SIM_EST_TRACE: {
+  case SIM_EST_TRACE:
+  case SIM_EST_MODEL: {
     if (!jr->req_s)
       return work;
     /* The requested time less the work already done. */

@@ -31,7 +31,7 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   s->gen = gen;
   s->rec = *jr;
   if (e->opt->estimates != SIM_EST_EXACT || e->opt->overrun != SIM_OVERRUN_DEFAULT)
-    est_cut_on_arrival(e, &s->rec); /* --overrun kill */
+    est_cut_on_arrival(e, &s->rec, idx); /* model, --overrun kill */
   s->idx = idx;
   s->st.start_us = s->st.finish_us = -1;
   s->st.node = -1;
