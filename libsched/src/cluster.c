@@ -410,6 +410,13 @@ static int check_spec(lsched_cluster *c, const lsched_node_spec *spec,
             spec->name ? spec->name : "");
     return LSCHED_EINVAL;
   }
+  if (is_mig && !spec->mig_dynamic && spec->mig_layout_count <= 0) {
+    /* No instance would ever exist: every MIG request would fail. */
+    set_err(c, "node '%s': a static MIG node needs a layout (mig_layout, "
+            "mig_layout_count > 0), or mig_dynamic 1",
+            spec->name ? spec->name : "");
+    return LSCHED_EINVAL;
+  }
   if (is_mig) {
     int bad;
     int lr =

@@ -56,7 +56,23 @@ int lsched_mig_kind_from_name(const char *name) {
   for (int k = 1; k <= LSCHED_MIG_KINDS; k++)
     if (strcasecmp(name, kind_names[k]) == 0)
       return k;
-  return LSCHED_ENOENT;
+  /* A profile name "<n>g.<m>gb": for n = 2, 3, 4, 7 the compute slices
+   * alone give the kind; a 1g profile may be 1g or 1g-2x depending on the
+   * model (lsched_mig_profile_from_name()). */
+  static const int by_slices[8] = {0, 0, LSCHED_MIG_2G, LSCHED_MIG_3G,
+                                   LSCHED_MIG_4G, 0, 0, LSCHED_MIG_7G};
+  const char *s = name;
+  if (*s < '1' || *s > '7' || (s[1] != 'g' && s[1] != 'G') || s[2] != '.')
+    return LSCHED_ENOENT;
+  int k = by_slices[*s - '0'];
+  s += 3;
+  if (*s < '1' || *s > '9')
+    return LSCHED_ENOENT;
+  while (*s >= '0' && *s <= '9')
+    s++;
+  if (!k || strcasecmp(s, "gb") != 0)
+    return LSCHED_ENOENT;
+  return k;
 }
 
 unsigned lsched_mig_slot_mask(int kind, int start) {
@@ -326,6 +342,37 @@ int lsched__mig_kind_lb(const lsched_request *req) {
 
 int lsched__mig_milli_lb(const lsched_request *req) {
   return lsched__mig_milli[lsched__mig_kind_lb(req)];
+}
+
+int lsched__mig_never_reason(const lsched_cluster *c, const lsched_request *req,
+                             char *buf, size_t n) {
+  if (!lsched__req_mig(req))
+    return 0;
+  int nmig = 0;
+  const char *nomem = NULL;
+  for (int i = 0; i < c->n; i++) {
+    const struct lsched_node *nd = &c->nodes[i];
+    if (nd->mode != LSCHED_GPU_MIG || nd->gpu_count == 0 ||
+        nd->state == LSCHED_NODE_REMOVED)
+      continue;
+    nmig++;
+    if (req->mig_memory_mib > 0 && !(c->mig && c->mig->has_mem[nd->model]) &&
+        (!req->model_mask || (req->model_mask >> nd->model) & 1))
+      nomem = c->model_names[nd->model];
+  }
+  if (!nmig) {
+    snprintf(buf, n, "place: a MIG request, but no node of this cluster is "
+             "in MIG mode");
+    return 1;
+  }
+  if (nomem) {
+    snprintf(buf, n, "place: the MIG request needs %lld MiB per instance but "
+             "GPU model '%s' has no MIG memory table (lsched_mig_use_builtin "
+             "or lsched_mig_set_model_memory)", (long long)req->mig_memory_mib,
+             nomem);
+    return 1;
+  }
+  return 0;
 }
 
 int lsched_mig_model_kind(const lsched_cluster *c, int model,

@@ -3,6 +3,7 @@
  * attached to a cluster.
  */
 #include "internal.h"
+#include "mig_internal.h"
 
 #include <libsched/migrate.h>
 #include <stddef.h>
@@ -246,6 +247,8 @@ int lsched_policy_place(lsched_policy *p, const lsched_request *req,
     return LSCHED_OK;
   }
   if (rc == LSCHED_ENOFIT && !lsched_can_ever_fit(c, req)) {
+    if (lsched__mig_never_reason(c, req, c->errmsg, sizeof c->errmsg))
+      return LSCHED_ENEVER;
     snprintf(c->errmsg, sizeof c->errmsg,
              "place: no node could ever hold %d GPU(s) x %d milli, %lld CPU "
              "milli, %lld MiB",
