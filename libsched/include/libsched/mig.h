@@ -89,7 +89,8 @@ typedef enum lsched_mig_kind {
 /** As a request's mig_kind: any kind that meets its compute and memory. */
 #define LSCHED_MIG_ANY LSCHED_MIG_1G
 
-/** One GPU instance of a layout: a kind at a start slot. */
+/** One GPU instance of a layout: a kind at a start slot. An element of
+ * arrays (layouts), so its layout is fixed (no version; it never changes). */
 typedef struct lsched_mig_instance {
   int kind;  /* LSCHED_MIG_1G .. LSCHED_MIG_7G */
   int start; /* memory slot 0..7, one of the kind's valid starts */
@@ -252,8 +253,11 @@ LSCHED_API int lsched_mig_use_builtin(lsched_cluster *c, int model,
 /* ---------------------------------------------------------------------- */
 /* State                                                                   */
 
-/** A snapshot of one MIG GPU. Instances are listed by start slot. */
+#define LSCHED_MIG_GPU_STATE_VERSION 1
+/** A snapshot of one MIG GPU. Instances are listed by start slot. Filled
+ * up to the version set by LSCHED_MIG_GPU_STATE_INIT. */
 typedef struct lsched_mig_gpu_state {
+  unsigned version;
   int dynamic;    /* 1: instances are created on demand */
   int ninstances; /* existing instances, in use or idle */
   lsched_mig_instance instances[LSCHED_MIG_MAX_INSTANCES];
@@ -266,6 +270,8 @@ typedef struct lsched_mig_gpu_state {
   unsigned slots_used;  /* memory slots of the instances in use */
   int slices_used;      /* compute slices of the instances in use */
 } lsched_mig_gpu_state;
+#define LSCHED_MIG_GPU_STATE_INIT                                              \
+  {LSCHED_MIG_GPU_STATE_VERSION, 0, 0, {{0, 0}}, {0}, {0}, 0, 0, 0}
 
 /**
  * Fills *out for GPU `gpu` of node `node`. LSCHED_OK, LSCHED_ENOENT (no
@@ -299,8 +305,11 @@ LSCHED_API uint64_t lsched_mig_creations(const lsched_cluster *c);
  *   kind-k instances that fit in the free slots (so all f when k does not
  *   fit); a static GPU contributes the slices no instance of its layout
  *   covers plus the slices of its free instances smaller than k.
+ * Filled up to the version set by LSCHED_MIG_TOTALS_INIT.
  */
+#define LSCHED_MIG_TOTALS_VERSION 1
 typedef struct lsched_mig_totals {
+  unsigned version;
   int gpus;             /* MIG GPUs */
   int64_t slices;       /* 7 x gpus */
   int64_t slices_used;  /* compute slices of instances in use */
@@ -310,6 +319,8 @@ typedef struct lsched_mig_totals {
   uint64_t created;     /* instances created by lsched_alloc() */
   uint64_t destroyed;   /* idle instances destroyed to make room */
 } lsched_mig_totals;
+#define LSCHED_MIG_TOTALS_INIT                                                 \
+  {LSCHED_MIG_TOTALS_VERSION, 0, 0, 0, {0}, {0}, {0}, 0, 0}
 
 /** Fills *out (all zero for a cluster without MIG nodes). */
 LSCHED_API void lsched_mig_totals_get(const lsched_cluster *c,
