@@ -225,7 +225,9 @@ struct lsched_mig_instance; /* <libsched/mig.h> */
  * dynamic (non-zero) or static instances, and every GPU starts with the
  * idle instances mig_layout[0..mig_layout_count) (copied; they must pass
  * lsched_mig_layout_check() and be offered by the model, see
- * lsched_mig_set_model_memory(); may be empty). The MIG fields are ignored
+ * lsched_mig_set_model_memory(); may be empty on a dynamic node, while a
+ * static node with GPUs needs at least one instance: LSCHED_EINVAL
+ * otherwise, as no MIG request could ever be served there). The MIG fields are ignored
  * in the other modes; a version-1 spec cannot ask for LSCHED_GPU_MIG.
  * Version 3: features, a bit set of node features (bit meanings are the
  * caller's, e.g. Slurm node features); a request's `features` must all be

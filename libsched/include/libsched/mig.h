@@ -153,7 +153,10 @@ LSCHED_API int lsched_mig_kind_for(int min_kind, int compute_milli,
  * memory_mib[k - 1] for kind k, in MiB (> 0), or 0 when the model does not
  * offer kind k (such instances are then never created or matched). Without
  * a call, a model offers all six kinds with unknown memory: MIG requests
- * that ask for memory (mig_memory_mib > 0) do not fit it. Allowed at any
+ * that ask for memory (mig_memory_mib > 0) do not fit it, and
+ * lsched_policy_place() says so (LSCHED_ENEVER, the message naming the
+ * model). lsched_mig_use_builtin() sets the table of a model the library
+ * knows in one call. Allowed at any
  * time; it changes which kind later requests map to, not existing
  * instances. LSCHED_OK, LSCHED_ENOENT (bad model), LSCHED_EINVAL,
  * LSCHED_ENOMEM.
