@@ -116,7 +116,7 @@ static lsched_policy *policy(const char *name) {
 }
 
 static lsched_mig_gpu_state gpu_state(int node, int gpu) {
-  lsched_mig_gpu_state st;
+  lsched_mig_gpu_state st = LSCHED_MIG_GPU_STATE_INIT;
   ck_assert_int_eq(lsched_mig_gpu_get(c, node, gpu, &st), LSCHED_OK);
   return st;
 }
@@ -306,7 +306,7 @@ START_TEST(dead_end_3g0_1g456) {
         lsched_placement p = mig_pl(n, 0, k, s);
         ck_assert_int_eq(lsched_alloc(c, &p), LSCHED_ERANGE);
       }
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.slices_used, 6);
   ck_assert_int_eq(t.unusable[K1 - 1], 1); /* slice 3 */
@@ -335,12 +335,12 @@ START_TEST(dead_end_3g4_1g012_takes_fourth) {
   ck_assert_int_eq(p.mig_kind, K1);
   ck_assert_int_eq(p.mig_start, 3);
   alloc_ok(p);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.slices_used, 7);
   for (int k = 0; k < 6; k++)
     ck_assert_int_eq(t.unusable[k], 0);
-  lsched_node_info ni;
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
   lsched_cluster_node_info(c, n, &ni);
   ck_assert_int_eq(ni.gpu_milli_free, 1000 - 428 - 4 * 142);
 }
@@ -369,7 +369,7 @@ START_TEST(dynamic_replaces_idle_instances) {
   ck_assert_int_eq(st.ninstances, 1);
   ck_assert_int_eq(st.instances[0].kind, K3);
   ck_assert_uint_eq(st.created[0], 2);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_uint_eq(t.created, 2);
   ck_assert_uint_eq(t.destroyed, 1);
@@ -808,7 +808,7 @@ START_TEST(node_spec_validation) {
   v1.mig_dynamic = 99;
   int v1id;
   ck_assert_int_eq(lsched_cluster_add_node(c, &v1, &v1id), LSCHED_OK);
-  lsched_mig_gpu_state none;
+  lsched_mig_gpu_state none = LSCHED_MIG_GPU_STATE_INIT;
   ck_assert_int_eq(lsched_mig_gpu_get(c, v1id, 0, &none), LSCHED_EINVAL);
   /* A kind the model does not offer. */
   int64_t no7[6];
@@ -829,7 +829,7 @@ START_TEST(node_spec_validation) {
   s.mig_dynamic = 1;
   int id;
   ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), LSCHED_OK);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.gpus, 1);
   ck_assert_int_eq(t.idle[K3 - 1], 2);
@@ -1043,7 +1043,7 @@ struct snapshot {
 static void take(struct snapshot *s, int nodes) {
   memset(s, 0, sizeof *s);
   for (int i = 0; i < nodes; i++) {
-    lsched_node_info ni;
+    lsched_node_info ni = LSCHED_NODE_INFO_INIT;
     lsched_cluster_node_info(c, i, &ni);
     s->cpu[i] = ni.cpu_free;
     s->mem[i] = ni.memory_free;
@@ -1110,7 +1110,7 @@ START_TEST(property_random_sequences) {
       }
       REQ_EQ(rc, LSCHED_OK);
       REQ(lsched_fits(c, out.node, &q));
-      lsched_node_info ni;
+      lsched_node_info ni = LSCHED_NODE_INFO_INIT;
       lsched_cluster_node_info(c, out.node, &ni);
       REQ_EQ(ni.gpu_mode == LSCHED_GPU_MIG, q.mig_kind != 0);
       if (q.mig_kind) {
@@ -1146,7 +1146,7 @@ START_TEST(property_random_sequences) {
   }
   while (nlive > 0)
     REQ_EQ(lsched_release(c, &live[--nlive]), LSCHED_OK);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.slices_used, 0);
   for (int k = 0; k < 6; k++)
@@ -1163,7 +1163,7 @@ START_TEST(totals_unusable_hand) {
   int d = mig_node(1, 0, 1, NULL, 0);
   mig_node(1, 0, 0, all1x, 4);
   alloc_ok(mig_pl(d, 0, K2, 2)); /* dynamic: slots 2,3 busy; 5 free */
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   /* Dynamic GPU, b = 0x0C, f = 5: 1g fits at 0,1,4,5,6 (5 x 1 = 5 -> 0);
    * 1g-2x at 0,4,6 (3 -> 2); 2g at 0,4 (4 -> 1); 3g at 4 (3 -> 2); 4g none

@@ -165,6 +165,9 @@ START_TEST(catalog_rejects_bad_profiles) {
                 "\"memory_gib\": 1}",
                 "'starts'");
   catalog_error(P(", \"verified\": \"yes\""), "verified");
+  catalog_error("{\"name\": \"x\", \"kind\": \"3g.40gb\", \"compute_slices\": 3, "
+                "\"memory_slots\": 4, \"starts\": [0, 4], \"memory_gib\": 1}",
+                "'kind'");
   catalog_error(P("") ", " P(""), "twice");
   catalog_error("{\"name\": \"x\", \"kind\": \"1g\", \"compute_slices\": 1, "
                 "\"memory_slots\": 1, \"starts\": [0,1,2,3,4,5,6]}",

@@ -186,7 +186,8 @@ static int parse_mig_profiles(gpu_model_info *g, const cJSON *arr,
     }
     int k = cJSON_IsString(kind) ? lsched_mig_kind_from_name(kind->valuestring)
                                  : LSCHED_ENOENT;
-    if (k < 1) {
+    /* A short kind name only (the library also parses "3g.40gb"). */
+    if (k < 1 || strcasecmp(kind->valuestring, lsched_mig_kind_name(k)) != 0) {
       snprintf(err, errlen, "%s: %s: 'kind' must be one of 1g, 1g-2x, 2g, "
                "3g, 4g, 7g", origin, where);
       return -1;
