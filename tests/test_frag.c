@@ -82,7 +82,7 @@ static lsched_request rq(int64_t cpu, int k, int milli) {
 
 static lsched_task_type tt(int64_t cpu, int k, int milli, uint64_t mask,
                            uint64_t w) {
-  lsched_task_type t = {cpu, k, milli, mask, w};
+  lsched_task_type t = {LSCHED_TASK_TYPE_VERSION, cpu, k, milli, mask, w};
   return t;
 }
 

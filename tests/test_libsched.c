@@ -2586,8 +2586,8 @@ static long run_more_paths(struct counting_alloc *ca) {
   AF_TRY(none, ca, "workload_create", LSCHED_OK,
          lsched_workload_create(&w, &al));
   for (int i = 0; i < 40; i++) { /* enough to grow and rehash */
-    lsched_task_type t = {1000 * (i % 7), 1 + i % 3, i % 3 ? 1000 : 100 * (1 + i % 9),
-                          0, (uint64_t)(1 + i)};
+    lsched_task_type t = {LSCHED_TASK_TYPE_VERSION, 1000 * (i % 7), 1 + i % 3,
+                          i % 3 ? 1000 : 100 * (1 + i % 9), 0, (uint64_t)(1 + i)};
     AF_TRY(none, ca, "workload_add", LSCHED_OK, lsched_workload_add(w, &t));
   }
   AF_TRY(none, ca, "workload_keep_popular", LSCHED_OK,

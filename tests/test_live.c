@@ -420,8 +420,9 @@ START_TEST(random_changes) {
                      LSCHED_OK);
   lsched_workload *w;
   ck_assert_int_eq(lsched_workload_create(&w, NULL), LSCHED_OK);
-  lsched_task_type tt[3] = {{1000, 1, 500, 0, 3}, {2000, 2, 1000, 0, 2},
-                            {500, 1, 250, 1, 1}};
+  lsched_task_type tt[3] = {{LSCHED_TASK_TYPE_VERSION, 1000, 1, 500, 0, 3},
+                            {LSCHED_TASK_TYPE_VERSION, 2000, 2, 1000, 0, 2},
+                            {LSCHED_TASK_TYPE_VERSION, 500, 1, 250, 1, 1}};
   for (int i = 0; i < 3; i++)
     ck_assert_int_eq(lsched_workload_add(w, &tt[i]), LSCHED_OK);
   for (size_t i = 0; i < np; i++)

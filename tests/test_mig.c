@@ -116,7 +116,7 @@ static lsched_policy *policy(const char *name) {
 }
 
 static lsched_mig_gpu_state gpu_state(int node, int gpu) {
-  lsched_mig_gpu_state st;
+  lsched_mig_gpu_state st = LSCHED_MIG_GPU_STATE_INIT;
   ck_assert_int_eq(lsched_mig_gpu_get(c, node, gpu, &st), LSCHED_OK);
   return st;
 }
@@ -243,7 +243,10 @@ END_TEST
  * exactly when some instance of kind >= k is in the layout. */
 START_TEST(every_layout_through_the_library) {
   list_pairs();
-  int n = mig_node(1, 0, 0, NULL, 0);
+  /* A static node starts with a layout (add_node refuses one without);
+   * every layout below then replaces it. */
+  static const lsched_mig_instance whole[] = {{LSCHED_MIG_7G, 0}};
+  int n = mig_node(1, 0, 0, whole, 1);
   int checked = 0;
   for (uint32_t sub = 1; sub < (1u << 18) && checked < 800; sub++) {
     unsigned used = 0;
@@ -303,7 +306,7 @@ START_TEST(dead_end_3g0_1g456) {
         lsched_placement p = mig_pl(n, 0, k, s);
         ck_assert_int_eq(lsched_alloc(c, &p), LSCHED_ERANGE);
       }
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.slices_used, 6);
   ck_assert_int_eq(t.unusable[K1 - 1], 1); /* slice 3 */
@@ -332,12 +335,12 @@ START_TEST(dead_end_3g4_1g012_takes_fourth) {
   ck_assert_int_eq(p.mig_kind, K1);
   ck_assert_int_eq(p.mig_start, 3);
   alloc_ok(p);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.slices_used, 7);
   for (int k = 0; k < 6; k++)
     ck_assert_int_eq(t.unusable[k], 0);
-  lsched_node_info ni;
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
   lsched_cluster_node_info(c, n, &ni);
   ck_assert_int_eq(ni.gpu_milli_free, 1000 - 428 - 4 * 142);
 }
@@ -366,7 +369,7 @@ START_TEST(dynamic_replaces_idle_instances) {
   ck_assert_int_eq(st.ninstances, 1);
   ck_assert_int_eq(st.instances[0].kind, K3);
   ck_assert_uint_eq(st.created[0], 2);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_uint_eq(t.created, 2);
   ck_assert_uint_eq(t.destroyed, 1);
@@ -502,6 +505,202 @@ static const int64_t mem_h100_94[6] = {11008, 22139, 22139, 47493, 47493,
                                        95355};
 static const int64_t mem_h200[6] = {16384, 33280, 33280, 66560, 66560, 143360};
 
+/* ---------------------------------------------------------------------- */
+/* Built-in profile tables (issue #16 item 3)                              */
+
+START_TEST(builtin_tables) {
+  static const struct {
+    const char *name;
+    const int64_t *mem;
+    const char *p3g; /* the 3g profile's name */
+  } want[] = {{"A100-SXM4-40GB", mem_a100_40, "3g.20gb"},
+              {"A100-SXM4-80GB", mem_a100_80, "3g.40gb"},
+              {"H100-SXM5-80GB", mem_h100_80, "3g.40gb"},
+              {"H100-PCIE-80GB", mem_h100_80, "3g.40gb"},
+              {"H100-NVL-94GB", mem_h100_94, "3g.47gb"},
+              {"H200-SXM-141GB", mem_h200, "3g.71gb"}};
+  REQ_EQ(lsched_mig_builtin_count(), 6);
+  ck_assert_ptr_null(lsched_mig_builtin_at(6));
+  ck_assert_ptr_null(lsched_mig_builtin_at(-1));
+  for (int i = 0; i < 6; i++) {
+    const lsched_mig_model *m = lsched_mig_builtin_at(i);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m->name, want[i].name);
+    REQ_EQ(m->version, LSCHED_MIG_MODEL_VERSION);
+    REQ_EQ(m->nprofiles, 6);
+    ck_assert_ptr_eq(lsched_mig_builtin_model(m->name), m);
+    for (const char *const *a = m->aliases; *a; a++)
+      ck_assert_ptr_eq(lsched_mig_builtin_model(*a), m);
+    for (int k = 1; k <= 6; k++) {
+      const lsched_mig_profile *p = lsched_mig_model_profile(m, k);
+      ck_assert_ptr_nonnull(p);
+      REQ_EQ(p->kind, k);
+      REQ_EQ(p->memory_mib, want[i].mem[k - 1]);
+      /* The accounting value is the listed GiB x 1024, rounded. */
+      REQ_EQ(p->memory_mib, (int64_t)(p->memory_gib * 1024.0 + 0.5));
+      /* "<slices>g.<GB>gb", and its name parses back to it. */
+      char head[8];
+      snprintf(head, sizeof head, "%dg.", lsched_mig_kind_slices(k));
+      ck_assert_msg(strncmp(p->name, head, strlen(head)) == 0, "%s", p->name);
+      ck_assert_ptr_eq(lsched_mig_profile_from_name(m->name, p->name), p);
+      ck_assert_ptr_eq(
+          lsched_mig_profile_from_name(m->name, lsched_mig_kind_name(k)), p);
+      if (k != K1 && k != K1X)
+        REQ_EQ(lsched_mig_kind_from_name(p->name), k);
+      /* NVIDIA's profile IDs per kind. */
+      static const int ids[7] = {-1, 19, 15, 14, 9, 5, 0};
+      REQ_EQ(p->profile_id, ids[k]);
+      /* Dominance: a larger kind never has less memory. */
+      if (k > 1)
+        REQ(p->memory_mib >= lsched_mig_model_profile(m, k - 1)->memory_mib);
+    }
+    ck_assert_str_eq(lsched_mig_model_profile(m, K3)->name, want[i].p3g);
+  }
+  /* Hand-picked facts; names and aliases are case-insensitive. */
+  const lsched_mig_profile *p = lsched_mig_profile_from_name("a100", "3G.40GB");
+  ck_assert_ptr_nonnull(p);
+  REQ_EQ(p->kind, K3);
+  REQ_EQ(p->memory_mib, 40192);
+  REQ_EQ(p->sm_count, 42);
+  /* 1g.10gb is 1g-2x on A100-40GB but 1g on an 80 GB part. */
+  REQ_EQ(lsched_mig_profile_from_name("A100-40GB", "1g.10gb")->kind, K1X);
+  REQ_EQ(lsched_mig_profile_from_name("A100-80GB", "1g.10gb")->kind, K1);
+  REQ_EQ(lsched_mig_profile_from_name("H200", "7g.141gb")->memory_mib, 143360);
+  REQ_EQ(lsched_mig_profile_from_name("H200", "1g.35gb")->verified, 0);
+  REQ_EQ(lsched_mig_profile_from_name("H100", "1g.20gb")->verified, 1);
+  ck_assert_ptr_null(lsched_mig_profile_from_name("A100-80GB", "3g.20gb"));
+  ck_assert_ptr_null(lsched_mig_profile_from_name("V100M16", "1g.5gb"));
+  ck_assert_ptr_null(lsched_mig_profile_from_name(NULL, "1g.5gb"));
+  ck_assert_ptr_null(lsched_mig_profile_from_name("A100", NULL));
+  ck_assert_ptr_null(lsched_mig_builtin_model("T4"));
+  ck_assert_ptr_null(lsched_mig_model_profile(lsched_mig_builtin_at(0), 0));
+  ck_assert_ptr_null(lsched_mig_model_profile(lsched_mig_builtin_at(0), 7));
+}
+END_TEST
+
+START_TEST(kind_from_profile_names) {
+  REQ_EQ(lsched_mig_kind_from_name("3g"), K3);
+  REQ_EQ(lsched_mig_kind_from_name("1G-2X"), K1X);
+  REQ_EQ(lsched_mig_kind_from_name("3g.40gb"), K3);
+  REQ_EQ(lsched_mig_kind_from_name("2g.35gb"), K2);
+  REQ_EQ(lsched_mig_kind_from_name("4G.47GB"), K4);
+  REQ_EQ(lsched_mig_kind_from_name("7g.141gb"), K7);
+  /* 1g profiles depend on the model; malformed names are unknown. */
+  static const char *const no[] = {"1g.10gb", "1g.5gb", "5g.50gb", "6g.1gb",
+                                   "8g.1gb",  "3g.",    "3g.40",   "3g.40gbx",
+                                   "3g.0gb",  "3g40gb", "",        "g.40gb"};
+  for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+    ck_assert_msg(lsched_mig_kind_from_name(no[i]) == LSCHED_ENOENT, "'%s'",
+                  no[i]);
+  REQ_EQ(lsched_mig_kind_from_name(NULL), LSCHED_EINVAL);
+}
+END_TEST
+
+/* One call gives a cluster model the library's table: the same mapping as
+ * the hand-given table. */
+START_TEST(use_builtin_sets_memory) {
+  REQ_EQ(lsched_mig_use_builtin(c, 0, "A100-SXM4-80GB"), LSCHED_OK);
+  int h = lsched_cluster_model_id(c, "H100-80GB", 1); /* an alias */
+  REQ(h >= 0);
+  REQ_EQ(lsched_mig_use_builtin(c, h, NULL), LSCHED_OK);
+  lsched_cluster *ref;
+  REQ_EQ(lsched_cluster_create(&ref, NULL), LSCHED_OK);
+  REQ_EQ(lsched_cluster_model_id(ref, "a", 1), 0);
+  REQ_EQ(lsched_cluster_model_id(ref, "h", 1), 1);
+  REQ_EQ(lsched_mig_set_model_memory(ref, 0, mem_a100_80), LSCHED_OK);
+  REQ_EQ(lsched_mig_set_model_memory(ref, 1, mem_h100_80), LSCHED_OK);
+  for (int64_t mib = 0; mib <= 90000; mib += 1500)
+    for (int milli = 0; milli <= 1000; milli += 125) {
+      lsched_request r = mig_req(K1, 1);
+      r.mig_memory_mib = mib;
+      r.mig_compute_milli = milli;
+      REQ_EQ(lsched_mig_request_kind(c, 0, &r),
+             lsched_mig_request_kind(ref, 0, &r));
+      REQ_EQ(lsched_mig_request_kind(c, h, &r),
+             lsched_mig_request_kind(ref, 1, &r));
+    }
+  lsched_cluster_destroy(ref);
+  /* 40 GB on an A100-80GB: 3g.40gb (40192 MiB). */
+  lsched_request r = mig_req(K1, 1);
+  r.mig_memory_mib = 40000;
+  REQ_EQ(lsched_mig_request_kind(c, 0, &r), K3);
+  /* Model 1 is "A100-40": not a name the library knows. */
+  REQ_EQ(lsched_mig_use_builtin(c, 1, NULL), LSCHED_ENOENT);
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "'A100-40'"));
+  REQ_EQ(lsched_mig_use_builtin(c, 9, NULL), LSCHED_ENOENT);
+  REQ_EQ(lsched_mig_use_builtin(NULL, 0, NULL), LSCHED_EINVAL);
+}
+END_TEST
+
+/* A static MIG node without a layout could never serve a request: add_node
+ * and update_node refuse it; a dynamic one needs none. */
+START_TEST(static_node_needs_layout) {
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.name = "m0";
+  s.cpu_milli = 1000;
+  s.gpu_count = 2;
+  s.gpu_model = 0;
+  s.gpu_mode = LSCHED_GPU_MIG;
+  REQ_EQ(lsched_cluster_add_node(c, &s, NULL), LSCHED_EINVAL);
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "node 'm0'"));
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "needs a layout"));
+  REQ_EQ(lsched_cluster_node_count(c), 0);
+  s.mig_dynamic = 1;
+  int id;
+  REQ_EQ(lsched_cluster_add_node(c, &s, &id), LSCHED_OK);
+  /* Turning the idle node static without a layout is refused too. */
+  s.mig_dynamic = 0;
+  REQ_EQ(lsched_cluster_update_node(c, id, &s), LSCHED_EINVAL);
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "needs a layout"));
+  static const lsched_mig_instance halves[] = {{K3, 0}, {K3, 4}};
+  s.mig_layout = halves;
+  s.mig_layout_count = 2;
+  REQ_EQ(lsched_cluster_update_node(c, id, &s), LSCHED_OK);
+  REQ_EQ(gpu_state(id, 1).ninstances, 2);
+  /* A MIG-mode node without GPUs has nothing to lay out. */
+  s.gpu_count = 0;
+  s.mig_layout_count = 0;
+  REQ_EQ(lsched_cluster_add_node(c, &s, NULL), LSCHED_OK);
+  REQ_EQ(lsched_cluster_check(c), LSCHED_OK);
+}
+END_TEST
+
+/* A MIG request that needs memory on a model without a memory table is
+ * LSCHED_ENEVER with a message naming the model, not a silent no-fit. */
+START_TEST(never_without_memory_table) {
+  lsched_policy *p = policy("mig-first-fit");
+  lsched_request r = mig_req(K1, 1);
+  r.mig_memory_mib = 20000;
+  lsched_placement pl;
+  /* No MIG node at all. */
+  plain_node(8, LSCHED_GPU_SHARED);
+  REQ_EQ(lsched_policy_place(p, &r, &pl), LSCHED_ENEVER);
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "MIG mode"));
+  lsched_policy_destroy(p);
+  int n = mig_node(1, 0, 1, NULL, 0);
+  p = policy("mig-first-fit");
+  REQ_EQ(lsched_policy_place(p, &r, &pl), LSCHED_ENEVER);
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "'A100-80'"));
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "memory table"));
+  /* Without a memory need it fits. */
+  r.mig_memory_mib = 0;
+  REQ_EQ(lsched_policy_place(p, &r, &pl), LSCHED_OK);
+  REQ_EQ(pl.mig_kind, K1);
+  /* With the library's A100-80GB table 20000 MiB needs a 3g.40gb (1g.20gb
+   * and 2g.20gb hold 19968 MiB). */
+  REQ_EQ(lsched_mig_use_builtin(c, 0, "A100-SXM4-80GB"), LSCHED_OK);
+  r.mig_memory_mib = 20000;
+  REQ_EQ(lsched_policy_place(p, &r, &pl), LSCHED_OK);
+  REQ_EQ(pl.node, n);
+  REQ_EQ(pl.mig_kind, K3);
+  /* Beyond every kind of the table: never, with the generic message. */
+  r.mig_memory_mib = 90000;
+  REQ_EQ(lsched_policy_place(p, &r, &pl), LSCHED_ENEVER);
+  ck_assert_ptr_nonnull(strstr(lsched_cluster_errmsg(c), "could ever hold"));
+  lsched_policy_destroy(p);
+}
+END_TEST
+
 START_TEST(kind_for_compute_and_memory) {
   /* Compute: 1000 x slices >= 7 x milli. */
   static const struct {
@@ -609,7 +808,7 @@ START_TEST(node_spec_validation) {
   v1.mig_dynamic = 99;
   int v1id;
   ck_assert_int_eq(lsched_cluster_add_node(c, &v1, &v1id), LSCHED_OK);
-  lsched_mig_gpu_state none;
+  lsched_mig_gpu_state none = LSCHED_MIG_GPU_STATE_INIT;
   ck_assert_int_eq(lsched_mig_gpu_get(c, v1id, 0, &none), LSCHED_EINVAL);
   /* A kind the model does not offer. */
   int64_t no7[6];
@@ -630,7 +829,7 @@ START_TEST(node_spec_validation) {
   s.mig_dynamic = 1;
   int id;
   ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), LSCHED_OK);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.gpus, 1);
   ck_assert_int_eq(t.idle[K3 - 1], 2);
@@ -844,7 +1043,7 @@ struct snapshot {
 static void take(struct snapshot *s, int nodes) {
   memset(s, 0, sizeof *s);
   for (int i = 0; i < nodes; i++) {
-    lsched_node_info ni;
+    lsched_node_info ni = LSCHED_NODE_INFO_INIT;
     lsched_cluster_node_info(c, i, &ni);
     s->cpu[i] = ni.cpu_free;
     s->mem[i] = ni.memory_free;
@@ -911,7 +1110,7 @@ START_TEST(property_random_sequences) {
       }
       REQ_EQ(rc, LSCHED_OK);
       REQ(lsched_fits(c, out.node, &q));
-      lsched_node_info ni;
+      lsched_node_info ni = LSCHED_NODE_INFO_INIT;
       lsched_cluster_node_info(c, out.node, &ni);
       REQ_EQ(ni.gpu_mode == LSCHED_GPU_MIG, q.mig_kind != 0);
       if (q.mig_kind) {
@@ -947,7 +1146,7 @@ START_TEST(property_random_sequences) {
   }
   while (nlive > 0)
     REQ_EQ(lsched_release(c, &live[--nlive]), LSCHED_OK);
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   ck_assert_int_eq(t.slices_used, 0);
   for (int k = 0; k < 6; k++)
@@ -964,7 +1163,7 @@ START_TEST(totals_unusable_hand) {
   int d = mig_node(1, 0, 1, NULL, 0);
   mig_node(1, 0, 0, all1x, 4);
   alloc_ok(mig_pl(d, 0, K2, 2)); /* dynamic: slots 2,3 busy; 5 free */
-  lsched_mig_totals t;
+  lsched_mig_totals t = LSCHED_MIG_TOTALS_INIT;
   lsched_mig_totals_get(c, &t);
   /* Dynamic GPU, b = 0x0C, f = 5: 1g fits at 0,1,4,5,6 (5 x 1 = 5 -> 0);
    * 1g-2x at 0,4,6 (3 -> 2); 2g at 0,4 (4 -> 1); 3g at 4 (3 -> 2); 4g none
@@ -1049,6 +1248,11 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, static_takes_free_instances_only);
   tcase_add_test(tc, mig_and_plain_requests_stay_apart);
   tcase_add_test(tc, kind_for_compute_and_memory);
+  tcase_add_test(tc, builtin_tables);
+  tcase_add_test(tc, kind_from_profile_names);
+  tcase_add_test(tc, use_builtin_sets_memory);
+  tcase_add_test(tc, static_node_needs_layout);
+  tcase_add_test(tc, never_without_memory_table);
   tcase_add_test(tc, request_kind_per_model);
   tcase_add_test(tc, node_spec_validation);
   tcase_add_test(tc, totals_unusable_hand);

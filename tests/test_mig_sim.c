@@ -165,6 +165,9 @@ START_TEST(catalog_rejects_bad_profiles) {
                 "\"memory_gib\": 1}",
                 "'starts'");
   catalog_error(P(", \"verified\": \"yes\""), "verified");
+  catalog_error("{\"name\": \"x\", \"kind\": \"3g.40gb\", \"compute_slices\": 3, "
+                "\"memory_slots\": 4, \"starts\": [0, 4], \"memory_gib\": 1}",
+                "'kind'");
   catalog_error(P("") ", " P(""), "twice");
   catalog_error("{\"name\": \"x\", \"kind\": \"1g\", \"compute_slices\": 1, "
                 "\"memory_slots\": 1, \"starts\": [0,1,2,3,4,5,6]}",
@@ -179,6 +182,76 @@ START_TEST(catalog_rejects_bad_profiles) {
                     "c.json", err, sizeof err),
       0);
   catalog_free(&c);
+}
+END_TEST
+
+/* The profiles of the models libsched knows come from the library
+ * (libsched/src/mig_tables.c): the built-in catalog says "libsched", and a
+ * catalog listing such a model's profiles must agree with the library. */
+START_TEST(catalog_profiles_from_libsched) {
+  char err[1024];
+  gpu_catalog lc;
+  ck_assert_int_eq(catalog_load_default(&lc, err, sizeof err), 0);
+  int libmodels = 0;
+  for (int i = 0; i < lc.n; i++) {
+    const gpu_model_info *m = &lc.models[i];
+    const lsched_mig_model *lm = lsched_mig_builtin_model(m->name);
+    if (!lm) {
+      ck_assert_int_eq(m->nmig, 0);
+      continue;
+    }
+    libmodels++;
+    ck_assert_int_eq(m->nmig, lm->nprofiles);
+    for (int k = 1; k <= 6; k++) {
+      const lsched_mig_profile *lp = lsched_mig_model_profile(lm, k);
+      const gpu_mig_profile *p = catalog_mig_kind(m, k);
+      ck_assert_str_eq(p->name, lp->name);
+      ck_assert_double_eq(p->memory_gib, lp->memory_gib);
+      ck_assert_int_eq(p->profile_id, lp->profile_id);
+      ck_assert_int_eq(p->sm_count, lp->sm_count);
+      ck_assert_int_eq(p->verified, lp->verified);
+    }
+  }
+  ck_assert_int_eq(libmodels, 6);
+  catalog_free(&lc);
+  /* Listing them again is fine when every value agrees ... */
+  static const char ok[] =
+      "{\"models\": [{\"name\": \"A100-SXM4-80GB\", \"mig\": true, "
+      "\"mig_profiles\": [{\"name\": \"3g.40gb\", \"kind\": \"3g\", "
+      "\"compute_slices\": 3, \"memory_slots\": 4, \"starts\": [0, 4], "
+      "\"memory_gib\": 39.25, \"profile_id\": 9, \"sm_count\": 42}]}]}";
+  ck_assert_msg(catalog_parse(&lc, ok, "c.json", err, sizeof err) == 0, "%s",
+                err);
+  catalog_free(&lc);
+  /* ... not when one differs (the field is named) ... */
+  char bad[sizeof ok + 8];
+  snprintf(bad, sizeof bad, "%s", ok);
+  memcpy(strstr(bad, "39.25"), "39.50", 5);
+  ck_assert_int_eq(catalog_parse(&lc, bad, "c.json", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "c.json") && strstr(err, "'memory_gib'") &&
+                    strstr(err, "libsched"),
+                "%s", err);
+  snprintf(bad, sizeof bad, "%s", ok);
+  memcpy(strstr(bad, "3g.40gb"), "3g.20gb", 7);
+  ck_assert_int_eq(catalog_parse(&lc, bad, "c.json", err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "'name'"), "%s", err);
+  /* ... and "libsched" needs a model the library knows. */
+  ck_assert_int_eq(
+      catalog_parse(&lc,
+                    "{\"models\": [{\"name\": \"X\", \"mig\": true, "
+                    "\"mig_profiles\": \"libsched\"}]}",
+                    "c.json", err, sizeof err),
+      -1);
+  ck_assert_msg(strstr(err, "no MIG profile table for 'X'"), "%s", err);
+  ck_assert_int_eq(
+      catalog_parse(&lc,
+                    "{\"models\": [{\"name\": \"H200\", \"mig\": true, "
+                    "\"mig_profiles\": \"libsched\"}]}",
+                    "c.json", err, sizeof err),
+      0);
+  ck_assert_int_eq(lc.models[0].nmig, 6);
+  ck_assert_str_eq(catalog_mig_kind(&lc.models[0], 6)->name, "7g.141gb");
+  catalog_free(&lc);
 }
 END_TEST
 
@@ -656,6 +729,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, catalog_profiles);
   tcase_add_test(tc, catalog_rejects_bad_profiles);
+  tcase_add_test(tc, catalog_profiles_from_libsched);
   tcase_add_test(tc, spec_modes_and_errors);
   tcase_add_test(tc, trace_mapping);
   tcase_add_test(tc, reconfig_per_gpu_hand);

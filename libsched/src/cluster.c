@@ -7,6 +7,7 @@
  * lsched_next_fit() can skip whole ranges of nodes that cannot fit a request.
  * alloc and release update one node and O(log n) tree entries.
  */
+#include "abi.h"
 #include "internal.h"
 #include "mig_internal.h"
 
@@ -407,6 +408,13 @@ static int check_spec(lsched_cluster *c, const lsched_node_spec *spec,
   const int is_mig = spec->gpu_mode == LSCHED_GPU_MIG && spec->gpu_count > 0;
   if (spec->gpu_mode == LSCHED_GPU_MIG && spec->version < 2) {
     set_err(c, "node '%s': GPU mode MIG needs node spec version 2",
+            spec->name ? spec->name : "");
+    return LSCHED_EINVAL;
+  }
+  if (is_mig && !spec->mig_dynamic && spec->mig_layout_count <= 0) {
+    /* No instance would ever exist: every MIG request would fail. */
+    set_err(c, "node '%s': a static MIG node needs a layout (mig_layout, "
+            "mig_layout_count > 0), or mig_dynamic 1",
             spec->name ? spec->name : "");
     return LSCHED_EINVAL;
   }
@@ -819,16 +827,21 @@ int lsched_cluster_node_info(const lsched_cluster *c, int node,
       c->nodes[node].state == LSCHED_NODE_REMOVED)
     return LSCHED_ENOENT;
   const struct lsched_node *nd = &c->nodes[node];
-  out->name = nd->name ? nd->name : "";
-  out->cpu_milli = nd->cpu_cap;
-  out->memory_mib = nd->mem_cap;
-  out->cpu_free = nd->cpu_free;
-  out->memory_free = nd->mem_free;
-  out->gpu_count = nd->gpu_count;
-  out->gpu_model = nd->model;
-  out->gpu_mode = nd->mode;
-  out->gpus_fully_free = nd->gpus_full_free;
-  out->gpu_milli_free = nd->gpu_free_sum;
+  /* Filled up to the caller's version (abi.h). */
+  static const size_t sizes[] = {0, sizeof(lsched_node_info)};
+  lsched_node_info f;
+  memset(&f, 0, sizeof f);
+  f.name = nd->name ? nd->name : "";
+  f.cpu_milli = nd->cpu_cap;
+  f.memory_mib = nd->mem_cap;
+  f.cpu_free = nd->cpu_free;
+  f.memory_free = nd->mem_free;
+  f.gpu_count = nd->gpu_count;
+  f.gpu_model = nd->model;
+  f.gpu_mode = nd->mode;
+  f.gpus_fully_free = nd->gpus_full_free;
+  f.gpu_milli_free = nd->gpu_free_sum;
+  lsched__fill_out(out, &f, sizes, 2);
   return LSCHED_OK;
 }
 
@@ -856,20 +869,26 @@ int lsched_cluster_gpus_free(const lsched_cluster *c, int node, int *out,
 }
 
 void lsched_cluster_totals(const lsched_cluster *c, lsched_totals *out) {
-  memset(out, 0, sizeof *out);
-  if (!c)
+  if (!out)
     return;
-  out->gpus = c->ngpus;
-  for (int i = 0; i < c->n; i++) {
-    const struct lsched_node *nd = &c->nodes[i];
-    out->nodes += nd->state != LSCHED_NODE_REMOVED;
-    out->cpu_milli += nd->cpu_cap;
-    out->cpu_free += nd->cpu_free;
-    out->memory_mib += nd->mem_cap;
-    out->memory_free += nd->mem_free;
-    out->gpu_milli_free += nd->gpu_free_sum;
+  /* Filled up to the caller's version (abi.h). */
+  static const size_t sizes[] = {0, sizeof(lsched_totals)};
+  lsched_totals t;
+  memset(&t, 0, sizeof t);
+  if (c) {
+    t.gpus = c->ngpus;
+    for (int i = 0; i < c->n; i++) {
+      const struct lsched_node *nd = &c->nodes[i];
+      t.nodes += nd->state != LSCHED_NODE_REMOVED;
+      t.cpu_milli += nd->cpu_cap;
+      t.cpu_free += nd->cpu_free;
+      t.memory_mib += nd->mem_cap;
+      t.memory_free += nd->mem_free;
+      t.gpu_milli_free += nd->gpu_free_sum;
+    }
+    t.gpu_milli = (int64_t)c->ngpus * LSCHED_GPU_MILLI;
   }
-  out->gpu_milli = (int64_t)c->ngpus * LSCHED_GPU_MILLI;
+  lsched__fill_out(out, &t, sizes, 2);
 }
 
 int lsched_cluster_set_order(lsched_cluster *c, const int *order, int n) {
@@ -1160,6 +1179,7 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
   const struct lsched_node *nd = &c->nodes[node];
   if (!lsched__node_fits(c, nd, req))
     return LSCHED_ENOFIT;
+  out->version = LSCHED_PLACEMENT_VERSION;
   out->node = node;
   out->cpu_milli = req->cpu_milli;
   out->memory_mib = req->memory_mib;

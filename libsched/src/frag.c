@@ -17,6 +17,7 @@
  *   F x W = sum_{m runs} w_m small[j(m)] + (W - sum_{m runs} w_m) x idle,
  * O(types allowed on the node's model). The aggregates cost O(G x D).
  */
+#include "abi.h"
 #include "internal.h"
 
 #include <stdlib.h>
@@ -36,6 +37,7 @@ void lsched_frag_types_free(lsched_frag_types *fw, const lsched_allocator *a) {
 int lsched_frag_types_build(lsched_frag_types *fw, const lsched_allocator *a,
                         const lsched_cluster *c, const lsched_workload *w) {
   memset(fw, 0, sizeof *fw);
+  fw->version = LSCHED_FRAG_TYPES_VERSION;
   size_t nt = lsched_workload_count(w);
   if (nt == 0)
     return LSCHED_OK;
@@ -175,6 +177,7 @@ int lsched_frag_cache_init(lsched_frag_cache *fs,
                            const lsched_allocator *a, const lsched_cluster *c,
                            const lsched_frag_types *fw) {
   memset(fs, 0, sizeof *fs);
+  fs->version = LSCHED_FRAG_CACHE_VERSION;
   size_t n = c->n ? (size_t)c->n : 1;
   size_t D = fw->nthr ? (size_t)fw->nthr : 1;
   fs->F = lsched__calloc(a, n, sizeof *fs->F);
@@ -195,13 +198,18 @@ int lsched_frag_cache_init(lsched_frag_cache *fs,
 /* ---------------------------------------------------------------------- */
 /* One-shot public calls                                                   */
 
+/* Fills the caller's *out up to its version (abi.h). */
 static void frag_fill(lsched_frag *out, int64_t amount_w, int64_t W,
                       int64_t idle) {
-  out->amount_weighted = amount_w;
-  out->weight_total = (uint64_t)W;
-  out->idle_gpu_milli = idle;
-  out->amount = W ? (double)amount_w / (double)W : 0.0;
-  out->rate = idle > 0 ? out->amount / (double)idle : 0.0;
+  static const size_t sizes[] = {0, sizeof(lsched_frag)};
+  lsched_frag f;
+  memset(&f, 0, sizeof f);
+  f.amount_weighted = amount_w;
+  f.weight_total = (uint64_t)W;
+  f.idle_gpu_milli = idle;
+  f.amount = W ? (double)amount_w / (double)W : 0.0;
+  f.rate = idle > 0 ? f.amount / (double)idle : 0.0;
+  lsched__fill_out(out, &f, sizes, 2);
 }
 
 int lsched_frag_node(const lsched_cluster *c, const lsched_workload *w,
@@ -365,9 +373,10 @@ void lsched_fragmeter_destroy(lsched_fragmeter *m) {
 void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {
   if (!out)
     return;
-  memset(out, 0, sizeof *out);
-  if (!m)
+  if (!m) {
+    frag_fill(out, 0, 0, 0);
     return;
+  }
   const struct meter_state *s = m->p->state;
   frag_fill(out, s->fs.sum, s->fw.W, s->fs.idle_sum);
 }

@@ -9,6 +9,7 @@
  * checker re-derives them all. Cluster totals are kept by subtracting a
  * GPU's contribution before a change and adding it back after.
  */
+#include "abi.h"
 #include "mig_internal.h"
 
 #include <stdio.h>
@@ -56,7 +57,23 @@ int lsched_mig_kind_from_name(const char *name) {
   for (int k = 1; k <= LSCHED_MIG_KINDS; k++)
     if (strcasecmp(name, kind_names[k]) == 0)
       return k;
-  return LSCHED_ENOENT;
+  /* A profile name "<n>g.<m>gb": for n = 2, 3, 4, 7 the compute slices
+   * alone give the kind; a 1g profile may be 1g or 1g-2x depending on the
+   * model (lsched_mig_profile_from_name()). */
+  static const int by_slices[8] = {0, 0, LSCHED_MIG_2G, LSCHED_MIG_3G,
+                                   LSCHED_MIG_4G, 0, 0, LSCHED_MIG_7G};
+  const char *s = name;
+  if (*s < '1' || *s > '7' || (s[1] != 'g' && s[1] != 'G') || s[2] != '.')
+    return LSCHED_ENOENT;
+  int k = by_slices[*s - '0'];
+  s += 3;
+  if (*s < '1' || *s > '9')
+    return LSCHED_ENOENT;
+  while (*s >= '0' && *s <= '9')
+    s++;
+  if (!k || strcasecmp(s, "gb") != 0)
+    return LSCHED_ENOENT;
+  return k;
 }
 
 unsigned lsched_mig_slot_mask(int kind, int start) {
@@ -328,6 +345,37 @@ int lsched__mig_milli_lb(const lsched_request *req) {
   return lsched__mig_milli[lsched__mig_kind_lb(req)];
 }
 
+int lsched__mig_never_reason(const lsched_cluster *c, const lsched_request *req,
+                             char *buf, size_t n) {
+  if (!lsched__req_mig(req))
+    return 0;
+  int nmig = 0;
+  const char *nomem = NULL;
+  for (int i = 0; i < c->n; i++) {
+    const struct lsched_node *nd = &c->nodes[i];
+    if (nd->mode != LSCHED_GPU_MIG || nd->gpu_count == 0 ||
+        nd->state == LSCHED_NODE_REMOVED)
+      continue;
+    nmig++;
+    if (req->mig_memory_mib > 0 && !(c->mig && c->mig->has_mem[nd->model]) &&
+        (!req->model_mask || (req->model_mask >> nd->model) & 1))
+      nomem = c->model_names[nd->model];
+  }
+  if (!nmig) {
+    snprintf(buf, n, "place: a MIG request, but no node of this cluster is "
+             "in MIG mode");
+    return 1;
+  }
+  if (nomem) {
+    snprintf(buf, n, "place: the MIG request needs %lld MiB per instance but "
+             "GPU model '%s' has no MIG memory table (lsched_mig_use_builtin "
+             "or lsched_mig_set_model_memory)", (long long)req->mig_memory_mib,
+             nomem);
+    return 1;
+  }
+  return 0;
+}
+
 int lsched_mig_model_kind(const lsched_cluster *c, int model,
                            const lsched_request *req) {
   int lb = lsched__mig_kind_lb(req);
@@ -417,6 +465,7 @@ int lsched_mig_choose(const lsched_cluster *c, int node, int kmin, int k,
       }
     }
     if (best_s >= 0) {
+      out->version = LSCHED_PLACEMENT_VERSION;
       out->gpu_count = k;
       out->gpu_mask = best_mask;
       out->gpu_milli = lsched__mig_milli[K];
@@ -580,22 +629,26 @@ int lsched_mig_gpu_get(const lsched_cluster *c, int node, int gpu,
   const struct lsched_node *nd = &c->nodes[node];
   if (nd->mode != LSCHED_GPU_MIG)
     return LSCHED_EINVAL;
-  memset(out, 0, sizeof *out);
+  /* Filled up to the caller's version (abi.h). */
+  static const size_t sizes[] = {0, sizeof(lsched_mig_gpu_state)};
+  lsched_mig_gpu_state f;
+  memset(&f, 0, sizeof f);
   int gi = nd->mig_off + gpu;
   const lsched_mig_gpu_view *g = &c->mig->gpu[gi];
-  out->dynamic = g->dynamic;
+  f.dynamic = g->dynamic;
   for (int s = 0; s < LSCHED_MIG_SLOTS; s++) {
     if (!g->kind_at[s])
       continue;
-    int i = out->ninstances++;
-    out->instances[i].kind = g->kind_at[s];
-    out->instances[i].start = s;
-    out->in_use[i] = (g->busy >> s) & 1;
-    out->created[i] = c->mig->created[(size_t)gi * LSCHED_MIG_SLOTS + s];
+    int i = f.ninstances++;
+    f.instances[i].kind = g->kind_at[s];
+    f.instances[i].start = s;
+    f.in_use[i] = (g->busy >> s) & 1;
+    f.created[i] = c->mig->created[(size_t)gi * LSCHED_MIG_SLOTS + s];
   }
-  out->slots = g->occ;
-  out->slots_used = g->occ_busy;
-  out->slices_used = g->busy_cs;
+  f.slots = g->occ;
+  f.slots_used = g->occ_busy;
+  f.slices_used = g->busy_cs;
+  lsched__fill_out(out, &f, sizes, 2);
   return LSCHED_OK;
 }
 
@@ -638,20 +691,24 @@ uint64_t lsched_mig_creations(const lsched_cluster *c) {
 void lsched_mig_totals_get(const lsched_cluster *c, lsched_mig_totals *out) {
   if (!out)
     return;
-  memset(out, 0, sizeof *out);
-  if (!c || !c->mig)
-    return;
-  const struct lsched__mig *m = c->mig;
-  out->gpus = m->gpus;
-  out->slices = (int64_t)m->gpus * LSCHED_MIG_SLICES;
-  out->slices_used = m->slices_used;
-  for (int k = 0; k < LSCHED_MIG_KINDS; k++) {
-    out->in_use[k] = m->in_use[k];
-    out->idle[k] = m->idle[k];
-    out->unusable[k] = m->unusable[k];
+  /* Filled up to the caller's version (abi.h). */
+  static const size_t sizes[] = {0, sizeof(lsched_mig_totals)};
+  lsched_mig_totals t;
+  memset(&t, 0, sizeof t);
+  const struct lsched__mig *m = c ? c->mig : NULL;
+  if (m) {
+    t.gpus = m->gpus;
+    t.slices = (int64_t)m->gpus * LSCHED_MIG_SLICES;
+    t.slices_used = m->slices_used;
+    for (int k = 0; k < LSCHED_MIG_KINDS; k++) {
+      t.in_use[k] = m->in_use[k];
+      t.idle[k] = m->idle[k];
+      t.unusable[k] = m->unusable[k];
+    }
+    t.created = m->seq;
+    t.destroyed = m->destroyed;
   }
-  out->created = m->seq;
-  out->destroyed = m->destroyed;
+  lsched__fill_out(out, &t, sizes, 2);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -112,6 +112,12 @@ LSCHED_HIDDEN uint8_t lsched__mig_node_fit(const lsched_cluster *c,
 
 /* The model-independent lower bound of that kind. */
 LSCHED_HIDDEN int lsched__mig_kind_lb(const lsched_request *req);
+/* Why MIG request req can never be placed on c, when the cause is a setup
+ * one (no MIG node; a model that the request could use has no memory
+ * table): writes a message to buf and returns 1; 0 otherwise. O(nodes). */
+LSCHED_HIDDEN int lsched__mig_never_reason(const lsched_cluster *c,
+                                           const lsched_request *req,
+                                           char *buf, size_t n);
 
 /* Exact fit of MIG request req on MIG node nd (CPU and memory included). */
 LSCHED_HIDDEN int lsched__mig_node_fits(const lsched_cluster *c,

@@ -3,6 +3,7 @@
  * attached to a cluster.
  */
 #include "internal.h"
+#include "mig_internal.h"
 
 #include <libsched/migrate.h>
 #include <stddef.h>
@@ -242,10 +243,13 @@ int lsched_policy_place(lsched_policy *p, const lsched_request *req,
   }
   int rc = p->ops->place(p->state, c, req, out);
   if (rc == LSCHED_OK) {
+    out->version = LSCHED_PLACEMENT_VERSION; /* whatever the policy wrote */
     c->errmsg[0] = '\0';
     return LSCHED_OK;
   }
   if (rc == LSCHED_ENOFIT && !lsched_can_ever_fit(c, req)) {
+    if (lsched__mig_never_reason(c, req, c->errmsg, sizeof c->errmsg))
+      return LSCHED_ENEVER;
     snprintf(c->errmsg, sizeof c->errmsg,
              "place: no node could ever hold %d GPU(s) x %d milli, %lld CPU "
              "milli, %lld MiB",
@@ -376,6 +380,10 @@ int lsched_policy_plan_migrations(lsched_policy *p,
   int rc = p->ops->plan_migrations(p->state, p->c, waiting, running, nrunning,
                                    budget, out, max_out, nout);
   lsched__trial_end(p->c);
+  for (size_t i = 0; rc == LSCHED_OK && i < *nout && i < max_out; i++) {
+    out[i].version = LSCHED_MOVE_VERSION;
+    out[i].from.version = out[i].to.version = LSCHED_PLACEMENT_VERSION;
+  }
   return rc;
 }
 

@@ -120,7 +120,8 @@ int lsched_workload_add(lsched_workload *w, const lsched_task_type *t) {
     w->t = nt;
     w->cap = nc;
   }
-  w->t[w->n] = *t;
+  w->t[w->n] = *t; /* version 1 is the only layout so far */
+  w->t[w->n].version = LSCHED_TASK_TYPE_VERSION;
   w->slot[j] = ++w->n;
   w->total += t->weight;
   return LSCHED_OK;

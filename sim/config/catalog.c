@@ -58,6 +58,78 @@ static int int_in(const cJSON *v, int lo, int hi, int *out) {
 }
 
 /*
+ * One source of truth for the MIG profiles of the models libsched knows
+ * (<libsched/mig.h>, libsched/src/mig_tables.c): the built-in catalog says
+ * "mig_profiles": "libsched" for them and the profiles are copied from the
+ * library; a catalog that lists profiles of such a model must agree with
+ * the library's (name, memory, profile ID, SMs, verified), or it is
+ * rejected.
+ */
+static int take_library_profiles(gpu_model_info *g, const lsched_mig_model *lib,
+                                 const char *origin, const char *model_where,
+                                 char *err, size_t errlen) {
+  if (!g->mig) {
+    snprintf(err, errlen, "%s: %s: 'mig_profiles' given but 'mig' is not "
+             "true", origin, model_where);
+    return -1;
+  }
+  g->mig_profiles = calloc(LSCHED_MIG_KINDS, sizeof *g->mig_profiles);
+  if (!g->mig_profiles) {
+    snprintf(err, errlen, "%s: out of memory", origin);
+    return -1;
+  }
+  for (int k = 1; k <= LSCHED_MIG_KINDS; k++) {
+    const lsched_mig_profile *lp = lsched_mig_model_profile(lib, k);
+    if (!lp)
+      continue;
+    gpu_mig_profile *mp = &g->mig_profiles[g->nmig];
+    mp->name = json_strdup(lp->name);
+    if (!mp->name) {
+      snprintf(err, errlen, "%s: out of memory", origin);
+      return -1;
+    }
+    mp->kind = lp->kind;
+    mp->profile_id = lp->profile_id;
+    mp->memory_gib = lp->memory_gib;
+    mp->sm_count = lp->sm_count;
+    mp->verified = lp->verified;
+    g->nmig++;
+  }
+  return 0;
+}
+
+static int agrees_with_library(const gpu_mig_profile *mp,
+                               const lsched_mig_model *lib, const char *model,
+                               const char *origin, const char *where,
+                               char *err, size_t errlen) {
+  const lsched_mig_profile *lp = lsched_mig_model_profile(lib, mp->kind);
+  const char *field = NULL;
+  if (!lp || strcasecmp(lp->name, mp->name) != 0)
+    field = "name";
+  else if (llround(mp->memory_gib * 1024.0) != lp->memory_mib)
+    field = "memory_gib";
+  else if (mp->profile_id >= 0 && mp->profile_id != lp->profile_id)
+    field = "profile_id";
+  else if (mp->sm_count > 0 && mp->sm_count != lp->sm_count)
+    field = "sm_count";
+  else if (mp->verified != lp->verified)
+    field = "verified";
+  if (!field)
+    return 0;
+  if (lp)
+    snprintf(err, errlen, "%s: %s: field '%s' disagrees with libsched's %s "
+             "profile of %s (%s, %.2f GiB, profile ID %d, %d SMs, %s); "
+             "write \"mig_profiles\": \"libsched\"", origin, where, field,
+             lsched_mig_kind_name(mp->kind), model, lp->name, lp->memory_gib,
+             lp->profile_id, lp->sm_count,
+             lp->verified ? "verified" : "unverified");
+  else
+    snprintf(err, errlen, "%s: %s: libsched's %s offers no %s profile",
+             origin, where, model, lsched_mig_kind_name(mp->kind));
+  return -1;
+}
+
+/*
  * "mig_profiles": [{"name", "kind", "profile_id", "compute_slices",
  * "memory_slots", "starts", "memory_gib", "sm_count", "verified", "note"}].
  * The slices, slots and starts of a kind are libsched's placement table
@@ -73,9 +145,19 @@ static int parse_mig_profiles(gpu_model_info *g, const cJSON *arr,
       "verified",     "note",   NULL};
   if (!arr)
     return 0;
+  const lsched_mig_model *lib = lsched_mig_builtin_model(g->name);
+  if (cJSON_IsString(arr) && strcmp(arr->valuestring, "libsched") == 0) {
+    if (!lib) {
+      snprintf(err, errlen, "%s: %s: 'mig_profiles' is \"libsched\" but "
+               "libsched has no MIG profile table for '%s'", origin,
+               model_where, g->name);
+      return -1;
+    }
+    return take_library_profiles(g, lib, origin, model_where, err, errlen);
+  }
   if (!cJSON_IsArray(arr)) {
-    snprintf(err, errlen, "%s: %s: 'mig_profiles' must be an array", origin,
-             model_where);
+    snprintf(err, errlen, "%s: %s: 'mig_profiles' must be an array or "
+             "\"libsched\"", origin, model_where);
     return -1;
   }
   int n = cJSON_GetArraySize(arr);
@@ -104,7 +186,8 @@ static int parse_mig_profiles(gpu_model_info *g, const cJSON *arr,
     }
     int k = cJSON_IsString(kind) ? lsched_mig_kind_from_name(kind->valuestring)
                                  : LSCHED_ENOENT;
-    if (k < 1) {
+    /* A short kind name only (the library also parses "3g.40gb"). */
+    if (k < 1 || strcasecmp(kind->valuestring, lsched_mig_kind_name(k)) != 0) {
       snprintf(err, errlen, "%s: %s: 'kind' must be one of 1g, 1g-2x, 2g, "
                "3g, 4g, 7g", origin, where);
       return -1;
@@ -185,6 +268,9 @@ static int parse_mig_profiles(gpu_model_info *g, const cJSON *arr,
       return -1;
     }
     g->nmig++;
+    if (lib && agrees_with_library(mp, lib, g->name, origin, where, err,
+                                   errlen))
+      return -1;
   }
   if (g->nmig && !g->mig) {
     snprintf(err, errlen, "%s: %s: 'mig_profiles' given but 'mig' is not "

@@ -4,9 +4,11 @@
 #include <stdio.h>
 
 int main(void) {
-  if (lsched_version_number() != LSCHED_VERSION_NUMBER) {
-    fprintf(stderr, "header %s but library %s\n", LSCHED_VERSION_STRING,
-            lsched_version_string());
+  /* The library must serve this header's ABI: same major, and while the
+   * major is 0 the same minor (any patch level); from 1.0 a newer minor. */
+  if (lsched_version_check(LSCHED_VERSION_NUMBER) != LSCHED_OK) {
+    fprintf(stderr, "built against libsched %s, cannot use %s\n",
+            LSCHED_VERSION_STRING, lsched_version_string());
     return 1;
   }
   lsched_cluster *c;
@@ -41,13 +43,13 @@ int main(void) {
               lsched_err_name(rc), p[j].node, want[j], lsched_cluster_errmsg(c));
       return 1;
     }
-    lsched_node_info ni;
+    lsched_node_info ni = LSCHED_NODE_INFO_INIT;
     lsched_cluster_node_info(c, p[j].node, &ni);
     printf("job %d: %d GPUs on %s\n", j, gpus[j], ni.name);
   }
   for (int j = 3; j >= 0; j--)
     lsched_release(c, &p[j]);
-  lsched_totals t;
+  lsched_totals t = LSCHED_TOTALS_INIT;
   lsched_cluster_totals(c, &t);
   int ok = t.gpu_milli_free == 16000 && t.cpu_free == 32000 &&
            lsched_cluster_check(c) == LSCHED_OK;

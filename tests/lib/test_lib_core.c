@@ -233,7 +233,7 @@ static void test_alloc_release_restores(void) {
   MT_EQ(add_node(c, 8000, 32768, 0, -1, LSCHED_GPU_SHARED), 2);
   MT_EQ(lsched_cluster_node_count(c), 3);
 
-  lsched_totals t;
+  lsched_totals t = LSCHED_TOTALS_INIT;
   lsched_cluster_totals(c, &t);
   MT_EQ(t.nodes, 3);
   MT_EQ(t.gpus, 6);
@@ -260,7 +260,7 @@ static void test_alloc_release_restores(void) {
   MT_EQ(lsched_cluster_gpu_free(c, 0, 1), 0);
   MT_EQ(lsched_cluster_gpu_free(c, 0, 3), 1000);
   MT_EQ(lsched_cluster_gpu_free(c, 1, 1), 0);
-  lsched_node_info ni;
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
   OK(lsched_cluster_node_info(c, 0, &ni));
   MT_EQ(ni.cpu_free, 23000);
   MT_EQ(ni.memory_free, 262144 - 1024);
@@ -687,12 +687,12 @@ static void test_mig_dynamic(void) {
   release_ok(c, held[0]);
   alloc_ok(c, held[0]);
   MT_EQ_U(lsched_mig_creations(c), 4);
-  lsched_mig_gpu_state st;
+  lsched_mig_gpu_state st = LSCHED_MIG_GPU_STATE_INIT;
   OK(lsched_mig_gpu_get(c, n, 0, &st));
   MT_EQ(st.ninstances, 3);
   for (int i = 3; i >= 0; i--)
     release_ok(c, held[i]);
-  lsched_totals t;
+  lsched_totals t = LSCHED_TOTALS_INIT;
   lsched_cluster_totals(c, &t);
   MT_EQ(t.gpu_milli_free, t.gpu_milli);
   MT_EQ(lsched_release(c, &held[0]), LSCHED_ERANGE);

@@ -48,9 +48,9 @@ extern "C" {
 /* Version                                                                 */
 
 #define LSCHED_VERSION_MAJOR 0
-#define LSCHED_VERSION_MINOR 1
+#define LSCHED_VERSION_MINOR 2
 #define LSCHED_VERSION_PATCH 0
-#define LSCHED_VERSION_STRING "0.1.0"
+#define LSCHED_VERSION_STRING "0.2.0"
 /** Numeric version, major * 10000 + minor * 100 + patch. */
 #define LSCHED_VERSION_NUMBER                                                  \
   (LSCHED_VERSION_MAJOR * 10000 + LSCHED_VERSION_MINOR * 100 +                 \
@@ -60,6 +60,39 @@ extern "C" {
 LSCHED_API unsigned lsched_version_number(void);
 /** The version of the library actually linked, as "major.minor.patch". */
 LSCHED_API const char *lsched_version_string(void);
+/**
+ * Can the linked library serve a program built against the header of
+ * version `header_version` (pass LSCHED_VERSION_NUMBER)? LSCHED_OK when
+ * the majors are equal and: for major 0, the minors are equal (a 0.x
+ * minor release may change the ABI and gets a new SONAME); from 1.0, the
+ * library's minor is at least the header's (minors only add). The patch
+ * level never matters. LSCHED_EVERSION otherwise. See libsched/README.md,
+ * "ABI and compatibility".
+ */
+LSCHED_API int lsched_version_check(unsigned header_version);
+
+/*
+ * ABI conventions (libsched/README.md, "ABI and compatibility").
+ * Every struct that crosses the boundary starts with `unsigned version`
+ * and has LSCHED_<NAME>_VERSION and an LSCHED_<NAME>_INIT initialiser;
+ * members are only appended, each addition bumping the version.
+ * - Structs the caller fills for the library (node spec, request, cluster
+ *   options, policy ops, observer, defrag budget, view request) are read up
+ *   to their version; an unknown version is LSCHED_EVERSION.
+ * - Structs the library fills (node info, totals, frag figures, MIG GPU
+ *   state and totals) are filled up to the version the caller set (its
+ *   _INIT macro; a version outside 1..current counts as 1), and their
+ *   version then says what was filled. The SDK's working structs
+ *   (lsched_frag_types, lsched_frag_cache) are made whole by their build
+ *   and init calls, which set their version.
+ * - Placements, task types, running jobs and moves go both ways: every
+ *   call that produces one sets its version to the current one; one built
+ *   by hand starts from its _INIT macro (a version outside 1..current is
+ *   read as 1).
+ * The few fixed-layout element types (lsched_allocator,
+ * lsched_mig_instance, lsched_mig_gpu_view, lsched_frag_type) never change
+ * their layout; a change would come as a new type.
+ */
 
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                  */
@@ -108,7 +141,8 @@ LSCHED_API const char *lsched_err_name(int code);
 /**
  * Per-instance allocator. Any member left NULL makes the whole struct count
  * as absent (libc malloc/realloc/free are used). realloc(NULL, n) must act as
- * alloc(n). `user` is passed back unchanged.
+ * alloc(n). `user` is passed back unchanged. Fixed layout (no version): it
+ * never changes; another allocator interface would be a new type.
  */
 typedef struct lsched_allocator {
   void *(*alloc)(size_t size, void *user);
@@ -116,6 +150,7 @@ typedef struct lsched_allocator {
   void (*free)(void *ptr, void *user);
   void *user;
 } lsched_allocator;
+#define LSCHED_ALLOCATOR_INIT {NULL, NULL, NULL, NULL}
 
 /* ---------------------------------------------------------------------- */
 /* Cluster                                                                 */
@@ -190,7 +225,9 @@ struct lsched_mig_instance; /* <libsched/mig.h> */
  * dynamic (non-zero) or static instances, and every GPU starts with the
  * idle instances mig_layout[0..mig_layout_count) (copied; they must pass
  * lsched_mig_layout_check() and be offered by the model, see
- * lsched_mig_set_model_memory(); may be empty). The MIG fields are ignored
+ * lsched_mig_set_model_memory(); may be empty on a dynamic node, while a
+ * static node with GPUs needs at least one instance: LSCHED_EINVAL
+ * otherwise, as no MIG request could ever be served there). The MIG fields are ignored
  * in the other modes; a version-1 spec cannot ask for LSCHED_GPU_MIG.
  * Version 3: features, a bit set of node features (bit meanings are the
  * caller's, e.g. Slurm node features); a request's `features` must all be
@@ -295,8 +332,11 @@ LSCHED_API int lsched_cluster_find_node(lsched_cluster *c, const char *name);
  * 0..count-1). */
 LSCHED_API int lsched_cluster_node_count(const lsched_cluster *c);
 
-/** A snapshot of one node's capacity and free resources. */
+#define LSCHED_NODE_INFO_VERSION 1
+/** A snapshot of one node's capacity and free resources (filled by the
+ * library up to the version set by LSCHED_NODE_INFO_INIT). */
 typedef struct lsched_node_info {
+  unsigned version;
   const char *name; /* owned by the cluster; "" if none given */
   int64_t cpu_milli, memory_mib;       /* capacity */
   int64_t cpu_free, memory_free;       /* free now */
@@ -305,6 +345,8 @@ typedef struct lsched_node_info {
   int gpus_fully_free;                 /* GPUs with 1000 milli free */
   int64_t gpu_milli_free;              /* sum over the node's GPUs */
 } lsched_node_info;
+#define LSCHED_NODE_INFO_INIT                                                  \
+  {LSCHED_NODE_INFO_VERSION, NULL, 0, 0, 0, 0, 0, 0, LSCHED_GPU_EXCLUSIVE, 0, 0}
 
 /** Fills *out for node `node`. LSCHED_ENOENT for a bad or removed id. */
 LSCHED_API int lsched_cluster_node_info(const lsched_cluster *c, int node,
@@ -318,13 +360,17 @@ LSCHED_API int lsched_cluster_gpu_free(const lsched_cluster *c, int node,
 LSCHED_API int lsched_cluster_gpus_free(const lsched_cluster *c, int node,
                                         int *out, int n);
 
-/** Cluster-wide totals. */
+#define LSCHED_TOTALS_VERSION 1
+/** Cluster-wide totals (filled up to the version set by
+ * LSCHED_TOTALS_INIT). */
 typedef struct lsched_totals {
+  unsigned version;
   int nodes, gpus;
   int64_t cpu_milli, cpu_free;
   int64_t memory_mib, memory_free;
   int64_t gpu_milli, gpu_milli_free; /* gpu_milli = 1000 x gpus */
 } lsched_totals;
+#define LSCHED_TOTALS_INIT {LSCHED_TOTALS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0}
 LSCHED_API void lsched_cluster_totals(const lsched_cluster *c,
                                       lsched_totals *out);
 
@@ -404,8 +450,12 @@ LSCHED_API int lsched_request_validate(const lsched_request *req);
  * mig_kind at memory slot mig_start, and gpu_milli is
  * lsched_mig_kind_milli(mig_kind). The two MIG fields are ignored on other
  * nodes; zero them when building a placement by hand.
+ * Every call that fills a placement sets version to LSCHED_PLACEMENT_VERSION;
+ * build one by hand from LSCHED_PLACEMENT_INIT.
  */
+#define LSCHED_PLACEMENT_VERSION 1
 typedef struct lsched_placement {
+  unsigned version;
   int node;
   int gpu_count;
   int gpu_milli;
@@ -415,6 +465,7 @@ typedef struct lsched_placement {
   int mig_kind;  /* MIG nodes: instance kind (lsched_mig_kind) */
   int mig_start; /* MIG nodes: its first memory slot */
 } lsched_placement;
+#define LSCHED_PLACEMENT_INIT {LSCHED_PLACEMENT_VERSION, -1, 0, 0, 0, 0, 0, 0, 0}
 
 /** Milli that `req` takes per GPU on `node` (1000 on exclusive nodes; for
  * a MIG request on a MIG node, the milli of the kind it maps to there, or
@@ -514,6 +565,11 @@ typedef struct lsched_observer {
   void (*on_node_change)(void *user, const lsched_cluster *c, int node,
                          int change);
 } lsched_observer;
+/* Every member empty but the version. Fill a table with designated
+ * initialisers ({.version = LSCHED_OBSERVER_VERSION, .on_alloc = f}) or
+ * start from this macro and assign members (C++ before C++20): a
+ * positional list that names fewer members warns under -Wextra
+ * (missing-field-initializers) once a member is appended. */
 #define LSCHED_OBSERVER_INIT {LSCHED_OBSERVER_VERSION, NULL, NULL, NULL}
 
 /**
@@ -549,14 +605,19 @@ LSCHED_API int lsched_cluster_remove_observer(lsched_cluster *c,
  *   workload is used with); 0 = any. A mask naming only models absent from
  *   the cluster describes a type that can run nowhere.
  * - weight >= 1.
+ * lsched_workload_at() gives types of version LSCHED_TASK_TYPE_VERSION;
+ * build one with LSCHED_TASK_TYPE_INIT.
  */
+#define LSCHED_TASK_TYPE_VERSION 1
 typedef struct lsched_task_type {
+  unsigned version;
   int64_t cpu_milli;
   int gpu_count;
   int gpu_milli;
   uint64_t model_mask;
   uint64_t weight;
 } lsched_task_type;
+#define LSCHED_TASK_TYPE_INIT {LSCHED_TASK_TYPE_VERSION, 0, 0, 0, 0, 1}
 
 /** A target workload: a set of task types (opaque; see below). */
 typedef struct lsched_workload lsched_workload;
@@ -600,15 +661,19 @@ LSCHED_API uint64_t lsched_workload_weight(const lsched_workload *w);
  *
  * The cluster figures: amount = sum of F(n); rate = amount / idle GPU milli
  * (0 when nothing is idle). amount_weighted = amount x weight_total exactly
- * (an integer), for exact sums and integrals.
+ * (an integer), for exact sums and integrals. Filled up to the version set
+ * by LSCHED_FRAG_INIT.
  */
+#define LSCHED_FRAG_VERSION 1
 typedef struct lsched_frag {
+  unsigned version;
   double amount;           /* milli-GPU */
   double rate;             /* 0..1 */
   int64_t idle_gpu_milli;  /* free GPU milli in the cluster */
   int64_t amount_weighted; /* amount x weight_total */
   uint64_t weight_total;   /* sum of the workload's weights (0: empty) */
 } lsched_frag;
+#define LSCHED_FRAG_INIT {LSCHED_FRAG_VERSION, 0.0, 0.0, 0, 0, 0}
 
 /** F(n) of node `node` into *out. O(T log T + T x G). LSCHED_ENOENT. */
 LSCHED_API int lsched_frag_node(const lsched_cluster *c,
@@ -711,7 +776,8 @@ typedef struct lsched_policy_ops {
   int (*on_node_change)(void *state, const lsched_cluster *c, int node,
                         int change);
 } lsched_policy_ops;
-/** Every member zero/NULL but the version: fill name, place, ... after. */
+/** Every member zero/NULL but the version: fill name, place, ... after (or
+ * use designated initialisers, as policies/ do). */
 #define LSCHED_POLICY_OPS_INIT                                                 \
   {LSCHED_POLICY_OPS_VERSION, NULL, NULL, 0, NULL, NULL, NULL, NULL,           \
    NULL, NULL, NULL, NULL, NULL, NULL}

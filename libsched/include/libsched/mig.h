@@ -89,7 +89,8 @@ typedef enum lsched_mig_kind {
 /** As a request's mig_kind: any kind that meets its compute and memory. */
 #define LSCHED_MIG_ANY LSCHED_MIG_1G
 
-/** One GPU instance of a layout: a kind at a start slot. */
+/** One GPU instance of a layout: a kind at a start slot. An element of
+ * arrays (layouts), so its layout is fixed (no version; it never changes). */
 typedef struct lsched_mig_instance {
   int kind;  /* LSCHED_MIG_1G .. LSCHED_MIG_7G */
   int start; /* memory slot 0..7, one of the kind's valid starts */
@@ -110,7 +111,13 @@ LSCHED_API int lsched_mig_kind_milli(int kind);
 /** Short name: "1g", "1g-2x", "2g", "3g", "4g", "7g"; "none" for 0,
  * "?" for anything else. Never NULL. */
 LSCHED_API const char *lsched_mig_kind_name(int kind);
-/** The kind of a short name (case-insensitive), or LSCHED_ENOENT. */
+/**
+ * The kind of a short name ("3g", case-insensitive), or of a profile name
+ * whose kind does not depend on the model ("3g.40gb": 2g, 3g, 4g and 7g
+ * profiles); LSCHED_ENOENT otherwise, also for "1g.<m>gb" names, whose
+ * kind depends on the model (1g.10gb is 1g-2x on A100-40GB, 1g on 80 GB
+ * parts): lsched_mig_profile_from_name() parses those.
+ */
 LSCHED_API int lsched_mig_kind_from_name(const char *name);
 /** Memory slots an instance of kind at start occupies, as a bit mask; 0 if
  * start is not a valid start of kind. */
@@ -146,7 +153,10 @@ LSCHED_API int lsched_mig_kind_for(int min_kind, int compute_milli,
  * memory_mib[k - 1] for kind k, in MiB (> 0), or 0 when the model does not
  * offer kind k (such instances are then never created or matched). Without
  * a call, a model offers all six kinds with unknown memory: MIG requests
- * that ask for memory (mig_memory_mib > 0) do not fit it. Allowed at any
+ * that ask for memory (mig_memory_mib > 0) do not fit it, and
+ * lsched_policy_place() says so (LSCHED_ENEVER, the message naming the
+ * model). lsched_mig_use_builtin() sets the table of a model the library
+ * knows in one call. Allowed at any
  * time; it changes which kind later requests map to, not existing
  * instances. LSCHED_OK, LSCHED_ENOENT (bad model), LSCHED_EINVAL,
  * LSCHED_ENOMEM.
@@ -163,10 +173,94 @@ LSCHED_API int lsched_mig_request_kind(const lsched_cluster *c, int model,
                                        const lsched_request *req);
 
 /* ---------------------------------------------------------------------- */
+/* Built-in profile tables (A100, H100, H100 NVL, H200)                    */
+
+#define LSCHED_MIG_PROFILE_VERSION 1
+/**
+ * One MIG profile of a GPU model, as `nvidia-smi mig -lgip` lists it
+ * (sources: docs/DESIGN.md section 4 and the shared hardware notes; the
+ * media-extension "+me" profiles are left out). Library-owned and constant.
+ * - name: the profile name ("3g.40gb"); kind: its lsched_mig_kind;
+ * - profile_id: NVIDIA's GPU-instance profile ID (19 1g, 15 1g-2x, 14 2g,
+ *   9 3g, 5 4g, 0 7g); sm_count: streaming multiprocessors per instance;
+ * - memory_gib: the instance memory as listed (GiB); memory_mib:
+ *   round(memory_gib x 1024), the value lsched_mig_use_builtin() sets;
+ * - verified: 0 when the source infers the value (same table as a sibling
+ *   model) instead of showing it measured.
+ * Compute slices, memory slots and valid starts are the kind's (the
+ * placement table above). Members are only appended (version grows).
+ */
+typedef struct lsched_mig_profile {
+  unsigned version;
+  const char *name;
+  int kind;
+  int profile_id;
+  int sm_count;
+  double memory_gib;
+  int64_t memory_mib;
+  int verified;
+} lsched_mig_profile;
+#define LSCHED_MIG_PROFILE_INIT                                                \
+  {LSCHED_MIG_PROFILE_VERSION, NULL, 0, 0, 0, 0.0, 0, 0}
+
+#define LSCHED_MIG_MODEL_VERSION 1
+/**
+ * A MIG-capable GPU model the library knows (library-owned, constant):
+ * its canonical name ("A100-SXM4-80GB"), other names it answers to
+ * (aliases, NULL-terminated; e.g. "A100-80GB", "A100"), its memory in GiB
+ * and its profiles. Read the profiles with lsched_mig_model_profile()
+ * (not by indexing `profiles`, whose element may grow). Members are only
+ * appended.
+ */
+typedef struct lsched_mig_model {
+  unsigned version;
+  const char *name;
+  const char *const *aliases;
+  double memory_gib;
+  int nprofiles;                       /* profiles offered (<= 6) */
+  const lsched_mig_profile *profiles;  /* by kind; see above */
+} lsched_mig_model;
+#define LSCHED_MIG_MODEL_INIT {LSCHED_MIG_MODEL_VERSION, NULL, NULL, 0.0, 0, NULL}
+
+/** Number of built-in MIG models (A100-SXM4-40GB, A100-SXM4-80GB,
+ * H100-SXM5-80GB, H100-PCIE-80GB, H100-NVL-94GB, H200-SXM-141GB). */
+LSCHED_API int lsched_mig_builtin_count(void);
+/** The i-th built-in MIG model (0 <= i < count), or NULL. */
+LSCHED_API const lsched_mig_model *lsched_mig_builtin_at(int i);
+/** The built-in model named `name` (its name or an alias, ASCII
+ * case-insensitive), or NULL. */
+LSCHED_API const lsched_mig_model *lsched_mig_builtin_model(const char *name);
+/** Model m's profile of kind `kind`, or NULL when m does not offer it (or
+ * an argument is bad). */
+LSCHED_API const lsched_mig_profile *
+lsched_mig_model_profile(const lsched_mig_model *m, int kind);
+/**
+ * The profile of model `model` (a built-in model's name or alias) named
+ * `profile` ("3g.40gb", case-insensitive; a short kind name such as "3g"
+ * is accepted too), or NULL. Profile names are per model: "1g.10gb" is
+ * the 1g-2x kind on A100-SXM4-40GB but the 1g kind on 80 GB parts.
+ */
+LSCHED_API const lsched_mig_profile *
+lsched_mig_profile_from_name(const char *model, const char *profile);
+/**
+ * Gives model id `model` of c the memory table of built-in model `name`
+ * (NULL: the cluster model's own name), as lsched_mig_set_model_memory()
+ * would with each profile's memory_mib. One call per model; a scheduler
+ * whose MIG models are built-in needs nothing else. LSCHED_OK,
+ * LSCHED_ENOENT (no such cluster model, or the library does not know the
+ * name: c's message names it), LSCHED_EINVAL, LSCHED_ENOMEM.
+ */
+LSCHED_API int lsched_mig_use_builtin(lsched_cluster *c, int model,
+                                      const char *name);
+
+/* ---------------------------------------------------------------------- */
 /* State                                                                   */
 
-/** A snapshot of one MIG GPU. Instances are listed by start slot. */
+#define LSCHED_MIG_GPU_STATE_VERSION 1
+/** A snapshot of one MIG GPU. Instances are listed by start slot. Filled
+ * up to the version set by LSCHED_MIG_GPU_STATE_INIT. */
 typedef struct lsched_mig_gpu_state {
+  unsigned version;
   int dynamic;    /* 1: instances are created on demand */
   int ninstances; /* existing instances, in use or idle */
   lsched_mig_instance instances[LSCHED_MIG_MAX_INSTANCES];
@@ -179,6 +273,8 @@ typedef struct lsched_mig_gpu_state {
   unsigned slots_used;  /* memory slots of the instances in use */
   int slices_used;      /* compute slices of the instances in use */
 } lsched_mig_gpu_state;
+#define LSCHED_MIG_GPU_STATE_INIT                                              \
+  {LSCHED_MIG_GPU_STATE_VERSION, 0, 0, {{0, 0}}, {0}, {0}, 0, 0, 0}
 
 /**
  * Fills *out for GPU `gpu` of node `node`. LSCHED_OK, LSCHED_ENOENT (no
@@ -212,8 +308,11 @@ LSCHED_API uint64_t lsched_mig_creations(const lsched_cluster *c);
  *   kind-k instances that fit in the free slots (so all f when k does not
  *   fit); a static GPU contributes the slices no instance of its layout
  *   covers plus the slices of its free instances smaller than k.
+ * Filled up to the version set by LSCHED_MIG_TOTALS_INIT.
  */
+#define LSCHED_MIG_TOTALS_VERSION 1
 typedef struct lsched_mig_totals {
+  unsigned version;
   int gpus;             /* MIG GPUs */
   int64_t slices;       /* 7 x gpus */
   int64_t slices_used;  /* compute slices of instances in use */
@@ -223,6 +322,8 @@ typedef struct lsched_mig_totals {
   uint64_t created;     /* instances created by lsched_alloc() */
   uint64_t destroyed;   /* idle instances destroyed to make room */
 } lsched_mig_totals;
+#define LSCHED_MIG_TOTALS_INIT                                                 \
+  {LSCHED_MIG_TOTALS_VERSION, 0, 0, 0, {0}, {0}, {0}, 0, 0}
 
 /** Fills *out (all zero for a cluster without MIG nodes). */
 LSCHED_API void lsched_mig_totals_get(const lsched_cluster *c,

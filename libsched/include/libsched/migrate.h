@@ -21,8 +21,12 @@ extern "C" {
  * - move_cost_s: what moving it costs in seconds of its own progress
  *   (checkpoint + transfer + restart), from the host's cost model.
  * - moves: how often it has been moved already (for the per-job budget).
+ * Start from LSCHED_RUNNING_INIT (a version outside 1..current is read as
+ * 1; every element of one array has the same layout).
  */
+#define LSCHED_RUNNING_VERSION 1
 typedef struct lsched_running {
+  unsigned version;
   uint64_t id;
   lsched_request request; /* what it asked for (models, shares) */
   const lsched_placement *parts;
@@ -30,6 +34,8 @@ typedef struct lsched_running {
   double move_cost_s;
   int moves;
 } lsched_running;
+#define LSCHED_RUNNING_INIT                                                    \
+  {LSCHED_RUNNING_VERSION, 0, LSCHED_REQUEST_INIT, NULL, 0, 0.0, 0}
 
 #define LSCHED_DEFRAG_BUDGET_VERSION 1
 /**
@@ -50,12 +56,17 @@ typedef struct lsched_defrag_budget {
 } lsched_defrag_budget;
 #define LSCHED_DEFRAG_BUDGET_INIT {LSCHED_DEFRAG_BUDGET_VERSION, 0, 0, -1.0}
 
-/** One planned move: running[index] goes from `from` to `to`. */
+#define LSCHED_MOVE_VERSION 1
+/** One planned move: running[index] goes from `from` to `to`. The planner
+ * sets version (LSCHED_MOVE_VERSION) on every move it writes. */
 typedef struct lsched_move {
+  unsigned version;
   size_t index;
   lsched_placement from;
   lsched_placement to;
 } lsched_move;
+#define LSCHED_MOVE_INIT                                                       \
+  {LSCHED_MOVE_VERSION, 0, LSCHED_PLACEMENT_INIT, LSCHED_PLACEMENT_INIT}
 
 /**
  * Asks policy p for a plan that makes room for `waiting`. Apply it by

@@ -41,7 +41,8 @@ extern "C" {
 #endif
 
 /** Version of the SDK surface described here (structs and helpers). */
-#define LSCHED_SDK_VERSION 1
+#define LSCHED_SDK_VERSION 2 /* 2 (0.2): lsched_frag_types and
+                                lsched_frag_cache start with a version */
 /** The SDK version of the library actually linked. */
 LSCHED_API unsigned lsched_sdk_version(void);
 
@@ -86,7 +87,8 @@ typedef struct lsched_node {
  * the model). Kinds are 1..LSCHED_MIG_KINDS; bit s of a slot mask is
  * memory slot s; bit k-1 of a kind mask is kind k. 16 bytes, so a scan
  * over 1,000 GPUs touches 16 KB. Policies index arrays of it, so its layout
- * is fixed: a later change comes as a new struct and a new view member.
+ * is fixed (no version): a later change comes as a new struct and a new
+ * view member.
  */
 typedef struct lsched_mig_gpu_view {
   uint8_t kind_at[8]; /* kind of the instance starting at slot s, 0 none */
@@ -401,7 +403,8 @@ LSCHED_API void lsched_mem_free(const lsched_allocator *a, void *p);
  * on_alloc / on_release hooks (lsched_frag_cache), and evaluates candidate
  * states with lsched_frag_eval(). */
 
-/** A task type as the evaluation loop reads it. */
+/** A task type as the evaluation loop reads it (an array element in
+ * library-made arrays: fixed layout, no version). */
 typedef struct lsched_frag_type {
   int64_t cpu; /* CPU milli the type needs */
   int64_t w;   /* weight */
@@ -409,19 +412,26 @@ typedef struct lsched_frag_type {
   int32_t k;   /* GPU count */
 } lsched_frag_type;
 
+#define LSCHED_FRAG_TYPES_VERSION 1
 /** A workload compiled for one cluster: the types that may run on GPU
- * model m are ft[moff[m] .. moff[m+1]). */
+ * model m are ft[moff[m] .. moff[m+1]). Filled by
+ * lsched_frag_types_build() (which sets version). */
 typedef struct lsched_frag_types {
+  unsigned version;
   int64_t W;             /* sum of weights; 0 = empty workload */
   int nthr;              /* distinct GPU shares of the GPU types */
   int *thr;              /* those shares, ascending */
   lsched_frag_type *ft;  /* per-model lists, concatenated */
   int moff[LSCHED_MAX_MODELS + 1];
 } lsched_frag_types;
+#define LSCHED_FRAG_TYPES_INIT {LSCHED_FRAG_TYPES_VERSION, 0, 0, NULL, NULL, {0}}
 
+#define LSCHED_FRAG_CACHE_VERSION 1
 /** Per-node cache: F(n) x W and, per threshold j, the GPUs with at least
- * thr[j] free (cnt) and the free milli of the others (small). */
+ * thr[j] free (cnt) and the free milli of the others (small). Filled by
+ * lsched_frag_cache_init() (which sets version). */
 typedef struct lsched_frag_cache {
+  unsigned version;
   int n, nthr;
   int64_t *F;
   uint8_t *cnt;   /* n x nthr */
@@ -430,6 +440,8 @@ typedef struct lsched_frag_cache {
   int64_t *idle;  /* per node: free GPU milli when last updated */
   int64_t idle_sum;
 } lsched_frag_cache;
+#define LSCHED_FRAG_CACHE_INIT                                                 \
+  {LSCHED_FRAG_CACHE_VERSION, 0, 0, NULL, NULL, NULL, 0, NULL, 0}
 
 /**
  * Compiles w (NULL or empty: an empty workload) for c into *fw, memory from
