@@ -226,6 +226,8 @@ int mig_part_open(engine *e, const gpu_catalog *cat, const trace *t);
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
 int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Energy (energy.c), in every run: GPU draw by what jobs hold. */
+int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 
 /* ---------------------------------------------------------------- engine */
 
@@ -291,6 +293,11 @@ struct sim_engine {
   sim_part parts[SIM_MAX_ENGINE_PARTS];
   int nparts;
   unsigned hooks;        /* SIM_HOOK_* of the registered parts */
+  /* A job's speed on a placement, for type-aware policies (request.h:
+   * every request the engine builds carries it); NULL = speed 1. A part
+   * that models speed sets it when it opens. */
+  sim_speed_fn speed;
+  void *speed_user;
   /* metrics (metrics.c): time-weighted state and the sums of outcomes */
   int64_t now;
   int64_t total_milli;   /* the cluster's GPU milli */
@@ -553,6 +560,7 @@ static inline void slot_put(engine *e, uint32_t sl) {
 static inline void build_request(const engine *e, const slot *s, lsched_request *r) {
   const job_record *j = &s->rec;
   sim_job_request(j, j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0, r);
+  sim_request_speed(r, e->speed, e->speed_user);
   hook_request(e, s, r);
 }
 
