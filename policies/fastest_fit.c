@@ -82,36 +82,50 @@ int lsched_builtin_typed_place(void *state, const lsched_cluster *c,
   lsched_view v = LSCHED_VIEW_INIT;
   if (lsched_cluster_view(c, &v) != LSCHED_OK)
     return LSCHED_EINVAL;
+  int has_speed = req->version >= 4 && req->speed;
   int m = lsched_collect_fits(c, req, s->scratch);
-  int found = 0;
+  int best_node = -1, picked = 0;
   struct typed_cand best = {0, 0, 0, 0};
   for (int i = 0; i < m; i++) {
     int node = s->scratch[i];
+    const lsched_node *nd = lsched_view_node(&v, node);
+    struct typed_cand k = {0, 0, 1.0, 0};
+    int64_t taken_milli;
     lsched_placement pl;
-    if (lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, &pl) != LSCHED_OK)
-      continue;
-    struct typed_cand k;
-    k.speed = typed_speed(c, req, &pl);
-    k.fit = lsched_fit_score(&v, node, req, 0);
-    k.unknown = 0;
-    k.cost = 0;
-    if (by_cost) {
-      double taken = (double)pl.gpu_count * pl.gpu_milli / LSCHED_GPU_MILLI;
-      if (taken > 0) {
-        double price = lsched_cluster_model_price(c, lsched_view_node(&v, node)->model);
-        if (isnan(price) || !(k.speed > 0))
-          k.unknown = 1;
-        else
-          k.cost = price * taken / k.speed;
-      }
+    /* The placement itself is needed for the speed, and on MIG nodes for
+     * the instance kind it takes; elsewhere without a callback the share
+     * taken is known without it (whole GPUs on exclusive nodes). */
+    int pick = has_speed || nd->mode == LSCHED_GPU_MIG;
+    if (pick) {
+      if (lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, &pl) !=
+          LSCHED_OK)
+        continue;
+      k.speed = typed_speed(c, req, &pl);
+      taken_milli = (int64_t)pl.gpu_count * pl.gpu_milli;
+    } else {
+      taken_milli = (int64_t)req->gpu_count * lsched_node_eff_milli(nd, req);
     }
-    if (!found || typed_better(&k, &best, by_cost)) {
-      found = 1;
+    k.fit = lsched_fit_score(&v, node, req, 0);
+    if (by_cost && taken_milli > 0) {
+      double price = lsched_cluster_model_price(c, nd->model);
+      if (isnan(price) || !(k.speed > 0))
+        k.unknown = 1;
+      else
+        k.cost = price * (double)taken_milli / LSCHED_GPU_MILLI / k.speed;
+    }
+    if (best_node < 0 || typed_better(&k, &best, by_cost)) {
+      best_node = node;
       best = k;
-      *out = pl;
+      picked = pick;
+      if (pick)
+        *out = pl;
     }
   }
-  return found ? LSCHED_OK : LSCHED_ENOFIT;
+  if (best_node < 0)
+    return LSCHED_ENOFIT;
+  return picked ? LSCHED_OK
+                : lsched_pick_gpus(c, best_node, req, LSCHED_PICK_TIGHTEST,
+                                   out);
 }
 
 static int ffast_place(void *state, const lsched_cluster *c,

@@ -164,10 +164,20 @@ static void energy_close(void *self) {
   free(p);
 }
 
-static const sim_part_ops energy_ops = {
+/* Runs whose policy moves or preempts running jobs need the placement and
+ * queue hooks too; the others only start, completion and time. */
+static const sim_part_ops energy_ops_moving = {
     .name = "energy",
     .on_placed = energy_placed,
     .on_queued = energy_queued,
+    .on_start = energy_start,
+    .on_finish = energy_finish,
+    .on_advance = energy_advance,
+    .results = energy_results,
+    .close = energy_close,
+};
+static const sim_part_ops energy_ops = {
+    .name = "energy",
     .on_start = energy_start,
     .on_finish = energy_finish,
     .on_advance = energy_advance,
@@ -206,7 +216,7 @@ int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
     if (known)
       p->idle_mw += sc->node_idle_mw[i] * gpus;
   }
-  if (engine_add_part(e, &energy_ops, p)) {
+  if (engine_add_part(e, e->can_plan ? &energy_ops_moving : &energy_ops, p)) {
     energy_close(p);
     snprintf(e->err, e->errlen, "too many parts in one run");
     return -2;
