@@ -16,6 +16,7 @@
  *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
+ *   energy.c          GPU and facility energy, a part in every run
  *
  * Hooks. Everything that adjusts or observes jobs without being the loop
  * is a part (sim_part_ops): it is asked at setup whether it takes part in
