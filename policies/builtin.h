@@ -17,6 +17,23 @@
 #define LSCHED_BUILTIN __attribute__((visibility("hidden")))
 #else
 #define LSCHED_BUILTIN
+/* fastest-fit and cheapest-work (fastest_fit.c): their shared state
+ * (the cluster's allocator, node-count scratch ints), its init (LSCHED_OK
+ * or LSCHED_ENOMEM) and fini, and the walk over the fitting nodes that
+ * ranks placements by speed (by_cost 0) or by price of the work (1). */
+struct lsched_builtin_typed {
+  lsched_allocator a;
+  int *scratch;
+};
+LSCHED_BUILTIN int lsched_builtin_typed_init(void *state,
+                                             const lsched_cluster *c);
+LSCHED_BUILTIN void lsched_builtin_typed_fini(void *state);
+LSCHED_BUILTIN int lsched_builtin_typed_place(void *state,
+                                              const lsched_cluster *c,
+                                              const lsched_request *req,
+                                              int by_cost,
+                                              lsched_placement *out);
+
 #endif
 
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_first_fit;
@@ -31,6 +48,8 @@ extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_fgd;
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_first_fit;
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_best_fit;
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_aware;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_fastest_fit;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_cheapest_work;
 
 /* What mig-best-fit and mig-aware keep besides their own state: the
  * cluster's allocator and view, node-count scratch ints, and a best-fit
@@ -46,5 +65,22 @@ struct lsched_builtin_mig_fb {
 LSCHED_BUILTIN int lsched_builtin_mig_fb_init(struct lsched_builtin_mig_fb *f,
                                               const lsched_cluster *c);
 LSCHED_BUILTIN void lsched_builtin_mig_fb_fini(struct lsched_builtin_mig_fb *f);
+
+/* fastest-fit and cheapest-work (fastest_fit.c): their shared state
+ * (the cluster's allocator, node-count scratch ints), its init (LSCHED_OK
+ * or LSCHED_ENOMEM) and fini, and the walk over the fitting nodes that
+ * ranks placements by speed (by_cost 0) or by price of the work (1). */
+struct lsched_builtin_typed {
+  lsched_allocator a;
+  int *scratch;
+};
+LSCHED_BUILTIN int lsched_builtin_typed_init(void *state,
+                                             const lsched_cluster *c);
+LSCHED_BUILTIN void lsched_builtin_typed_fini(void *state);
+LSCHED_BUILTIN int lsched_builtin_typed_place(void *state,
+                                              const lsched_cluster *c,
+                                              const lsched_request *req,
+                                              int by_cost,
+                                              lsched_placement *out);
 
 #endif

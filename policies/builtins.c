@@ -12,6 +12,7 @@ int lsched_registry_add_builtins(lsched_registry *r) {
       &lsched_builtin_gpu_clustering, &lsched_builtin_gpu_packing,
       &lsched_builtin_fgd,            &lsched_builtin_mig_first_fit,
       &lsched_builtin_mig_best_fit,   &lsched_builtin_mig_aware,
+      &lsched_builtin_fastest_fit,    &lsched_builtin_cheapest_work,
   };
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
     int rc = lsched_registry_add(r, builtins[i]);

@@ -58,6 +58,7 @@ sample() {
   synthetic_load) echo '[0.5, 0.9]' ;;
   durations_from) echo '["req.csv"]' ;;
   mig_map) echo '["compute", "both"]' ;;
+  energy_price) echo '[0.1, 0.25]' ;;
   mig_requests) echo '["migreq.csv"]' ;;
   *) echo "" ;;
   esac

@@ -11,6 +11,8 @@
 #include "internal.h"
 #include "mig_internal.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,6 +126,23 @@ const char *lsched_cluster_model_name(const lsched_cluster *c, int id) {
 
 int lsched_cluster_model_count(const lsched_cluster *c) {
   return c ? c->nmodels : 0;
+}
+
+int lsched_cluster_set_model_price(lsched_cluster *c, int model,
+                                   double usd_per_gpu_hour) {
+  if (!c || model < 0 || model >= c->nmodels)
+    return LSCHED_EINVAL;
+  /* NaN, negative or infinite: unknown (x >= 0 is false for NaN). */
+  int known = usd_per_gpu_hour >= 0 && usd_per_gpu_hour <= DBL_MAX;
+  c->model_price[model] = known ? usd_per_gpu_hour : 0;
+  c->model_priced[model] = (unsigned char)known;
+  return LSCHED_OK;
+}
+
+double lsched_cluster_model_price(const lsched_cluster *c, int model) {
+  if (!c || model < 0 || model >= c->nmodels || !c->model_priced[model])
+    return NAN;
+  return c->model_price[model];
 }
 
 /* ---------------------------------------------------------------------- */

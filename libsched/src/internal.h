@@ -75,6 +75,10 @@ struct lsched_cluster {
   int model_max_gpus[LSCHED_MAX_MODELS]; /* largest GPU count per model */
   int64_t live_allocs;   /* allocations not yet released */
   struct lsched__mig *mig; /* MIG state (mig.c); NULL until first needed */
+  /* lsched_cluster_set_model_price(): USD per GPU-hour, known when the
+   * byte is non-zero (calloc: every price unknown). */
+  double model_price[LSCHED_MAX_MODELS];
+  unsigned char model_priced[LSCHED_MAX_MODELS];
 };
 
 /* One registered observer: a copy of the caller's table (missing members

@@ -526,6 +526,7 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->npolicy_params = rc->npparams;
   opt->mig_map = rc->mig_map;
   opt->mig_requests = rc->mig_requests;
+  opt->energy_price = rc->energy_price;
 }
 
 int run_config_synthetic_times(const run_config *rc, trace *t,

@@ -85,6 +85,7 @@ typedef struct run_config {
   uint64_t seed, max_moves, max_moves_job, workers, jobs, task, slurm_max;
   int64_t unknown_us;
   double estimate_factor, mig_fixed, mig_gib, checkpoint, synth_load, tune;
+  double energy_price; /* --energy-price */
   int preempt, check, quiet, no_plots, dry_run, help;
   sim_mig_map mig_map;
   cli_estimates estimates; /* --estimates */

@@ -21,6 +21,7 @@ void catalog_free(gpu_catalog *cat) {
     free(m->aliases);
     free(m->price_source);
     free(m->price_date);
+    free(m->power_source);
     for (int k = 0; k < m->nmig; k++)
       free(m->mig_profiles[k].name);
     free(m->mig_profiles);
@@ -305,7 +306,7 @@ int catalog_parse(gpu_catalog *cat, const char *text, const char *origin,
   static const char *const model_keys[] = {
       "name",  "aliases", "memory_gib",         "bf16_tflops",  "tdp_w",
       "mig",   "price_per_gpu_hour", "price_source", "price_date",
-      "mig_profiles", NULL};
+      "mig_profiles", "idle_w", "busy_w", "power_source", NULL};
   int rc = -1;
   const cJSON *models = cJSON_GetObjectItemCaseSensitive(root, "models");
   /* A root or model that is not an object used to fail with no message
@@ -410,6 +411,24 @@ int catalog_parse(gpu_catalog *cat, const char *text, const char *origin,
     g->price_source = opt_string(m, "price_source");
     g->price_date = opt_string(m, "price_date");
     if (!g->name || !g->price_source || !g->price_date) {
+      snprintf(err, errlen, "%s: out of memory", origin);
+      goto out;
+    }
+    /* Power: idle_w and busy_w both numbers (0 <= idle <= busy <= the
+     * limit) or both null / absent (unknown). */
+    int hi = opt_number(m, "idle_w", &g->idle_w),
+        hb = opt_number(m, "busy_w", &g->busy_w);
+    if (hi < 0 || hb < 0 || hi != hb || g->idle_w > g->busy_w ||
+        g->busy_w > CATALOG_MAX_WATTS) {
+      snprintf(err, errlen,
+               "%s: %s: idle_w and busy_w must both be numbers with "
+               "0 <= idle_w <= busy_w <= %g, or both null",
+               origin, where, CATALOG_MAX_WATTS);
+      goto out;
+    }
+    g->has_power = hi > 0;
+    g->power_source = opt_string(m, "power_source");
+    if (!g->power_source) {
       snprintf(err, errlen, "%s: out of memory", origin);
       goto out;
     }

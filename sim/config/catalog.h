@@ -32,7 +32,17 @@ typedef struct gpu_model_info {
   char *price_date;
   gpu_mig_profile *mig_profiles; /* at most one per kind, catalog order */
   int nmig;
+  /* Power draw (energy, sim/README.md): idle (no job holds any of it) and
+   * busy (a job holds all of it), in watts; has_power 0 = unknown (both
+   * null or absent), then its GPUs are left out of energy figures. */
+  int has_power;
+  double idle_w, busy_w;
+  char *power_source;
 } gpu_model_info;
+
+/* Largest idle_w / busy_w accepted (far above any GPU; keeps the energy
+ * integrals, in integer milliwatt x milli-GPU x microseconds, exact). */
+#define CATALOG_MAX_WATTS 100000.0
 
 typedef struct gpu_catalog {
   gpu_model_info *models;

@@ -24,12 +24,15 @@ void sim_cluster_free(sim_cluster *sc) {
   free(sc->node_priced);
   free(sc->mig_reconfig_us);
   free(sc->mig_scope_node);
+  free(sc->node_idle_mw);
+  free(sc->node_busy_mw);
   memset(sc, 0, sizeof *sc);
 }
 
 static int begin(sim_cluster *sc, int check_invariants, char *err,
                  size_t errlen) {
   memset(sc, 0, sizeof *sc);
+  sc->pue = 1.0;
   lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
   o.check_invariants = check_invariants;
   int rc = lsched_cluster_create(&sc->c, &o);
@@ -71,8 +74,8 @@ static int set_mig_memory(sim_cluster *sc, const gpu_model_info *gm, int model,
 static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
                      const char *prefix, int count, const gpu_model_info *gm,
                      int gpus, int64_t cpu, int64_t mem, lsched_gpu_mode mode,
-                     int priced, double price, const mig_group *mg, char *err,
-                     size_t errlen) {
+                     int priced, double price, const mig_group *mg,
+                     int64_t overhead_mw, char *err, size_t errlen) {
   int model = -1;
   if (gpus > 0) {
     model = lsched_cluster_model_id(sc->c, gm->name, 1);
@@ -83,6 +86,10 @@ static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
     }
     if (gm->nmig && set_mig_memory(sc, gm, model, origin, where, err, errlen))
       return -1;
+    /* The model's price for type-aware policies (cheapest-work): that of
+     * its first priced group. */
+    if (priced && isnan(lsched_cluster_model_price(sc->c, model)))
+      lsched_cluster_set_model_price(sc->c, model, price);
   }
   size_t nn = (size_t)sc->nodes + (size_t)count;
   double *np = realloc(sc->node_price, nn * sizeof *np);
@@ -97,7 +104,13 @@ static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
   uint8_t *ns = realloc(sc->mig_scope_node, nn);
   if (ns)
     sc->mig_scope_node = ns;
-  if (!np || !nq || !nr || !ns) {
+  int64_t *ni = realloc(sc->node_idle_mw, nn * sizeof *ni);
+  if (ni)
+    sc->node_idle_mw = ni;
+  int64_t *nb = realloc(sc->node_busy_mw, nn * sizeof *nb);
+  if (nb)
+    sc->node_busy_mw = nb;
+  if (!np || !nq || !nr || !ns || !ni || !nb) {
     snprintf(err, errlen, "%s: out of memory", origin);
     return -1;
   }
@@ -129,6 +142,12 @@ static int add_nodes(sim_cluster *sc, const char *origin, const char *where,
     sc->node_priced[id] = (uint8_t)(priced || gpus == 0);
     sc->mig_reconfig_us[id] = mg ? mg->reconfig_us : 0;
     sc->mig_scope_node[id] = (uint8_t)(mg ? mg->scope_node : 0);
+    int powered = gpus > 0 && gm->has_power;
+    sc->node_idle_mw[id] = powered ? llround(gm->idle_w * 1000.0) : -1;
+    sc->node_busy_mw[id] = powered ? llround(gm->busy_w * 1000.0) : -1;
+    if (gpus > 0 && !powered)
+      sc->unpowered_gpus += gpus;
+    sc->overhead_mw += overhead_mw;
     if (mode == LSCHED_GPU_MIG)
       sc->mig_gpus += gpus;
     else
@@ -430,6 +449,24 @@ static int unique_node_names(const sim_cluster *sc, const cJSON *groups,
   return rc;
 }
 
+/* An optional number `key` of object o in [lo, hi] into *out (left as is
+ * when absent). 0, or -1 with err naming the file and the key. */
+static int spec_number(const cJSON *o, const char *key, double lo, double hi,
+                       double *out, const char *origin, const char *name,
+                       char *err, size_t errlen) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v)
+    return 0;
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+      v->valuedouble > hi) {
+    snprintf(err, errlen, "%s: '%s' must be a number in %g..%g", origin,
+             name, lo, hi);
+    return -1;
+  }
+  *out = v->valuedouble;
+  return 0;
+}
+
 int sim_cluster_from_json(sim_cluster *sc, const char *text,
                           const char *origin, const gpu_catalog *cat,
                           int check_invariants, char *err, size_t errlen) {
@@ -441,11 +478,12 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
     return -1;
   }
   static const char *const top_keys[] = {"name", "description", "node_groups",
-                                         NULL};
+                                         "pue", "node_overhead_w", NULL};
   static const char *const group_keys[] = {
       "name",     "count",      "gpu_model",          "gpus_per_node",
       "cpu_milli", "memory_mib", "gpu_mode", "price_per_gpu_hour",
-      "mig_layout", "mig_reconfig_s", "mig_reconfig_scope", NULL};
+      "mig_layout", "mig_reconfig_s", "mig_reconfig_scope", "node_overhead_w",
+      NULL};
   int rc = -1;
   if (!cJSON_IsObject(root)) {
     snprintf(err, errlen, "%s: the cluster spec must be a JSON object",
@@ -462,6 +500,14 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
     snprintf(err, errlen, "%s: out of memory", origin);
     goto out;
   }
+  /* Energy: pue (top level), node_overhead_w (top level: every group's
+   * default; per group). */
+  double overhead_w = 0;
+  if (spec_number(root, "pue", 1.0, SIM_MAX_PUE, &sc->pue, origin, "pue",
+                  err, errlen) ||
+      spec_number(root, "node_overhead_w", 0, SIM_MAX_NODE_OVERHEAD_W,
+                  &overhead_w, origin, "node_overhead_w", err, errlen))
+    goto out;
   const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "node_groups");
   if (!cJSON_IsArray(groups) || cJSON_GetArraySize(groups) == 0) {
     snprintf(err, errlen, "%s: 'node_groups' must be a non-empty array",
@@ -553,9 +599,16 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
       priced = 1;
       price = pv->valuedouble;
     }
+    double group_overhead_w = overhead_w;
+    char okey[128];
+    snprintf(okey, sizeof okey, "%s.node_overhead_w", where);
+    if (spec_number(g, "node_overhead_w", 0, SIM_MAX_NODE_OVERHEAD_W,
+                    &group_overhead_w, origin, okey, err, errlen))
+      goto out;
     if (add_nodes(sc, origin, where, prefix, (int)count, gm, (int)gpus, cpu,
                   mem, mode, priced, price,
-                  mode == LSCHED_GPU_MIG ? &mg : NULL, err, errlen))
+                  mode == LSCHED_GPU_MIG ? &mg : NULL,
+                  llround(group_overhead_w * 1000.0), err, errlen))
       goto out;
     gi++;
   }
@@ -618,7 +671,7 @@ static int from_node_csv(sim_cluster *sc, const char *path,
     /* The Alibaba cluster shares GPUs by milli: nodes are "shared". */
     if (add_nodes(sc, path, where, r->name, 1, gm, r->gpus, r->cpu_milli,
                   r->memory_mib, LSCHED_GPU_SHARED, gm ? gm->has_price : 1,
-                  gm ? gm->price_per_gpu_hour : 0, NULL, err, errlen))
+                  gm ? gm->price_per_gpu_hour : 0, NULL, 0, err, errlen))
       goto out;
   }
   rc = 0;

@@ -25,7 +25,20 @@ typedef struct sim_cluster {
   uint8_t *mig_scope_node;
   int mig_gpus;          /* GPUs in MIG mode */
   int plain_gpus;        /* GPUs in exclusive or shared mode */
+  /* Energy (sim/README.md "Energy"): per node, the idle and busy draw of
+   * one of its GPUs in milliwatts (the catalog's idle_w / busy_w; -1 when
+   * its model has none: its GPUs are left out and counted in
+   * unpowered_gpus); the sum over nodes of node_overhead_w (milliwatts);
+   * the facility's power usage effectiveness (>= 1, default 1). */
+  int64_t *node_idle_mw, *node_busy_mw;
+  int unpowered_gpus;
+  int64_t overhead_mw;
+  double pue;
 } sim_cluster;
+
+/* Largest pue and node_overhead_w accepted in a cluster spec. */
+#define SIM_MAX_PUE 10.0
+#define SIM_MAX_NODE_OVERHEAD_W 1000000.0
 
 /* Default reconfiguration delays: 5 s per GPU; 120 s for the whole node
  * (a Kubernetes operator restarting the device plugin). */

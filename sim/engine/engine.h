@@ -171,6 +171,8 @@ typedef struct sim_options {
    * sim_run_stream 1<<18 each, 2 MiB). Either way the percentiles are
    * exact. */
   size_t pctl_mem_values;
+  /* --energy-price: USD per facility kWh (0: energy_cost_usd is 0). */
+  double energy_price;
 } sim_options;
 
 typedef struct sim_stats {
@@ -218,6 +220,12 @@ typedef struct sim_result {
    * typical task types, and of the stranded GPU milli (fragtrack.h). */
   double frag_amount_mean, frag_rate_mean, stranded_gpu_milli_mean;
   sim_mig_result *mig; /* NULL without MIG GPUs */
+  /* Energy over the span (energy.c; sim/README.md "Energy"): the GPUs'
+   * (those whose model has idle_w / busy_w), the facility's (GPUs plus
+   * node overhead, x PUE), its cost at sim_options.energy_price, and the
+   * GPUs left out for want of figures. */
+  double energy_gpu_kwh, energy_facility_kwh, energy_cost_usd;
+  int energy_unknown_gpus;
 } sim_result;
 
 /*

@@ -18,6 +18,7 @@
  *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
+ *   energy.c          GPU and facility energy, a part in every run
  *
  * Hooks. Everything that adjusts or observes jobs without being the loop
  * is a part (sim_part_ops): it is asked at setup whether it takes part in
@@ -231,6 +232,8 @@ int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 /* Estimate models (estimate.c), a part under --estimates model:NAME: draws
  * every job's estimate before the first arrival. */
 int est_model_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Energy (energy.c), in every run: GPU draw by what jobs hold. */
+int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 
 /* ---------------------------------------------------------------- engine */
 
@@ -296,6 +299,11 @@ struct sim_engine {
   sim_part parts[SIM_MAX_ENGINE_PARTS];
   int nparts;
   unsigned hooks;        /* SIM_HOOK_* of the registered parts */
+  /* A job's speed on a placement, for type-aware policies (request.h:
+   * every request the engine builds carries it); NULL = speed 1. A part
+   * that models speed sets it when it opens. */
+  sim_speed_fn speed;
+  void *speed_user;
   /* metrics (metrics.c): time-weighted state and the sums of outcomes */
   int64_t now;
   int64_t total_milli;   /* the cluster's GPU milli */
@@ -560,6 +568,7 @@ static inline void slot_put(engine *e, uint32_t sl) {
 static inline void build_request(const engine *e, const slot *s, lsched_request *r) {
   const job_record *j = &s->rec;
   sim_job_request(j, j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0, r);
+  sim_request_speed(r, e->speed, e->speed_user);
   hook_request(e, s, r);
 }
 

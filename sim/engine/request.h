@@ -32,4 +32,17 @@ static inline void sim_job_request(const job_record *jr, uint64_t model_mask,
   r->priority = jr->qos;
 }
 
+/* A job's speed on a placement (lsched_request.speed, version 4). */
+typedef double (*sim_speed_fn)(void *user, const lsched_cluster *c,
+                               const lsched_placement *pl);
+
+/* Gives request r the speed callback the replay holds (NULL: speed 1
+ * everywhere, as without it), for type-aware policies (fastest-fit,
+ * cheapest-work). */
+static inline void sim_request_speed(lsched_request *r, sim_speed_fn speed,
+                                     void *user) {
+  r->speed = speed;
+  r->speed_user = user;
+}
+
 #endif

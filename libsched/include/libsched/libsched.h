@@ -216,6 +216,18 @@ LSCHED_API const char *lsched_cluster_model_name(const lsched_cluster *c,
 /** Number of models added so far. */
 LSCHED_API int lsched_cluster_model_count(const lsched_cluster *c);
 
+/**
+ * The price of one GPU-hour of model id `model` (USD, or any one currency),
+ * for policies that weigh cost (cheapest-work). A NaN, negative or
+ * infinite price makes it unknown again; every model starts unknown.
+ * LSCHED_OK, or LSCHED_EINVAL for a bad id. O(1).
+ */
+LSCHED_API int lsched_cluster_set_model_price(lsched_cluster *c, int model,
+                                              double usd_per_gpu_hour);
+/** The price set for model id `model`, or NaN when unknown or a bad id. */
+LSCHED_API double lsched_cluster_model_price(const lsched_cluster *c,
+                                             int model);
+
 #define LSCHED_NODE_SPEC_VERSION 3
 struct lsched_mig_instance; /* <libsched/mig.h> */
 /**
@@ -396,7 +408,9 @@ LSCHED_API int lsched_cluster_check(const lsched_cluster *c);
 /* ---------------------------------------------------------------------- */
 /* Requests and placements                                                 */
 
-#define LSCHED_REQUEST_VERSION 3
+struct lsched_placement;
+typedef struct lsched_placement lsched_placement;
+#define LSCHED_REQUEST_VERSION 4
 /**
  * What one task (pod, job, or one node's part of a job) asks for.
  * - gpu_count GPUs, each with gpu_milli (1..1000) of its share; a
@@ -434,9 +448,20 @@ typedef struct lsched_request {
   int node_allowed_count;
   int (*node_filter)(void *user, const lsched_cluster *c, int node);
   void *node_filter_user;
+  /* version 4: how fast the task runs on a candidate placement, relative
+   * to a reference GPU (1 = the reference; > 1 finishes sooner). NULL =
+   * speed 1 everywhere. Called with speed_user by type-aware policies
+   * (fastest-fit, cheapest-work) for placements that fit now; it must not
+   * change the cluster and must answer the same for the same placement
+   * within one call. A result that is not > 0 (0, negative, NaN) counts
+   * as the slowest possible (never chosen over a positive speed). */
+  double (*speed)(void *user, const lsched_cluster *c,
+                  const lsched_placement *pl);
+  void *speed_user;
 } lsched_request;
 #define LSCHED_REQUEST_INIT                                                    \
-  {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL}
+  {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL,  \
+   NULL, NULL}
 
 /** LSCHED_OK if the request is well-formed, else LSCHED_EINVAL. */
 LSCHED_API int lsched_request_validate(const lsched_request *req);
@@ -454,7 +479,7 @@ LSCHED_API int lsched_request_validate(const lsched_request *req);
  * build one by hand from LSCHED_PLACEMENT_INIT.
  */
 #define LSCHED_PLACEMENT_VERSION 1
-typedef struct lsched_placement {
+struct lsched_placement {
   unsigned version;
   int node;
   int gpu_count;
@@ -464,7 +489,7 @@ typedef struct lsched_placement {
   int64_t memory_mib;
   int mig_kind;  /* MIG nodes: instance kind (lsched_mig_kind) */
   int mig_start; /* MIG nodes: its first memory slot */
-} lsched_placement;
+};
 #define LSCHED_PLACEMENT_INIT {LSCHED_PLACEMENT_VERSION, -1, 0, 0, 0, 0, 0, 0, 0}
 
 /** Milli that `req` takes per GPU on `node` (1000 on exclusive nodes; for
