@@ -116,7 +116,7 @@ static void layout_totals(void) {
 }
 
 static void layout_request(void) {
-  APPENDED(lsched_request, LSCHED_REQUEST_VERSION, 3, 104, 8);
+  APPENDED(lsched_request, LSCHED_REQUEST_VERSION, 4, 120, 8);
   AT(lsched_request, version, 0);
   AT(lsched_request, cpu_milli, 8);
   AT(lsched_request, memory_mib, 16);
@@ -132,6 +132,8 @@ static void layout_request(void) {
   AT(lsched_request, node_allowed_count, 80);
   AT(lsched_request, node_filter, 88);
   AT(lsched_request, node_filter_user, 96);
+  AT(lsched_request, speed, 104);
+  AT(lsched_request, speed_user, 112);
 }
 
 static void layout_placement(void) {
@@ -248,7 +250,9 @@ static void layout_mig_totals(void) {
 }
 
 static void layout_running(void) {
-  APPENDED(lsched_running, LSCHED_RUNNING_VERSION, 1, 152, 8);
+  /* 168 since request version 4 (0.2.0 as released: the request grew
+   * before 0.2.0 shipped, so the running record keeps version 1). */
+  APPENDED(lsched_running, LSCHED_RUNNING_VERSION, 1, 168, 8);
   AT(lsched_running, version, 0);
   AT(lsched_running, id, 8);
   AT(lsched_running, request, 16);
