@@ -129,6 +129,32 @@ const char *trace_format_name(enum trace_format f) {
   return "unknown";
 }
 
+void trace_measurement(enum trace_format f, const char **model,
+                       int *by_spec) {
+  /* README "Work and speed" gives the reasons. */
+  *by_spec = 0;
+  *model = NULL;
+  switch (f) {
+  case TRACE_FMT_ALIBABA_POD:
+  case TRACE_FMT_ALIBABA_POD_MULTI:
+    *model = "G2"; /* the trace cluster's most common model */
+    *by_spec = 1;
+    break;
+  case TRACE_FMT_PAI:
+  case TRACE_FMT_GENERIC:
+    *by_spec = 1;
+    break;
+  case TRACE_FMT_TIRESIAS:
+    *model = "P100"; /* the Tiresias testbed */
+    break;
+  case TRACE_FMT_PHILLY:
+    *model = "V100M16";
+    break;
+  default: /* SWF (a CPU log), hand-built traces */
+    break;
+  }
+}
+
 const char *trace_gpu_field(enum trace_format f) {
   return f == TRACE_FMT_PAI       ? "gpu_type"
          : f == TRACE_FMT_GENERIC ? "gpu_model"

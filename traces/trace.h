@@ -103,6 +103,13 @@ typedef struct trace {
    * PAI: tasks without start or end time); skip_note says which. */
   size_t skipped;
   const char *skip_note; /* static text, NULL when nothing was skipped */
+  /* Where the durations were measured (README "Work and speed"): a GPU
+   * model of the catalog (static text), or NULL for "same" (the durations
+   * hold on any GPU type); measured_by_spec: a job whose GPU spec names
+   * exactly one model was measured on that model instead. Set from the
+   * format (trace_measurement) and by the generator. */
+  const char *measured_on;
+  int measured_by_spec;
 } trace;
 
 typedef struct trace_error {
@@ -227,6 +234,10 @@ const char *trace_format_name(enum trace_format f);
 /** The column that holds a job's GPU model in format f, for messages:
  * "gpu_type" (PAI), "gpu_model" (generic), else "gpu_spec". */
 const char *trace_gpu_field(enum trace_format f);
+/** The GPU type the durations of format f were measured on (NULL =
+ * "same": any type), and whether a job's single-model GPU spec names its
+ * own (README "Work and speed"). */
+void trace_measurement(enum trace_format f, const char **model, int *by_spec);
 /** The accepted names, comma-separated, for messages. */
 #define TRACE_FORMAT_NAMES \
   "alibaba, alibaba-multi, swf, pai, tiresias, philly, generic"

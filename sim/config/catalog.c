@@ -219,7 +219,7 @@ int catalog_parse(gpu_catalog *cat, const char *text, const char *origin,
   static const char *const model_keys[] = {
       "name",  "aliases", "memory_gib",         "bf16_tflops",  "tdp_w",
       "mig",   "price_per_gpu_hour", "price_source", "price_date",
-      "mig_profiles", NULL};
+      "mig_profiles", "idle_w", "busy_w", NULL}; /* power: read by the energy model */
   int rc = -1;
   const cJSON *models = cJSON_GetObjectItemCaseSensitive(root, "models");
   /* A root or model that is not an object used to fail with no message
