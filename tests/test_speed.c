@@ -274,6 +274,63 @@ START_TEST(test_rounding) {
 END_TEST
 
 /*
+ * Job classes from the trace. Table: class default (V100 1, A100 2) and
+ * class vgg19 (V100 1, A100 4); durations measured on a V100, 1,000 s.
+ * a (class vgg19) runs 250 s on the A100; b (class resnet, not in the
+ * table) and c (no class) take the default class: 500 s.
+ */
+START_TEST(test_trace_classes) {
+  sim_cluster sc;
+  char g[512], err[512], path[512];
+  group(g, sizeof g, "a", "A100-SXM4-80GB", 3, "exclusive");
+  cluster(&sc, g);
+  put_text(path, sizeof path, "cls.json",
+           "{\"classes\": {\"default\": {\"V100M16\": 1, \"A100\": 2}, "
+           "\"vgg19\": {\"V100M16\": 1, \"A100\": 4}}}");
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "a", 0, 1000, 1, 1000, NULL);
+  t.jobs[0].jclass = (uint16_t)trace_intern_class(&t, "vgg19");
+  tu_add_job(&t, "b", 0, 1000, 1, 1000, NULL);
+  t.jobs[1].jclass = (uint16_t)trace_intern_class(&t, "resnet");
+  tu_add_job(&t, "c", 0, 1000, 1, 1000, NULL);
+  ck_assert_int_eq(t.jobs[0].jclass, 1);
+  ck_assert_int_eq(t.jobs[1].jclass, 2);
+  t.measured_on = "V100M16";
+  sim_options o = opts();
+  o.speed_table = path;
+  sim_result r;
+  ck_assert_msg(run(&sc, &t, &o, &r, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(r.js[0].finish_us, S(250));
+  ck_assert_int_eq(r.js[1].finish_us, S(500));
+  ck_assert_int_eq(r.js[2].finish_us, S(500));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* The Tiresias reader gives each job its model name as class, and the
+ * format's measurement type (P100). */
+START_TEST(test_tiresias_classes) {
+  char path[4096];
+  if (!data_path(path, sizeof path, "tiresias/60_job.csv"))
+    return;
+  trace t;
+  trace_init(&t);
+  trace_error te;
+  ck_assert_msg(trace_load(&t, path, &te) == 0, "%s", te.msg);
+  ck_assert_int_eq(t.nclasses, 10);
+  ck_assert_int_eq(t.jobs[0].jclass, 1);
+  ck_assert_str_eq(t.classes[t.jobs[0].jclass - 1], "vgg19");
+  ck_assert_str_eq(t.classes[t.jobs[1].jclass - 1], "vgg11");
+  ck_assert_str_eq(t.measured_on, "P100");
+  ck_assert_int_eq(t.measured_by_spec, 0);
+  trace_free(&t);
+}
+END_TEST
+
+/*
  * Gavel's simulation_throughputs.json, unchanged: 26 classes; k80, p100,
  * v100 -> K80, P100, V100M16 and V100M32; values as in the file (checked
  * against gavel_isolated_k80_p100_v100.csv: ResNet-50 (batch size 64) on
@@ -409,6 +466,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_mig_slice);
   tcase_add_test(tc, test_interference);
   tcase_add_test(tc, test_rounding);
+  tcase_add_test(tc, test_trace_classes);
+  tcase_add_test(tc, test_tiresias_classes);
   tcase_add_test(tc, test_gavel);
   tcase_add_test(tc, test_malformed);
   tcase_add_test(tc, test_work_conserved);

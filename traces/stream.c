@@ -529,6 +529,11 @@ void trace_stream_take_meta(trace_stream *s, trace *t) {
   s->meta.path = NULL;
   s->meta.specs = NULL;
   s->meta.nspecs = s->meta.specs_cap = 0;
+  t->classes = s->meta.classes;
+  t->nclasses = s->meta.nclasses;
+  t->classes_cap = s->meta.classes_cap;
+  s->meta.classes = NULL;
+  s->meta.nclasses = s->meta.classes_cap = 0;
 }
 
 int trace_stream_rewind(trace_stream *s, trace_error *err) {

@@ -17,6 +17,9 @@ void trace_free(trace *t) {
   for (int i = 0; i < t->nspecs; i++)
     free(t->specs[i]);
   free(t->specs);
+  for (int i = 0; i < t->nclasses; i++)
+    free(t->classes[i]);
+  free(t->classes);
   free(t->jobs);
   free(t->names);
   free(t->path);
@@ -65,6 +68,29 @@ int trace_intern_spec(trace *t, const char *spec) {
     return -1;
   t->specs[t->nspecs] = copy;
   return t->nspecs++;
+}
+
+int trace_intern_class(trace *t, const char *name) {
+  if (!name || !name[0])
+    return 0;
+  for (int i = 0; i < t->nclasses; i++)
+    if (strcmp(t->classes[i], name) == 0)
+      return i + 1;
+  if (t->nclasses >= UINT16_MAX)
+    return -1;
+  if (t->nclasses == t->classes_cap) {
+    int cap = t->classes_cap ? 2 * t->classes_cap : 8;
+    char **nc = realloc(t->classes, (size_t)cap * sizeof *nc);
+    if (!nc)
+      return -1;
+    t->classes = nc;
+    t->classes_cap = cap;
+  }
+  char *copy = strdup(name);
+  if (!copy)
+    return -1;
+  t->classes[t->nclasses++] = copy;
+  return t->nclasses;
 }
 
 int trace_append_job(trace *t, const job_record *job, const char *name) {

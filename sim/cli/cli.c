@@ -459,7 +459,7 @@ int cmd_run(int argc, char **argv) {
     cli_note_skipped(facts);
     char sn[512];
     sim_speed_note(&opt, facts, sn, sizeof sn);
-    if (sn[0])
+    if (sn[0] && !o.quiet)
       fprintf(stderr, "note: %s\n", sn);
     warn_never(&notes, &res);
     print_summary(stdout, &meta, &res);

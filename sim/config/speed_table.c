@@ -154,14 +154,18 @@ static int read_scales(const cJSON *o, double *v, const char *origin,
   return 0;
 }
 
+/* lenient (the built-in table): models the catalog (--catalog) lacks are
+ * left out instead of refused. */
 static int parse_own(speed_table *t, const cJSON *root, const char *origin,
-                     const gpu_catalog *cat, char *err, size_t errlen) {
+                     const gpu_catalog *cat, int lenient, char *err,
+                     size_t errlen) {
   static const char *const keys[] = {"about", "reference", "classes",
                                      "interference", "sources", NULL};
   if (json_check_keys(root, keys, origin, "top level", err, errlen))
     return -1;
   const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
-  if (ref && (!cJSON_IsString(ref) || !catalog_find(cat, ref->valuestring)))
+  if (ref && (!cJSON_IsString(ref) ||
+              (!lenient && !catalog_find(cat, ref->valuestring))))
     FAIL("%s: key 'reference': expected a GPU model of the catalog", origin);
   const cJSON *classes = cJSON_GetObjectItemCaseSensitive(root, "classes");
   if (!cJSON_IsObject(classes) || !classes->child)
@@ -187,6 +191,8 @@ static int parse_own(speed_table *t, const cJSON *root, const char *origin,
       FAIL("out of memory");
     cJSON_ArrayForEach(m, c) {
       const gpu_model_info *gm = catalog_find(cat, m->string);
+      if (!gm && lenient)
+        continue;
       if (!gm)
         FAIL("%s: classes.%s.%s: unknown GPU model '%s' (not in the catalog)",
              origin, c->string, m->string, m->string);
@@ -199,7 +205,10 @@ static int parse_own(speed_table *t, const cJSON *root, const char *origin,
   cJSON_ArrayForEach(c, classes) {
     int ci = speed_table_class(t, c->string);
     cJSON_ArrayForEach(m, c) {
-      speed_entry *e = entry(t, ci, speed_table_model(t, catalog_find(cat, m->string)));
+      if (!catalog_find(cat, m->string))
+        continue; /* lenient: left out */
+      speed_entry *e =
+          entry(t, ci, speed_table_model(t, catalog_find(cat, m->string)));
       if (cJSON_IsNumber(m)) {
         if (positive(m, &e->cons[0]))
           FAIL("%s: classes.%s.%s: expected a speed > 0", origin, c->string,
@@ -394,8 +403,9 @@ static void normalise(speed_table *t, const gpu_model_info *ref) {
   }
 }
 
-int speed_table_parse(speed_table *t, const char *text, const char *origin,
-                      const gpu_catalog *cat, char *err, size_t errlen) {
+static int parse(speed_table *t, const char *text, const char *origin,
+                 const gpu_catalog *cat, int lenient, char *err,
+                 size_t errlen) {
   memset(t, 0, sizeof *t);
   cJSON *root = json_parse_located(text, origin, err, errlen);
   if (!root)
@@ -405,7 +415,7 @@ int speed_table_parse(speed_table *t, const char *text, const char *origin,
     snprintf(err, errlen, "%s: expected a JSON object", origin);
     rc = -1;
   } else if (cJSON_GetObjectItemCaseSensitive(root, "classes")) {
-    rc = parse_own(t, root, origin, cat, err, errlen);
+    rc = parse_own(t, root, origin, cat, lenient, err, errlen);
     const cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference");
     if (rc == 0)
       normalise(t, catalog_find(cat, cJSON_IsString(ref) ? ref->valuestring
@@ -425,11 +435,16 @@ int speed_table_parse(speed_table *t, const char *text, const char *origin,
   return rc;
 }
 
+int speed_table_parse(speed_table *t, const char *text, const char *origin,
+                      const gpu_catalog *cat, char *err, size_t errlen) {
+  return parse(t, text, origin, cat, 0, err, errlen);
+}
+
 int speed_table_load_default(speed_table *t, const gpu_catalog *cat,
                              char *err, size_t errlen) {
   (void)schedsim_speed_json_len;
-  return speed_table_parse(t, (const char *)schedsim_speed_json,
-                           "built-in speed_default.json", cat, err, errlen);
+  return parse(t, (const char *)schedsim_speed_json,
+               "built-in speed_default.json", cat, 1, err, errlen);
 }
 
 int speed_table_load_file(speed_table *t, const char *path,

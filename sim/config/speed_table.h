@@ -46,8 +46,8 @@ typedef struct speed_table {
   double interference; /* factor per co-runner without a pair entry */
 } speed_table;
 
-/* The built-in table (catalog cat resolves its model names). 0, or -1
- * with err set. */
+/* The built-in table (catalog cat resolves its model names; models a
+ * --catalog file lacks are left out). 0, or -1 with err set. */
 int speed_table_load_default(speed_table *t, const gpu_catalog *cat,
                              char *err, size_t errlen);
 /* A table file in either format. 0, or -1 with "FILE: key ...: what" in

@@ -40,12 +40,15 @@ struct sim_speed {
   speed_table tab;
   int *node_model;     /* per node: table model, -1 without GPUs */
   uint8_t *node_shared; /* per node: fractional GPU sharing */
+  uint8_t *node_mig;   /* per node: MIG GPUs */
   int oom;             /* a slot table could not grow */
   int meas_model;      /* trace-wide measured type, -1 = "same" */
   int by_spec;         /* single-model specs name the measured type */
   int *spec_model;     /* per trace spec: table model, or -2 (not one) */
   int nspecs;
   double *mix;         /* cumulative class weights (nclasses) */
+  int *cmap;           /* trace class -> table class, -1 none, -2 unseen */
+  int ncmap;
   int def_class;       /* "default", or -1 (drawn from mix) */
   uint64_t seed;
   speed_slot *ss;
@@ -103,6 +106,26 @@ static double type_speed(const struct sim_speed *sp, int c, int m, int k,
   return speed_table_speed(&sp->tab, c, m, k > 0 ? k : 1, spread);
 }
 
+/* The table class of trace class jc (1-based; 0 none): -1 when none. */
+static int trace_class(struct sim_speed *sp, const trace *t, int jc) {
+  if (jc <= 0 || jc > t->nclasses)
+    return -1;
+  if (jc > sp->ncmap) { /* a stream meets new classes as it reads */
+    int *n = realloc(sp->cmap, (size_t)t->nclasses * sizeof *n);
+    if (!n) {
+      sp->oom = 1;
+      return -1;
+    }
+    for (int i = sp->ncmap; i < t->nclasses; i++)
+      n[i] = -2;
+    sp->cmap = n;
+    sp->ncmap = t->nclasses;
+  }
+  if (sp->cmap[jc - 1] == -2)
+    sp->cmap[jc - 1] = speed_table_class(&sp->tab, t->classes[jc - 1]);
+  return sp->cmap[jc - 1];
+}
+
 static void on_arrival(void *self, engine *e, const slot *s) {
   struct sim_speed *sp = self;
   uint32_t sl = (uint32_t)(s - e->slots);
@@ -112,7 +135,11 @@ static void on_arrival(void *self, engine *e, const slot *s) {
   }
   speed_slot *x = sslot(sp, sl);
   memset(x, 0, sizeof *x);
-  x->cls = draw_class(sp, s->idx);
+  /* The trace's class where the table has it, else the default or a
+   * draw. */
+  x->cls = trace_class(sp, src_meta(&e->src), s->rec.jclass);
+  if (x->cls < 0)
+    x->cls = draw_class(sp, s->idx);
   int m = sp->meas_model;
   const job_record *j = &s->rec;
   if (sp->by_spec && j->gpu_spec >= 0 && j->gpu_spec < sp->nspecs &&
@@ -147,8 +174,10 @@ static double place_speed(const struct sim_speed *sp, const engine *e,
     if (!(v > 0))
       v = x->meas; /* not measured there: its duration holds */
   }
-  /* A MIG instance of k slices: min(1, (k / 7) / the job's need). */
-  int kind = parts[0].mig_kind;
+  /* A MIG instance of k slices: min(1, (k / 7) / the job's need). Only
+   * MIG nodes' placements carry a kind (job_parts leaves it unset
+   * elsewhere). */
+  int kind = sp->node_mig[parts[0].node] ? parts[0].mig_kind : 0;
   if (kind > 0 && kind < 7) {
     double need = j->num_gpu > 1 ? 1.0 : j->gpu_milli / 1000.0;
     double share = mig_slices[kind] / 7.0;
@@ -290,8 +319,8 @@ static void on_finish(void *self, engine *e, const slot *s,
 
 static int results(void *self, const engine *e, sim_result *out) {
   struct sim_speed *sp = self;
-  if (isnan(sp->done_ref) && e->err[0])
-    return -1;
+  if (sp->oom || (isnan(sp->done_ref) && e->err[0]))
+    return -1; /* out of memory (metrics_results says so) */
   out->work_done_ref_s = sp->done_ref / 1e6;
   out->work_ref_s = sp->work_ref / 1e6;
   return 0;
@@ -304,8 +333,10 @@ static void speed_close(void *self) {
   speed_table_free(&sp->tab);
   free(sp->node_model);
   free(sp->node_shared);
+  free(sp->node_mig);
   free(sp->spec_model);
   free(sp->mix);
+  free(sp->cmap);
   free(sp->ss);
   free(sp);
 }
@@ -320,7 +351,8 @@ static const sim_part_ops speed_part = {
 };
 
 double speed_measured(const engine *e, uint32_t sl) {
-  return e->speed ? e->speed->ss[sl].meas : 1;
+  /* Beyond cap only after a failed allocation (the run then fails). */
+  return e->speed && sl < e->speed->cap ? e->speed->ss[sl].meas : 1;
 }
 
 double sim_speed_on(const engine *e, uint32_t sl, const lsched_placement *pl) {
@@ -338,15 +370,19 @@ static int resolve_model(struct sim_speed *sp, const gpu_catalog *cat,
     return 0;
   }
   const gpu_model_info *gm = catalog_find(cat, name);
+  const char *hint = strstr(what, "measurement type")
+                         ? "; give --measured-on MODEL (or 'same')"
+                         : "";
   if (!gm) {
-    snprintf(err, errlen, "%s: unknown GPU model '%s' (see 'schedsim models')",
-             what, name);
+    snprintf(err, errlen,
+             "%s: unknown GPU model '%s' (see 'schedsim models')%s", what,
+             name, hint);
     return -1;
   }
   *out = speed_table_model(&sp->tab, gm);
   if (*out < 0) {
     snprintf(err, errlen, "%s: GPU model '%s': speed table %s has no speed "
-             "for it", what, name, sp->tab.origin);
+             "for it%s", what, name, sp->tab.origin, hint);
     return -1;
   }
   return 0;
@@ -416,17 +452,18 @@ static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
                ? speed_table_load_file(&sp->tab, opt->speed_table, cat, err,
                                        errlen)
                : speed_table_load_default(&sp->tab, cat, err, errlen);
-  if (rc)
-    return -1;
+  if (rc) /* an input error, unless memory ran out */
+    return strstr(err, "out of memory") ? -2 : -1;
   sp->seed = opt->seed;
   sp->def_class = opt->class_mix ? -1 : speed_table_class(&sp->tab, "default");
   if ((rc = load_mix(sp, opt->class_mix, err, errlen)))
-    return rc;
+    return rc == -1 && strstr(err, "out of memory") ? -2 : rc;
   /* Every GPU model of the cluster has a speed. */
   sim_cluster *sc = e->sc;
   sp->node_model = calloc((size_t)sc->nodes + 1, sizeof *sp->node_model);
   sp->node_shared = calloc((size_t)sc->nodes + 1, 1);
-  if (!sp->node_model || !sp->node_shared) {
+  sp->node_mig = calloc((size_t)sc->nodes + 1, 1);
+  if (!sp->node_model || !sp->node_shared || !sp->node_mig) {
     snprintf(err, errlen, "out of memory");
     return -2;
   }
@@ -437,6 +474,7 @@ static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
     if (ni.gpu_count <= 0)
       continue;
     sp->node_shared[i] = ni.gpu_mode == LSCHED_GPU_SHARED;
+    sp->node_mig[i] = ni.gpu_mode == LSCHED_GPU_MIG;
     const char *mname = lsched_cluster_model_name(sc->c, ni.gpu_model);
     char what[160];
     snprintf(what, sizeof what, "cluster node %d (%s)", i,

@@ -226,7 +226,7 @@ int cmd_compare(int argc, char **argv) {
     char sn[512];
     run_config_sim_options(&o, &so);
     sim_speed_note(&so, &t, sn, sizeof sn);
-    if (sn[0])
+    if (sn[0] && !o.quiet)
       fprintf(stderr, "note: %s\n", sn);
   }
   if (unknown_us < 0 && !synthetic)
