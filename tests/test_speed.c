@@ -274,6 +274,44 @@ START_TEST(test_rounding) {
 END_TEST
 
 /*
+ * Multi-GPU scale entries. Table (V100 only): 1 GPU 1, 2 GPUs 2, 8 GPUs 6
+ * consolidated and 3 spread over nodes. Two nodes of 4 V100s; durations
+ * measured on a V100 (consolidated). g8 (8 GPUs, 600 s at 0): work 600 x
+ * 6 = 3,600; it spans both nodes, so it runs at the unconsolidated 3:
+ * 1,200 s. g4 (4 GPUs, 600 s, at 1,200): no 4-GPU entry, so the 2-GPU one
+ * x 4/2 = 4 both as measured and on one node: 600 s, ends at 1,800.
+ */
+START_TEST(test_scale_entries) {
+  sim_cluster sc;
+  char err[512], path[512];
+  cluster(&sc, "{\"name\": \"v\", \"count\": 2, \"gpu_model\": "
+               "\"V100M16\", \"gpus_per_node\": 4, \"cpu_milli\": 64000, "
+               "\"memory_mib\": 524288, \"price_per_gpu_hour\": 1, "
+               "\"gpu_mode\": \"exclusive\"}");
+  put_text(path, sizeof path, "scale.json",
+           "{\"classes\": {\"default\": {\"V100M16\": {\"1\": 1, \"2\": 2, "
+           "\"8\": 6, \"unconsolidated\": {\"8\": 3}}}}}");
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "g8", 0, 600, 8, 1000, NULL);
+  tu_add_job(&t, "g4", 1200, 600, 4, 1000, NULL);
+  t.measured_on = "V100M16";
+  sim_options o = opts();
+  o.speed_table = path;
+  sim_result r;
+  ck_assert_msg(run(&sc, &t, &o, &r, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(r.js[0].finish_us, S(1200));
+  ck_assert_int_eq(r.js[1].start_us, S(1200));
+  ck_assert_int_eq(r.js[1].finish_us, S(1800));
+  /* work: (3,600 + 600 x 4) reference GPU-seconds. */
+  ck_assert_double_eq_tol(r.work_gpu_hours, 6000.0 / 3600.0, 1e-12);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
  * Job classes from the trace. Table: class default (V100 1, A100 2) and
  * class vgg19 (V100 1, A100 4); durations measured on a V100, 1,000 s.
  * a (class vgg19) runs 250 s on the A100; b (class resnet, not in the
@@ -466,6 +504,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_mig_slice);
   tcase_add_test(tc, test_interference);
   tcase_add_test(tc, test_rounding);
+  tcase_add_test(tc, test_scale_entries);
   tcase_add_test(tc, test_trace_classes);
   tcase_add_test(tc, test_tiresias_classes);
   tcase_add_test(tc, test_gavel);

@@ -16,6 +16,8 @@
  *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
+ *   speed.c           work and speed (run time on a placement, sharing
+ *                     interference, re-timing co-runners), a part
  *
  * Hooks. Everything that adjusts or observes jobs without being the loop
  * is a part (sim_part_ops): it is asked at setup whether it takes part in
