@@ -412,6 +412,61 @@ START_TEST(test_gavel) {
 }
 END_TEST
 
+/*
+ * Gavel's pairwise co-location on a shared P100, durations measured on a
+ * P100. a = ResNet-18 (batch size 256) at 0, b = ResNet-50 (batch size
+ * 128) at 40, 100 s each, 500 milli. Gavel's file gives the pair
+ * [0.740846..., 3.509724...] against isolated 7.722785 and 1.584352:
+ * S = 3.509724 / 7.722785 + 0.740846 / 1.584352 = 0.92206562 for either
+ * order. a: 60,000,000 us left at 40 -> round(6e7 / S) = 65,071,291, ends
+ * at 105,071,291; b would run round(1e8 / S) = 108,452,152 (to
+ * 148,452,152); when a leaves, b's 43,380,861 us left at S become
+ * round(43,380,861 x S) = 40,000,000 at full speed: b ends at 145,071,291.
+ * (The rule computes with the speeds s x S and s, not S alone: the same
+ * figures, checked in Python with the same double operations.)
+ */
+START_TEST(test_gavel_pairs) {
+  char gpath[4096], err[512], g[512];
+  if (!data_path(gpath, sizeof gpath,
+                 "gpu-performance/gavel/simulation_throughputs.json"))
+    return;
+  sim_cluster sc;
+  group(g, sizeof g, "p", "P100", 1, "shared");
+  cluster(&sc, g);
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "a", 0, 100, 1, 500, NULL);
+  t.jobs[0].jclass =
+      (uint16_t)trace_intern_class(&t, "ResNet-18 (batch size 256)");
+  tu_add_job(&t, "b", 40, 100, 1, 500, NULL);
+  t.jobs[1].jclass =
+      (uint16_t)trace_intern_class(&t, "ResNet-50 (batch size 128)");
+  t.measured_on = "P100";
+  sim_options o = opts();
+  o.speed_table = gpath;
+  sim_result r;
+  ck_assert_msg(run(&sc, &t, &o, &r, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(r.js[0].finish_us, 105071291);
+  ck_assert_int_eq(r.js[1].finish_us, 145071291);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* The built-in table's interference is the documented constant. */
+START_TEST(test_default_interference) {
+  speed_table tab;
+  char err[512];
+  ck_assert_msg(speed_table_load_default(&tab, &cat, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_double_eq(tab.interference, SPEED_DEFAULT_INTERFERENCE);
+  ck_assert_int_eq(tab.nclasses, 1);
+  ck_assert_int_eq(tab.nmodels, cat.n); /* every catalog model */
+  speed_table_free(&tab);
+}
+END_TEST
+
 /* Malformed tables: the error names the file and the key. */
 START_TEST(test_malformed) {
   static const struct {
@@ -508,6 +563,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_trace_classes);
   tcase_add_test(tc, test_tiresias_classes);
   tcase_add_test(tc, test_gavel);
+  tcase_add_test(tc, test_gavel_pairs);
+  tcase_add_test(tc, test_default_interference);
   tcase_add_test(tc, test_malformed);
   tcase_add_test(tc, test_work_conserved);
   suite_add_tcase(s, tc);

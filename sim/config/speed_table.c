@@ -170,7 +170,7 @@ static int parse_own(speed_table *t, const cJSON *root, const char *origin,
   const cJSON *classes = cJSON_GetObjectItemCaseSensitive(root, "classes");
   if (!cJSON_IsObject(classes) || !classes->child)
     FAIL("%s: key 'classes': expected an object of job classes", origin);
-  t->interference = 1;
+  t->interference = SPEED_DEFAULT_INTERFERENCE;
   const cJSON *inf = cJSON_GetObjectItemCaseSensitive(root, "interference");
   if (inf) {
     static const char *const ik[] = {"default", NULL};
@@ -288,7 +288,7 @@ static int parse_gavel(speed_table *t, const cJSON *root, const char *origin,
   const cJSON *ty, *job;
   char name[256];
   int k;
-  t->interference = 1;
+  t->interference = SPEED_DEFAULT_INTERFERENCE;
   /* Pass 1: every type, class and scale is well formed; names. */
   cJSON_ArrayForEach(ty, root) {
     const char *mn[2];

@@ -23,6 +23,13 @@
 
 #include <stddef.h>
 
+/* The interference factor per co-runner of a table that gives none
+ * (Gavel's file; schedsim's without "interference"): the mean over
+ * Gavel's 1,881 measured single-GPU pairs of min(1, own/isolated +
+ * other/isolated), the value of the built-in table (test_speed checks
+ * that they agree). */
+#define SPEED_DEFAULT_INTERFERENCE 0.973
+
 /* GPU counts with their own entries: 1, 2, 4, 8. */
 #define SPEED_SCALES 4
 
