@@ -10,6 +10,10 @@
 # Under ctest SCHEDSIM and DATA_DIR come from $SCHEDSIM_BIN and
 # $SCHEDSIM_SHARED_DATA.
 #
+# Every replay and compare runs with --speed none (the speed model, on by
+# default since issue #13, changes durations; with it off the outputs are
+# the one-house ones, plus the added work keys).
+#
 # Cases (all inputs reached through symlinks in a scratch directory, so the
 # paths written into summary.json are the same on every machine):
 #   alibaba/Q/P    the Alibaba default trace on its 1,213-node cluster, every
@@ -59,26 +63,26 @@ add() { printf '%s\n' "$*" >>cmds; }
 
 for q in $QUEUES; do
   for p in $POLICIES; do
-    add run --quiet --cluster data/openb_node_list_gpu_node.csv \
+    add run --quiet --speed none --cluster data/openb_node_list_gpu_node.csv \
       --trace data/openb_pod_list_default.csv --policy "$p" --queue "$q" \
       --out "out/alibaba/$q/$p"
-    add run --quiet --cluster builtin:default --trace builtin:default \
+    add run --quiet --speed none --cluster builtin:default --trace builtin:default \
       --policy "$p" --queue "$q" --out "out/queued/$q/$p"
   done
 done
-add run --quiet --cluster builtin:default --trace builtin:default \
+add run --quiet --speed none --cluster builtin:default --trace builtin:default \
   --policy best-fit --queue backfill --estimate-factor 2 --out out/queued/backfill-x2
 
 "$SIM" generate --mix examples/mig/inference-dev-mix.json --seed 1 \
   --out mig-trace.csv >/dev/null
 for mode in static dynamic dynamic-k8s; do
   for p in mig-first-fit mig-best-fit mig-aware; do
-    add run --quiet --cluster "examples/mig/a100-20-mig-$mode.json" \
+    add run --quiet --speed none --cluster "examples/mig/a100-20-mig-$mode.json" \
       --trace mig-trace.csv --policy "$p" --queue skip --out "out/mig/$mode/$p"
   done
 done
 
-SYN="--cluster examples/a100-1000-shared.json --trace data/openb_pod_list_multigpu20.csv --synthetic-load 0.9 --durations-from data/openb_pod_list_default.csv --seed 1"
+SYN="--speed none --cluster examples/a100-1000-shared.json --trace data/openb_pod_list_multigpu20.csv --synthetic-load 0.9 --durations-from data/openb_pod_list_default.csv --seed 1"
 add run --quiet $SYN --policy defrag --queue fifo --migration-cost 30 --out out/defrag/fifo-30
 add run --quiet $SYN --policy defrag --queue backfill --migration-cost 0 --out out/defrag/backfill-0
 add run --quiet $SYN --policy defrag --queue fifo --preempt --checkpoint-interval 600 \
@@ -108,7 +112,7 @@ done <cmds | xargs -0 -n2 -P "$JOBS" sh -c '
   # Wall-clock lines are the one part of a printed summary that may vary.
   sed "/wall time/d" "stdout/$1.raw" >"stdout/$1.txt"' "$SIM"
 
-"$SIM" compare --quiet --no-plots --jobs 2 --cluster builtin:default \
+"$SIM" compare --quiet --no-plots --jobs 2 --speed none --cluster builtin:default \
   --cluster examples/a100-h100-exclusive.json --queue fifo,backfill \
   --policy first-fit,best-fit,fgd,defrag --out out/compare >stdout/compare.txt
 

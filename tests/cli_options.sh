@@ -44,6 +44,8 @@ expect 2 "ambiguous option '--max'" -- "$BIN" run --max 2
 # sample value per key; a new key needs one here), and the README lists it
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\nj1,1000,1000,1,1000\n' >"$T/req.csv"
 printf 'job,profile\n' >"$T/migreq.csv"
+printf '{"classes": {"default": {"A100-80GB": 2, "H100": 4}}}\n' >"$T/speeds.json"
+printf '{"default": 1}\n' >"$T/classmix.json"
 sample() {
   case $1 in
   unknown_duration) echo '[60, 600]' ;;
@@ -60,6 +62,10 @@ sample() {
   mig_map) echo '["compute", "both"]' ;;
   energy_price) echo '[0.1, 0.25]' ;;
   mig_requests) echo '["migreq.csv"]' ;;
+  speed) echo '["catalog", "none"]' ;;
+  speed_table) echo '["speeds.json"]' ;;
+  measured_on) echo '["A100-80GB", "same"]' ;;
+  class_mix) echo '["classmix.json"]' ;;
   *) echo "" ;;
   esac
 }
@@ -97,7 +103,7 @@ expect 2 "synthetic_load and durations_from go together" -- "$BIN" sweep "$T/bad
 # ---- compare: the run options apply to every run, each run byte-identical
 # to `schedsim run` with the same options
 OPTS=(--estimate-factor 2 --migration-cost 30 --migration-cost-per-gib 1
-  --max-moves 3 --max-moves-per-job 2 --seed 3)
+  --max-moves 3 --max-moves-per-job 2 --seed 3 --speed none)
 expect 0 "" -- "$BIN" compare --queue backfill --policy defrag,first-fit,best-fit \
   "${OPTS[@]}" --out "$T/c" --workers 2 --quiet --no-plots
 for p in defrag first-fit best-fit; do
@@ -107,7 +113,7 @@ for p in defrag first-fit best-fit; do
 done
 # The options matter (else the comparison above proves nothing).
 "$BIN" run --cluster builtin:default --trace builtin:default --queue backfill \
-  --policy best-fit --seed 3 --out "$T/plain" --quiet >/dev/null 2>&1
+  --policy best-fit --seed 3 --speed none --out "$T/plain" --quiet >/dev/null 2>&1
 cmp -s "$T/plain/summary.json" "$T/r-best-fit/summary.json" && bad "--estimate-factor 2 changed nothing" || ok
 # --preempt, --checkpoint-interval and --policy-param in compare.
 expect 0 "" -- "$BIN" compare --policy defrag --preempt --checkpoint-interval 600 \

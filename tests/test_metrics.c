@@ -267,7 +267,8 @@ START_TEST(summary_keys_reach_compare_csv) {
                   trace_path,   "--cluster",   cluster_path,
                   "--cluster",  mig_path,      "--policy",
                   "mig-best-fit", "--price", "A100-SXM4-80GB=3",
-                  "--out",      out,           NULL};
+                  "--speed",    "none",        "--out",
+                  out,          NULL};
   int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
   fflush(stdout);
   ck_assert_int_eq(cmd_compare(argc, argv), 0);
@@ -310,6 +311,9 @@ START_TEST(summary_keys_reach_compare_csv) {
   ck_assert_str_eq(t.cell[r][col_of(&t, "cost_total_usd")], "6.0000");
   ck_assert_str_eq(t.cell[r][col_of(&t, "job_hours")], "1.5000");
   ck_assert_str_eq(t.cell[r][col_of(&t, "cost_usd.per_job_hour")], "4.0000");
+  /* --speed none: work = 3600 + 1800 GPU-seconds = 1.5 GPU-hours. */
+  ck_assert_str_eq(t.cell[r][col_of(&t, "work_gpu_hours")], "1.500");
+  ck_assert_str_eq(t.cell[r][col_of(&t, "cost_usd.per_work_hour")], "4.0000");
   ck_assert_str_eq(t.cell[r][col_of(&t, "running_jobs_mean")], "1.500");
   ck_assert_str_eq(t.cell[r][col_of(&t, "gpu_used_ratio_mean")], "0.750000");
   ck_assert_str_eq(t.cell[r][col_of(&t, "migrations")], "0");

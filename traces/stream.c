@@ -206,6 +206,8 @@ static void set_reader(trace_stream *s, const trace_reader *r) {
   s->reader = r;
   s->meta.format = r->format;
   s->meta.has_times = r->has_times;
+  trace_measurement(r->format, &s->meta.measured_on,
+                    &s->meta.measured_by_spec);
 }
 
 /* The csvsrc callback: the header picks the reader, data rows go to it. */
@@ -421,6 +423,8 @@ int trace_stream_open(trace_stream **out, const char *path,
   if (swf) {
     s->meta.format = TRACE_FMT_SWF;
     s->meta.has_times = 1;
+    trace_measurement(TRACE_FMT_SWF, &s->meta.measured_on,
+                      &s->meta.measured_by_spec);
   }
   fill(s);
   if (s->pos == s->k.n && s->state == ST_ERROR) {
@@ -520,9 +524,16 @@ void trace_stream_take_meta(trace_stream *s, trace *t) {
   t->specs_cap = s->meta.specs_cap;
   t->skipped = s->meta.skipped;
   t->skip_note = s->meta.skip_note;
+  t->measured_on = s->meta.measured_on;
+  t->measured_by_spec = s->meta.measured_by_spec;
   s->meta.path = NULL;
   s->meta.specs = NULL;
   s->meta.nspecs = s->meta.specs_cap = 0;
+  t->classes = s->meta.classes;
+  t->nclasses = s->meta.nclasses;
+  t->classes_cap = s->meta.classes_cap;
+  s->meta.classes = NULL;
+  s->meta.nclasses = s->meta.classes_cap = 0;
 }
 
 int trace_stream_rewind(trace_stream *s, trace_error *err) {

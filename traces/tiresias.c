@@ -9,12 +9,13 @@
  * Mapping (README "Traces"): name = job_id; submit = submit_time and
  * duration = duration (seconds); num_gpu whole GPUs (gpu_milli 1000, 0 for
  * a job without GPUs); cpu_milli = memory_mib = 0 (the files give none);
- * any GPU model. Other columns (iterations, model, intervals, the
- * tf_job start_time) describe the training job, not its placement, and are
- * not read. The cluster CSVs beside them (num_switch,...) are not traces.
+ * any GPU model; model_name is the job's class (job_record.jclass, for
+ * the speed model). Other columns (iterations, intervals, the tf_job
+ * start_time) are not read. The cluster CSVs beside them (num_switch,...) are not traces.
  */
 #include "trace_internal.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 static const char *const tiresias_columns[7] = {
@@ -28,7 +29,7 @@ static const char *const tiresias_tf_columns[9] = {
 
 static int read_job(trace_sink *k, const csvrow *row, const char *path,
                     trace_error *err, const char *const *cols, size_t ncols,
-                    int c_submit, int c_duration) {
+                    int c_submit, int c_duration, int c_model) {
   if (csvrow_check_shape(row, cols, ncols, path, err))
     return -1;
   char why[TRACE_WHY_MAX];
@@ -59,17 +60,30 @@ static int read_job(trace_sink *k, const csvrow *row, const char *path,
   }
   j.num_gpu = (int32_t)ngpu;
   j.gpu_milli = ngpu > 0 ? 1000 : 0;
+  /* The model name is the job's class (the speed model's). */
+  char model[256];
+  size_t ml = row->len[c_model] < sizeof model ? row->len[c_model]
+                                               : sizeof model - 1;
+  memcpy(model, row->field[c_model], ml);
+  model[ml] = 0;
+  int jc = trace_intern_class(k->meta, model);
+  if (jc < 0) {
+    trace_seterr(err, "%s:%" PRId64 ": out of memory (or more than 65535 "
+                 "model names)", path, row->line);
+    return -1;
+  }
+  j.jclass = (uint16_t)jc;
   return trace_sink_add(k, &j, row->field[0], NULL, path, err);
 }
 
 static int tiresias_row(trace_sink *k, const csvrow *row, const char *path,
                         trace_error *err) {
-  return read_job(k, row, path, err, tiresias_columns, 7, 2, 5);
+  return read_job(k, row, path, err, tiresias_columns, 7, 2, 5, 4);
 }
 
 static int tiresias_tf_row(trace_sink *k, const csvrow *row, const char *path,
                            trace_error *err) {
-  return read_job(k, row, path, err, tiresias_tf_columns, 9, 2, 4);
+  return read_job(k, row, path, err, tiresias_tf_columns, 9, 2, 4, 7);
 }
 
 const trace_reader trace_tiresias_reader = {.format = TRACE_FMT_TIRESIAS,

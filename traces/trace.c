@@ -17,6 +17,9 @@ void trace_free(trace *t) {
   for (int i = 0; i < t->nspecs; i++)
     free(t->specs[i]);
   free(t->specs);
+  for (int i = 0; i < t->nclasses; i++)
+    free(t->classes[i]);
+  free(t->classes);
   free(t->jobs);
   free(t->names);
   free(t->path);
@@ -65,6 +68,29 @@ int trace_intern_spec(trace *t, const char *spec) {
     return -1;
   t->specs[t->nspecs] = copy;
   return t->nspecs++;
+}
+
+int trace_intern_class(trace *t, const char *name) {
+  if (!name || !name[0])
+    return 0;
+  for (int i = 0; i < t->nclasses; i++)
+    if (strcmp(t->classes[i], name) == 0)
+      return i + 1;
+  if (t->nclasses >= UINT16_MAX)
+    return -1;
+  if (t->nclasses == t->classes_cap) {
+    int cap = t->classes_cap ? 2 * t->classes_cap : 8;
+    char **nc = realloc(t->classes, (size_t)cap * sizeof *nc);
+    if (!nc)
+      return -1;
+    t->classes = nc;
+    t->classes_cap = cap;
+  }
+  char *copy = strdup(name);
+  if (!copy)
+    return -1;
+  t->classes[t->nclasses++] = copy;
+  return t->nclasses;
 }
 
 int trace_append_job(trace *t, const job_record *job, const char *name) {
@@ -127,6 +153,32 @@ const char *trace_format_name(enum trace_format f) {
     if (format_names[i].format == f)
       return format_names[i].name;
   return "unknown";
+}
+
+void trace_measurement(enum trace_format f, const char **model,
+                       int *by_spec) {
+  /* README "Work and speed" gives the reasons. */
+  *by_spec = 0;
+  *model = NULL;
+  switch (f) {
+  case TRACE_FMT_ALIBABA_POD:
+  case TRACE_FMT_ALIBABA_POD_MULTI:
+    *model = "G2"; /* the trace cluster's most common model */
+    *by_spec = 1;
+    break;
+  case TRACE_FMT_PAI:
+  case TRACE_FMT_GENERIC:
+    *by_spec = 1;
+    break;
+  case TRACE_FMT_TIRESIAS:
+    *model = "P100"; /* the Tiresias testbed */
+    break;
+  case TRACE_FMT_PHILLY:
+    *model = "V100M16";
+    break;
+  default: /* SWF (a CPU log), hand-built traces */
+    break;
+  }
 }
 
 const char *trace_gpu_field(enum trace_format f) {

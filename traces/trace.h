@@ -51,7 +51,9 @@ typedef struct job_record {
   uint32_t name_off;   /* offset of the job's name in trace.names */
   uint8_t qos;         /* enum trace_qos */
   uint8_t flags;       /* TRACE_JOB_* bits */
-  uint8_t pad_[2];
+  /* The job's class (its model name, Tiresias): 1 + an index into
+   * trace.classes; 0 = none. Read by the speed model. */
+  uint16_t jclass;
   /* The job's own requested time (run-time limit) in whole seconds, rounded
    * up, where its format has one (SWF field 9; longer limits are held as
    * UINT32_MAX); 0 = none. Read by --estimates trace (sim/engine/estimate.c). */
@@ -103,6 +105,16 @@ typedef struct trace {
    * PAI: tasks without start or end time); skip_note says which. */
   size_t skipped;
   const char *skip_note; /* static text, NULL when nothing was skipped */
+  /* Where the durations were measured (README "Work and speed"): a GPU
+   * model of the catalog (static text), or NULL for "same" (the durations
+   * hold on any GPU type); measured_by_spec: a job whose GPU spec names
+   * exactly one model was measured on that model instead. Set from the
+   * format (trace_measurement) and by the generator. */
+  const char *measured_on;
+  int measured_by_spec;
+  /* Distinct job class names (job_record.jclass), at most 65535. */
+  char **classes;
+  int nclasses, classes_cap;
 } trace;
 
 typedef struct trace_error {
@@ -227,9 +239,18 @@ const char *trace_format_name(enum trace_format f);
 /** The column that holds a job's GPU model in format f, for messages:
  * "gpu_type" (PAI), "gpu_model" (generic), else "gpu_spec". */
 const char *trace_gpu_field(enum trace_format f);
+/** The GPU type the durations of format f were measured on (NULL =
+ * "same": any type), and whether a job's single-model GPU spec names its
+ * own (README "Work and speed"). */
+void trace_measurement(enum trace_format f, const char **model, int *by_spec);
 /** The accepted names, comma-separated, for messages. */
 #define TRACE_FORMAT_NAMES \
   "alibaba, alibaba-multi, swf, pai, tiresias, philly, generic"
+
+/** Index + 1 of class name in t->classes (added if new): the value of a
+ * job_record's jclass; 0 for NULL or "" (no class); -1 when out of memory
+ * or past 65535 classes. */
+int trace_intern_class(trace *t, const char *name);
 
 /**
  * Appends a job; name is copied; spec NULL or "" = any model, otherwise it

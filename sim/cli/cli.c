@@ -457,6 +457,10 @@ int cmd_run(int argc, char **argv) {
   double wall = sim_now_s() - t0;
   if (status == 0) {
     cli_note_skipped(facts);
+    char sn[512];
+    sim_speed_note(&opt, facts, sn, sizeof sn);
+    if (sn[0] && !o.quiet)
+      fprintf(stderr, "note: %s\n", sn);
     warn_never(&notes, &res);
     print_summary(stdout, &meta, &res);
     printf("  wall time %.3f s, %.0f events/s\n", wall,

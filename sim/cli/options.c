@@ -228,6 +228,16 @@ int cli_parse_mig_map(const char *s, void *field) {
   return sim_mig_map_parse(s, (sim_mig_map *)field);
 }
 
+int cli_parse_speed(const char *s, void *field) {
+  if (strcmp(s, "catalog") == 0)
+    *(int *)field = SIM_SPEED_CATALOG;
+  else if (strcmp(s, "none") == 0)
+    *(int *)field = SIM_SPEED_NONE;
+  else
+    return -1;
+  return 0;
+}
+
 /* --------------------------------------------------------------- values */
 
 void run_config_init(run_config *rc) {
@@ -236,6 +246,7 @@ void run_config_init(run_config *rc) {
   rc->unknown_us = -1;
   rc->tune = 1.3;
   rc->slurm_max = 4;
+  rc->speed = SIM_SPEED_CATALOG;
   trace_load_opts lo = TRACE_LOAD_OPTS_INIT;
   rc->load = lo;
 }
@@ -527,6 +538,10 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->mig_map = rc->mig_map;
   opt->mig_requests = rc->mig_requests;
   opt->energy_price = rc->energy_price;
+  opt->speed = rc->speed;
+  opt->speed_table = rc->speed_table;
+  opt->measured_on = rc->measured_on;
+  opt->class_mix = rc->class_mix;
 }
 
 int run_config_synthetic_times(const run_config *rc, trace *t,

@@ -71,7 +71,8 @@ typedef struct cli_estimates {
 /* Everything the options of any command set. */
 typedef struct run_config {
   const char *trace, *out, *catalog, *durations_from, *mig_requests, *mix,
-      *seeds, *emit_slurm;
+      *seeds, *emit_slurm, *speed_table, *measured_on, *class_mix;
+  int speed; /* --speed: SIM_SPEED_* (default catalog) */
   char *cluster[CLI_MAX_LIST];
   int ncluster;
   char *policy[CLI_MAX_LIST];
@@ -174,6 +175,8 @@ int cli_parse_estimates(const char *s, void *field);
 /* --overrun kill|extend into a sim_overrun. */
 int cli_parse_overrun(const char *s, void *field);
 int cli_parse_mig_map(const char *s, void *field);
+/* --speed catalog|none into an int (SIM_SPEED_*). */
+int cli_parse_speed(const char *s, void *field);
 
 /* `schedsim options`: the table as text (one row per line, tab-separated:
  * name, commands, manifest key, metavar). */

@@ -173,7 +173,21 @@ typedef struct sim_options {
   size_t pctl_mem_values;
   /* --energy-price: USD per facility kWh (0: energy_cost_usd is 0). */
   double energy_price;
+  /* Work and speed (sim/engine/speed.c; sim/README.md "Work and speed"):
+   * SIM_SPEED_NONE (0) runs every job for its trace duration;
+   * SIM_SPEED_CATALOG gives each job work = duration x the speed of the
+   * GPU type it was measured on, and runs it for work / the speed of its
+   * placement. speed_table: a table file (speed_table.h) instead of the
+   * built-in one; measured_on: a catalog model, or "same", for every job
+   * instead of the trace format's rule; class_mix: a JSON object of job
+   * class weights for jobs the trace gives no class. NULL: defaults. */
+  int speed;
+  const char *speed_table;
+  const char *measured_on;
+  const char *class_mix;
 } sim_options;
+
+enum { SIM_SPEED_NONE = 0, SIM_SPEED_CATALOG = 1 };
 
 typedef struct sim_stats {
   double mean, p50, p95, p99, max;
@@ -226,6 +240,16 @@ typedef struct sim_result {
    * GPUs left out for want of figures. */
   double energy_gpu_kwh, energy_facility_kwh, energy_cost_usd;
   int energy_unknown_gpus;
+  /* Work done by the completed jobs in reference-GPU-hours (work x GPUs
+   * asked, num_gpu x gpu_milli / 1000; with --speed none the work is the
+   * duration) and cost_total / work_gpu_hours (0 without work). */
+  double work_gpu_hours, cost_per_work_hour;
+  /* Checks (tests; not reported): work done by the completed jobs,
+   * integrated over their run segments at the speed each ran (reference
+   * seconds, not GPU-weighted), and their work (duration x measured
+   * speed); equal up to the re-timings' microsecond rounding. 0 with
+   * --speed none. */
+  double work_done_ref_s, work_ref_s;
 } sim_result;
 
 /*
@@ -295,6 +319,15 @@ int sim_engine_step(sim_engine *e);
 int64_t sim_engine_now(const sim_engine *e);
 int64_t sim_engine_next_time(const sim_engine *e);
 int sim_engine_close(sim_engine *e, sim_result *out);
+
+/* The note a replay prints about its speed assumption ("work: ..."):
+ * which GPU type the trace's durations count as measured on. buf is
+ * empty with --speed none. */
+void sim_speed_note(const sim_options *opt, const trace *t, char *buf,
+                    size_t len);
+/* cost_usd.per_work_hour of a result: (cost_total + energy_cost_usd) /
+ * work_gpu_hours, 0 without work. */
+double sim_cost_per_work_hour(const sim_result *r);
 
 /* Formats microseconds as seconds with no trailing zeros ("12", "0.5"). */
 void sim_fmt_seconds(char *buf, size_t len, int64_t us);

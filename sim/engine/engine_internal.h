@@ -19,6 +19,8 @@
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
  *   energy.c          GPU and facility energy, a part in every run
+ *   speed.c           work and speed (run time on a placement, sharing
+ *                     interference, re-timing co-runners), a part
  *
  * Hooks. Everything that adjusts or observes jobs without being the loop
  * is a part (sim_part_ops): it is asked at setup whether it takes part in
@@ -182,6 +184,14 @@ typedef struct sim_part_ops {
   int (*results)(void *self, const engine *e, sim_result *out);
   /* Frees self (also after a failed run). */
   void (*close)(void *self);
+  /* The job in slot sl runs on parts from `begin` with `work` us of its
+   * own time left (its trace duration at its first start; after a
+   * preemption what is left, in run time on its last placement): returns
+   * its run time there (a speed model). It may re-time other running jobs
+   * (slot_retime). < 0 with e->err set on failure. */
+  int64_t (*run_time)(void *self, engine *e, uint32_t sl,
+                      const lsched_placement *parts, int n, int64_t begin,
+                      int64_t work);
 } sim_part_ops;
 
 typedef struct sim_part {
@@ -203,7 +213,8 @@ enum {
   SIM_HOOK_FILL_PART = 1u << 8,
   SIM_HOOK_OUTPUT = 1u << 9,
   SIM_HOOK_ADVANCE = 1u << 10,
-  SIM_HOOK_AFTER_PASS = 1u << 11
+  SIM_HOOK_AFTER_PASS = 1u << 11,
+  SIM_HOOK_RUN_TIME = 1u << 12
 };
 
 /* Most parts one run registers. */
@@ -225,6 +236,19 @@ void engine_teardown(engine *e);
 
 /* The MIG part (mig_hooks.c). */
 int mig_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Work and speed (speed.c), a part unless --speed none. */
+int speed_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* The reference work of the job in slot sl per us of its trace duration:
+ * the speed of its GPUs on the type it was measured on, relative to one
+ * reference GPU (num_gpu for "same"). */
+double speed_measured(const engine *e, uint32_t sl);
+/*
+ * For type-aware policies: the speed of the job in slot sl on a candidate
+ * placement pl (one node), relative to the reference (V100 = 1) and
+ * including its MIG share, without sharing interference; 1 with --speed
+ * none or for a GPU type the table does not measure.
+ */
+double sim_speed_on(const engine *e, uint32_t sl, const lsched_placement *pl);
 /* Migration and preemption (migrate.c), a part when the policy plans
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
@@ -298,12 +322,15 @@ struct sim_engine {
   /* registered parts (MIG, ...) */
   sim_part parts[SIM_MAX_ENGINE_PARTS];
   int nparts;
+  struct sim_speed *speed; /* the speed part's state, or NULL */
+  double work_ref_us;    /* completed jobs: work x GPUs asked (ref-us) */
   unsigned hooks;        /* SIM_HOOK_* of the registered parts */
   /* A job's speed on a placement, for type-aware policies (request.h:
-   * every request the engine builds carries it); NULL = speed 1. A part
-   * that models speed sets it when it opens. */
-  sim_speed_fn speed;
-  void *speed_user;
+   * every request the engine builds carries it, with speed_user(e, slot)
+   * as its user pointer); NULL = speed 1. The speed part sets both when
+   * it opens (speed.c). */
+  sim_speed_fn speed_fn;
+  void *(*speed_user)(const engine *e, uint32_t sl);
   /* metrics (metrics.c): time-weighted state and the sums of outcomes */
   int64_t now;
   int64_t total_milli;   /* the cluster's GPU milli */
@@ -500,6 +527,19 @@ static inline int64_t hook_start(const engine *e, const slot *s,
   return wait;
 }
 
+/* The run time of the job in slot sl from begin (work without a speed
+ * part); < 0 on failure. */
+static inline int64_t hook_run_time(engine *e, uint32_t sl,
+                                    const lsched_placement *parts, int n,
+                                    int64_t begin, int64_t work) {
+  if (e->hooks & SIM_HOOK_RUN_TIME) {
+    FOR_PARTS(e, p)
+    if (p->ops->run_time && work >= 0)
+      work = p->ops->run_time(p->self, e, sl, parts, n, begin, work);
+  }
+  return work;
+}
+
 static inline void hook_fill_part(const engine *e, const slot *s,
                                   lsched_placement *part) {
   if (e->hooks & SIM_HOOK_FILL_PART) {
@@ -568,7 +608,9 @@ static inline void slot_put(engine *e, uint32_t sl) {
 static inline void build_request(const engine *e, const slot *s, lsched_request *r) {
   const job_record *j = &s->rec;
   sim_job_request(j, j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0, r);
-  sim_request_speed(r, e->speed, e->speed_user);
+  if (e->speed_fn)
+    sim_request_speed(r, e->speed_fn,
+                      e->speed_user(e, (uint32_t)(s - e->slots)));
   hook_request(e, s, r);
 }
 
@@ -650,6 +692,13 @@ static inline int metrics_completed(engine *e, const slot *s,
     }
     double run = (double)(s->st.finish_us - s->st.start_us);
     e->run_us += run;
+    /* Work: the trace duration (cut at a kill) x the speed of the job's
+     * GPUs on its measured type (num_gpu reference GPUs without a speed
+     * model), x the share of each GPU it asked for. */
+    e->work_ref_us += (double)job_duration(e, jr) *
+                      (e->speed ? speed_measured(e, (uint32_t)(s - e->slots))
+                                : (double)jr->num_gpu) *
+                      jr->gpu_milli / 1000.0;
     e->used_milli_us += (double)jr->num_gpu * jr->gpu_milli * run;
     /* Allocated cost = sum over jobs of the node's price x GPUs taken x
      * run time, per job. */

@@ -97,6 +97,15 @@ void metrics_timeline_row(engine *e) {
   fputc('\n', f);
 }
 
+/* Cost per reference-GPU-hour of work: the one place its formula lives
+ * (an energy cost would be added to the numerator here). */
+double sim_cost_per_work_hour(const sim_result *r) {
+  /* Total cost: the GPUs' (cost_usd.total) plus the energy bought at
+   * --energy-price (0 without one). */
+  double total = r->cost_total + r->energy_cost_usd;
+  return r->work_gpu_hours > 0 ? total / r->work_gpu_hours : 0;
+}
+
 int metrics_results(engine *e) {
   sim_result *out = &e->res;
   sim_cluster *sc = e->sc;
@@ -148,6 +157,9 @@ int metrics_results(engine *e) {
     snprintf(e->err, e->errlen, "out of memory");
     return -1;
   }
+  /* Work (sim/README.md "Work and speed"), in reference-GPU-hours. */
+  out->work_gpu_hours = e->work_ref_us / US_PER_HOUR;
+  out->cost_per_work_hour = sim_cost_per_work_hour(out);
   out->migrations_total = e->migrations;
   out->preemptions_total = e->preemptions;
   out->lost_gpu_s_total = e->lost_gpu_s_total;

@@ -13,7 +13,8 @@
 /* The parts a run may have, asked in this order (each registers itself
  * only when it takes part). Cloud sites, pools and the like go here. */
 static const sim_part_open_fn part_opens[] = {
-    mig_part_open, migrate_part_open, est_model_part_open, energy_part_open};
+    mig_part_open, migrate_part_open, est_model_part_open, speed_part_open,
+    energy_part_open};
 
 int engine_add_part(engine *e, const sim_part_ops *ops, void *self) {
   if (e->nparts == SIM_MAX_ENGINE_PARTS)
@@ -32,7 +33,8 @@ int engine_add_part(engine *e, const sim_part_ops *ops, void *self) {
               (ops->fill_part ? SIM_HOOK_FILL_PART : 0) |
               (ops->on_output ? SIM_HOOK_OUTPUT : 0) |
               (ops->on_advance ? SIM_HOOK_ADVANCE : 0) |
-              (ops->after_pass ? SIM_HOOK_AFTER_PASS : 0);
+              (ops->after_pass ? SIM_HOOK_AFTER_PASS : 0) |
+              (ops->run_time ? SIM_HOOK_RUN_TIME : 0);
   return 0;
 }
 

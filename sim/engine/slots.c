@@ -231,6 +231,14 @@ static inline int commit_now(engine *e, uint32_t sl,
     s->seg_us = begin;
     work = s->rem_us;
   }
+  if (e->hooks & SIM_HOOK_RUN_TIME) {
+    /* A speed model: the run time on this placement. */
+    work = hook_run_time(e, sl, parts, n, begin, work);
+    if (work < 0)
+      return -1;
+    if (e->can_plan)
+      s->rem_us = work;
+  }
   if (time_add(e, s, begin, work, &end))
     return -1;
   return heap_push(&e->heap, end, sl, s->gen);

@@ -221,6 +221,14 @@ int cmd_compare(int argc, char **argv) {
   else if (!t.has_times)
     fprintf(stderr, "note: %s has no times: every job arrives at 0%s\n", t.path,
             unknown_us >= 0 ? " and runs for --unknown-duration" : "");
+  {
+    sim_options so;
+    char sn[512];
+    run_config_sim_options(&o, &so);
+    sim_speed_note(&so, &t, sn, sizeof sn);
+    if (sn[0] && !o.quiet)
+      fprintf(stderr, "note: %s\n", sn);
+  }
   if (unknown_us < 0 && !synthetic)
     for (size_t j = 0; j < t.n; j++)
       if (t.jobs[j].duration_us < 0) {

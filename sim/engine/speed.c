@@ -1,0 +1,634 @@
+/*
+ * Work and speed as a part of the run (engine_internal.h; definitions in
+ * sim/README.md "Work and speed" and docs/DESIGN.md): a job carries work
+ * = its trace duration x the speed of the GPU type it was measured on
+ * (reference-GPU-seconds, V100 = 1); on a placement it runs for work /
+ * speed, the speed being its class's on the node's model for its GPU
+ * count (unconsolidated when spread over nodes), times its MIG share,
+ * times the interference of its co-runners on a shared GPU. When the
+ * co-runners of a running job change, its remaining time is re-timed:
+ * at time t a job ending at E at speed s goes on at s' and ends at
+ * t + round((E - t) x s / s') (round half away from zero, whole us).
+ *
+ * Co-runners are found by scanning the running jobs (O(running) per start
+ * or finish of a job on a shared GPU; exclusive and MIG placements cost
+ * nothing), so the state here is only per slot: its class, measured
+ * speed and current speed.
+ */
+#include "engine_internal.h"
+#include "speed_table.h"
+#include "jsonutil.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct speed_slot {
+  double meas;    /* speed of the measured type (reference work per us) */
+  double cur;     /* speed now (0: not started) */
+  double from_us; /* when cur began (for the work integral) */
+  double done;    /* reference-us done before from_us */
+  int64_t end;    /* its end at speed cur (no moves: without can_plan) */
+  int cls;        /* class index in the table */
+  int same;       /* measured on "same": the GPU type does not matter */
+} speed_slot;
+
+struct sim_speed {
+  speed_table tab;
+  int *node_model;     /* per node: table model, -1 without GPUs */
+  uint8_t *node_shared; /* per node: fractional GPU sharing */
+  uint8_t *node_mig;   /* per node: MIG GPUs */
+  int oom;             /* a slot table could not grow */
+  int meas_model;      /* trace-wide measured type, -1 = "same" */
+  int by_spec;         /* single-model specs name the measured type */
+  int *spec_model;     /* per trace spec: table model, or -2 (not one) */
+  int nspecs;
+  double *mix;         /* cumulative class weights (nclasses) */
+  int *cmap;           /* trace class -> table class, -1 none, -2 unseen */
+  int ncmap;
+  int def_class;       /* "default", or -1 (drawn from mix) */
+  uint64_t seed;
+  speed_slot *ss;
+  size_t cap;
+  /* Per slot, the user pointer of its requests' speed callback (engine,
+   * slot): pages of SPEED_CALL_PAGE, so a pointer handed to libsched stays
+   * valid while the slot table grows. */
+  struct speed_call **calls;
+  size_t ncall_pages;
+  double done_ref, work_ref; /* completed jobs (reference-us) */
+};
+
+static const int mig_slices[7] = {0, 1, 1, 2, 3, 4, 7};
+
+static speed_slot *sslot(struct sim_speed *sp, uint32_t sl) {
+  return &sp->ss[sl];
+}
+
+struct speed_call {
+  const engine *e;
+  uint32_t sl;
+};
+#define SPEED_CALL_PAGE 4096u
+
+/* Call contexts for slots 0 .. need-1 (pages allocated here, never in
+ * the request path). */
+static int grow_calls(struct sim_speed *sp, const engine *e, size_t need) {
+  size_t pages = (need + SPEED_CALL_PAGE - 1) / SPEED_CALL_PAGE;
+  if (pages <= sp->ncall_pages)
+    return 0;
+  struct speed_call **np = realloc(sp->calls, pages * sizeof *np);
+  if (!np)
+    return -1;
+  sp->calls = np;
+  while (sp->ncall_pages < pages) {
+    struct speed_call *pg = malloc(SPEED_CALL_PAGE * sizeof *pg);
+    if (!pg)
+      return -1;
+    for (uint32_t i = 0; i < SPEED_CALL_PAGE; i++) {
+      pg[i].e = e;
+      pg[i].sl = (uint32_t)(sp->ncall_pages * SPEED_CALL_PAGE + i);
+    }
+    sp->calls[sp->ncall_pages++] = pg;
+  }
+  return 0;
+}
+
+static void *speed_call_user(const engine *e, uint32_t sl) {
+  const struct sim_speed *sp = e->speed;
+  if (sl / SPEED_CALL_PAGE >= sp->ncall_pages)
+    return NULL; /* after a failed allocation: the run fails (oom) */
+  return &sp->calls[sl / SPEED_CALL_PAGE][sl % SPEED_CALL_PAGE];
+}
+
+/* lsched_request.speed: the job's speed on a candidate placement. */
+static double speed_call(void *user, const lsched_cluster *c,
+                         const lsched_placement *pl) {
+  (void)c;
+  const struct speed_call *x = user;
+  return x ? sim_speed_on(x->e, x->sl, pl) : 1;
+}
+
+static int grow_slots(struct sim_speed *sp, size_t need) {
+  if (need <= sp->cap)
+    return 0;
+  size_t nc = sp->cap ? sp->cap : 256;
+  while (nc < need)
+    nc *= 2;
+  speed_slot *n = realloc(sp->ss, nc * sizeof *n);
+  if (!n)
+    return -1;
+  memset(n + sp->cap, 0, (nc - sp->cap) * sizeof *n);
+  sp->ss = n;
+  sp->cap = nc;
+  return 0;
+}
+
+/* splitmix64: a job's class draw depends on the seed and its trace
+ * position only (not on the order of events). */
+static uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+static int draw_class(const struct sim_speed *sp, uint64_t idx) {
+  if (sp->def_class >= 0)
+    return sp->def_class;
+  double total = sp->mix[sp->tab.nclasses - 1];
+  double u = (double)(mix64(sp->seed ^ mix64(idx)) >> 11) * 0x1p-53 * total;
+  for (int c = 0; c < sp->tab.nclasses; c++)
+    if (u < sp->mix[c])
+      return c;
+  return sp->tab.nclasses - 1;
+}
+
+/* The speed of class c on table model m with k GPUs (1 for "same", m <
+ * 0); 0 when the table does not measure it. */
+static double type_speed(const struct sim_speed *sp, int c, int m, int k,
+                         int spread) {
+  if (m < 0)
+    return k > 0 ? k : 1; /* "same": k reference GPUs */
+  return speed_table_speed(&sp->tab, c, m, k > 0 ? k : 1, spread);
+}
+
+/* The table class of trace class jc (1-based; 0 none): -1 when none. */
+static int trace_class(struct sim_speed *sp, const trace *t, int jc) {
+  if (jc <= 0 || jc > t->nclasses)
+    return -1;
+  if (jc > sp->ncmap) { /* a stream meets new classes as it reads */
+    int *n = realloc(sp->cmap, (size_t)t->nclasses * sizeof *n);
+    if (!n) {
+      sp->oom = 1;
+      return -1;
+    }
+    for (int i = sp->ncmap; i < t->nclasses; i++)
+      n[i] = -2;
+    sp->cmap = n;
+    sp->ncmap = t->nclasses;
+  }
+  if (sp->cmap[jc - 1] == -2)
+    sp->cmap[jc - 1] = speed_table_class(&sp->tab, t->classes[jc - 1]);
+  return sp->cmap[jc - 1];
+}
+
+static void on_arrival(void *self, engine *e, const slot *s) {
+  struct sim_speed *sp = self;
+  uint32_t sl = (uint32_t)(s - e->slots);
+  if (grow_slots(sp, e->nslots) ||
+      grow_calls(sp, e, e->nslots)) { /* reported by run_time */
+    sp->oom = 1;
+    return;
+  }
+  speed_slot *x = sslot(sp, sl);
+  memset(x, 0, sizeof *x);
+  /* The trace's class where the table has it, else the default or a
+   * draw. */
+  x->cls = trace_class(sp, src_meta(&e->src), s->rec.jclass);
+  if (x->cls < 0)
+    x->cls = draw_class(sp, s->idx);
+  int m = sp->meas_model;
+  const job_record *j = &s->rec;
+  if (sp->by_spec && j->gpu_spec >= 0 && j->gpu_spec < sp->nspecs &&
+      sp->spec_model[j->gpu_spec] != -2)
+    m = sp->spec_model[j->gpu_spec];
+  x->same = m < 0;
+  x->meas = type_speed(sp, x->cls, m, j->num_gpu, 0);
+  if (!(x->meas > 0)) {
+    x->meas = j->num_gpu > 0 ? j->num_gpu : 1; /* not measured: "same" */
+    x->same = 1;
+  }
+}
+
+/* Speed of the job in slot sl on parts before interference; meas when
+ * the table does not measure the placement's type. */
+static double place_speed(const struct sim_speed *sp, const engine *e,
+                          uint32_t sl, const lsched_placement *parts, int n) {
+  const speed_slot *x = &sp->ss[sl];
+  const job_record *j = &e->slots[sl].rec;
+  if (j->num_gpu <= 0)
+    return x->meas; /* a CPU job: its duration holds anywhere */
+  double v = 0;
+  if (x->same) {
+    v = x->meas; /* "same": the type does not matter */
+  } else {
+    for (int i = 0; i < n; i++) {
+      double s = type_speed(sp, x->cls, sp->node_model[parts[i].node],
+                            j->num_gpu, n > 1);
+      if (i == 0 || s < v)
+        v = s; /* a gang runs at its slowest part's pace */
+    }
+    if (!(v > 0))
+      v = x->meas; /* not measured there: its duration holds */
+  }
+  /* A MIG instance of k slices: min(1, (k / 7) / the job's need). Only
+   * MIG nodes' placements carry a kind (job_parts leaves it unset
+   * elsewhere). */
+  int kind = sp->node_mig[parts[0].node] ? parts[0].mig_kind : 0;
+  if (kind > 0 && kind < 7) {
+    double need = j->num_gpu > 1 ? 1.0 : j->gpu_milli / 1000.0;
+    double share = mig_slices[kind] / 7.0;
+    if (share < need)
+      v *= share / need;
+  }
+  return v;
+}
+
+/* A placement shared with other jobs: a fraction of a GPU of a shared
+ * node (exclusive nodes give 1000, MIG nodes instances). */
+static int is_shared(const struct sim_speed *sp, const slot *s) {
+  return s->rec.num_gpu > 0 && s->ngang <= 1 && s->st.node >= 0 &&
+         sp->node_shared[s->st.node] && s->st.gpu_milli < 1000;
+}
+
+/* The interference factor of slot a (running or starting on node/mask)
+ * from the running jobs sharing a GPU with it. */
+static double interference(const struct sim_speed *sp, const engine *e,
+                           uint32_t a) {
+  const slot *sa = &e->slots[a];
+  double f = 1;
+  int m = sp->node_model[sa->st.node];
+  for (size_t i = 0; i < e->nrun; i++) {
+    uint32_t b = e->run_list[i];
+    const slot *sb = &e->slots[b];
+    if (b == a || sb->st.node != sa->st.node ||
+        !(sb->st.gpu_mask & sa->st.gpu_mask) || !is_shared(sp, sb) ||
+        !(sp->ss[b].cur > 0))
+      continue;
+    f *= speed_table_pair(&sp->tab, sp->ss[a].cls, sp->ss[b].cls, m);
+  }
+  return f;
+}
+
+/* The running job b now runs at speed v from time t. */
+static int retime(struct sim_speed *sp, engine *e, uint32_t b, double v,
+                  int64_t t) {
+  speed_slot *x = sslot(sp, b);
+  slot *s = &e->slots[b];
+  if (v == x->cur)
+    return 0;
+  int64_t from = t;
+  if (e->can_plan && s->seg_us > t)
+    from = s->seg_us; /* still inside a move: its segment starts later */
+  /* Its current end: a policy that plans migrations keeps it in the
+   * slot (moves change it), otherwise the speed part does. */
+  int64_t end = e->can_plan ? s->seg_us + s->rem_us : x->end;
+  int64_t rem = end - from;
+  if (rem < 0)
+    rem = 0;
+  int64_t nrem = llround((double)rem * x->cur / v);
+  x->done += x->cur * ((double)from - x->from_us);
+  x->from_us = (double)from;
+  x->cur = v;
+  int64_t nend;
+  if (time_add(e, s, from, nrem, &nend))
+    return -1;
+  x->end = nend;
+  if (e->can_plan) {
+    s->seg_us = from;
+    s->rem_us = nrem;
+  }
+  if (slot_retime(e, b, nend)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+/* Re-times the running jobs sharing a GPU with slot a on its node (a
+ * started or finished: excluded when it left the running list). */
+static int retime_corunners(struct sim_speed *sp, engine *e, uint32_t a,
+                            int node, uint64_t mask, int64_t t) {
+  for (size_t i = 0; i < e->nrun; i++) {
+    uint32_t b = e->run_list[i];
+    const slot *sb = &e->slots[b];
+    if (b == a || sb->st.node != node || !(sb->st.gpu_mask & mask) ||
+        !is_shared(sp, sb) || !(sp->ss[b].cur > 0))
+      continue;
+    lsched_placement p[SIM_MAX_PARTS];
+    int n = job_parts(e, b, p);
+    double v = place_speed(sp, e, b, p, n) * interference(sp, e, b);
+    if (retime(sp, e, b, v, t))
+      return -1;
+  }
+  return 0;
+}
+
+static int64_t run_time(void *self, engine *e, uint32_t sl,
+                        const lsched_placement *parts, int n, int64_t begin,
+                        int64_t work) {
+  struct sim_speed *sp = self;
+  if (sp->oom || grow_slots(sp, e->nslots)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  speed_slot *x = sslot(sp, sl);
+  slot *s = &e->slots[sl];
+  /* Reference work left: the first start converts the trace duration;
+   * a restart (preemption) the run time left on the last placement. */
+  double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
+  double v = place_speed(sp, e, sl, parts, n);
+  int shared = n == 1 && is_shared(sp, s);
+  if (shared)
+    v *= interference(sp, e, sl);
+  /* The work integral covers the last start on (a preempted job's
+   * earlier segments are not in it). */
+  x->done = 0;
+  x->cur = v;
+  x->from_us = (double)begin;
+  int64_t run = llround(ref / v);
+  int64_t end;
+  if (time_add(e, s, begin, run, &end))
+    return -1;
+  x->end = end;
+  if (shared && retime_corunners(sp, e, sl, parts[0].node, parts[0].gpu_mask,
+                                 begin))
+    return -1;
+  return run;
+}
+
+static void on_finish(void *self, engine *e, const slot *s,
+                      const lsched_placement *parts, int n) {
+  struct sim_speed *sp = self;
+  uint32_t sl = (uint32_t)(s - e->slots);
+  speed_slot *x = sslot(sp, sl);
+  x->done += x->cur * ((double)e->now - x->from_us);
+  sp->done_ref += x->done;
+  sp->work_ref += (double)job_duration(e, &s->rec) * x->meas;
+  if (n == 1 && s->rec.num_gpu > 0 && sp->node_shared[parts[0].node] &&
+      parts[0].gpu_milli < 1000 &&
+      retime_corunners(sp, e, sl, parts[0].node, parts[0].gpu_mask, e->now)) {
+    /* e->err is set; the loop sees it through the next run_time's error
+     * path or the results. */
+    sp->done_ref = NAN;
+  }
+}
+
+static int results(void *self, const engine *e, sim_result *out) {
+  struct sim_speed *sp = self;
+  if (sp->oom || (isnan(sp->done_ref) && e->err[0]))
+    return -1; /* out of memory (metrics_results says so) */
+  out->work_done_ref_s = sp->done_ref / 1e6;
+  out->work_ref_s = sp->work_ref / 1e6;
+  return 0;
+}
+
+static void speed_close(void *self) {
+  struct sim_speed *sp = self;
+  if (!sp)
+    return;
+  speed_table_free(&sp->tab);
+  for (size_t i = 0; i < sp->ncall_pages; i++)
+    free(sp->calls[i]);
+  free(sp->calls);
+  free(sp->node_model);
+  free(sp->node_shared);
+  free(sp->node_mig);
+  free(sp->spec_model);
+  free(sp->mix);
+  free(sp->cmap);
+  free(sp->ss);
+  free(sp);
+}
+
+static const sim_part_ops speed_part = {
+    .name = "speed",
+    .on_arrival = on_arrival,
+    .on_finish = on_finish,
+    .results = results,
+    .close = speed_close,
+    .run_time = run_time,
+};
+
+double speed_measured(const engine *e, uint32_t sl) {
+  /* Beyond cap only after a failed allocation (the run then fails). */
+  return e->speed && sl < e->speed->cap ? e->speed->ss[sl].meas : 1;
+}
+
+double sim_speed_on(const engine *e, uint32_t sl, const lsched_placement *pl) {
+  if (!e->speed || sl >= e->speed->cap)
+    return 1;
+  return place_speed(e->speed, e, sl, pl, 1);
+}
+
+/* Resolves a model name to a table model: 0, -1 "same", or an error. */
+static int resolve_model(struct sim_speed *sp, const gpu_catalog *cat,
+                         const char *name, const char *what, int *out,
+                         char *err, size_t errlen) {
+  if (!name || strcasecmp(name, "same") == 0) {
+    *out = -1;
+    return 0;
+  }
+  const gpu_model_info *gm = catalog_find(cat, name);
+  const char *hint = strstr(what, "measurement type")
+                         ? "; give --measured-on MODEL (or 'same')"
+                         : "";
+  if (!gm) {
+    snprintf(err, errlen,
+             "%s: unknown GPU model '%s' (see 'schedsim models')%s", what,
+             name, hint);
+    return -1;
+  }
+  *out = speed_table_model(&sp->tab, gm);
+  if (*out < 0) {
+    snprintf(err, errlen, "%s: GPU model '%s': speed table %s has no speed "
+             "for it%s", what, name, sp->tab.origin, hint);
+    return -1;
+  }
+  return 0;
+}
+
+/* --class-mix FILE: {"CLASS": weight, ...}. */
+static int load_mix(struct sim_speed *sp, const char *path, char *err,
+                    size_t errlen) {
+  int nc = sp->tab.nclasses;
+  sp->mix = calloc((size_t)nc, sizeof *sp->mix);
+  if (!sp->mix) {
+    snprintf(err, errlen, "out of memory");
+    return -2;
+  }
+  if (!path) {
+    for (int c = 0; c < nc; c++)
+      sp->mix[c] = c + 1; /* uniform */
+    return 0;
+  }
+  char *text = json_read_file(path, err, errlen);
+  if (!text)
+    return -1;
+  cJSON *root = json_parse_located(text, path, err, errlen);
+  free(text);
+  if (!root)
+    return -1;
+  int rc = 0;
+  const cJSON *it;
+  if (!cJSON_IsObject(root) || !root->child) {
+    snprintf(err, errlen, "%s: expected an object of job class weights",
+             path);
+    rc = -1;
+  }
+  cJSON_ArrayForEach(it, root) {
+    if (rc)
+      break;
+    int c = speed_table_class(&sp->tab, it->string);
+    if (c < 0) {
+      snprintf(err, errlen, "%s: key '%s': not a job class of speed table %s",
+               path, it->string, sp->tab.origin);
+      rc = -1;
+    } else if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) ||
+               it->valuedouble < 0) {
+      snprintf(err, errlen, "%s: key '%s': expected a weight >= 0", path,
+               it->string);
+      rc = -1;
+    } else {
+      sp->mix[c] = it->valuedouble;
+    }
+  }
+  cJSON_Delete(root);
+  double acc = 0;
+  for (int c = 0; c < nc; c++)
+    sp->mix[c] = (acc += sp->mix[c]);
+  if (rc == 0 && !(acc > 0)) {
+    snprintf(err, errlen, "%s: the weights add up to 0", path);
+    rc = -1;
+  }
+  return rc;
+}
+
+static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
+  const sim_options *opt = e->opt;
+  char *err = e->err;
+  size_t errlen = e->errlen;
+  int rc = opt->speed_table
+               ? speed_table_load_file(&sp->tab, opt->speed_table, cat, err,
+                                       errlen)
+               : speed_table_load_default(&sp->tab, cat, err, errlen);
+  if (rc) /* an input error, unless memory ran out */
+    return strstr(err, "out of memory") ? -2 : -1;
+  sp->seed = opt->seed;
+  sp->def_class = opt->class_mix ? -1 : speed_table_class(&sp->tab, "default");
+  if ((rc = load_mix(sp, opt->class_mix, err, errlen)))
+    return rc == -1 && strstr(err, "out of memory") ? -2 : rc;
+  /* Every GPU model of the cluster has a speed. */
+  sim_cluster *sc = e->sc;
+  sp->node_model = calloc((size_t)sc->nodes + 1, sizeof *sp->node_model);
+  sp->node_shared = calloc((size_t)sc->nodes + 1, 1);
+  sp->node_mig = calloc((size_t)sc->nodes + 1, 1);
+  if (!sp->node_model || !sp->node_shared || !sp->node_mig) {
+    snprintf(err, errlen, "out of memory");
+    return -2;
+  }
+  for (int i = 0; i < sc->nodes; i++) {
+    lsched_node_info ni;
+    lsched_cluster_node_info(sc->c, i, &ni);
+    sp->node_model[i] = -1;
+    if (ni.gpu_count <= 0)
+      continue;
+    sp->node_shared[i] = ni.gpu_mode == LSCHED_GPU_SHARED;
+    sp->node_mig[i] = ni.gpu_mode == LSCHED_GPU_MIG;
+    const char *mname = lsched_cluster_model_name(sc->c, ni.gpu_model);
+    char what[160];
+    snprintf(what, sizeof what, "cluster node %d (%s)", i,
+             ni.name && ni.name[0] ? ni.name : "unnamed");
+    if (resolve_model(sp, cat, mname, what, &sp->node_model[i], err, errlen))
+      return -1;
+    if (sp->node_model[i] < 0)
+      sp->node_model[i] = -1;
+  }
+  /* The measured type: --measured-on, else the trace's rule. */
+  const trace *t = src_meta(&e->src);
+  if (opt->measured_on) {
+    if (resolve_model(sp, cat, opt->measured_on, "--measured-on",
+                      &sp->meas_model, err, errlen))
+      return -1;
+    sp->by_spec = 0;
+  } else {
+    char what[300];
+    snprintf(what, sizeof what, "%s: measurement type of its format",
+             t->path ? t->path : "trace");
+    if (resolve_model(sp, cat, t->measured_on, what, &sp->meas_model, err,
+                      errlen))
+      return -1;
+    sp->by_spec = t->measured_by_spec;
+  }
+  if (sp->by_spec && t->nspecs > 0) {
+    sp->nspecs = t->nspecs;
+    sp->spec_model = malloc((size_t)t->nspecs * sizeof *sp->spec_model);
+    if (!sp->spec_model) {
+      snprintf(err, errlen, "out of memory");
+      return -2;
+    }
+    for (int i = 0; i < t->nspecs; i++) {
+      const char *spec = t->specs[i];
+      sp->spec_model[i] = -2;
+      if (strchr(spec, '|'))
+        continue;
+      const gpu_model_info *gm = catalog_find(cat, spec);
+      int m = gm ? speed_table_model(&sp->tab, gm) : -1;
+      if (m < 0) {
+        snprintf(err, errlen, "%s: field '%s': GPU model '%s': speed table "
+                 "%s has no speed for it",
+                 t->path, trace_gpu_field(t->format), spec, sp->tab.origin);
+        return -1;
+      }
+      sp->spec_model[i] = m;
+    }
+  }
+  return 0;
+}
+
+int speed_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
+  (void)t;
+  if (e->opt->speed != SIM_SPEED_CATALOG)
+    return 0;
+  struct sim_speed *sp = calloc(1, sizeof *sp);
+  if (!sp) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -2;
+  }
+  int rc = open_speed(sp, e, cat);
+  if (rc == 0 && grow_slots(sp, e->nslots + 1)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    rc = -2;
+  }
+  if (rc == 0 && engine_add_part(e, &speed_part, sp)) {
+    snprintf(e->err, e->errlen, "internal error: too many engine parts");
+    rc = -2;
+  }
+  if (rc) {
+    speed_close(sp);
+    return rc;
+  }
+  e->speed = sp;
+  e->speed_fn = speed_call;
+  e->speed_user = speed_call_user;
+  return 0;
+}
+
+void sim_speed_note(const sim_options *opt, const trace *t, char *buf,
+                    size_t len) {
+  buf[0] = 0;
+  if (opt->speed != SIM_SPEED_CATALOG)
+    return;
+  const char *table = opt->speed_table ? opt->speed_table : "built-in";
+  if (opt->measured_on) {
+    snprintf(buf, len, "work: durations count as measured on %s "
+             "(--measured-on); speed table %s", opt->measured_on, table);
+  } else if (t->measured_by_spec) {
+    snprintf(buf, len, "work: durations count as measured on the job's GPU "
+             "model where its %s names exactly one, else on %s (%s trace "
+             "default); speed table %s",
+             trace_gpu_field(t->format),
+             t->measured_on ? t->measured_on : "any type (same)",
+             trace_format_name(t->format), table);
+  } else {
+    snprintf(buf, len, "work: durations count as measured on %s (%s); "
+             "speed table %s",
+             t->measured_on ? t->measured_on : "any type (same)",
+             t->measured_on ? "the trace's default" : "a CPU log or a trace "
+             "without a measurement type",
+             table);
+  }
+}
