@@ -47,4 +47,11 @@ LSCHED_BUILTIN int lsched_builtin_mig_fb_init(struct lsched_builtin_mig_fb *f,
                                               const lsched_cluster *c);
 LSCHED_BUILTIN void lsched_builtin_mig_fb_fini(struct lsched_builtin_mig_fb *f);
 
+/* The "index" parameter of the scoring built-ins: "on" (default, *use_index
+ * = 1) places through their lsched_score_index, "off" (0) by the scan it
+ * replaces, the reference the tests compare it with. LSCHED_OK,
+ * LSCHED_EINVAL (another value), LSCHED_ENOENT (another key). */
+LSCHED_BUILTIN int lsched_builtin_index_param(int *use_index, const char *key,
+                                              const char *value);
+
 #endif
