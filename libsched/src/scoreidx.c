@@ -167,12 +167,19 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   s->built = 1;
 }
 
+/* Replays leaf pos's path. An entry whose winner stays the same position
+ * and is not pos has the same winner and score as before: so have its
+ * ancestors, and the climb stops there. */
 static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
                        int pos) {
   leaf_set(ix, s, pos);
   int32_t *best = s->best;
-  for (int i = (ix->size + pos) / 2; i >= 1; i /= 2)
-    best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
+  for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
+    int32_t b = pick(s->val, best[2 * i], best[2 * i + 1]);
+    if (b == best[i] && b != pos)
+      break;
+    best[i] = b;
+  }
 }
 
 static void shape_free(struct lsched_score_index *ix, struct six_shape *s) {
