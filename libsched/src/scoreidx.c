@@ -13,21 +13,29 @@
  * order.
  *
  * The index follows the cluster as an observer (lsched_cluster_add_observer):
- * after an allocation or release on node x (trial ones included) or a
- * change of x's state, leaf pos_of[x] of every built tree is recomputed and
- * its path to the root replayed: O(S x (score + log n)) for S tracked
- * shapes. Observers are told after the policies, so a score that reads
- * state the policy keeps in its own on_alloc/on_release hooks (gpu-
- * clustering's tags, fgd's fragmentation cache) is read up to date. A node
- * added, updated or removed, or a new visit order (order_gen), makes every
- * tree stale; stale trees are rebuilt, O(n) scores each, when next asked.
+ * an allocation or release on node x (trial ones included) or a change of
+ * x's state appends x to a log, O(1). A tree is brought up to date when its
+ * shape is asked for: the log entries since it was last synchronised are
+ * replayed (each node once, at its latest entry: leaf pos_of[x] recomputed
+ * and its path climbed until an entry's winner does not change), or the
+ * tree is rebuilt when more than n/4 entries wait. So a shape asked at
+ * every decision costs O(changes since the last decision x (score +
+ * log n)), and a rare shape costs nothing until it is asked. Observers are
+ * told after the policies, and trees are read only in place(), so a score
+ * that reads state the policy keeps in its own on_alloc/on_release hooks
+ * (gpu-clustering's tags, fgd's fragmentation cache) is read up to date. A
+ * node added, updated or removed, or a new visit order (order_gen), makes
+ * every tree stale; stale trees are rebuilt, O(n) scores each, when next
+ * asked. The log holds at most max(4096, 4n) entries: when it is full,
+ * entries every tree has replayed are dropped, and trees still further
+ * behind (rarely asked shapes) are marked for a rebuild.
  *
- * Shapes: at most max_shapes trees (a memory budget, see below). A shape
- * seen for the first time while the table is full is answered by a scan
- * (lsched_best_raw_score) and remembered in a small table of hashes; seen
- * again, it replaces the least recently used tracked shape. So a trace of
- * many distinct shapes costs at most one scan per decision, as before, and
- * a trace of few costs O(S) per decision.
+ * Shapes: at most max_shapes trees (256, fewer when 32 MiB of trees would
+ * not hold them), found through a small hash table. A shape seen for the
+ * first time while the table is full is answered by a scan
+ * (lsched_best_raw_score) and remembered in a table of hashes; seen again,
+ * it replaces the least recently used tracked shape. So a trace of many
+ * distinct shapes costs at most one scan per decision, as before.
  *
  * Requests restricted by node_allowed or node_filter (per call, not a
  * shape) and requests of a version this file does not know are answered by
@@ -44,7 +52,8 @@
 #define SIX_REQ_VERSION 3
 
 #define SIX_GHOSTS 1024u
-#define SIX_MAX_SHAPES 64
+#define SIX_MAX_SHAPES 256
+#define SIX_MAP 1024u /* hash slots for the shapes: 4 x SIX_MAX_SHAPES */
 #define SIX_BUDGET ((size_t)32 << 20) /* bytes of trees per index */
 
 struct six_key {
@@ -58,6 +67,7 @@ struct six_shape {
   uint64_t hash;
   uint64_t last_use;
   lsched_request req; /* the shape as a request: no node restriction */
+  uint64_t synced; /* log entries before this sequence number replayed */
   int built;
   int32_t *best; /* 2 x size: best position under entry i, -1 none */
   int64_t *val;  /* size: score of the node at position p */
@@ -77,8 +87,16 @@ struct lsched_score_index {
   struct six_shape *sh;
   uint64_t tick;
   uint64_t ghost[SIX_GHOSTS];
+  uint16_t map[SIX_MAP]; /* shape index + 1 by hash, linear probing */
+  /* The log of touched nodes: entry with sequence number q is
+   * log[q - log_lo], q < seq; last[x] = 1 + the sequence number of x's
+   * latest entry (0: none since the log was cleared). */
+  int32_t *log;
+  int log_len, log_cap;
+  uint64_t log_lo, seq;
+  uint64_t *last;
   int *scratch; /* n ints for the scan */
-  int scratch_n;
+  int scratch_n, last_n;
   lsched_score_index_stats st;
 };
 
@@ -165,6 +183,7 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   for (int i = size - 1; i >= 1; i--)
     s->best[i] = pick(s->val, s->best[2 * i], s->best[2 * i + 1]);
   s->built = 1;
+  s->synced = ix->seq;
 }
 
 /* Replays leaf pos's path. An entry whose winner stays the same position
@@ -207,6 +226,25 @@ static int six_refresh(struct lsched_score_index *ix) {
     ix->scratch = ns;
     ix->scratch_n = v.n;
   }
+  if (v.n > ix->last_n) {
+    uint64_t *nl = lsched__realloc(&ix->a, ix->last, (size_t)v.n * sizeof *nl);
+    if (!nl)
+      return LSCHED_ENOMEM;
+    ix->last = nl;
+    ix->last_n = v.n;
+  }
+  size_t cap = (size_t)v.n * 4 > 4096 ? (size_t)v.n * 4 : 4096;
+  if ((int)cap > ix->log_cap) {
+    int32_t *nlog = lsched__realloc(&ix->a, ix->log, cap * sizeof *nlog);
+    if (!nlog)
+      return LSCHED_ENOMEM;
+    ix->log = nlog;
+    ix->log_cap = (int)cap;
+  }
+  if (v.n > 0)
+    memset(ix->last, 0, (size_t)v.n * sizeof *ix->last);
+  ix->log_len = 0;
+  ix->log_lo = ix->seq;
   if (size != ix->size) {
     for (int i = 0; i < ix->nsh; i++)
       shape_free(ix, &ix->sh[i]);
@@ -223,14 +261,54 @@ static int six_refresh(struct lsched_score_index *ix) {
 /* ---------------------------------------------------------------------- */
 /* Observer                                                                */
 
+/* The log is full: drop what every built tree has replayed; if that frees
+ * less than half, the trees that hold it back are rebuilt when next asked
+ * (they are then more than 2n entries behind) and the log is cleared. */
+static void log_compact(struct lsched_score_index *ix) {
+  uint64_t m = ix->seq;
+  for (int i = 0; i < ix->nsh; i++)
+    if (ix->sh[i].built && ix->sh[i].synced < m)
+      m = ix->sh[i].synced;
+  int drop = (int)(m - ix->log_lo);
+  if (drop < ix->log_cap / 2) {
+    for (int i = 0; i < ix->nsh; i++)
+      if (ix->sh[i].built && ix->sh[i].synced < ix->seq)
+        ix->sh[i].built = 0;
+    drop = ix->log_len;
+  }
+  memmove(ix->log, ix->log + drop,
+          (size_t)(ix->log_len - drop) * sizeof *ix->log);
+  ix->log_len -= drop;
+  ix->log_lo += (uint64_t)drop;
+}
+
 static void six_touch(struct lsched_score_index *ix, int node) {
   if (ix->stale || ix->order_gen != ix->c->order_gen || node < 0 ||
       node >= ix->n)
     return; /* rebuilt before the next answer anyway */
-  int pos = ix->c->pos_of[node];
-  for (int i = 0; i < ix->nsh; i++)
-    if (ix->sh[i].built)
-      tree_touch(ix, &ix->sh[i], pos);
+  if (ix->log_len == ix->log_cap)
+    log_compact(ix);
+  ix->log[ix->log_len++] = node;
+  ix->last[node] = ++ix->seq; /* entry seq - 1, stored + 1 */
+}
+
+/* Brings tree s up to date with the log. */
+static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
+  uint64_t pending = ix->seq - s->synced;
+  if (pending == 0)
+    return;
+  if (pending > (uint64_t)ix->n / 4 + 1) {
+    tree_build(ix, s);
+    ix->st.builds++;
+    return;
+  }
+  const int *pos_of = ix->c->pos_of;
+  for (uint64_t q = s->synced; q < ix->seq; q++) {
+    int x = ix->log[q - ix->log_lo];
+    if (ix->last[x] == q + 1) /* x's latest entry: replay it once */
+      tree_touch(ix, s, pos_of[x]);
+  }
+  s->synced = ix->seq;
 }
 
 static void six_on_alloc(void *user, const lsched_cluster *c,
@@ -292,6 +370,8 @@ int lsched_score_index_create(lsched_score_index **out,
   if (rc) {
     lsched__free(&ix->a, ix->sh);
     lsched__free(&ix->a, ix->scratch);
+    lsched__free(&ix->a, ix->log);
+    lsched__free(&ix->a, ix->last);
     lsched__free(&ix->a, ix);
     return rc;
   }
@@ -308,6 +388,8 @@ void lsched_score_index_destroy(lsched_score_index *ix) {
   lsched_allocator a = ix->a;
   lsched__free(&a, ix->sh);
   lsched__free(&a, ix->scratch);
+  lsched__free(&a, ix->log);
+  lsched__free(&a, ix->last);
   lsched__free(&a, ix);
 }
 
@@ -328,20 +410,31 @@ int lsched_score_index_enable(lsched_score_index *ix, int on) {
   return LSCHED_OK;
 }
 
-/* A built tree for key, or NULL (then the caller scans). */
+static void map_put(struct lsched_score_index *ix, uint64_t h, int idx) {
+  uint32_t j = (uint32_t)h & (SIX_MAP - 1);
+  while (ix->map[j])
+    j = (j + 1) & (SIX_MAP - 1);
+  ix->map[j] = (uint16_t)(idx + 1);
+}
+
+/* A tree for key brought up to date, or NULL (then the caller scans). */
 static struct six_shape *shape_get(struct lsched_score_index *ix,
                                    const struct six_key *k,
                                    const lsched_request *req) {
   uint64_t h = key_hash(k);
   struct six_shape *s = NULL;
-  for (int i = 0; i < ix->nsh; i++)
-    if (ix->sh[i].hash == h && key_eq(&ix->sh[i].key, k)) {
-      s = &ix->sh[i];
+  for (uint32_t j = (uint32_t)h & (SIX_MAP - 1); ix->map[j];
+       j = (j + 1) & (SIX_MAP - 1)) {
+    struct six_shape *e = &ix->sh[ix->map[j] - 1];
+    if (e->hash == h && key_eq(&e->key, k)) {
+      s = e;
       break;
     }
+  }
   if (!s) {
     if (ix->nsh < ix->max_shapes) {
-      s = &ix->sh[ix->nsh++];
+      s = &ix->sh[ix->nsh];
+      map_put(ix, h, ix->nsh++);
     } else {
       uint64_t *g = &ix->ghost[h % SIX_GHOSTS];
       if (*g != h) { /* first miss while full: remember, scan */
@@ -354,6 +447,10 @@ static struct six_shape *shape_get(struct lsched_score_index *ix,
         if (ix->sh[i].last_use < s->last_use)
           s = &ix->sh[i];
       ix->st.evictions++;
+      s->hash = h; /* the table is rebuilt for the new key */
+      memset(ix->map, 0, sizeof ix->map);
+      for (int i = 0; i < ix->nsh; i++)
+        map_put(ix, ix->sh[i].hash, i);
     }
     s->key = *k;
     s->hash = h;
@@ -382,6 +479,8 @@ static struct six_shape *shape_get(struct lsched_score_index *ix,
     }
     tree_build(ix, s);
     ix->st.builds++;
+  } else {
+    tree_sync(ix, s);
   }
   return s;
 }
@@ -432,9 +531,10 @@ int lsched_score_index_check(lsched_score_index *ix) {
   if (ix->n != ix->c->n)
     return LSCHED_ESTATE;
   for (int i = 0; i < ix->nsh; i++) {
-    const struct six_shape *s = &ix->sh[i];
+    struct six_shape *s = &ix->sh[i];
     if (!s->built)
       continue;
+    tree_sync(ix, s);
     for (int p = 0; p < ix->size; p++) {
       int32_t b = s->best[ix->size + p];
       if (p >= ix->n) {

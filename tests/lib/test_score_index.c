@@ -168,6 +168,13 @@ static void test_hand(void) {
   lsched_cluster_destroy(c);
 }
 
+static int64_t tight_gpu(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx);
+static int64_t tight_gpu_fwd(const lsched_view *v, int node,
+                             const lsched_request *req, void *ctx) {
+  return tight_gpu(v, node, req, ctx);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Equivalence replays                                                     */
 
@@ -283,7 +290,7 @@ static void replay(const char *policy, uint64_t seed, int n, int ops,
   pr.p[0] = attach(pr.c[0], policy, NULL);
   pr.p[1] = attach(pr.c[1], policy, "off");
   set_workload(&r, &pr);
-  lsched_request pool[200];
+  lsched_request pool[400];
   for (int i = 0; i < npool; i++)
     pool[i] = random_shape(&r, mig);
   int shift = 0;
@@ -380,11 +387,54 @@ static void test_replay_mig(void) {
       replay(scoring[p], seed, 24, 600, 10, 1);
 }
 
-/* More shapes than an index tracks (64): evictions and scans of untracked
- * shapes; and a larger cluster. */
+/* More shapes than an index tracks (256): evictions and scans of
+ * untracked shapes; and a larger cluster. */
 static void test_replay_many_shapes(void) {
   for (size_t p = 0; p < NSCORING; p++)
-    replay(scoring[p], 21 + p, 70, 1500, 200, 0);
+    replay(scoring[p], 21 + p, 70, 1500, 400, 0);
+}
+
+/* The log of touched nodes past its capacity (4096 entries): a shape asked
+ * at every step, one asked every 1,500 steps (replayed or rebuilt), one
+ * asked once early and then at the end (dropped from the log: rebuilt). */
+static void test_log_compaction(void) {
+  lsched_cluster *c = new_cluster(0);
+  for (int i = 0; i < 10; i++)
+    add_node(c, 64000, 1 << 20, 8, i % 2, LSCHED_GPU_SHARED, 0);
+  lsched_score_index *ix = NULL;
+  OK(lsched_score_index_create(&ix, c, tight_gpu_fwd, NULL));
+  int scratch[10];
+  lsched_request q[3] = {mkreq(2000, 0, 1, 250), mkreq(8000, 0, 2, 1000),
+                         mkreq(1000, 0, 1, 100)};
+  lsched_placement live[64];
+  int nlive = 0;
+  struct rng r = {99};
+  for (int step = 0; step < 12000; step++) {
+    int which = step == 5 || step == 11999 ? 2 : step % 1500 == 0 ? 1 : 0;
+    int node = -1, ref = -1;
+    int rc = lsched_score_index_best(ix, &q[which], &node);
+    MT_EQ(rc, lsched_best_raw_score(c, &q[which], tight_gpu_fwd, NULL,
+                                    scratch, &ref));
+    MT_EQ(node, ref);
+    if (rc == LSCHED_OK && nlive < 64 && rbelow(&r, 2)) {
+      lsched_placement p;
+      OK(lsched_pick_gpus(c, node, &q[which], LSCHED_PICK_TIGHTEST, &p));
+      OK(lsched_alloc(c, &p));
+      live[nlive++] = p;
+    } else if (nlive > 0) {
+      int i = rbelow(&r, nlive);
+      OK(lsched_release(c, &live[i]));
+      live[i] = live[--nlive];
+    }
+  }
+  OK(lsched_score_index_check(ix));
+  lsched_score_index_stats st;
+  OK(lsched_score_index_stats_get(ix, &st));
+  MT_EQ(st.shapes, 3);
+  MT_EQ((int)st.scanned, 0);
+  MT_ASSERT(st.builds > 3); /* rebuilds after the log dropped entries */
+  lsched_score_index_destroy(ix);
+  lsched_cluster_destroy(c);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -474,6 +524,7 @@ int main(void) {
   MT_RUN(test_replay_small);
   MT_RUN(test_replay_mig);
   MT_RUN(test_replay_many_shapes);
+  MT_RUN(test_log_compaction);
   MT_RUN(test_invariants_100k);
   return mt_finish();
 }
