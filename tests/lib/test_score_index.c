@@ -395,36 +395,47 @@ static void test_replay_many_shapes(void) {
 }
 
 /* The log of touched nodes past its capacity (4096 entries): a shape asked
- * at every step, one asked every 1,500 steps (replayed or rebuilt), one
- * asked once early and then at the end (dropped from the log: rebuilt). */
+ * at every step (replayed), one asked every 1,500 steps (rebuilt: more
+ * than n/4 behind), one asked at step 5 and then right after the log
+ * dropped what it had not replayed (rebuilt, then replayed). */
 static void test_log_compaction(void) {
+  enum { N = 64, LIVE = 256 };
   lsched_cluster *c = new_cluster(0);
-  for (int i = 0; i < 10; i++)
+  for (int i = 0; i < N; i++)
     add_node(c, 64000, 1 << 20, 8, i % 2, LSCHED_GPU_SHARED, 0);
   lsched_score_index *ix = NULL;
   OK(lsched_score_index_create(&ix, c, tight_gpu_fwd, NULL));
-  int scratch[10];
+  int scratch[N];
   lsched_request q[3] = {mkreq(2000, 0, 1, 250), mkreq(8000, 0, 2, 1000),
                          mkreq(1000, 0, 1, 100)};
-  lsched_placement live[64];
+  lsched_placement live[LIVE];
   int nlive = 0;
   struct rng r = {99};
-  for (int step = 0; step < 12000; step++) {
-    int which = step == 5 || step == 11999 ? 2 : step % 1500 == 0 ? 1 : 0;
+  int touches = 0; /* allocations and releases: one log entry each */
+  for (int step = 0; step < 9000; step++) {
+    /* The log is compacted at the 4,097th entry: shape 2, held back since
+     * step 5, must then be rebuilt, not replayed from dropped entries. */
+    int which = step == 5 || (touches > 4096 && touches < 4110) ? 2
+                : step % 1500 == 0                               ? 1
+                                                                 : 0;
     int node = -1, ref = -1;
     int rc = lsched_score_index_best(ix, &q[which], &node);
     MT_EQ(rc, lsched_best_raw_score(c, &q[which], tight_gpu_fwd, NULL,
                                     scratch, &ref));
     MT_EQ(node, ref);
-    if (rc == LSCHED_OK && nlive < 64 && rbelow(&r, 2)) {
+    if (which == 2 && step > 5) /* every leaf of every tree recomputed */
+      OK(lsched_score_index_check(ix));
+    if (rc == LSCHED_OK && nlive < LIVE && rbelow(&r, 4)) {
       lsched_placement p;
       OK(lsched_pick_gpus(c, node, &q[which], LSCHED_PICK_TIGHTEST, &p));
       OK(lsched_alloc(c, &p));
       live[nlive++] = p;
+      touches++;
     } else if (nlive > 0) {
       int i = rbelow(&r, nlive);
       OK(lsched_release(c, &live[i]));
       live[i] = live[--nlive];
+      touches++;
     }
   }
   OK(lsched_score_index_check(ix));
