@@ -13,8 +13,9 @@
  * The score is exact integer arithmetic in 128 bits: with a = free CPU,
  * b = free GPU, r = request CPU, q = request GPU,
  *   floor(100 - 50 (a r B^2 + b q A^2) / (A^2 B^2)).
- * The node comes from the score index (lsched_score_index: O(shapes) per
- * placement); parameter index=off scans the m candidate nodes, O(m).
+ * The node comes from the score index (lsched_score_index: O(score + log n)
+ * per node changed since the request's shape was last placed); parameter
+ * index=off scans the m candidate nodes, O(m).
  */
 #include "builtin.h"
 

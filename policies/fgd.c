@@ -36,8 +36,8 @@
  * comes from the score index (lsched_score_index): the score of node x
  * depends on x's state and its cache entry, which on_alloc/on_release
  * update before the index re-scores x, and on the workload (set_workload
- * resets the index). A placement then costs O(shapes) to find the node
- * plus one node_score for its GPU, an allocation O(shapes x types).
+ * resets the index). A placement then costs O(types + log n) per node
+ * changed since its shape was last placed, plus one node_score for its GPU.
  */
 #include "builtin.h"
 

@@ -15,7 +15,8 @@
  * Normalisation keeps the highest raw score alone at 100 (every lower one
  * gets (s - lo) x 100 / (hi - lo) < 100), so the node is the earliest with
  * the highest raw score: the score index (lsched_score_index) answers it
- * in O(shapes) instead of O(nodes); parameter index=off places by the
+ * in O(log n) per node changed since that shape was last placed instead of
+ * O(nodes); parameter index=off places by the
  * normalised scan (lsched_place_best_score), the reference.
  */
 #include "builtin.h"

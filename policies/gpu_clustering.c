@@ -20,7 +20,7 @@
  * Per-node tag counts are kept in on_alloc/on_release: node i has slots
  * [gpu_off + i, gpu_off + i + G] (slot 0 = share, slot k = k-GPU), so the
  * index costs (GPUs + nodes) counters. The node comes from the score
- * index (lsched_score_index, O(shapes) per placement): the tags of node x
+ * index (lsched_score_index, O(log n) per node changed): the tags of node x
  * change only in on_alloc/on_release of x, which run before the index
  * re-scores x. Parameter index=off scans the m candidates, O(m).
  */

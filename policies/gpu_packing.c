@@ -11,9 +11,9 @@
  * which beats an empty node. The highest score wins, ties to the earliest
  * node in the visit order; no normalisation. GPUs: the least free share
  * that fits; whole GPUs: the lowest-index free ones. The node comes from
- * the score index (lsched_score_index: O(shapes) per placement, O(shapes
- * x G) per allocation); parameter index=off scans the m candidate nodes,
- * O(m x G).
+ * the score index (lsched_score_index: O(G + log n) per node changed since
+ * the request's shape was last placed); parameter index=off scans the m
+ * candidate nodes, O(m x G).
  */
 #include "builtin.h"
 

@@ -271,15 +271,17 @@ static inline int64_t lsched_fit_score(const lsched_view *v, int node,
  * index keeps a tree over the visit order holding every fitting node's
  * score, the best one at the root. It follows the cluster by itself as an
  * observer (lsched_cluster_add_observer(), registered by create): an
- * allocation, release or state change on node x re-scores x for each
- * tracked shape and replays its path, O(S x (score + log n)) for S shapes;
- * adding, updating or removing a node or a new visit order rebuilds the
- * trees lazily (O(n) scores each). An answer costs O(S) to find the shape.
- * At most a budget of shapes is tracked (64, fewer on clusters of more
- * than 16,384 nodes: 32 MiB of trees); a new shape while the table is full
- * is answered by a scan and tracked the second time it is asked (least
- * recently used out). Requests with node_allowed or node_filter, and
- * requests of a later version, are always answered by a scan.
+ * allocation, release or state change on node x logs x, O(1); a shape's
+ * tree replays the entries it has not seen when the shape is asked for
+ * (x re-scored, its path climbed: O(score + log n) per node changed, a
+ * rebuild past n/4). Adding, updating or removing a node or a new visit
+ * order rebuilds the trees lazily (O(n) scores each). Finding the shape is
+ * O(1) (hash). At most 256 shapes are tracked (fewer when 32 MiB of trees,
+ * 16 bytes per node and shape, would not hold them); a new shape while the
+ * table is full is answered by a scan and tracked the second time it is
+ * asked (least recently used out). Requests with node_allowed or
+ * node_filter, and requests of a later version, are always answered by a
+ * scan.
  *
  * The contract on `score`: the score of node x for a request may depend
  * only on the request's shape (above), on x's state in the cluster, on the
@@ -304,20 +306,21 @@ LSCHED_API int lsched_score_index_create(lsched_score_index **out,
 LSCHED_API void lsched_score_index_destroy(lsched_score_index *ix);
 /**
  * The best node for valid request req in *node (-1 if none): LSCHED_OK,
- * LSCHED_ENOFIT, LSCHED_EINVAL, LSCHED_ENOMEM. O(S) for a tracked shape,
- * otherwise one scan (lsched_best_raw_score()).
+ * LSCHED_ENOFIT, LSCHED_EINVAL, LSCHED_ENOMEM. For a tracked shape O(1)
+ * plus the replay of the changes since it was last asked, otherwise one
+ * scan (lsched_best_raw_score()).
  */
 LSCHED_API int lsched_score_index_best(lsched_score_index *ix,
                                        const lsched_request *req, int *node);
 /** Every score may have changed: rebuilt before the next answer. O(1). */
 LSCHED_API void lsched_score_index_reset(lsched_score_index *ix);
-/** Node `node`'s scores may have changed. O(S x (score + log n)). */
+/** Node `node`'s scores may have changed (logged, replayed lazily). O(1). */
 LSCHED_API void lsched_score_index_touch(lsched_score_index *ix, int node);
 /** on = 0: answer every request by a scan (the reference), 1: index
  * (default). LSCHED_OK or LSCHED_EINVAL. */
 LSCHED_API int lsched_score_index_enable(lsched_score_index *ix, int on);
-/** Recomputes every tracked tree from scratch and compares: LSCHED_OK or
- * LSCHED_ESTATE. O(S x n) scores (a test's invariant check). */
+/** Brings every tree up to date, recomputes each from scratch and
+ * compares: LSCHED_OK or LSCHED_ESTATE. O(S x n) scores (tests). */
 LSCHED_API int lsched_score_index_check(lsched_score_index *ix);
 
 /** Counters of an index (lsched_score_index_stats_get). */
