@@ -18,10 +18,12 @@
  *   node, GPUs) must be the same; the clusters check their invariants
  *   after every change. One configuration uses more shapes than the index
  *   tracks, so eviction and the scan of untracked shapes are covered.
+ * - The log of touched nodes past its capacity: trees replayed, rebuilt,
+ *   and rebuilt after the log dropped entries they had not seen.
  * - Invariants at scale: 12,500 nodes x 8 GPUs (100,000 GPUs), two indexes
  *   (a CPU/GPU-sum score and a per-GPU one); after every operation the
- *   index's answer equals lsched_best_raw_score()'s and the touched trees
- *   are rechecked in full (lsched_score_index_check) every 250 operations.
+ *   index's answer equals lsched_best_raw_score()'s, and every 250
+ *   operations every tree is recomputed in full (lsched_score_index_check).
  */
 #include "minitest.h"
 
