@@ -80,6 +80,9 @@ struct fgd_state {
   const lsched_cluster *c;
   lsched_score_index *ix;
   int use_index;
+  struct shape_key last_key; /* fgd_index_score's last shape and its id */
+  uint32_t last_sid;
+  int last_sid_ok;
 };
 
 static int64_t fgd_index_score(const lsched_view *v, int node,
@@ -353,12 +356,43 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   return (int16_t)sc;
 }
 
+/* node_score through the memo of (node, shape id sid). */
+static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
+                          int node, const lsched_request *req, uint32_t sid,
+                          int8_t *gpu) {
+  struct memo_entry *e =
+      sid == SHAPE_NONE ? NULL
+                        : &s->memo[(size_t)node * s->S + (sid & (s->S - 1))];
+  if (e && e->ver == s->ver[node] && e->shape == sid) {
+    *gpu = e->gpu;
+    return e->score;
+  }
+  int16_t sc = node_score(s, c, node, req, gpu);
+  if (e) {
+    e->ver = s->ver[node];
+    e->shape = sid;
+    e->score = sc;
+    e->gpu = *gpu;
+  }
+  return sc;
+}
+
+/* The index's score: the memoised node_score (a tree build right after a
+ * scan of the same shape, or after a reset, reuses the scan's scores). */
 static int64_t fgd_index_score(const lsched_view *v, int node,
                                const lsched_request *req, void *ctx) {
   (void)v;
   struct fgd_state *s = ctx;
+  if (!s->last_sid_ok || s->last_key.cpu != req->cpu_milli ||
+      s->last_key.k != req->gpu_count || s->last_key.milli != req->gpu_milli) {
+    s->last_key.cpu = req->cpu_milli;
+    s->last_key.k = req->gpu_count;
+    s->last_key.milli = req->gpu_milli;
+    s->last_sid = shape_id(s, req);
+    s->last_sid_ok = 1;
+  }
   int8_t gpu;
-  return node_score(s, s->c, node, req, &gpu);
+  return memo_score(s, s->c, node, req, s->last_sid, &gpu);
 }
 
 static int fgd_set_param(void *state, const char *key, const char *value) {
@@ -385,24 +419,8 @@ static int fgd_place(void *state, const lsched_cluster *c,
   int16_t best_score = -1;
   for (int i = 0; i < m; i++) {
     int node = s->scratch[i];
-    int16_t sc;
     int8_t gpu;
-    struct memo_entry *e =
-        sid == SHAPE_NONE
-            ? NULL
-            : &s->memo[(size_t)node * s->S + (sid & (s->S - 1))];
-    if (e && e->ver == s->ver[node] && e->shape == sid) {
-      sc = e->score;
-      gpu = e->gpu;
-    } else {
-      sc = node_score(s, c, node, req, &gpu);
-      if (e) {
-        e->ver = s->ver[node];
-        e->shape = sid;
-        e->score = sc;
-        e->gpu = gpu;
-      }
-    }
+    int16_t sc = memo_score(s, c, node, req, sid, &gpu);
     if (sc > best_score) { /* strict: ties stay with the earliest node */
       best_score = sc;
       best = node;
