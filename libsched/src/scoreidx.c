@@ -417,10 +417,12 @@ static void map_put(struct lsched_score_index *ix, uint64_t h, int idx) {
   ix->map[j] = (uint16_t)(idx + 1);
 }
 
-/* A tree for key brought up to date, or NULL (then the caller scans). */
-static struct six_shape *shape_get(struct lsched_score_index *ix,
-                                   const struct six_key *k,
-                                   const lsched_request *req) {
+/* *out: the tree for key brought up to date, or NULL (the caller scans).
+ * LSCHED_OK or LSCHED_ENOMEM (no tree could be allocated: the caller
+ * reports it, as a policy's place() reports a failed allocation). */
+static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
+                     const lsched_request *req, struct six_shape **out) {
+  *out = NULL;
   uint64_t h = key_hash(k);
   struct six_shape *s = NULL;
   for (uint32_t j = (uint32_t)h & (SIX_MAP - 1); ix->map[j];
@@ -439,7 +441,7 @@ static struct six_shape *shape_get(struct lsched_score_index *ix,
       uint64_t *g = &ix->ghost[h % SIX_GHOSTS];
       if (*g != h) { /* first miss while full: remember, scan */
         *g = h;
-        return NULL;
+        return LSCHED_OK;
       }
       *g = 0;
       s = &ix->sh[0];
@@ -474,7 +476,7 @@ static struct six_shape *shape_get(struct lsched_score_index *ix,
       s->val = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->val);
       if (!s->best || !s->val) {
         shape_free(ix, s);
-        return NULL;
+        return LSCHED_ENOMEM;
       }
     }
     tree_build(ix, s);
@@ -482,7 +484,8 @@ static struct six_shape *shape_get(struct lsched_score_index *ix,
   } else {
     tree_sync(ix, s);
   }
-  return s;
+  *out = s;
+  return LSCHED_OK;
 }
 
 int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
@@ -494,10 +497,11 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
     return LSCHED_EINVAL;
   struct six_key k;
   struct six_shape *s = NULL;
-  if (ix->stale || ix->order_gen != ix->c->order_gen)
-    six_refresh(ix); /* ENOMEM: stays stale, and scratch may be short */
-  if (ix->enabled && !ix->stale && shape_of(req, &k))
-    s = shape_get(ix, &k, req);
+  if ((ix->stale || ix->order_gen != ix->c->order_gen) &&
+      six_refresh(ix) != LSCHED_OK)
+    return LSCHED_ENOMEM; /* stays stale: the next call tries again */
+  if (ix->enabled && shape_of(req, &k) && shape_get(ix, &k, req, &s))
+    return LSCHED_ENOMEM;
   if (s) {
     ix->st.indexed++;
     int32_t pos = s->best[1];
@@ -507,8 +511,6 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
     return LSCHED_OK;
   }
   ix->st.scanned++;
-  if (ix->scratch_n < ix->c->n)
-    return LSCHED_ENOMEM;
   return lsched_best_raw_score(ix->c, req, ix->score, ix->ctx, ix->scratch,
                                node);
 }
