@@ -417,9 +417,9 @@ static void map_put(struct lsched_score_index *ix, uint64_t h, int idx) {
   ix->map[j] = (uint16_t)(idx + 1);
 }
 
-/* *out: the tree for key brought up to date, or NULL (the caller scans).
- * LSCHED_OK or LSCHED_ENOMEM (no tree could be allocated: the caller
- * reports it, as a policy's place() reports a failed allocation). */
+/* *out: the tree for key brought up to date, or NULL (the caller scans:
+ * also when no tree could be allocated; the trees are a cache, and a
+ * failed allocation costs one scan, never an answer). LSCHED_OK. */
 static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
                      const lsched_request *req, struct six_shape **out) {
   *out = NULL;
@@ -476,7 +476,7 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
       s->val = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->val);
       if (!s->best || !s->val) {
         shape_free(ix, s);
-        return LSCHED_ENOMEM;
+        return LSCHED_OK;
       }
     }
     tree_build(ix, s);
@@ -497,10 +497,10 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
     return LSCHED_EINVAL;
   struct six_key k;
   struct six_shape *s = NULL;
-  if ((ix->stale || ix->order_gen != ix->c->order_gen) &&
-      six_refresh(ix) != LSCHED_OK)
-    return LSCHED_ENOMEM; /* stays stale: the next call tries again */
-  if (ix->enabled && shape_of(req, &k) && shape_get(ix, &k, req, &s))
+  if (ix->stale || ix->order_gen != ix->c->order_gen)
+    six_refresh(ix); /* ENOMEM: stays stale (scan), tried again next call */
+  if (ix->enabled && !ix->stale && ix->order_gen == ix->c->order_gen &&
+      shape_of(req, &k) && shape_get(ix, &k, req, &s))
     return LSCHED_ENOMEM;
   if (s) {
     ix->st.indexed++;
@@ -511,6 +511,8 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
     return LSCHED_OK;
   }
   ix->st.scanned++;
+  if (ix->scratch_n < ix->c->n)
+    return LSCHED_ENOMEM; /* the scan's scratch could not grow */
   return lsched_best_raw_score(ix->c, req, ix->score, ix->ctx, ix->scratch,
                                node);
 }
