@@ -306,9 +306,11 @@ LSCHED_API int lsched_score_index_create(lsched_score_index **out,
 LSCHED_API void lsched_score_index_destroy(lsched_score_index *ix);
 /**
  * The best node for valid request req in *node (-1 if none): LSCHED_OK,
- * LSCHED_ENOFIT, LSCHED_EINVAL, LSCHED_ENOMEM. For a tracked shape O(1)
- * plus the replay of the changes since it was last asked, otherwise one
- * scan (lsched_best_raw_score()).
+ * LSCHED_ENOFIT, LSCHED_EINVAL, LSCHED_ENOMEM (only when a node was added
+ * and the scan's scratch could not grow). For a tracked shape O(1) plus
+ * the replay of the changes since it was last asked, otherwise one scan
+ * (lsched_best_raw_score()). The trees are a cache: when one cannot be
+ * allocated the answer comes from a scan.
  */
 LSCHED_API int lsched_score_index_best(lsched_score_index *ix,
                                        const lsched_request *req, int *node);
