@@ -83,4 +83,11 @@ LSCHED_BUILTIN int lsched_builtin_typed_place(void *state,
                                               int by_cost,
                                               lsched_placement *out);
 
+/* The "index" parameter of the scoring built-ins: "on" (default, *use_index
+ * = 1) places through their lsched_score_index, "off" (0) by the scan it
+ * replaces, the reference the tests compare it with. LSCHED_OK,
+ * LSCHED_EINVAL (another value), LSCHED_ENOENT (another key). */
+LSCHED_BUILTIN int lsched_builtin_index_param(int *use_index, const char *key,
+                                              const char *value);
+
 #endif

@@ -13,7 +13,9 @@
  * The score is exact integer arithmetic in 128 bits: with a = free CPU,
  * b = free GPU, r = request CPU, q = request GPU,
  *   floor(100 - 50 (a r B^2 + b q A^2) / (A^2 B^2)).
- * O(m) per placement for m candidate nodes.
+ * The node comes from the score index (lsched_score_index: O(score + log n)
+ * per node changed since the request's shape was last placed); parameter
+ * index=off scans the m candidate nodes, O(m).
  */
 #include "builtin.h"
 
@@ -22,18 +24,19 @@ __extension__ typedef __int128 i128;
 struct dot_state {
   lsched_allocator a;
   int *scratch;
+  lsched_score_index *ix;
+  int use_index;
 };
-
-static int dot_init(void *state, const lsched_cluster *c) {
-  struct dot_state *s = state;
-  lsched_cluster_allocator(c, &s->a);
-  s->scratch = lsched_mem_calloc(&s->a, lsched_cluster_node_count(c) ? (size_t)lsched_cluster_node_count(c) : 1, sizeof(int));
-  return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
-}
 
 static void dot_fini(void *state) {
   struct dot_state *s = state;
+  lsched_score_index_destroy(s->ix);
   lsched_mem_free(&s->a, s->scratch);
+}
+
+static int dot_set_param(void *state, const char *key, const char *value) {
+  struct dot_state *s = state;
+  return lsched_builtin_index_param(&s->use_index, key, value);
 }
 
 static int64_t dot_score(const lsched_view *v, int node,
@@ -50,11 +53,27 @@ static int64_t dot_score(const lsched_view *v, int node,
   return (int64_t)((100 * den - num) / den);
 }
 
+static int dot_init(void *state, const lsched_cluster *c) {
+  struct dot_state *s = state;
+  int n = lsched_cluster_node_count(c);
+  lsched_cluster_allocator(c, &s->a);
+  s->use_index = 1;
+  s->scratch = lsched_mem_calloc(&s->a, n ? (size_t)n : 1, sizeof(int));
+  int rc = s->scratch ? lsched_score_index_create(&s->ix, c, dot_score, NULL)
+                      : LSCHED_ENOMEM;
+  if (rc) /* no fini after a failed init */
+    dot_fini(s);
+  return rc;
+}
+
 static int dot_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct dot_state *s = state;
   int node;
-  int rc = lsched_best_raw_score(c, req, dot_score, NULL, s->scratch, &node);
+  int rc = s->use_index
+               ? lsched_score_index_best(s->ix, req, &node)
+               : lsched_best_raw_score(c, req, dot_score, NULL, s->scratch,
+                                       &node);
   if (rc)
     return rc;
   return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
@@ -69,4 +88,5 @@ const lsched_policy_ops lsched_builtin_dot_product = {
     .init = dot_init,
     .fini = dot_fini,
     .place = dot_place,
+    .set_param = dot_set_param,
 };

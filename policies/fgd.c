@@ -31,6 +31,13 @@
  * re-evaluated for each shape, and place() costs O(m) lookups for m
  * candidate nodes. The memo holds S slots per node (shape id mod S, S = 256
  * up to 16384 nodes, fewer beyond so that it stays under ~48 MiB).
+ *
+ * That scan is the reference (parameter index=off). By default the node
+ * comes from the score index (lsched_score_index): the score of node x
+ * depends on x's state and its cache entry, which on_alloc/on_release
+ * update before the index re-scores x, and on the workload (set_workload
+ * resets the index). A placement then costs O(types + log n) per node
+ * changed since its shape was last placed, plus one node_score for its GPU.
  */
 #include "builtin.h"
 
@@ -70,10 +77,23 @@ struct fgd_state {
   uint32_t nshapes, shapes_cap;
   uint32_t *shape_slot; /* id + 1 per hash slot */
   uint32_t shape_nslot;
+  const lsched_cluster *c;
+  lsched_score_index *ix;
+  int use_index;
+  struct shape_key last_key; /* fgd_index_score's last shape and its id */
+  uint32_t last_sid;
+  int last_sid_ok;
 };
+
+static int64_t fgd_index_score(const lsched_view *v, int node,
+                               const lsched_request *req, void *ctx);
+static int fgd_finish(struct fgd_state *s, const lsched_cluster *c,
+                      const lsched_request *req, int best, int8_t best_gpu,
+                      lsched_placement *out);
 
 static void fgd_fini(void *state) {
   struct fgd_state *s = state;
+  lsched_score_index_destroy(s->ix);
   lsched_frag_cache_free(&s->fs, &s->a);
   lsched_frag_types_free(&s->fw, &s->a);
   lsched_mem_free(&s->a, s->scratch);
@@ -129,6 +149,10 @@ static int fgd_init(void *state, const lsched_cluster *c) {
     rc = lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw);
   if (rc == LSCHED_OK)
     rc = scratch_alloc(&s->a, s->fw.nthr, &s->tcnt, &s->tsmall);
+  s->c = c;
+  s->use_index = 1;
+  if (rc == LSCHED_OK)
+    rc = lsched_score_index_create(&s->ix, c, fgd_index_score, s);
   if (rc) {
     /* The library frees the state but does not call fini after a failed
      * init: release what was acquired here. */
@@ -167,6 +191,7 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   s->tcnt = tcnt;
   s->tsmall = tsmall;
   memo_invalidate(s);
+  lsched_score_index_reset(s->ix);
   return LSCHED_OK;
 }
 
@@ -331,42 +356,84 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   return (int16_t)sc;
 }
 
+/* node_score through the memo of (node, shape id sid). */
+static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
+                          int node, const lsched_request *req, uint32_t sid,
+                          int8_t *gpu) {
+  struct memo_entry *e =
+      sid == SHAPE_NONE ? NULL
+                        : &s->memo[(size_t)node * s->S + (sid & (s->S - 1))];
+  if (e && e->ver == s->ver[node] && e->shape == sid) {
+    *gpu = e->gpu;
+    return e->score;
+  }
+  int16_t sc = node_score(s, c, node, req, gpu);
+  if (e) {
+    e->ver = s->ver[node];
+    e->shape = sid;
+    e->score = sc;
+    e->gpu = *gpu;
+  }
+  return sc;
+}
+
+/* The index's score: the memoised node_score (a tree build right after a
+ * scan of the same shape, or after a reset, reuses the scan's scores). */
+static int64_t fgd_index_score(const lsched_view *v, int node,
+                               const lsched_request *req, void *ctx) {
+  (void)v;
+  struct fgd_state *s = ctx;
+  if (!s->last_sid_ok || s->last_key.cpu != req->cpu_milli ||
+      s->last_key.k != req->gpu_count || s->last_key.milli != req->gpu_milli) {
+    s->last_key.cpu = req->cpu_milli;
+    s->last_key.k = req->gpu_count;
+    s->last_key.milli = req->gpu_milli;
+    s->last_sid = shape_id(s, req);
+    s->last_sid_ok = 1;
+  }
+  int8_t gpu;
+  return memo_score(s, s->c, node, req, s->last_sid, &gpu);
+}
+
+static int fgd_set_param(void *state, const char *key, const char *value) {
+  struct fgd_state *s = state;
+  return lsched_builtin_index_param(&s->use_index, key, value);
+}
+
 static int fgd_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct fgd_state *s = state;
+  int best = -1;
+  int8_t best_gpu = -1;
+  if (s->use_index) {
+    int rc = lsched_score_index_best(s->ix, req, &best);
+    if (rc)
+      return rc;
+    (void)node_score(s, c, best, req, &best_gpu);
+    return fgd_finish(s, c, req, best, best_gpu, out);
+  }
   int m = lsched_collect_fits(c, req, s->scratch);
   if (m == 0)
     return LSCHED_ENOFIT;
   uint32_t sid = shape_id(s, req);
-  int best = -1;
   int16_t best_score = -1;
-  int8_t best_gpu = -1;
   for (int i = 0; i < m; i++) {
     int node = s->scratch[i];
-    int16_t sc;
     int8_t gpu;
-    struct memo_entry *e =
-        sid == SHAPE_NONE
-            ? NULL
-            : &s->memo[(size_t)node * s->S + (sid & (s->S - 1))];
-    if (e && e->ver == s->ver[node] && e->shape == sid) {
-      sc = e->score;
-      gpu = e->gpu;
-    } else {
-      sc = node_score(s, c, node, req, &gpu);
-      if (e) {
-        e->ver = s->ver[node];
-        e->shape = sid;
-        e->score = sc;
-        e->gpu = gpu;
-      }
-    }
+    int16_t sc = memo_score(s, c, node, req, sid, &gpu);
     if (sc > best_score) { /* strict: ties stay with the earliest node */
       best_score = sc;
       best = node;
       best_gpu = gpu;
     }
   }
+  return fgd_finish(s, c, req, best, best_gpu, out);
+}
+
+/* The placement on node best (GPU best_gpu for a fraction of one GPU). */
+static int fgd_finish(struct fgd_state *s, const lsched_cluster *c,
+                      const lsched_request *req, int best, int8_t best_gpu,
+                      lsched_placement *out) {
   const lsched_node *nd = lsched_view_node(&s->v, best);
   if (req->gpu_count == 1 && best_gpu >= 0 && nd->mode == LSCHED_GPU_SHARED) {
     memset(out, 0, sizeof *out);
@@ -393,4 +460,5 @@ const lsched_policy_ops lsched_builtin_fgd = {
     .on_alloc = fgd_alloc,
     .on_release = fgd_release,
     .set_workload = fgd_set_workload,
+    .set_param = fgd_set_param,
 };

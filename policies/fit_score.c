@@ -11,25 +11,45 @@
  * GPU with the most free share). Scores are computed in exact integer
  * arithmetic, then min-max normalised over the candidates; ties go to the
  * earliest node in the visit order.
+ *
+ * Normalisation keeps the highest raw score alone at 100 (every lower one
+ * gets (s - lo) x 100 / (hi - lo) < 100), so the node is the earliest with
+ * the highest raw score: the score index (lsched_score_index) answers it
+ * in O(log n) per node changed since that shape was last placed instead of
+ * O(nodes); parameter index=off places by the
+ * normalised scan (lsched_place_best_score), the reference.
  */
 #include "builtin.h"
 
 struct fit_state {
   lsched_allocator a;
   int *scratch;
+  lsched_score_index *ix;
+  int use_index;
 };
-
-static int fit_init(void *state, const lsched_cluster *c) {
-  struct fit_state *s = state;
-  int n = lsched_cluster_node_count(c);
-  lsched_cluster_allocator(c, &s->a);
-  s->scratch = lsched_mem_calloc(&s->a, 2 * (size_t)(n ? n : 1), sizeof(int));
-  return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
-}
 
 static void fit_fini(void *state) {
   struct fit_state *s = state;
+  lsched_score_index_destroy(s->ix);
   lsched_mem_free(&s->a, s->scratch);
+}
+
+static int fit_init(struct fit_state *s, const lsched_cluster *c,
+                    lsched_score_fn score) {
+  int n = lsched_cluster_node_count(c);
+  lsched_cluster_allocator(c, &s->a);
+  s->use_index = 1;
+  s->scratch = lsched_mem_calloc(&s->a, 2 * (size_t)(n ? n : 1), sizeof(int));
+  int rc = s->scratch ? lsched_score_index_create(&s->ix, c, score, NULL)
+                      : LSCHED_ENOMEM;
+  if (rc) /* no fini after a failed init */
+    fit_fini(s);
+  return rc;
+}
+
+static int fit_set_param(void *state, const char *key, const char *value) {
+  struct fit_state *s = state;
+  return lsched_builtin_index_param(&s->use_index, key, value);
 }
 
 /* The score itself is lsched_fit_score() (policy_sdk.h). */
@@ -45,18 +65,35 @@ static int64_t worst_score(const lsched_view *v, int node,
   return lsched_fit_score(v, node, req, 1);
 }
 
+static int best_init(void *state, const lsched_cluster *c) {
+  return fit_init(state, c, best_score);
+}
+
+static int worst_init(void *state, const lsched_cluster *c) {
+  return fit_init(state, c, worst_score);
+}
+
+static int fit_place(struct fit_state *s, const lsched_cluster *c,
+                     const lsched_request *req, lsched_score_fn score,
+                     lsched_gpu_pick pick, lsched_placement *out) {
+  if (!s->use_index)
+    return lsched_place_best_score(c, req, score, NULL, s->scratch, pick,
+                                   out);
+  int node;
+  int rc = lsched_score_index_best(s->ix, req, &node);
+  if (rc)
+    return rc;
+  return lsched_pick_gpus(c, node, req, pick, out);
+}
+
 static int best_place(void *state, const lsched_cluster *c,
                       const lsched_request *req, lsched_placement *out) {
-  struct fit_state *s = state;
-  return lsched_place_best_score(c, req, best_score, NULL, s->scratch,
-                                 LSCHED_PICK_TIGHTEST, out);
+  return fit_place(state, c, req, best_score, LSCHED_PICK_TIGHTEST, out);
 }
 
 static int worst_place(void *state, const lsched_cluster *c,
                        const lsched_request *req, lsched_placement *out) {
-  struct fit_state *s = state;
-  return lsched_place_best_score(c, req, worst_score, NULL, s->scratch,
-                                 LSCHED_PICK_LOOSEST, out);
+  return fit_place(state, c, req, worst_score, LSCHED_PICK_LOOSEST, out);
 }
 
 const lsched_policy_ops lsched_builtin_best_fit = {
@@ -65,9 +102,10 @@ const lsched_policy_ops lsched_builtin_best_fit = {
     .description = "node with the least CPU and GPU left (half each, "
                    "normalised); tightest GPU",
     .state_size = sizeof(struct fit_state),
-    .init = fit_init,
+    .init = best_init,
     .fini = fit_fini,
     .place = best_place,
+    .set_param = fit_set_param,
 };
 
 const lsched_policy_ops lsched_builtin_worst_fit = {
@@ -75,7 +113,8 @@ const lsched_policy_ops lsched_builtin_worst_fit = {
     .name = "worst-fit",
     .description = "node with the most CPU and GPU left (spread); loosest GPU",
     .state_size = sizeof(struct fit_state),
-    .init = fit_init,
+    .init = worst_init,
     .fini = fit_fini,
     .place = worst_place,
+    .set_param = fit_set_param,
 };

@@ -19,7 +19,10 @@
  *
  * Per-node tag counts are kept in on_alloc/on_release: node i has slots
  * [gpu_off + i, gpu_off + i + G] (slot 0 = share, slot k = k-GPU), so the
- * index costs (GPUs + nodes) counters. O(m) per placement.
+ * index costs (GPUs + nodes) counters. The node comes from the score
+ * index (lsched_score_index, O(log n) per node changed): the tags of node x
+ * change only in on_alloc/on_release of x, which run before the index
+ * re-scores x. Parameter index=off scans the m candidates, O(m).
  */
 #include "builtin.h"
 
@@ -29,7 +32,12 @@ struct clu_state {
   int *scratch;
   uint32_t *tags;     /* per-node tag counters, see above */
   uint16_t *distinct; /* per node: tags with a non-zero count */
+  lsched_score_index *ix;
+  int use_index;
 };
+
+static int64_t clu_score(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx);
 
 static int clu_init(void *state, const lsched_cluster *c) {
   struct clu_state *s = state;
@@ -41,20 +49,31 @@ static int clu_init(void *state, const lsched_cluster *c) {
   s->scratch = lsched_mem_calloc(&s->a, n, sizeof(int));
   s->tags = lsched_mem_calloc(&s->a, (size_t)s->v.ngpus + n, sizeof *s->tags);
   s->distinct = lsched_mem_calloc(&s->a, n, sizeof *s->distinct);
-  if (s->scratch && s->tags && s->distinct)
+  s->use_index = 1;
+  int rc = s->scratch && s->tags && s->distinct
+               ? lsched_score_index_create(&s->ix, c, clu_score, s)
+               : LSCHED_ENOMEM;
+  if (rc == LSCHED_OK)
     return LSCHED_OK;
   /* No fini after a failed init: free here. */
+  lsched_score_index_destroy(s->ix);
   lsched_mem_free(&s->a, s->scratch);
   lsched_mem_free(&s->a, s->tags);
   lsched_mem_free(&s->a, s->distinct);
-  return LSCHED_ENOMEM;
+  return rc;
 }
 
 static void clu_fini(void *state) {
   struct clu_state *s = state;
+  lsched_score_index_destroy(s->ix);
   lsched_mem_free(&s->a, s->scratch);
   lsched_mem_free(&s->a, s->tags);
   lsched_mem_free(&s->a, s->distinct);
+}
+
+static int clu_set_param(void *state, const char *key, const char *value) {
+  struct clu_state *s = state;
+  return lsched_builtin_index_param(&s->use_index, key, value);
 }
 
 /* Tag slot of a GPU share on a node: 0 = share-GPU, k = k-GPU. */
@@ -112,7 +131,9 @@ static int clu_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct clu_state *s = state;
   int node;
-  int rc = lsched_best_raw_score(c, req, clu_score, s, s->scratch, &node);
+  int rc = s->use_index
+               ? lsched_score_index_best(s->ix, req, &node)
+               : lsched_best_raw_score(c, req, clu_score, s, s->scratch, &node);
   if (rc)
     return rc;
   return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
@@ -129,4 +150,5 @@ const lsched_policy_ops lsched_builtin_gpu_clustering = {
     .place = clu_place,
     .on_alloc = clu_alloc,
     .on_release = clu_release,
+    .set_param = clu_set_param,
 };

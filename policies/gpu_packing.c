@@ -10,26 +10,29 @@
  * So sharing an already shared GPU beats opening a free GPU on a used node,
  * which beats an empty node. The highest score wins, ties to the earliest
  * node in the visit order; no normalisation. GPUs: the least free share
- * that fits; whole GPUs: the lowest-index free ones. O(m x G) per
- * placement for m candidate nodes.
+ * that fits; whole GPUs: the lowest-index free ones. The node comes from
+ * the score index (lsched_score_index: O(G + log n) per node changed since
+ * the request's shape was last placed); parameter index=off scans the m
+ * candidate nodes, O(m x G).
  */
 #include "builtin.h"
 
 struct pack_state {
   lsched_allocator a;
   int *scratch;
+  lsched_score_index *ix;
+  int use_index;
 };
-
-static int pack_init(void *state, const lsched_cluster *c) {
-  struct pack_state *s = state;
-  lsched_cluster_allocator(c, &s->a);
-  s->scratch = lsched_mem_calloc(&s->a, lsched_cluster_node_count(c) ? (size_t)lsched_cluster_node_count(c) : 1, sizeof(int));
-  return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
-}
 
 static void pack_fini(void *state) {
   struct pack_state *s = state;
+  lsched_score_index_destroy(s->ix);
   lsched_mem_free(&s->a, s->scratch);
+}
+
+static int pack_set_param(void *state, const char *key, const char *value) {
+  struct pack_state *s = state;
+  return lsched_builtin_index_param(&s->use_index, key, value);
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -59,12 +62,27 @@ static int64_t pack_score(const lsched_view *v, int node,
   return max64(100 - pct / 10, 50);
 }
 
+static int pack_init(void *state, const lsched_cluster *c) {
+  struct pack_state *s = state;
+  int n = lsched_cluster_node_count(c);
+  lsched_cluster_allocator(c, &s->a);
+  s->use_index = 1;
+  s->scratch = lsched_mem_calloc(&s->a, n ? (size_t)n : 1, sizeof(int));
+  int rc = s->scratch ? lsched_score_index_create(&s->ix, c, pack_score,
+                                                  (void *)c)
+                      : LSCHED_ENOMEM;
+  if (rc) /* no fini after a failed init */
+    pack_fini(s);
+  return rc;
+}
+
 static int pack_place(void *state, const lsched_cluster *c,
                       const lsched_request *req, lsched_placement *out) {
   struct pack_state *s = state;
   int node;
-  int rc = lsched_best_raw_score(c, req, pack_score, (void *)c, s->scratch,
-                                 &node);
+  int rc = s->use_index ? lsched_score_index_best(s->ix, req, &node)
+                        : lsched_best_raw_score(c, req, pack_score, (void *)c,
+                                                s->scratch, &node);
   if (rc)
     return rc;
   return lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out);
@@ -79,4 +97,5 @@ const lsched_policy_ops lsched_builtin_gpu_packing = {
     .init = pack_init,
     .fini = pack_fini,
     .place = pack_place,
+    .set_param = pack_set_param,
 };

@@ -126,6 +126,8 @@ static void rebuild(struct maw_state *s) {
 
 static int maw_set_param(void *state, const char *key, const char *value) {
   struct maw_state *s = state;
+  if (strcmp(key, "index") == 0) /* the best-fit of non-MIG requests */
+    return lsched_builtin_best_fit.set_param(s->fb.fallback, key, value);
   if (strcmp(key, "mix") != 0)
     return LSCHED_ENOENT;
   if (strcmp(value, "online") == 0) {

@@ -24,6 +24,12 @@ static void mbf_fini(void *state) {
   lsched_builtin_mig_fb_fini(&((struct mbf_state *)state)->fb);
 }
 
+/* "index" (on/off) goes to the best-fit that places non-MIG requests. */
+static int mbf_set_param(void *state, const char *key, const char *value) {
+  struct mbf_state *st = state;
+  return lsched_builtin_best_fit.set_param(st->fb.fallback, key, value);
+}
+
 static int mbf_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct mbf_state *st = state;
@@ -82,4 +88,5 @@ const lsched_policy_ops lsched_builtin_mig_best_fit = {
     .init = mbf_init,
     .fini = mbf_fini,
     .place = mbf_place,
+    .set_param = mbf_set_param,
 };

@@ -933,6 +933,7 @@ int lsched_cluster_set_order(lsched_cluster *c, const int *order, int n) {
    * empty cluster passes order == NULL with n == 0 (UBSan nonnull). */
   if (n > 0)
     memcpy(c->order, order, (size_t)n * sizeof *order);
+  c->order_gen++;
   return seg_build(c);
 }
 

@@ -49,6 +49,9 @@ struct lsched_cluster {
 
   int *order;  /* position -> node id */
   int *pos_of; /* node id -> position */
+  /* Bumped by every lsched_cluster_set_order(): the score indexes
+   * (scoreidx.c) keep their trees by visit position and rebuild on it. */
+  uint64_t order_gen;
 
   struct lsched_seg *seg; /* 2 * seg_size entries, 1-based heap layout */
   int seg_size;            /* power of two >= n, 0 = not built */

@@ -42,7 +42,8 @@ extern "C" {
 
 /** Version of the SDK surface described here (structs and helpers). */
 #define LSCHED_SDK_VERSION 2 /* 2 (0.2): lsched_frag_types and
-                                lsched_frag_cache start with a version */
+                                lsched_frag_cache start with a version;
+                                lsched_score_index */
 /** The SDK version of the library actually linked. */
 LSCHED_API unsigned lsched_sdk_version(void);
 
@@ -258,6 +259,85 @@ static inline int64_t lsched_fit_score(const lsched_view *v, int node,
     return num / den;
   return (100 * den - num) / den;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Score index (SDK version 2)                                             */
+
+/**
+ * The node with the highest score for a request, ties to the earliest node
+ * in the visit order -- exactly lsched_best_raw_score()'s answer (and so
+ * lsched_place_best_score()'s node, since min-max normalisation keeps the
+ * highest raw score alone at 100) -- without scanning every node.
+ *
+ * For each request shape it tracks (CPU, memory, GPU count and share, model
+ * mask, the MIG fields, features: what decides where a request fits) the
+ * index keeps a tree over the visit order holding every fitting node's
+ * score, the best one at the root. It follows the cluster by itself as an
+ * observer (lsched_cluster_add_observer(), registered by create): an
+ * allocation, release or state change on node x logs x, O(1); a shape's
+ * tree replays the entries it has not seen when the shape is asked for
+ * (x re-scored, its path climbed: O(score + log n) per node changed, a
+ * rebuild past n/4). Adding, updating or removing a node or a new visit
+ * order rebuilds the trees lazily (O(n) scores each). Finding the shape is
+ * O(1) (hash). At most 256 shapes are tracked (fewer when 32 MiB of trees,
+ * 16 bytes per node and shape, would not hold them); a new shape while the
+ * table is full is answered by a scan and tracked the second time it is
+ * asked (least recently used out). Requests with node_allowed or
+ * node_filter, and requests of a later version, are always answered by a
+ * scan.
+ *
+ * The contract on `score`: the score of node x for a request may depend
+ * only on the request's shape (above), on x's state in the cluster, on the
+ * cluster's constants (they change only with nodes) and on state the
+ * policy changes in its on_alloc / on_release hooks for x only (they run
+ * before the observers). Anything else that changes scores must be followed
+ * by lsched_score_index_reset() (e.g. a new workload) or
+ * lsched_score_index_touch() (one node). Scores must not be INT64_MIN.
+ *
+ * Typical use: create in init with the policy's score function and state,
+ * lsched_score_index_best() in place(), destroy in fini.
+ */
+typedef struct lsched_score_index lsched_score_index;
+
+/** Creates an index of `score` (ctx passed through) over c and registers
+ * it as an observer of c. The cluster must outlive it. LSCHED_OK,
+ * LSCHED_EINVAL, LSCHED_ENOMEM. O(n). */
+LSCHED_API int lsched_score_index_create(lsched_score_index **out,
+                                         const lsched_cluster *c,
+                                         lsched_score_fn score, void *ctx);
+/** Unregisters and frees (NULL: no-op). */
+LSCHED_API void lsched_score_index_destroy(lsched_score_index *ix);
+/**
+ * The best node for valid request req in *node (-1 if none): LSCHED_OK,
+ * LSCHED_ENOFIT, LSCHED_EINVAL, LSCHED_ENOMEM (only when a node was added
+ * and the scan's scratch could not grow). For a tracked shape O(1) plus
+ * the replay of the changes since it was last asked, otherwise one scan
+ * (lsched_best_raw_score()). The trees are a cache: when one cannot be
+ * allocated the answer comes from a scan.
+ */
+LSCHED_API int lsched_score_index_best(lsched_score_index *ix,
+                                       const lsched_request *req, int *node);
+/** Every score may have changed: rebuilt before the next answer. O(1). */
+LSCHED_API void lsched_score_index_reset(lsched_score_index *ix);
+/** Node `node`'s scores may have changed (logged, replayed lazily). O(1). */
+LSCHED_API void lsched_score_index_touch(lsched_score_index *ix, int node);
+/** on = 0: answer every request by a scan (the reference), 1: index
+ * (default). LSCHED_OK or LSCHED_EINVAL. */
+LSCHED_API int lsched_score_index_enable(lsched_score_index *ix, int on);
+/** Brings every tree up to date, recomputes each from scratch and
+ * compares: LSCHED_OK or LSCHED_ESTATE. O(S x n) scores (tests). */
+LSCHED_API int lsched_score_index_check(lsched_score_index *ix);
+
+/** Counters of an index (lsched_score_index_stats_get). */
+typedef struct lsched_score_index_stats {
+  uint64_t indexed;   /* answers read from a tree */
+  uint64_t scanned;   /* answers by a scan */
+  uint64_t builds;    /* trees built (first use, after a reset) */
+  uint64_t evictions; /* shapes replaced */
+  int shapes, max_shapes;
+} lsched_score_index_stats;
+LSCHED_API int lsched_score_index_stats_get(const lsched_score_index *ix,
+                                            lsched_score_index_stats *out);
 
 /* ---------------------------------------------------------------------- */
 /* MIG view                                                                */

@@ -1,0 +1,564 @@
+/*
+ * Score index (lsched_score_index, <libsched/policy_sdk.h>): the best node
+ * of a scoring policy without scanning every node.
+ *
+ * For every request shape it tracks (everything of a request that decides
+ * where it fits: CPU, memory, GPU count and share, model mask, MIG fields,
+ * features), the index keeps a tournament tree over the visit positions:
+ * leaf p holds the policy's score of node order[p] for that shape (or
+ * nothing when the node does not fit it), and every inner entry the
+ * position of the best leaf below it, the higher score winning and a tie
+ * going to the left child (the earlier position). The root is then the
+ * scan's answer: the highest score, ties to the earliest node in the visit
+ * order.
+ *
+ * The index follows the cluster as an observer (lsched_cluster_add_observer):
+ * an allocation or release on node x (trial ones included) or a change of
+ * x's state appends x to a log, O(1). A tree is brought up to date when its
+ * shape is asked for: the log entries since it was last synchronised are
+ * replayed (each node once, at its latest entry: leaf pos_of[x] recomputed
+ * and its path climbed until an entry's winner does not change), or the
+ * tree is rebuilt when more than n/4 entries wait. So a shape asked at
+ * every decision costs O(changes since the last decision x (score +
+ * log n)), and a rare shape costs nothing until it is asked. Observers are
+ * told after the policies, and trees are read only in place(), so a score
+ * that reads state the policy keeps in its own on_alloc/on_release hooks
+ * (gpu-clustering's tags, fgd's fragmentation cache) is read up to date. A
+ * node added, updated or removed, or a new visit order (order_gen), makes
+ * every tree stale; stale trees are rebuilt, O(n) scores each, when next
+ * asked. The log holds at most max(4096, 4n) entries: when it is full,
+ * entries every tree has replayed are dropped, and trees still further
+ * behind (rarely asked shapes) are marked for a rebuild.
+ *
+ * Shapes: at most max_shapes trees (256, fewer when 32 MiB of trees would
+ * not hold them), found through a small hash table. A shape seen for the
+ * first time while the table is full is answered by a scan
+ * (lsched_best_raw_score) and remembered in a table of hashes; seen again,
+ * it replaces the least recently used tracked shape. So a trace of many
+ * distinct shapes costs at most one scan per decision, as before.
+ *
+ * Requests restricted by node_allowed or node_filter (per call, not a
+ * shape) and requests of a version this file does not know are answered by
+ * the scan. The answer is always the scan's: the tests
+ * (tests/lib/test_score_index.c) replay random workloads through both.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* A new request version may add fields that decide where a request fits:
+ * they must go into the shape key (shape_of) before the index takes such
+ * requests; until then they are answered by the scan (test_score_index's
+ * hand case then fails: it requires no scan). Version 4 (on main beside
+ * this branch) adds only `speed`, which decides no fit and which no indexed
+ * score reads (the representative request of a shape has none): taken. */
+#define SIX_REQ_VERSION 4
+
+#define SIX_GHOSTS 1024u
+#define SIX_MAX_SHAPES 256
+#define SIX_MAP 1024u /* hash slots for the shapes: 4 x SIX_MAX_SHAPES */
+#define SIX_BUDGET ((size_t)32 << 20) /* bytes of trees per index */
+
+struct six_key {
+  int64_t cpu, mem, mig_mem;
+  uint64_t model_mask, features;
+  int32_t k, milli, mig_kind, mig_compute;
+};
+
+struct six_shape {
+  struct six_key key;
+  uint64_t hash;
+  uint64_t last_use;
+  lsched_request req; /* the shape as a request: no node restriction */
+  uint64_t synced; /* log entries before this sequence number replayed */
+  int built;
+  int32_t *best; /* 2 x size: best position under entry i, -1 none */
+  int64_t *val;  /* size: score of the node at position p */
+};
+
+struct lsched_score_index {
+  lsched_allocator a;
+  lsched_cluster *c;
+  lsched_score_fn score;
+  void *ctx;
+  lsched_view v;
+  int n, size;     /* nodes; tree width (power of two >= n) */
+  int stale;       /* nodes added/updated/removed: re-view, rebuild all */
+  uint64_t order_gen;
+  int enabled;
+  int max_shapes, nsh;
+  struct six_shape *sh;
+  uint64_t tick;
+  uint64_t ghost[SIX_GHOSTS];
+  uint16_t map[SIX_MAP]; /* shape index + 1 by hash, linear probing */
+  /* The log of touched nodes: entry with sequence number q is
+   * log[q - log_lo], q < seq; last[x] = 1 + the sequence number of x's
+   * latest entry (0: none since the log was cleared). */
+  int32_t *log;
+  int log_len, log_cap;
+  uint64_t log_lo, seq;
+  uint64_t *last;
+  int *scratch; /* n ints for the scan */
+  int scratch_n, last_n;
+  lsched_score_index_stats st;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Shapes                                                                  */
+
+static int shape_of(const lsched_request *req, struct six_key *k) {
+  memset(k, 0, sizeof *k);
+  if (req->version > SIX_REQ_VERSION)
+    return 0;
+  if (req->version >= 3 && (req->node_allowed || req->node_filter))
+    return 0;
+  k->cpu = req->cpu_milli;
+  k->mem = req->memory_mib;
+  k->k = req->gpu_count;
+  k->milli = req->gpu_milli;
+  k->model_mask = req->model_mask;
+  if (req->version >= 2) {
+    k->mig_kind = req->mig_kind;
+    k->mig_compute = req->mig_compute_milli;
+    k->mig_mem = req->mig_memory_mib;
+  }
+  if (req->version >= 3)
+    k->features = req->features;
+  return 1;
+}
+
+static uint64_t mix(uint64_t h, uint64_t x) {
+  h ^= x + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2);
+  return h * UINT64_C(0xBF58476D1CE4E5B9);
+}
+
+static uint64_t key_hash(const struct six_key *k) {
+  uint64_t h = 0;
+  h = mix(h, (uint64_t)k->cpu);
+  h = mix(h, (uint64_t)k->mem);
+  h = mix(h, (uint64_t)k->mig_mem);
+  h = mix(h, k->model_mask);
+  h = mix(h, k->features);
+  h = mix(h, (uint64_t)(uint32_t)k->k << 32 | (uint32_t)k->milli);
+  h = mix(h, (uint64_t)(uint32_t)k->mig_kind << 32 | (uint32_t)k->mig_compute);
+  return h ? h : 1;
+}
+
+static int key_eq(const struct six_key *a, const struct six_key *b) {
+  return a->cpu == b->cpu && a->mem == b->mem && a->mig_mem == b->mig_mem &&
+         a->model_mask == b->model_mask && a->features == b->features &&
+         a->k == b->k && a->milli == b->milli && a->mig_kind == b->mig_kind &&
+         a->mig_compute == b->mig_compute;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Trees                                                                   */
+
+/* The better of positions a < b (either may be -1): ties to a. */
+static inline int32_t pick(const int64_t *val, int32_t a, int32_t b) {
+  if (a < 0)
+    return b;
+  if (b < 0)
+    return a;
+  return val[b] > val[a] ? b : a;
+}
+
+static inline void leaf_set(struct lsched_score_index *ix,
+                            struct six_shape *s, int pos) {
+  int32_t *best = s->best + ix->size;
+  int node = ix->c->order[pos];
+  if (lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req)) {
+    s->val[pos] = ix->score(&ix->v, node, &s->req, ix->ctx);
+    best[pos] = pos;
+  } else {
+    best[pos] = -1;
+  }
+}
+
+static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
+  int size = ix->size;
+  for (int p = 0; p < size; p++) {
+    if (p < ix->n)
+      leaf_set(ix, s, p);
+    else
+      s->best[size + p] = -1;
+  }
+  for (int i = size - 1; i >= 1; i--)
+    s->best[i] = pick(s->val, s->best[2 * i], s->best[2 * i + 1]);
+  s->built = 1;
+  s->synced = ix->seq;
+}
+
+/* Replays leaf pos's path. An entry whose winner stays the same position
+ * and is not pos has the same winner and score as before: so have its
+ * ancestors, and the climb stops there. */
+static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
+                       int pos) {
+  leaf_set(ix, s, pos);
+  int32_t *best = s->best;
+  for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
+    int32_t b = pick(s->val, best[2 * i], best[2 * i + 1]);
+    if (b == best[i] && b != pos)
+      break;
+    best[i] = b;
+  }
+}
+
+static void shape_free(struct lsched_score_index *ix, struct six_shape *s) {
+  lsched__free(&ix->a, s->best);
+  lsched__free(&ix->a, s->val);
+  s->best = NULL;
+  s->val = NULL;
+  s->built = 0;
+}
+
+/* Re-takes the view and sizes everything for the present node count;
+ * every tree becomes stale. LSCHED_OK or LSCHED_ENOMEM (then the index
+ * answers by scanning until a later call succeeds). */
+static int six_refresh(struct lsched_score_index *ix) {
+  lsched_view v = LSCHED_VIEW_INIT;
+  lsched_cluster_view(ix->c, &v);
+  ix->v = v;
+  int size = 1;
+  while (size < v.n)
+    size *= 2;
+  if (v.n > ix->scratch_n) {
+    int *ns = lsched__realloc(&ix->a, ix->scratch, (size_t)v.n * sizeof *ns);
+    if (!ns)
+      return LSCHED_ENOMEM;
+    ix->scratch = ns;
+    ix->scratch_n = v.n;
+  }
+  if (v.n > ix->last_n) {
+    uint64_t *nl = lsched__realloc(&ix->a, ix->last, (size_t)v.n * sizeof *nl);
+    if (!nl)
+      return LSCHED_ENOMEM;
+    ix->last = nl;
+    ix->last_n = v.n;
+  }
+  size_t cap = (size_t)v.n * 4 > 4096 ? (size_t)v.n * 4 : 4096;
+  if ((int)cap > ix->log_cap) {
+    int32_t *nlog = lsched__realloc(&ix->a, ix->log, cap * sizeof *nlog);
+    if (!nlog)
+      return LSCHED_ENOMEM;
+    ix->log = nlog;
+    ix->log_cap = (int)cap;
+  }
+  if (v.n > 0)
+    memset(ix->last, 0, (size_t)v.n * sizeof *ix->last);
+  ix->log_len = 0;
+  ix->log_lo = ix->seq;
+  if (size != ix->size) {
+    for (int i = 0; i < ix->nsh; i++)
+      shape_free(ix, &ix->sh[i]);
+    ix->size = size;
+  }
+  for (int i = 0; i < ix->nsh; i++)
+    ix->sh[i].built = 0;
+  ix->n = v.n;
+  ix->order_gen = ix->c->order_gen;
+  ix->stale = 0;
+  return LSCHED_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Observer                                                                */
+
+/* The log is full: drop what every built tree has replayed; if that frees
+ * less than half, the trees that hold it back are rebuilt when next asked
+ * (they are then more than 2n entries behind) and the log is cleared. */
+static void log_compact(struct lsched_score_index *ix) {
+  uint64_t m = ix->seq;
+  for (int i = 0; i < ix->nsh; i++)
+    if (ix->sh[i].built && ix->sh[i].synced < m)
+      m = ix->sh[i].synced;
+  int drop = (int)(m - ix->log_lo);
+  if (drop < ix->log_cap / 2) {
+    for (int i = 0; i < ix->nsh; i++)
+      if (ix->sh[i].built && ix->sh[i].synced < ix->seq)
+        ix->sh[i].built = 0;
+    drop = ix->log_len;
+  }
+  memmove(ix->log, ix->log + drop,
+          (size_t)(ix->log_len - drop) * sizeof *ix->log);
+  ix->log_len -= drop;
+  ix->log_lo += (uint64_t)drop;
+}
+
+static void six_touch(struct lsched_score_index *ix, int node) {
+  if (ix->stale || ix->order_gen != ix->c->order_gen || node < 0 ||
+      node >= ix->n)
+    return; /* rebuilt before the next answer anyway */
+  if (ix->log_len == ix->log_cap)
+    log_compact(ix);
+  ix->log[ix->log_len++] = node;
+  ix->last[node] = ++ix->seq; /* entry seq - 1, stored + 1 */
+}
+
+/* Brings tree s up to date with the log. */
+static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
+  uint64_t pending = ix->seq - s->synced;
+  if (pending == 0)
+    return;
+  if (pending > (uint64_t)ix->n / 4 + 1) {
+    tree_build(ix, s);
+    ix->st.builds++;
+    return;
+  }
+  const int *pos_of = ix->c->pos_of;
+  for (uint64_t q = s->synced; q < ix->seq; q++) {
+    int x = ix->log[q - ix->log_lo];
+    if (ix->last[x] == q + 1) /* x's latest entry: replay it once */
+      tree_touch(ix, s, pos_of[x]);
+  }
+  s->synced = ix->seq;
+}
+
+static void six_on_alloc(void *user, const lsched_cluster *c,
+                         const lsched_placement *p, int trial) {
+  (void)c;
+  (void)trial;
+  six_touch(user, p->node);
+}
+
+static void six_on_node_change(void *user, const lsched_cluster *c, int node,
+                               int change) {
+  (void)c;
+  struct lsched_score_index *ix = user;
+  if (change == LSCHED_NODE_STATE)
+    six_touch(ix, node);
+  else
+    ix->stale = 1;
+}
+
+static const lsched_observer six_observer_ops = {
+    .version = LSCHED_OBSERVER_VERSION,
+    .on_alloc = six_on_alloc,
+    .on_release = six_on_alloc,
+    .on_node_change = six_on_node_change,
+};
+
+/* ---------------------------------------------------------------------- */
+/* API                                                                     */
+
+int lsched_score_index_create(lsched_score_index **out,
+                              const lsched_cluster *cc, lsched_score_fn score,
+                              void *ctx) {
+  if (!out)
+    return LSCHED_EINVAL;
+  *out = NULL;
+  if (!cc || !score)
+    return LSCHED_EINVAL;
+  /* The index registers itself as an observer: the cluster's observer list
+   * is bookkeeping beside its state, which nothing here changes. */
+  lsched_cluster *c = (lsched_cluster *)cc;
+  struct lsched_score_index *ix = lsched__calloc(&c->a, 1, sizeof *ix);
+  if (!ix)
+    return LSCHED_ENOMEM;
+  ix->a = c->a;
+  ix->c = c;
+  ix->score = score;
+  ix->ctx = ctx;
+  ix->enabled = 1;
+  int rc = six_refresh(ix);
+  if (rc == LSCHED_OK) {
+    size_t per = (size_t)ix->size * (2 * sizeof(int32_t) + sizeof(int64_t));
+    size_t m = SIX_BUDGET / (per ? per : 1);
+    ix->max_shapes = m < 4 ? 4 : m > SIX_MAX_SHAPES ? SIX_MAX_SHAPES : (int)m;
+    ix->sh = lsched__calloc(&c->a, (size_t)ix->max_shapes, sizeof *ix->sh);
+    rc = ix->sh ? LSCHED_OK : LSCHED_ENOMEM;
+  }
+  if (rc == LSCHED_OK)
+    rc = lsched_cluster_add_observer(c, &six_observer_ops, ix);
+  if (rc) {
+    lsched__free(&ix->a, ix->sh);
+    lsched__free(&ix->a, ix->scratch);
+    lsched__free(&ix->a, ix->log);
+    lsched__free(&ix->a, ix->last);
+    lsched__free(&ix->a, ix);
+    return rc;
+  }
+  *out = ix;
+  return LSCHED_OK;
+}
+
+void lsched_score_index_destroy(lsched_score_index *ix) {
+  if (!ix)
+    return;
+  lsched_cluster_remove_observer(ix->c, &six_observer_ops, ix);
+  for (int i = 0; i < ix->nsh; i++)
+    shape_free(ix, &ix->sh[i]);
+  lsched_allocator a = ix->a;
+  lsched__free(&a, ix->sh);
+  lsched__free(&a, ix->scratch);
+  lsched__free(&a, ix->log);
+  lsched__free(&a, ix->last);
+  lsched__free(&a, ix);
+}
+
+void lsched_score_index_reset(lsched_score_index *ix) {
+  if (ix)
+    ix->stale = 1;
+}
+
+void lsched_score_index_touch(lsched_score_index *ix, int node) {
+  if (ix)
+    six_touch(ix, node);
+}
+
+int lsched_score_index_enable(lsched_score_index *ix, int on) {
+  if (!ix)
+    return LSCHED_EINVAL;
+  ix->enabled = on != 0;
+  return LSCHED_OK;
+}
+
+static void map_put(struct lsched_score_index *ix, uint64_t h, int idx) {
+  uint32_t j = (uint32_t)h & (SIX_MAP - 1);
+  while (ix->map[j])
+    j = (j + 1) & (SIX_MAP - 1);
+  ix->map[j] = (uint16_t)(idx + 1);
+}
+
+/* *out: the tree for key brought up to date, or NULL (the caller scans:
+ * also when no tree could be allocated; the trees are a cache, and a
+ * failed allocation costs one scan, never an answer). LSCHED_OK. */
+static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
+                     const lsched_request *req, struct six_shape **out) {
+  *out = NULL;
+  uint64_t h = key_hash(k);
+  struct six_shape *s = NULL;
+  for (uint32_t j = (uint32_t)h & (SIX_MAP - 1); ix->map[j];
+       j = (j + 1) & (SIX_MAP - 1)) {
+    struct six_shape *e = &ix->sh[ix->map[j] - 1];
+    if (e->hash == h && key_eq(&e->key, k)) {
+      s = e;
+      break;
+    }
+  }
+  if (!s) {
+    if (ix->nsh < ix->max_shapes) {
+      s = &ix->sh[ix->nsh];
+      map_put(ix, h, ix->nsh++);
+    } else {
+      uint64_t *g = &ix->ghost[h % SIX_GHOSTS];
+      if (*g != h) { /* first miss while full: remember, scan */
+        *g = h;
+        return LSCHED_OK;
+      }
+      *g = 0;
+      s = &ix->sh[0];
+      for (int i = 1; i < ix->nsh; i++)
+        if (ix->sh[i].last_use < s->last_use)
+          s = &ix->sh[i];
+      ix->st.evictions++;
+      s->hash = h; /* the table is rebuilt for the new key */
+      memset(ix->map, 0, sizeof ix->map);
+      for (int i = 0; i < ix->nsh; i++)
+        map_put(ix, ix->sh[i].hash, i);
+    }
+    s->key = *k;
+    s->hash = h;
+    s->built = 0;
+    lsched_request r = LSCHED_REQUEST_INIT;
+    r.cpu_milli = req->cpu_milli;
+    r.memory_mib = req->memory_mib;
+    r.gpu_count = req->gpu_count;
+    r.gpu_milli = req->gpu_milli;
+    r.model_mask = req->model_mask;
+    r.mig_kind = k->mig_kind;
+    r.mig_compute_milli = k->mig_compute;
+    r.mig_memory_mib = k->mig_mem;
+    r.features = k->features;
+    s->req = r;
+  }
+  s->last_use = ++ix->tick;
+  if (!s->built) {
+    if (!s->best) {
+      s->best = lsched__alloc(&ix->a, 2 * (size_t)ix->size * sizeof *s->best);
+      s->val = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->val);
+      if (!s->best || !s->val) {
+        shape_free(ix, s);
+        return LSCHED_OK;
+      }
+    }
+    tree_build(ix, s);
+    ix->st.builds++;
+  } else {
+    tree_sync(ix, s);
+  }
+  *out = s;
+  return LSCHED_OK;
+}
+
+int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
+                            int *node) {
+  if (!node)
+    return LSCHED_EINVAL;
+  *node = -1;
+  if (!ix || lsched_request_validate(req) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  struct six_key k;
+  struct six_shape *s = NULL;
+  if (ix->stale || ix->order_gen != ix->c->order_gen)
+    six_refresh(ix); /* ENOMEM: stays stale (scan), tried again next call */
+  if (ix->enabled && !ix->stale && ix->order_gen == ix->c->order_gen &&
+      shape_of(req, &k) && shape_get(ix, &k, req, &s))
+    return LSCHED_ENOMEM;
+  if (s) {
+    ix->st.indexed++;
+    int32_t pos = s->best[1];
+    if (pos < 0)
+      return LSCHED_ENOFIT;
+    *node = ix->c->order[pos];
+    return LSCHED_OK;
+  }
+  ix->st.scanned++;
+  if (ix->scratch_n < ix->c->n)
+    return LSCHED_ENOMEM; /* the scan's scratch could not grow */
+  return lsched_best_raw_score(ix->c, req, ix->score, ix->ctx, ix->scratch,
+                               node);
+}
+
+int lsched_score_index_stats_get(const lsched_score_index *ix,
+                                 lsched_score_index_stats *out) {
+  if (!ix || !out)
+    return LSCHED_EINVAL;
+  *out = ix->st;
+  out->shapes = ix->nsh;
+  out->max_shapes = ix->max_shapes;
+  return LSCHED_OK;
+}
+
+int lsched_score_index_check(lsched_score_index *ix) {
+  if (!ix)
+    return LSCHED_EINVAL;
+  if (ix->stale || ix->order_gen != ix->c->order_gen)
+    return LSCHED_OK; /* nothing is read before the rebuild */
+  if (ix->n != ix->c->n)
+    return LSCHED_ESTATE;
+  for (int i = 0; i < ix->nsh; i++) {
+    struct six_shape *s = &ix->sh[i];
+    if (!s->built)
+      continue;
+    tree_sync(ix, s);
+    for (int p = 0; p < ix->size; p++) {
+      int32_t b = s->best[ix->size + p];
+      if (p >= ix->n) {
+        if (b != -1)
+          return LSCHED_ESTATE;
+        continue;
+      }
+      int node = ix->c->order[p];
+      int fits = lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req);
+      if (fits != (b == p) || (b != p && b != -1))
+        return LSCHED_ESTATE;
+      if (fits && s->val[p] != ix->score(&ix->v, node, &s->req, ix->ctx))
+        return LSCHED_ESTATE;
+    }
+    for (int j = ix->size - 1; j >= 1; j--)
+      if (s->best[j] != pick(s->val, s->best[2 * j], s->best[2 * j + 1]))
+        return LSCHED_ESTATE;
+  }
+  return LSCHED_OK;
+}

@@ -1,0 +1,545 @@
+/*
+ * The score index (lsched_score_index, <libsched/policy_sdk.h>) against
+ * the scan it replaces, on the minitest harness (runs in the library-only
+ * build too).
+ *
+ * - A hand-computed case: best-fit's scores on three nodes, ties to the
+ *   earliest node in the visit order, under set_order and a cordon.
+ * - Equivalence replays: every scoring built-in (best-fit, worst-fit,
+ *   dot-product, gpu-packing, gpu-clustering, fgd; mig-best-fit and
+ *   mig-aware for their non-MIG requests; defrag over best-fit) runs twice
+ *   on two identical random clusters, once through its index (default) and
+ *   once with parameter index=off (the scan, the reference), through the
+ *   same random operations: placements of requests from a pool of shapes
+ *   (model masks, features, CPU-only, whole and fractional GPUs, MIG on the
+ *   clusters with MIG nodes, and requests restricted by node_allowed or a
+ *   node_filter), releases, cordon/drain/uncordon, new visit orders, nodes
+ *   added, updated and removed, new workloads. Every answer (return code,
+ *   node, GPUs) must be the same; the clusters check their invariants
+ *   after every change. One configuration uses more shapes than the index
+ *   tracks, so eviction and the scan of untracked shapes are covered.
+ * - The log of touched nodes past its capacity: trees replayed, rebuilt,
+ *   and rebuilt after the log dropped entries they had not seen.
+ * - Invariants at scale: 12,500 nodes x 8 GPUs (100,000 GPUs), two indexes
+ *   (a CPU/GPU-sum score and a per-GPU one); after every operation the
+ *   index's answer equals lsched_best_raw_score()'s, and every 200
+ *   operations every tree is recomputed in full (lsched_score_index_check).
+ */
+#include "minitest.h"
+
+#include <libsched/libsched.h>
+#include <libsched/mig.h>
+#include <libsched/policy_sdk.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OK(call)                                                               \
+  do {                                                                         \
+    int ok_rc_ = (call);                                                       \
+    MT_ASSERT_MSG(ok_rc_ == LSCHED_OK, "%s: %s", #call,                        \
+                  lsched_err_name(ok_rc_));                                    \
+  } while (0)
+
+struct rng {
+  uint64_t s;
+};
+
+static uint64_t rnext(struct rng *r) {
+  uint64_t x = r->s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  r->s = x;
+  return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+static int rbelow(struct rng *r, int n) {
+  return n > 0 ? (int)((rnext(r) >> 11) % (uint64_t)n) : 0;
+}
+
+static lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli) {
+  lsched_request q = LSCHED_REQUEST_INIT;
+  q.cpu_milli = cpu;
+  q.memory_mib = mem;
+  q.gpu_count = k;
+  q.gpu_milli = milli;
+  return q;
+}
+
+static lsched_cluster *new_cluster(int check) {
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  o.check_invariants = check;
+  lsched_cluster *c = NULL;
+  OK(lsched_cluster_create(&c, &o));
+  MT_EQ(lsched_cluster_model_id(c, "A100", 1), 0);
+  MT_EQ(lsched_cluster_model_id(c, "V100", 1), 1);
+  return c;
+}
+
+static int add_node(lsched_cluster *c, int64_t cpu, int64_t mem, int gpus,
+                    int model, lsched_gpu_mode mode, uint64_t features) {
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = cpu;
+  s.memory_mib = mem;
+  s.gpu_count = gpus;
+  s.gpu_model = model;
+  s.gpu_mode = mode;
+  s.mig_dynamic = mode == LSCHED_GPU_MIG;
+  s.features = features;
+  int id = -1;
+  int rc = lsched_cluster_add_node(c, &s, &id);
+  MT_ASSERT_MSG(rc == LSCHED_OK, "add_node: %s (%s)", lsched_err_name(rc),
+                lsched_cluster_errmsg(c));
+  return id;
+}
+
+static lsched_policy *attach(lsched_cluster *c, const char *name,
+                             const char *index) {
+  lsched_registry *r = NULL;
+  OK(lsched_registry_create(&r, NULL));
+  OK(lsched_registry_add_builtins(r));
+  lsched_policy *p = NULL;
+  OK(lsched_policy_create(&p, c, lsched_registry_find(r, name)));
+  lsched_registry_destroy(r); /* created without a registry: not kept */
+  if (index)
+    OK(lsched_policy_set_param(p, "index", index));
+  return p;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Hand-computed                                                           */
+
+static int64_t fit_best(const lsched_view *v, int node,
+                        const lsched_request *req, void *ctx) {
+  (void)ctx;
+  return lsched_fit_score(v, node, req, 0);
+}
+
+static void test_hand(void) {
+  /* Three nodes of 32 cores and 4 GPUs; A = 32000, B = 4000.
+   * Node 0: 16 cores and 2 GPUs in use; node 1: the same; node 2: idle.
+   * A request of 8 cores and 1 GPU leaves (8000, 1000) on nodes 0 and 1:
+   * 100 x leftover = (50 x 8000 x 4000 + 50 x 1000 x 32000) / (32000 x
+   * 4000) = 25, score 75; on node 2 (24000, 3000): 75, score 25. Nodes 0
+   * and 1 tie at 75: the earliest in the visit order wins. */
+  lsched_cluster *c = new_cluster(1);
+  for (int i = 0; i < 3; i++)
+    add_node(c, 32000, 65536, 4, 0, LSCHED_GPU_SHARED, 0);
+  lsched_score_index *ix = NULL;
+  OK(lsched_score_index_create(&ix, c, fit_best, NULL));
+  lsched_placement p = {0};
+  p.cpu_milli = 16000;
+  p.gpu_count = 2;
+  p.gpu_milli = 1000;
+  p.gpu_mask = 3;
+  for (int i = 0; i < 2; i++) {
+    p.node = i;
+    OK(lsched_alloc(c, &p));
+  }
+  lsched_request q = mkreq(8000, 0, 1, 1000);
+  lsched_view v = LSCHED_VIEW_INIT;
+  OK(lsched_cluster_view(c, &v));
+  MT_EQ(lsched_fit_score(&v, 0, &q, 0), 75);
+  MT_EQ(lsched_fit_score(&v, 2, &q, 0), 25);
+  int node = -2;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 0);
+  int order[3] = {2, 1, 0};
+  OK(lsched_cluster_set_order(c, order, 3));
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 1); /* visit order 2, 1, 0: node 1 is the earlier of the tie */
+  OK(lsched_cluster_set_node_state(c, 1, LSCHED_NODE_CORDONED));
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 0);
+  p.node = 0;
+  OK(lsched_release(c, &p)); /* node 0 idle again: 25, node 2 wins (first) */
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 2);
+  /* Nothing fits 33 cores: ENOFIT and -1. */
+  lsched_request big = mkreq(33000, 0, 0, 0);
+  MT_EQ(lsched_score_index_best(ix, &big, &node), LSCHED_ENOFIT);
+  MT_EQ(node, -1);
+  OK(lsched_score_index_check(ix));
+  lsched_score_index_stats st;
+  OK(lsched_score_index_stats_get(ix, &st));
+  MT_EQ(st.shapes, 2);
+  MT_EQ((int)st.scanned, 0);
+  lsched_score_index_destroy(ix);
+  lsched_cluster_destroy(c);
+}
+
+static int64_t tight_gpu(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx);
+static int64_t tight_gpu_fwd(const lsched_view *v, int node,
+                             const lsched_request *req, void *ctx) {
+  return tight_gpu(v, node, req, ctx);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Equivalence replays                                                     */
+
+#define MAXN 80
+#define MAXLIVE 512
+
+struct pair {
+  lsched_cluster *c[2];
+  lsched_policy *p[2];
+  lsched_placement live[MAXLIVE];
+  int nlive;
+  unsigned char allowed[MAXN + 8];
+};
+
+static int odd_filter(void *user, const lsched_cluster *c, int node) {
+  (void)c;
+  return ((node + *(const int *)user) & 1) == 0;
+}
+
+static void random_node(struct rng *r, lsched_cluster *c0, lsched_cluster *c1,
+                        int mig_ok) {
+  int64_t cpu = 8000 * (1 + rbelow(r, 8));
+  int64_t mem = 16384 * (1 + rbelow(r, 8));
+  int gpus = rbelow(r, 5) == 0 ? 0 : 1 + rbelow(r, 8);
+  int model = rbelow(r, 2);
+  lsched_gpu_mode mode = rbelow(r, 4) == 0 ? LSCHED_GPU_EXCLUSIVE
+                                           : LSCHED_GPU_SHARED;
+  if (mig_ok && gpus > 0 && rbelow(r, 4) == 0) {
+    mode = LSCHED_GPU_MIG;
+    model = 0;
+  }
+  uint64_t feat = (uint64_t)rbelow(r, 4);
+  int a = add_node(c0, cpu, mem, gpus, model, mode, feat);
+  int b = add_node(c1, cpu, mem, gpus, model, mode, feat);
+  MT_EQ(a, b);
+}
+
+static lsched_request random_shape(struct rng *r, int mig_ok) {
+  static const int shares[] = {100, 250, 300, 500, 700, 1000};
+  int64_t cpu = 1000 * rbelow(r, 17);
+  int64_t mem = 2048 * rbelow(r, 20);
+  int k = rbelow(r, 4) == 0 ? 0 : 1 + rbelow(r, 3) * rbelow(r, 3);
+  int milli = k == 0 ? 0 : k > 1 ? 1000 : shares[rbelow(r, 6)];
+  lsched_request q = mkreq(cpu, mem, k, milli);
+  if (k > 0 && rbelow(r, 5) == 0)
+    q.model_mask = UINT64_C(1) << rbelow(r, 2);
+  if (rbelow(r, 6) == 0)
+    q.features = (uint64_t)(1 + rbelow(r, 3));
+  if (mig_ok && k > 0 && rbelow(r, 4) == 0) {
+    q.gpu_count = 1;
+    q.gpu_milli = 0;
+    q.model_mask = 0;
+    q.mig_kind = 1 + rbelow(r, 5);
+  }
+  return q;
+}
+
+static void same_answer(struct pair *pr, const lsched_request *q,
+                        const char *policy, int step) {
+  lsched_placement out[2];
+  memset(out, 0, sizeof out);
+  int rc0 = lsched_policy_place(pr->p[0], q, &out[0]);
+  int rc1 = lsched_policy_place(pr->p[1], q, &out[1]);
+  MT_ASSERT_MSG(rc0 == rc1, "%s step %d: index %s, scan %s", policy, step,
+                lsched_err_name(rc0), lsched_err_name(rc1));
+  if (rc0 != LSCHED_OK)
+    return;
+  MT_ASSERT_MSG(out[0].node == out[1].node && out[0].gpu_mask ==
+                    out[1].gpu_mask && out[0].gpu_milli == out[1].gpu_milli &&
+                    out[0].mig_kind == out[1].mig_kind &&
+                    out[0].mig_start == out[1].mig_start,
+                "%s step %d: index node %d mask %#llx, scan node %d mask "
+                "%#llx",
+                policy, step, out[0].node,
+                (unsigned long long)out[0].gpu_mask, out[1].node,
+                (unsigned long long)out[1].gpu_mask);
+  if (pr->nlive == MAXLIVE)
+    return;
+  OK(lsched_alloc(pr->c[0], &out[0]));
+  OK(lsched_alloc(pr->c[1], &out[1]));
+  pr->live[pr->nlive++] = out[0];
+}
+
+static void set_workload(struct rng *r, struct pair *pr) {
+  lsched_workload *w = NULL;
+  OK(lsched_workload_create(&w, NULL));
+  int n = 1 + rbelow(r, 6);
+  for (int i = 0; i < n; i++) {
+    lsched_request q = random_shape(r, 0);
+    lsched_task_type t = {q.cpu_milli, q.gpu_count, q.gpu_milli,
+                          q.model_mask, (uint64_t)(1 + rbelow(r, 50))};
+    OK(lsched_workload_add(w, &t));
+  }
+  for (int i = 0; i < 2; i++) { /* ENOENT: a policy without workloads */
+    int rc = lsched_policy_set_workload(pr->p[i], w);
+    MT_ASSERT_MSG(rc == LSCHED_OK || rc == LSCHED_ENOENT, "set_workload: %s",
+                  lsched_err_name(rc));
+  }
+  lsched_workload_destroy(w);
+}
+
+/* One replay: `policy` on a random cluster of about n nodes, `ops`
+ * operations, shapes drawn from a pool of `npool` (plus fresh ones). */
+static void replay(const char *policy, uint64_t seed, int n, int ops,
+                   int npool, int mig) {
+  struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 7};
+  struct pair pr;
+  memset(&pr, 0, sizeof pr);
+  for (int i = 0; i < 2; i++)
+    pr.c[i] = new_cluster(1);
+  for (int i = 0; i < n; i++)
+    random_node(&r, pr.c[0], pr.c[1], mig);
+  pr.p[0] = attach(pr.c[0], policy, NULL);
+  pr.p[1] = attach(pr.c[1], policy, "off");
+  set_workload(&r, &pr);
+  lsched_request pool[400];
+  for (int i = 0; i < npool; i++)
+    pool[i] = random_shape(&r, mig);
+  int shift = 0;
+  for (int step = 0; step < ops; step++) {
+    int what = rbelow(&r, 100);
+    int nn = lsched_cluster_node_count(pr.c[0]);
+    if (what < 55) { /* place */
+      lsched_request q = rbelow(&r, 10) == 0 ? random_shape(&r, mig)
+                                             : pool[rbelow(&r, npool)];
+      int restrict_ = rbelow(&r, 12);
+      if (restrict_ == 0) {
+        for (int i = 0; i < nn; i++)
+          pr.allowed[i] = (unsigned char)(rbelow(&r, 3) != 0);
+        q.node_allowed = pr.allowed;
+        q.node_allowed_count = nn;
+      } else if (restrict_ == 1) {
+        shift = rbelow(&r, 2);
+        q.node_filter = odd_filter;
+        q.node_filter_user = &shift;
+      }
+      same_answer(&pr, &q, policy, step);
+    } else if (what < 85) { /* release */
+      if (pr.nlive == 0)
+        continue;
+      int i = rbelow(&r, pr.nlive);
+      OK(lsched_release(pr.c[0], &pr.live[i]));
+      OK(lsched_release(pr.c[1], &pr.live[i]));
+      pr.live[i] = pr.live[--pr.nlive];
+    } else if (what < 92) { /* node state */
+      int node = rbelow(&r, nn);
+      int st = lsched_cluster_node_state(pr.c[0], node);
+      if (st == LSCHED_NODE_REMOVED)
+        continue;
+      lsched_node_state to = (lsched_node_state)rbelow(&r, 3);
+      OK(lsched_cluster_set_node_state(pr.c[0], node, to));
+      OK(lsched_cluster_set_node_state(pr.c[1], node, to));
+    } else if (what < 95) { /* visit order */
+      int perm[MAXN + 8];
+      for (int i = 0; i < nn; i++)
+        perm[i] = i;
+      for (int i = nn - 1; i > 0; i--) {
+        int j = rbelow(&r, i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+      }
+      OK(lsched_cluster_set_order(pr.c[0], perm, nn));
+      OK(lsched_cluster_set_order(pr.c[1], perm, nn));
+    } else if (what < 97) { /* add a node */
+      if (nn < MAXN)
+        random_node(&r, pr.c[0], pr.c[1], mig);
+    } else if (what < 99) { /* update or remove an idle node */
+      int node = rbelow(&r, nn);
+      if (lsched_cluster_node_state(pr.c[0], node) == LSCHED_NODE_REMOVED ||
+          lsched_cluster_node_idle(pr.c[0], node) != 1)
+        continue;
+      if (rbelow(&r, 2)) {
+        OK(lsched_cluster_remove_node(pr.c[0], node));
+        OK(lsched_cluster_remove_node(pr.c[1], node));
+      } else {
+        lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+        s.cpu_milli = 8000 * (1 + rbelow(&r, 8));
+        s.memory_mib = 65536;
+        s.gpu_count = rbelow(&r, 9);
+        s.gpu_model = rbelow(&r, 2);
+        s.features = (uint64_t)rbelow(&r, 4);
+        OK(lsched_cluster_update_node(pr.c[0], node, &s));
+        OK(lsched_cluster_update_node(pr.c[1], node, &s));
+      }
+    } else { /* a new workload (fgd; the others ignore it) */
+      set_workload(&r, &pr);
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    OK(lsched_cluster_check(pr.c[i]));
+    lsched_policy_destroy(pr.p[i]);
+    lsched_cluster_destroy(pr.c[i]);
+  }
+}
+
+static const char *const scoring[] = {
+    "best-fit",     "worst-fit",  "dot-product", "gpu-packing", "gpu-clustering",
+    "fgd",          "mig-best-fit", "mig-aware", "defrag"};
+#define NSCORING (sizeof scoring / sizeof scoring[0])
+
+static void test_replay_small(void) {
+  for (size_t p = 0; p < NSCORING; p++)
+    for (uint64_t seed = 1; seed <= 3; seed++)
+      replay(scoring[p], seed, 3 + (int)(seed * 7 % 20), 500, 12, 0);
+}
+
+static void test_replay_mig(void) {
+  for (size_t p = 0; p < NSCORING; p++)
+    for (uint64_t seed = 11; seed <= 12; seed++)
+      replay(scoring[p], seed, 24, 400, 10, 1);
+}
+
+/* More shapes than an index tracks (256): evictions and scans of
+ * untracked shapes (the same code for every policy: three of them); and a
+ * larger cluster. */
+static void test_replay_many_shapes(void) {
+  static const char *const some[] = {"best-fit", "gpu-clustering", "fgd"};
+  for (size_t p = 0; p < 3; p++)
+    replay(some[p], 21 + p, 70, 1500, 400, 0);
+}
+
+/* The log of touched nodes past its capacity (4096 entries): a shape asked
+ * at every step (replayed), one asked every 1,500 steps (rebuilt: more
+ * than n/4 behind), one asked at step 5 and then right after the log
+ * dropped what it had not replayed (rebuilt, then replayed). */
+static void test_log_compaction(void) {
+  enum { N = 64, LIVE = 256 };
+  lsched_cluster *c = new_cluster(0);
+  for (int i = 0; i < N; i++)
+    add_node(c, 64000, 1 << 20, 8, i % 2, LSCHED_GPU_SHARED, 0);
+  lsched_score_index *ix = NULL;
+  OK(lsched_score_index_create(&ix, c, tight_gpu_fwd, NULL));
+  int scratch[N];
+  lsched_request q[3] = {mkreq(2000, 0, 1, 250), mkreq(8000, 0, 2, 1000),
+                         mkreq(1000, 0, 1, 100)};
+  lsched_placement live[LIVE];
+  int nlive = 0;
+  struct rng r = {99};
+  int touches = 0; /* allocations and releases: one log entry each */
+  for (int step = 0; step < 9000; step++) {
+    /* The log is compacted at the 4,097th entry: shape 2, held back since
+     * step 5, must then be rebuilt, not replayed from dropped entries. */
+    int which = step == 5 || (touches > 4096 && touches < 4110) ? 2
+                : step % 1500 == 0                               ? 1
+                                                                 : 0;
+    int node = -1, ref = -1;
+    int rc = lsched_score_index_best(ix, &q[which], &node);
+    MT_EQ(rc, lsched_best_raw_score(c, &q[which], tight_gpu_fwd, NULL,
+                                    scratch, &ref));
+    MT_EQ(node, ref);
+    if (which == 2 && step > 5) /* every leaf of every tree recomputed */
+      OK(lsched_score_index_check(ix));
+    if (rc == LSCHED_OK && nlive < LIVE && rbelow(&r, 4)) {
+      lsched_placement p;
+      OK(lsched_pick_gpus(c, node, &q[which], LSCHED_PICK_TIGHTEST, &p));
+      OK(lsched_alloc(c, &p));
+      live[nlive++] = p;
+      touches++;
+    } else if (nlive > 0) {
+      int i = rbelow(&r, nlive);
+      OK(lsched_release(c, &live[i]));
+      live[i] = live[--nlive];
+      touches++;
+    }
+  }
+  OK(lsched_score_index_check(ix));
+  lsched_score_index_stats st;
+  OK(lsched_score_index_stats_get(ix, &st));
+  MT_EQ(st.shapes, 3);
+  MT_EQ((int)st.scanned, 0);
+  MT_ASSERT(st.builds > 3); /* rebuilds after the log dropped entries */
+  lsched_score_index_destroy(ix);
+  lsched_cluster_destroy(c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Invariants at 100,000 GPUs                                              */
+
+/* A score that reads every GPU: free milli of the tightest GPU that fits
+ * one GPU of the request, negated (as a policy preferring tight GPUs). */
+static int64_t tight_gpu(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx) {
+  (void)ctx;
+  const lsched_node *nd = lsched_view_node(v, node);
+  const int *g = lsched_view_gpus(v, nd);
+  int d = lsched_node_eff_milli(nd, req), best = 2000;
+  for (int i = 0; i < nd->gpu_count; i++)
+    if (g[i] >= d && g[i] < best)
+      best = g[i];
+  return -(int64_t)best * 1000 - (nd->cpu_free >> 10);
+}
+
+static void test_invariants_100k(void) {
+  enum { NODES = 12500, OPS = 800 };
+  lsched_cluster *c = new_cluster(0);
+  for (int i = 0; i < NODES; i++)
+    add_node(c, 128000, 1 << 20, 8, i % 2, LSCHED_GPU_SHARED, 0);
+  lsched_score_index *ix[2] = {NULL, NULL};
+  lsched_score_fn fn[2] = {fit_best, tight_gpu};
+  for (int i = 0; i < 2; i++)
+    OK(lsched_score_index_create(&ix[i], c, fn[i], NULL));
+  int *scratch = malloc(NODES * sizeof *scratch);
+  lsched_placement *live = malloc(OPS * sizeof *live);
+  MT_ASSERT(scratch && live);
+  int nlive = 0;
+  struct rng r = {12345};
+  static const int shares[] = {100, 250, 500, 1000};
+  for (int step = 0; step < OPS; step++) {
+    if (nlive > 0 && rbelow(&r, 3) == 0) {
+      int i = rbelow(&r, nlive);
+      OK(lsched_release(c, &live[i]));
+      live[i] = live[--nlive];
+    } else {
+      int k = 1 + rbelow(&r, 4) / 3 * rbelow(&r, 4);
+      lsched_request q = mkreq(4000 * (1 + rbelow(&r, 8)), 8192 * rbelow(&r, 4),
+                               k, k > 1 ? 1000 : shares[rbelow(&r, 4)]);
+      if (rbelow(&r, 6) == 0)
+        q.model_mask = 1;
+      int which = rbelow(&r, 2), node = -1, ref = -1;
+      int rc = lsched_score_index_best(ix[which], &q, &node);
+      int rrc = lsched_best_raw_score(c, &q, fn[which], NULL, scratch, &ref);
+      MT_EQ(rc, rrc);
+      MT_EQ(node, ref);
+      if (rc == LSCHED_OK) {
+        lsched_placement p;
+        OK(lsched_pick_gpus(c, node, &q, LSCHED_PICK_TIGHTEST, &p));
+        OK(lsched_alloc(c, &p));
+        live[nlive++] = p;
+      }
+    }
+    if (step % 200 == 199) {
+      OK(lsched_cluster_check(c));
+      for (int i = 0; i < 2; i++)
+        OK(lsched_score_index_check(ix[i]));
+    }
+    if (step == OPS / 2) { /* a cordon and a node change mid-way */
+      OK(lsched_cluster_set_node_state(c, 17, LSCHED_NODE_CORDONED));
+      lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+      s.cpu_milli = 256000;
+      s.memory_mib = 1 << 21;
+      s.gpu_count = 8;
+      s.gpu_model = 0;
+      OK(lsched_cluster_add_node(c, &s, NULL));
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    lsched_score_index_stats st;
+    OK(lsched_score_index_stats_get(ix[i], &st));
+    MT_ASSERT(st.indexed > 0);
+    lsched_score_index_destroy(ix[i]);
+  }
+  free(scratch);
+  free(live);
+  lsched_cluster_destroy(c);
+}
+
+int main(void) {
+  mt_begin("test_score_index");
+  MT_RUN(test_hand);
+  MT_RUN(test_replay_small);
+  MT_RUN(test_replay_mig);
+  MT_RUN(test_replay_many_shapes);
+  MT_RUN(test_log_compaction);
+  MT_RUN(test_invariants_100k);
+  return mt_finish();
+}
