@@ -266,8 +266,12 @@ static void set_workload(struct rng *r, struct pair *pr) {
   int n = 1 + rbelow(r, 6);
   for (int i = 0; i < n; i++) {
     lsched_request q = random_shape(r, 0);
-    lsched_task_type t = {q.cpu_milli, q.gpu_count, q.gpu_milli,
-                          q.model_mask, (uint64_t)(1 + rbelow(r, 50))};
+    lsched_task_type t = LSCHED_TASK_TYPE_INIT;
+    t.cpu_milli = q.cpu_milli;
+    t.gpu_count = q.gpu_count;
+    t.gpu_milli = q.gpu_milli;
+    t.model_mask = q.model_mask;
+    t.weight = (uint64_t)(1 + rbelow(r, 50));
     OK(lsched_workload_add(w, &t));
   }
   for (int i = 0; i < 2; i++) { /* ENOENT: a policy without workloads */
