@@ -276,8 +276,14 @@ struct sim_engine {
   uint32_t *run_list;    /* running slots (any order) */
   size_t nrun, run_cap;
   /* reservations (reserve.c) */
-  struct run_end *scratch_ends;
+  struct run_end *scratch_ends; /* running jobs by estimated end */
   size_t scratch_cap;
+  /* scratch_ends[0 .. ends_n) holds run_list[0 .. ends_n) sorted, as of
+   * (ends_now, ends_done, ends_moves), when ends_ok (reserve.c). */
+  int ends_ok;
+  size_t ends_n, ends_done;
+  int64_t ends_now;
+  uint64_t ends_moves;
   int reservation_valid;
   int64_t reservation_t;
   /* migration and preemption (migrate.c) */
