@@ -15,7 +15,7 @@
  *        E[D] = 2967.7 s, E[G] = 1.361 GPUs. 50,000 jobs on 10,000 GPUs
  *        and 400,000 on 100,000 by default (a 100,000-GPU cluster needs
  *        about 100,000 jobs to fill before queues form).
- * shapes fgd on 10,000 GPUs at load 1.2 (skip), 100,000 jobs of 32,000
+ * shapes fgd on 10,000 GPUs at load 1.2 (skip), 5,000 jobs of 32,000
  *        distinct request shapes (CPU 1,000 + i milli, i = job mod 32,000,
  *        on top of the default mix's shape) against the same jobs with one
  *        CPU request each.
@@ -283,7 +283,7 @@ int main(int argc, char **argv) {
   const char *only = NULL, *pol = NULL, *que = NULL, *gpus = NULL,
              *loads = NULL, *big_pol = "first-fit,best-fit",
              *big_que = "skip";
-  size_t jobs10k = 50000, jobs100k = 400000, shapes_jobs = 100000,
+  size_t jobs10k = 50000, jobs100k = 400000, shapes_jobs = 5000,
          long_jobs = 1000000, big = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
