@@ -30,8 +30,8 @@
  * released resources anyway.
  *
  * Used when the run has no part that rewrites requests or acts before a
- * placement (the MIG part: its requests depend on its state) and the
- * policy is not random (see queue_index_on), else the plain pass runs. Memory: 24 bytes per slot and 80 per distinct shape
+ * placement (the MIG part: its requests depend on its state), else the
+ * plain pass runs. Memory: 24 bytes per slot and 80 per distinct shape
  * ever queued.
  */
 #include "engine_internal.h"
@@ -232,8 +232,9 @@ static int index_append(engine *e, uint32_t sl, size_t apos) {
   sh->count++;
   if (sh->cursor == QX_NONE)
     sh->cursor = sl;
-  /* Untried, unless the shape already failed in this epoch. */
-  return has_failed(x, s) ? 0 : pend_push(x, s);
+  /* Untried, unless the shape already failed in this epoch (a gang shape
+   * is tried in the next pass whatever happened in the last one). */
+  return !sh->gang && has_failed(x, s) ? 0 : pend_push(x, s);
 }
 
 /* Slot sl leaves its shape's list (it started). */
@@ -365,14 +366,7 @@ int queue_index_on(engine *e) {
       (e->hooks &
        (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST | SIM_HOOK_BEFORE_PLACE)))
     return 0;
-  /* The random policy (alone or as defrag's base): its draws follow the
-   * attempts, and tests/test_queue_index.c found runs where the indexed
-   * pass drew differently (cause not yet found): it takes the plain pass. */
-  if (strstr(e->opt->policy, "random"))
-    return 0;
-  for (int i = 0; i < e->opt->npolicy_params; i++)
-    if (strstr(e->opt->policy_params[i], "random"))
-      return 0;
+
   e->qx = calloc(1, sizeof *e->qx);
   if (e->qx) {
     int m = 0;
