@@ -220,7 +220,7 @@ END_TEST
 static Suite *make_suite(void) {
   Suite *s = suite_create("queue_index");
   TCase *tc = tcase_create("queue_index");
-  tcase_set_timeout(tc, 120);
+  tcase_set_timeout(tc, 600); /* ASan on a loaded 2-core machine */
   tcase_add_checked_fixture(tc, load_catalog, free_catalog);
   tcase_add_loop_test(tc, indexed_equals_plain, 0, 4 * NPOL);
   tcase_add_loop_test(tc, indexed_equals_plain_preempt, 0, 4);
