@@ -133,6 +133,9 @@ typedef struct sim_options {
    * reservation is recomputed and the run fails if it moved later (tests;
    * --check). */
   int check_reservations;
+  /* Tests: skip and backfill pass over every waiting job (the reference)
+   * instead of the queue indexed by request shape (same decisions). */
+  int queue_plain;
   /* Where to write timeline.csv rows (header included); may be NULL. */
   FILE *timeline;
   /* Migration (policies that plan migrations, e.g. defrag): a move costs

@@ -303,11 +303,19 @@ struct sim_engine {
   int freed;             /* resources released since the last pass */
   int queue_changed;     /* arrivals since the last pass */
   uint32_t head_tried;   /* head slot that last failed (head-of-line modes) */
+  struct queue_index *qx; /* skip, backfill: the queue by shape, or NULL
+                             (queue_index.c; then qlen counts live jobs) */
   uint32_t *run_list;    /* running slots (any order) */
   size_t nrun, run_cap;
   /* reservations (reserve.c) */
-  struct run_end *scratch_ends;
+  struct run_end *scratch_ends; /* running jobs by estimated end */
   size_t scratch_cap;
+  /* scratch_ends[0 .. ends_n) holds run_list[0 .. ends_n) sorted, as of
+   * (ends_now, ends_done, ends_moves), when ends_ok (reserve.c). */
+  int ends_ok;
+  size_t ends_n, ends_done;
+  int64_t ends_now;
+  uint64_t ends_moves;
   int reservation_valid;
   int64_t reservation_t;
   /* migration and preemption (migrate.c) */
@@ -649,6 +657,8 @@ static inline void run_list_remove(engine *e, uint32_t sl) {
 /* Inserts sl at offset pos from the head of the queue. 0, or -1 when out
  * of memory. */
 static inline int queue_insert(engine *e, uint32_t sl, size_t pos) {
+  if (e->qx)
+    return queue_index_insert(e, sl, pos);
   if (e->qhead + e->qlen >= e->qcap && queue_room(e))
     return -1;
   if (pos < e->qlen)

@@ -59,4 +59,26 @@ int queue_room(struct sim_engine *e);
  * arrivals). 0, or -1 when out of memory. */
 int queue_add_behind_head(struct sim_engine *e, uint32_t sl);
 
+/* The queue indexed by request shape (queue_index.c: why it decides as
+ * the plain pass, and its costs), for skip and backfill. */
+struct queue_index;
+/* 1 if the run uses the index (opened on the first call), 0 if it takes
+ * the plain pass (sim_options.queue_plain, or a part that rewrites
+ * requests), -1 when out of memory (err set). */
+int queue_index_on(struct sim_engine *e);
+void queue_index_free(struct sim_engine *e);
+/* queue_insert with the index on. 0, or -1 when out of memory. */
+int queue_index_insert(struct sim_engine *e, uint32_t sl, size_t pos);
+/* skip's pass over the index. 0, or -1 with err set. */
+int queue_index_pass_skip(struct sim_engine *e);
+/* A backfill candidate j behind head h: 2 started, 1 fits now but may not
+ * start (it would delay the head), 0 does not fit, -1 error (err set). */
+typedef int (*queue_candidate_fn)(struct sim_engine *e, uint32_t h,
+                                  uint32_t j);
+/* backfill's pass over the index: the head as sim_queue_pass_head, then
+ * (when the queue changed and holds a candidate) prepare (the head's
+ * reservation) and each candidate in queue order. 0, or -1 with err set. */
+int queue_index_pass_backfill(struct sim_engine *e, queue_candidate_fn try_candidate,
+                              int (*prepare)(struct sim_engine *e));
+
 #endif

@@ -10,12 +10,14 @@
 
 #include <stdio.h>
 
-static int pass_backfill(engine *e) {
-  int changed = e->freed || e->queue_changed;
-  if (sim_queue_pass_head(e))
-    return -1;
-  if (e->qlen < 2 || !changed)
-    return 0;
+static int inconsistent(engine *e) {
+  snprintf(e->err, e->errlen, "backfill: inconsistent release/allocation");
+  return -1;
+}
+
+/* The head's reservation T, recomputed when it may have moved. 0, or -1
+ * with err set. */
+static int prepare(engine *e) {
   uint32_t h = e->queue[e->qhead];
   int fail = 0;
   /* T in the past: a running job is overdue (--overrun extend) and taken
@@ -29,66 +31,90 @@ static int pass_backfill(engine *e) {
     if (e->slots[h].reserved_us < 0)
       e->slots[h].reserved_us = e->reservation_t;
   }
+  return fail ? inconsistent(e) : 0;
+}
+
+/* Candidate j behind the head h (queue_candidate_fn): 2 started, 1 fits
+ * but would delay the head, 0 does not fit, -1 error. */
+static int candidate(engine *e, uint32_t h, uint32_t j) {
+  lsched_placement parts[SIM_MAX_PARTS];
+  int n = 0, fail = 0;
+  int r = place_job(e, j, parts, &n);
+  if (r <= 0)
+    return r;
+  int start = 0;
+  if (e->reservation_t == INT64_MAX ||
+      est_end(e, j, e->now) <= e->reservation_t) {
+    start = 1;
+  } else {
+    if (mark_running(e, j, parts, n)) {
+      snprintf(e->err, e->errlen, "out of memory");
+      return -1;
+    }
+    start = reservation(e, h, &fail) <= e->reservation_t;
+    unmark_running(e, j);
+    if (fail)
+      return inconsistent(e);
+  }
+  if (!start) {
+    unplace(e, parts, n);
+    return 1;
+  }
+  int64_t keep_t = e->reservation_t;
+  if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
+    if (!e->err[0]) /* else time_add's message */
+      snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  /* With check_reservations: the head's recomputed reservation, with j
+   * running, is no later than T (the consistency of the decision, overdue
+   * jobs included). */
+  if (e->opt->check_reservations) {
+    int64_t t2 = reservation(e, h, &fail);
+    if (fail)
+      return inconsistent(e);
+    if (t2 > keep_t) {
+      snprintf(e->err, e->errlen,
+               "backfill: starting job %s delays the head's reservation "
+               "from %lld to %lld us",
+               slot_name(&e->slots[j]), (long long)keep_t, (long long)t2);
+      return -1;
+    }
+  }
+  /* A backfilled job never moves T later; keep it to protect the head
+   * against later candidates in this pass. */
+  e->reservation_t = keep_t;
+  e->reservation_valid = 1;
+  return 2;
+}
+
+/* The plain pass (the reference; runs with the queue index take
+ * queue_index_pass_backfill, same decisions): O(queue) per pass after a
+ * release. */
+static int pass_backfill(engine *e) {
+  int on = queue_index_on(e);
+  if (on)
+    return on < 0 ? -1 : queue_index_pass_backfill(e, candidate, prepare);
+  int changed = e->freed || e->queue_changed;
+  if (sim_queue_pass_head(e))
+    return -1;
+  if (e->qlen < 2 || !changed)
+    return 0;
+  uint32_t h = e->queue[e->qhead];
+  if (prepare(e))
+    return -1;
   /* Without a release only unseen arrivals can newly qualify: the others
    * failed to fit (resources only shrank) or would end after T (their end
    * only moves later). */
   size_t from = e->freed ? 1 : (e->new_from > 1 ? e->new_from : 1);
   size_t w = e->qhead + from;
-  for (size_t i = from; i < e->qlen && !fail; i++) {
+  for (size_t i = from; i < e->qlen; i++) {
     uint32_t j = e->queue[e->qhead + i];
-    lsched_placement parts[SIM_MAX_PARTS];
-    int n = 0;
-    int r = place_job(e, j, parts, &n);
+    int r = candidate(e, h, j);
     if (r < 0)
       return -1;
-    int start = 0;
-    if (r == 1) {
-      if (e->reservation_t == INT64_MAX ||
-          est_end(e, j, e->now) <= e->reservation_t) {
-        start = 1;
-      } else {
-        if (mark_running(e, j, parts, n)) {
-          snprintf(e->err, e->errlen, "out of memory");
-          return -1;
-        }
-        start = reservation(e, h, &fail) <= e->reservation_t;
-        unmark_running(e, j);
-      }
-      if (!start)
-        unplace(e, parts, n);
-    }
-    if (start) {
-      int64_t keep_t = e->reservation_t;
-      if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
-        if (!e->err[0]) /* else time_add's message */
-          snprintf(e->err, e->errlen, "out of memory");
-        return -1;
-      }
-      /* With check_reservations: the head's recomputed reservation, with
-       * j running, is no later than T (the consistency of the decision,
-       * overdue jobs included). */
-      if (e->opt->check_reservations) {
-        int64_t t2 = reservation(e, h, &fail);
-        if (t2 > keep_t) {
-          snprintf(e->err, e->errlen,
-                   "backfill: starting job %s delays the head's reservation "
-                   "from %lld to %lld us",
-                   slot_name(&e->slots[j]), (long long)keep_t,
-                   (long long)t2);
-          return -1;
-        }
-      }
-      /* A backfilled job never moves T later; keep it to protect the head
-       * against later candidates in this pass. */
-      e->reservation_t = keep_t;
-      e->reservation_valid = 1;
-    } else {
+    if (r != 2)
       e->queue[w++] = j;
-    }
-  }
-  if (fail) {
-    snprintf(e->err, e->errlen, "backfill: inconsistent release/allocation");
-    return -1;
   }
   e->qlen = w - e->qhead;
   return 0;

@@ -4,9 +4,14 @@
  */
 #include "engine_internal.h"
 
-/* Without a release, jobs that failed before still fail, so only unseen
- * arrivals need a try. Started jobs are compacted out. */
+/* The plain pass (the reference; runs with the queue index take
+ * queue_index_pass_skip, same decisions): without a release, jobs that
+ * failed before still fail, so only unseen arrivals need a try. Started
+ * jobs are compacted out. O(queue) per pass after a release. */
 static int pass_skip(engine *e) {
+  int on = queue_index_on(e);
+  if (on)
+    return on < 0 ? -1 : queue_index_pass_skip(e);
   size_t from = e->freed ? 0 : e->new_from;
   size_t w = e->qhead + from;
   for (size_t i = from; i < e->qlen; i++) {

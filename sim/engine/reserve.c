@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct run_end {
   int64_t end;
@@ -47,11 +48,42 @@ static int cmp_run_end(const void *a, const void *b) {
   return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+static run_end end_of(const engine *e, uint32_t j) {
+  run_end x;
+  x.job = j;
+  x.idx = e->slots[j].idx;
+  x.end = running_est_end(e, j);
+  if (x.end < e->now)
+    x.end = e->now; /* overdue (--overrun extend): it may end at any
+                       moment; queue_backfill.c recomputes */
+  return x;
+}
+
+/* Inserts x into ends[0 .. n), sorted; returns its position. */
+static size_t insert_end(run_end *ends, size_t n, run_end x) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cmp_run_end(&ends[mid], &x) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  memmove(&ends[lo + 1], &ends[lo], (n - lo) * sizeof *ends);
+  ends[lo] = x;
+  return lo;
+}
+
 /*
  * Running jobs are released on the real cluster in order of estimated end
  * (ties released together) and h is tried after each group; then
  * everything is allocated back, which restores the state exactly.
- * O(R log R + R x place) for R running jobs.
+ * O(R log R + R x place) for R running jobs. The order of the started jobs
+ * is kept for the next call at the same time while no job completed, moved
+ * or was preempted: a backfill pass asks again for each candidate that
+ * fits but ends after the reservation, with that candidate marked running
+ * (appended to run_list), and jobs it started since are appended too; each
+ * is inserted in O(log R) plus a move instead of sorting all again.
  */
 int64_t reservation(engine *e, uint32_t h, int *fail) {
   size_t r = e->nrun;
@@ -61,16 +93,38 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     return INT64_MAX;
   }
   run_end *ends = e->scratch_ends;
-  for (size_t i = 0; i < r; i++) {
-    uint32_t j = e->run_list[i];
-    ends[i].job = j;
-    ends[i].idx = e->slots[j].idx;
-    ends[i].end = running_est_end(e, j);
-    if (ends[i].end < e->now)
-      ends[i].end = e->now; /* overdue (--overrun extend): it may end at
-                               any moment; queue_backfill.c recomputes */
+  uint64_t moves = e->migrations + e->preemptions;
+  /* run_list holds the started jobs first and then at most one candidate
+   * marked running for this question (queue_backfill.c), not counted in
+   * e->running. */
+  size_t base = e->running < r ? e->running : r;
+  if (r - base > 1 || !e->ends_ok || e->ends_now != e->now ||
+      e->ends_done != e->done || e->ends_moves != moves ||
+      e->ends_n > base) {
+    for (size_t i = 0; i < base; i++)
+      ends[i] = end_of(e, e->run_list[i]);
+    qsort(ends, base, sizeof *ends, cmp_run_end);
+    e->ends_n = base;
+    e->ends_now = e->now;
+    e->ends_done = e->done;
+    e->ends_moves = moves;
+    e->ends_ok = r - base <= 1;
   }
-  qsort(ends, r, sizeof *ends, cmp_run_end);
+  size_t added = r; /* the candidate's position, or r */
+  if (r - base > 1) { /* not expected: all sorted anew, not kept */
+    for (size_t i = 0; i < r; i++)
+      ends[i] = end_of(e, e->run_list[i]);
+    qsort(ends, r, sizeof *ends, cmp_run_end);
+  } else {
+    /* Jobs started since: appended to run_list in order. */
+    while (e->ends_n < base) {
+      run_end x = end_of(e, e->run_list[e->ends_n]);
+      insert_end(ends, e->ends_n, x);
+      e->ends_n++;
+    }
+    if (r > base)
+      added = insert_end(ends, base, end_of(e, e->run_list[base]));
+  }
   lsched_request req;
   build_request(e, &e->slots[h], &req);
   lsched_placement parts[SIM_MAX_PARTS], hp[SIM_MAX_PARTS];
@@ -99,5 +153,7 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
       if (lsched_alloc(e->sc->c, &parts[k]))
         *fail = 1;
   }
+  if (added < r) /* back to the order without the candidate */
+    memmove(&ends[added], &ends[added + 1], (r - 1 - added) * sizeof *ends);
   return t;
 }

@@ -293,6 +293,7 @@ void engine_teardown(engine *e) {
   free(e->free_slots);
   free(e->names);
   free(e->queue);
+  queue_index_free(e);
   free(e->run_list);
   free(e->scratch_ends);
   free(e->node_gpu_gib);

@@ -1,0 +1,598 @@
+/*
+ * The waiting queue indexed by request shape, for the disciplines that pass
+ * over the whole queue (skip, backfill): a pass costs one placement attempt
+ * per distinct shape that can newly fit plus the jobs it starts, not a
+ * visit of every waiting job.
+ *
+ * Why it gives the same decisions as the plain pass (queue_skip.c,
+ * queue_backfill.c, kept as the reference; sim_options.queue_plain): a
+ * placement attempt depends on the job only through its request, and an
+ * attempt that does not fit changes nothing (no policy draws or records
+ * anything on LSCHED_ENOFIT). Between two releases of resources (an
+ * "epoch": it begins at a pass with e->freed) the cluster only loses
+ * capacity, so a request that failed once in the epoch fails again; the
+ * plain pass relies on the same fact (its per-pass memo of failed shapes,
+ * and retrying only unseen arrivals when nothing was released). So the
+ * index keeps, per shape, its queued jobs in queue order, whether it failed
+ * in this epoch, and a cursor at its first job not yet tried in the epoch;
+ * a pass merges the shapes that have untried jobs and did not fail, in
+ * queue order (a heap keyed by the position of each shape's cursor), and
+ * drops a shape at its first failure. That is exactly the sequence of
+ * attempts of the plain pass minus attempts that would fail.
+ *
+ * The queue array stays the order of record (migration reads its head, the
+ * timeline its length): a started job leaves a tombstone at its position,
+ * the head is kept on a live job, and the array is compacted when
+ * tombstones outnumber live jobs (amortised O(1) per job). e->qlen counts
+ * live jobs; the array holds qx->span entries from e->qhead. An insertion
+ * anywhere but at the end (a preempted job behind the head) compacts and
+ * rebuilds the index: O(queue), and only after a preemption, which
+ * released resources anyway.
+ *
+ * Used when the run has no part that rewrites requests or acts before a
+ * placement (the MIG part: its requests depend on its state), else the
+ * plain pass runs. Memory: 24 bytes per slot and 80 per distinct shape
+ * ever queued.
+ */
+#include "engine_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QX_NONE UINT32_MAX
+#define QX_TOMB UINT32_MAX /* a started job's place in e->queue */
+
+/* What a placement attempt sees of a job: its request (sim_job_request;
+ * priority included, finer than the memo's key, which is safe). */
+typedef struct qx_key {
+  int64_t cpu, mem, mig_mem;
+  uint64_t mask;
+  int32_t k, milli, mig, prio;
+} qx_key;
+
+typedef struct qx_shape {
+  qx_key key;
+  uint32_t first, last; /* its queued jobs (slots), in queue order */
+  uint32_t cursor;      /* its first job not tried in this epoch, or NONE */
+  uint32_t failed;      /* the epoch in which it last failed to fit */
+  uint32_t live_pos;    /* index in qx->live while it has queued jobs */
+  uint32_t hnext;       /* hash chain */
+  uint32_t count;       /* queued jobs */
+  uint8_t pending;      /* on qx->pend */
+  uint8_t gang;         /* may be placed on several nodes: see below */
+} qx_shape;
+
+typedef struct qx_link {
+  size_t apos;         /* index in e->queue (the order of the queue) */
+  uint32_t prev, next; /* in its shape's list */
+  uint32_t shape;
+} qx_link;
+
+typedef struct qx_hent {
+  size_t apos; /* the shape's cursor's position */
+  uint32_t shape;
+} qx_hent;
+
+struct queue_index {
+  qx_link *link; /* per slot */
+  size_t link_cap;
+  qx_shape *shape;
+  size_t nshape, shape_cap;
+  uint32_t *bucket; /* hash of keys -> shape, chained; power of 2 */
+  size_t nbucket;
+  uint32_t *live; /* shapes with queued jobs */
+  size_t nlive, live_cap;
+  uint32_t *pend; /* shapes with untried jobs (maybe failed since) */
+  size_t npend, pend_cap;
+  qx_hent *heap; /* the pass's merge of shapes by cursor position */
+  size_t nheap, heap_cap;
+  size_t span; /* e->queue[qhead .. qhead + span): live and tombstones */
+  size_t dead; /* tombstones in it */
+  uint32_t epoch;
+  uint32_t pass;      /* passes so far */
+  int min_node_gpus;  /* fewest GPUs of a node with GPUs */
+};
+
+/* ---- shapes ---- */
+
+static qx_key key_of(const engine *e, const slot *s) {
+  lsched_request r;
+  build_request(e, s, &r);
+  qx_key k;
+  memset(&k, 0, sizeof k);
+  k.cpu = r.cpu_milli;
+  k.mem = r.memory_mib;
+  k.mig_mem = r.mig_memory_mib;
+  k.mask = r.model_mask;
+  k.k = r.gpu_count;
+  k.milli = r.gpu_milli;
+  k.mig = r.mig_kind | r.mig_compute_milli << 3;
+  k.prio = r.priority;
+  return k;
+}
+
+static int key_eq(const qx_key *a, const qx_key *b) {
+  return a->cpu == b->cpu && a->mem == b->mem && a->mig_mem == b->mig_mem &&
+         a->mask == b->mask && a->k == b->k && a->milli == b->milli &&
+         a->mig == b->mig && a->prio == b->prio;
+}
+
+static uint64_t key_hash(const qx_key *k) {
+  uint64_t h = (uint64_t)k->cpu * 0x9E3779B97F4A7C15ull;
+  h ^= (uint64_t)k->mem * 0xC2B2AE3D27D4EB4Full;
+  h ^= ((uint64_t)(uint32_t)k->k << 32 | (uint32_t)k->milli) *
+       0x165667B19E3779F9ull;
+  h ^= k->mask * 0x27D4EB2F165667C5ull;
+  h ^= ((uint64_t)(uint32_t)k->mig << 32 | (uint32_t)k->prio) *
+       0x9E3779B97F4A7C15ull;
+  h ^= (uint64_t)k->mig_mem;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
+/* Doubles the hash table (load factor <= 1). 0, or -1 out of memory. */
+static int rehash(struct queue_index *x) {
+  size_t nb = x->nbucket ? 2 * x->nbucket : 64;
+  uint32_t *b = malloc(nb * sizeof *b);
+  if (!b)
+    return -1;
+  for (size_t i = 0; i < nb; i++)
+    b[i] = QX_NONE;
+  for (size_t s = 0; s < x->nshape; s++) {
+    size_t i = key_hash(&x->shape[s].key) & (nb - 1);
+    x->shape[s].hnext = b[i];
+    b[i] = (uint32_t)s;
+  }
+  free(x->bucket);
+  x->bucket = b;
+  x->nbucket = nb;
+  return 0;
+}
+
+/* The shape of key k, added when new; QX_NONE when out of memory. */
+static uint32_t shape_of(struct queue_index *x, const qx_key *k) {
+  uint64_t h = key_hash(k);
+  if (x->nbucket)
+    for (uint32_t s = x->bucket[h & (x->nbucket - 1)]; s != QX_NONE;
+         s = x->shape[s].hnext)
+      if (key_eq(&x->shape[s].key, k))
+        return s;
+  if (x->nshape >= UINT32_MAX - 1 ||
+      grow_array((void **)&x->shape, &x->shape_cap, x->nshape + 1,
+                 sizeof *x->shape) ||
+      (x->nshape + 1 > x->nbucket && rehash(x)))
+    return QX_NONE;
+  uint32_t s = (uint32_t)x->nshape++;
+  qx_shape *sh = &x->shape[s];
+  memset(sh, 0, sizeof *sh);
+  sh->key = *k;
+  /* A gang attempt that fails may have drawn random numbers for the parts
+   * it placed before (the random policy): such shapes are memoised for the
+   * pass only, as the plain pass does, and their new arrivals are tried in
+   * every pass. Any request of more whole GPUs than the smallest GPU node
+   * holds may be one (lsched_place_gang splits beyond the widest node of
+   * its models, which holds at least that many). */
+  sh->gang = k->milli >= 1000 && k->k > x->min_node_gpus;
+  sh->first = sh->last = sh->cursor = QX_NONE;
+  sh->live_pos = QX_NONE;
+  size_t i = h & (x->nbucket - 1);
+  sh->hnext = x->bucket[i];
+  x->bucket[i] = s;
+  return s;
+}
+
+/* Shape s failed in this epoch (a gang shape: in this pass). */
+static int has_failed(const struct queue_index *x, uint32_t s) {
+  const qx_shape *sh = &x->shape[s];
+  return sh->failed == (sh->gang ? x->pass : x->epoch);
+}
+
+static int pend_push(struct queue_index *x, uint32_t s) {
+  if (x->shape[s].pending)
+    return 0;
+  if (grow_array((void **)&x->pend, &x->pend_cap, x->npend + 1,
+                 sizeof *x->pend))
+    return -1;
+  x->pend[x->npend++] = s;
+  x->shape[s].pending = 1;
+  return 0;
+}
+
+/* Slot sl, at position apos of the queue array, joins the end of its
+ * shape's list. 0, or -1 when out of memory. */
+static int index_append(engine *e, uint32_t sl, size_t apos) {
+  struct queue_index *x = e->qx;
+  if (grow_array((void **)&x->link, &x->link_cap, (size_t)sl + 1,
+                 sizeof *x->link))
+    return -1;
+  qx_key k = key_of(e, &e->slots[sl]);
+  uint32_t s = shape_of(x, &k);
+  if (s == QX_NONE)
+    return -1;
+  qx_shape *sh = &x->shape[s];
+  if (sh->count == 0) {
+    if (grow_array((void **)&x->live, &x->live_cap, x->nlive + 1,
+                   sizeof *x->live))
+      return -1;
+    sh->live_pos = (uint32_t)x->nlive;
+    x->live[x->nlive++] = s;
+  }
+  qx_link *l = &x->link[sl];
+  l->apos = apos;
+  l->shape = s;
+  l->next = QX_NONE;
+  l->prev = sh->last;
+  if (sh->last != QX_NONE)
+    x->link[sh->last].next = sl;
+  else
+    sh->first = sl;
+  sh->last = sl;
+  sh->count++;
+  if (sh->cursor == QX_NONE)
+    sh->cursor = sl;
+  /* Untried, unless the shape already failed in this epoch (a gang shape
+   * is tried in the next pass whatever happened in the last one). */
+  return !sh->gang && has_failed(x, s) ? 0 : pend_push(x, s);
+}
+
+/* Slot sl leaves its shape's list (it started). */
+static void index_unlink(struct queue_index *x, uint32_t sl) {
+  qx_link *l = &x->link[sl];
+  qx_shape *sh = &x->shape[l->shape];
+  if (sh->cursor == sl)
+    sh->cursor = l->next;
+  if (l->prev != QX_NONE)
+    x->link[l->prev].next = l->next;
+  else
+    sh->first = l->next;
+  if (l->next != QX_NONE)
+    x->link[l->next].prev = l->prev;
+  else
+    sh->last = l->prev;
+  if (--sh->count == 0) {
+    uint32_t last = x->live[--x->nlive];
+    x->live[sh->live_pos] = last;
+    x->shape[last].live_pos = sh->live_pos;
+    sh->live_pos = QX_NONE;
+    sh->cursor = QX_NONE;
+  }
+}
+
+/* ---- the queue array ---- */
+
+/* Moves the live entries to the front of the array, in order (links: and
+ * their positions in the index). */
+static void compact_links(engine *e, int links) {
+  struct queue_index *x = e->qx;
+  size_t w = 0, end = e->qhead + x->span;
+  for (size_t i = e->qhead; i < end; i++) {
+    uint32_t sl = e->queue[i];
+    if (sl == QX_TOMB)
+      continue;
+    e->queue[w] = sl;
+    if (links)
+      x->link[sl].apos = w;
+    w++;
+  }
+  e->qhead = 0;
+  x->span = w;
+  x->dead = 0;
+}
+
+static void compact(engine *e) { compact_links(e, 1); }
+
+/* Keeps the head on a live job; compacts when tombstones outnumber live
+ * jobs. */
+static void tidy(engine *e) {
+  struct queue_index *x = e->qx;
+  while (x->span > 0 && e->queue[e->qhead] == QX_TOMB) {
+    e->qhead++;
+    x->span--;
+    x->dead--;
+  }
+  if (x->dead > 64 && x->dead > e->qlen)
+    compact(e);
+}
+
+/* The job in slot sl started: it leaves the index and the queue. */
+static void index_remove(engine *e, uint32_t sl) {
+  struct queue_index *x = e->qx;
+  index_unlink(x, sl);
+  e->queue[x->link[sl].apos] = QX_TOMB;
+  x->dead++;
+  e->qlen--;
+}
+
+/* Every shape reset from the queue array (compacted first); a new epoch,
+ * so that every job is untried. 0, or -1 when out of memory. */
+static int rebuild(engine *e) {
+  struct queue_index *x = e->qx;
+  compact_links(e, 0); /* index_append sets the positions */
+  for (size_t s = 0; s < x->nshape; s++) {
+    qx_shape *sh = &x->shape[s];
+    sh->first = sh->last = sh->cursor = QX_NONE;
+    sh->count = 0;
+    sh->live_pos = QX_NONE;
+    sh->pending = 0;
+  }
+  x->nlive = x->npend = 0;
+  x->epoch++;
+  for (size_t i = 0; i < x->span; i++)
+    if (index_append(e, e->queue[i], i))
+      return -1;
+  return 0;
+}
+
+int queue_index_insert(engine *e, uint32_t sl, size_t pos) {
+  struct queue_index *x = e->qx;
+  if (pos < e->qlen) {
+    /* Not at the end: the plain insertion, then the index anew. */
+    compact(e);
+    if (x->span >= e->qcap &&
+        grow_array((void **)&e->queue, &e->qcap, x->span + 1,
+                   sizeof *e->queue))
+      return -1;
+    memmove(&e->queue[pos + 1], &e->queue[pos],
+            (x->span - pos) * sizeof *e->queue);
+    e->queue[pos] = sl;
+    x->span++;
+    e->qlen++;
+    hook_queued(e, &e->slots[sl], 1);
+    return rebuild(e);
+  }
+  if (e->qhead + x->span >= e->qcap) {
+    if (e->qhead + x->dead > 0 && e->qhead + x->dead >= e->qlen / 2)
+      compact(e);
+    else if (grow_array((void **)&e->queue, &e->qcap,
+                        e->qhead + x->span + 1, sizeof *e->queue))
+      return -1;
+  }
+  size_t apos = e->qhead + x->span;
+  e->queue[apos] = sl;
+  x->span++;
+  e->qlen++;
+  hook_queued(e, &e->slots[sl], 1);
+  return index_append(e, sl, apos);
+}
+
+/* ---- opening ---- */
+
+int queue_index_on(engine *e) {
+  if (e->qx)
+    return 1;
+  if (e->opt->queue_plain ||
+      (e->hooks &
+       (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST | SIM_HOOK_BEFORE_PLACE)))
+    return 0;
+
+  e->qx = calloc(1, sizeof *e->qx);
+  if (e->qx) {
+    int m = 0;
+    for (int i = 0; i < e->sc->nodes; i++) {
+      lsched_node_info ni;
+      if (lsched_cluster_node_info(e->sc->c, i, &ni) == LSCHED_OK &&
+          ni.gpu_count > 0 && (m == 0 || ni.gpu_count < m))
+        m = ni.gpu_count;
+    }
+    e->qx->min_node_gpus = m;
+    e->qx->pass = 1; /* a shape's failed stamp 0 is no pass */
+  }
+  if (!e->qx || (e->qx->span = e->qlen, rebuild(e))) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  return 1;
+}
+
+void queue_index_free(engine *e) {
+  struct queue_index *x = e->qx;
+  if (!x)
+    return;
+  free(x->link);
+  free(x->shape);
+  free(x->bucket);
+  free(x->live);
+  free(x->pend);
+  free(x->heap);
+  free(x);
+  e->qx = NULL;
+}
+
+/* ---- a pass ---- */
+
+/* A release since the last pass begins a new epoch: every queued job is
+ * untried again. 0, or -1 when out of memory. */
+static int begin_epoch(engine *e) {
+  struct queue_index *x = e->qx;
+  x->pass++;
+  if (!e->freed)
+    return 0;
+  x->epoch++;
+  for (size_t i = 0; i < x->npend; i++)
+    x->shape[x->pend[i]].pending = 0;
+  x->npend = 0;
+  for (size_t i = 0; i < x->nlive; i++) {
+    uint32_t s = x->live[i];
+    x->shape[s].cursor = x->shape[s].first;
+    if (pend_push(x, s))
+      return -1;
+  }
+  return 0;
+}
+
+static void heap_up(qx_hent *h, size_t i) {
+  qx_hent v = h[i];
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (h[p].apos <= v.apos)
+      break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = v;
+}
+
+static void heap_down(qx_hent *h, size_t n, size_t i) {
+  qx_hent v = h[i];
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && h[c + 1].apos < h[c].apos)
+      c++;
+    if (v.apos <= h[c].apos)
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = v;
+}
+
+/* Shape s goes (back) into the merge at its cursor, if it has one. */
+static void merge_push(struct queue_index *x, uint32_t s) {
+  uint32_t c = x->shape[s].cursor;
+  if (c == QX_NONE)
+    return;
+  x->heap[x->nheap].apos = x->link[c].apos;
+  x->heap[x->nheap].shape = s;
+  heap_up(x->heap, x->nheap++);
+}
+
+/* The merge of the pending shapes that did not fail in this epoch; the
+ * pending list is emptied (each is tried until it fails or runs out).
+ * 0, or -1 when out of memory. */
+static int merge_open(engine *e) {
+  struct queue_index *x = e->qx;
+  if (grow_array((void **)&x->heap, &x->heap_cap, x->npend + 1,
+                 sizeof *x->heap))
+    return -1;
+  x->nheap = 0;
+  for (size_t i = 0; i < x->npend; i++) {
+    uint32_t s = x->pend[i];
+    x->shape[s].pending = 0;
+    if (!has_failed(x, s))
+      merge_push(x, s);
+  }
+  x->npend = 0;
+  return 0;
+}
+
+/* The next job to try in queue order (its shape in *s), or QX_NONE. */
+static uint32_t merge_next(struct queue_index *x, uint32_t *s) {
+  if (x->nheap == 0)
+    return QX_NONE;
+  *s = x->heap[0].shape;
+  x->heap[0] = x->heap[--x->nheap];
+  if (x->nheap)
+    heap_down(x->heap, x->nheap, 0);
+  return x->shape[*s].cursor;
+}
+
+/* Job sl of shape s was tried: started (it leaves the queue) or kept (it
+ * fit but waits: backfill); s goes on with its next job. */
+static void merge_went_on(engine *e, uint32_t s, uint32_t sl, int started) {
+  struct queue_index *x = e->qx;
+  x->shape[s].cursor = x->link[sl].next;
+  if (started)
+    index_remove(e, sl);
+  merge_push(x, s);
+}
+
+/* Shape s did not fit: none of its jobs is tried again in this epoch (a
+ * gang shape: in this pass; its jobs so far count as tried, as the plain
+ * pass tries only later arrivals in the next pass without a release). */
+static void merge_failed(struct queue_index *x, uint32_t s) {
+  qx_shape *sh = &x->shape[s];
+  if (sh->gang) {
+    sh->failed = x->pass;
+    sh->cursor = QX_NONE;
+  } else {
+    sh->failed = x->epoch;
+  }
+}
+
+static int oom(engine *e) {
+  snprintf(e->err, e->errlen, "out of memory");
+  return -1;
+}
+
+int queue_index_pass_skip(engine *e) {
+  struct queue_index *x = e->qx;
+  if (begin_epoch(e) || merge_open(e))
+    return oom(e);
+  uint32_t s, j;
+  while ((j = merge_next(x, &s)) != QX_NONE) {
+    int r = try_start(e, j);
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      merge_failed(x, s);
+    else
+      merge_went_on(e, s, j, 1);
+  }
+  tidy(e);
+  return 0;
+}
+
+/* sim_queue_pass_head over the index: a head that fails marks its shape
+ * failed (the plain pass's memo does the same within the pass). */
+static int pass_head(engine *e) {
+  struct queue_index *x = e->qx;
+  if (!e->freed && e->qlen > 0 && e->queue[e->qhead] == e->head_tried)
+    return 0;
+  while (e->qlen > 0) {
+    uint32_t j = e->queue[e->qhead];
+    int r = try_start(e, j);
+    if (r < 0)
+      return -1;
+    if (r == 0) {
+      e->head_tried = j;
+      merge_failed(x, x->link[j].shape);
+      break;
+    }
+    index_remove(e, j);
+    tidy(e);
+  }
+  return 0;
+}
+
+int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
+                              int (*prepare)(engine *e)) {
+  struct queue_index *x = e->qx;
+  int changed = e->freed || e->queue_changed;
+  if (begin_epoch(e))
+    return oom(e);
+  if (pass_head(e))
+    return -1;
+  if (e->qlen < 2 || !changed) {
+    /* Every pending shape failed (the head's) or has no job left but the
+     * head, or nothing changed (none is pending). */
+    if (merge_open(e))
+      return oom(e);
+    x->nheap = 0;
+    return 0;
+  }
+  uint32_t h = e->queue[e->qhead];
+  if (prepare(e))
+    return -1;
+  if (merge_open(e))
+    return oom(e);
+  uint32_t s, j;
+  while ((j = merge_next(x, &s)) != QX_NONE) {
+    if (j == h) { /* the head is not a candidate */
+      merge_went_on(e, s, j, 0);
+      continue;
+    }
+    int r = try_candidate(e, h, j);
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      merge_failed(x, s);
+    else
+      merge_went_on(e, s, j, r == 2);
+  }
+  tidy(e);
+  return 0;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# bench_scale's table (bench/README.md) at a tiny size: its header, one row
+# per run with every column, and the long-queue case's skip and fifo giving
+# the same mean queue time (identical jobs start in the same order). The
+# figures themselves are speed (never checked by tests).
+set -u
+BIN=${SCHEDSIM_BIN:?}
+. "$(dirname "$0")/lib/cli_harness.sh"
+
+B=$(dirname "$BIN")/bench/bench_scale
+if [ ! -x "$B" ]; then
+  echo "SKIP: $B not built (LSCHED_BUILD_BENCH=OFF)"
+  exit 77
+fi
+expect 2 "usage" -- "$B" --bogus 1
+expect 0 "" -- "$B" --only grid,long,shapes --gpus 10000 --load 1.2 \
+  --policy first-fit --queue fifo,skip,backfill --jobs-10k 300 --long-jobs 500 \
+  --shapes-jobs 50
+head -1 "$T/out" | grep -q '^case  *policy  *queue  *jobs  *events  *cpu_s  *events/s  *instr/ev  *B/job  *eng_B/j  *mean_qt_s$' &&
+  ok || bad "header: $(head -1 "$T/out")"
+[ "$(wc -l <"$T/out")" -eq 8 ] && ok || bad "7 rows expected: $(cat "$T/out")"
+awk 'NR > 1 && NF != 11 { exit 1 }' "$T/out" && ok || bad "11 columns per row"
+grep -q '^10k@1.2  *first-fit  *backfill  *300  *600 ' "$T/out" && ok ||
+  bad "grid row: $(cat "$T/out")"
+s=$(awk '$1 == "long-queue" && $3 == "skip" { print $11 }' "$T/out")
+f=$(awk '$1 == "long-queue" && $3 == "fifo" { print $11 }' "$T/out")
+[ -n "$s" ] && [ "$s" = "$f" ] && ok || bad "long queue: skip $s, fifo $f"
+cli_summary

@@ -1,0 +1,232 @@
+/*
+ * The queue indexed by request shape (sim/engine/queue_index.c) against the
+ * plain pass over every waiting job (sim_options.queue_plain, the
+ * reference): random workloads crowded with identical jobs (a few request
+ * shapes), jobs that fit only an empty node or two (whole-node and gang
+ * jobs that wait long), replayed under skip and backfill with several
+ * policies (random included: its draws must follow the same attempts),
+ * runtime estimates from the trace, and migration with preemption (a
+ * preempted job re-enters the queue behind the head). Every job's start,
+ * end, node and status must be the same; each workload must also have made
+ * a queue (jobs waited, and some started ahead of earlier arrivals), or
+ * the comparison would prove nothing.
+ */
+#include "catalog.h"
+#include "cluster_spec.h"
+#include "engine.h"
+#include "testutil.h"
+#include "trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static gpu_catalog cat;
+
+static void load_catalog(void) {
+  char err[512];
+  ck_assert_msg(catalog_load_default(&cat, err, sizeof err) == 0, "%s", err);
+}
+
+static void free_catalog(void) { catalog_free(&cat); }
+
+/* n nodes of 8 A100-80GB GPUs shared by milli. */
+static void nodes(sim_cluster *sc, int n) {
+  char json[512], err[512];
+  snprintf(json, sizeof json,
+           "{\"name\": \"t\", \"node_groups\": [{\"name\": \"n\", \"count\": "
+           "%d, \"gpu_model\": \"A100-80GB\", \"gpus_per_node\": 8, "
+           "\"cpu_milli\": 64000, \"memory_mib\": 640000, \"gpu_mode\": "
+           "\"shared\", \"price_per_gpu_hour\": 1}]}",
+           n);
+  ck_assert_msg(sim_cluster_from_json(sc, json, "test", &cat, 1, err,
+                                      sizeof err) == 0,
+                "%s", err);
+}
+
+static uint64_t next(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* A workload of n jobs: most of four identical shapes, a few whole-node
+ * and two-node (gang) jobs, arrivals in bursts (several at one time), and
+ * requested times from a third to twice the run time. */
+static void workload(trace *t, uint64_t seed, int n) {
+  static const struct {
+    int gpus, milli;
+  } shapes[] = {{1, 1000}, {1, 500}, {2, 1000}, {1, 250},
+                {0, 0},    {4, 1000}, {8, 1000}, {16, 1000}};
+  trace_init(t);
+  t->path = strdup("crowd.csv");
+  t->has_times = 1;
+  uint64_t x = 0x9E3779B97F4A7C15ull ^ (seed * 104729 + 1);
+  int64_t submit = 0;
+  for (int k = 0; k < n; k++) {
+    uint64_t r = next(&x);
+    if (r % 3 == 0)
+      submit += (int64_t)((r >> 8) % 30);
+    uint64_t p = (r >> 16) % 100;
+    int s = p < 40 ? 0 : p < 55 ? 1 : p < 70 ? 2 : p < 78 ? 3 : p < 84 ? 4
+          : p < 92 ? 5 : p < 97 ? 6 : 7;
+    int64_t dur = 20 + (int64_t)((r >> 32) % 400);
+    char name[16];
+    snprintf(name, sizeof name, "j%d", k);
+    tu_add_job(t, name, submit, dur, shapes[s].gpus, shapes[s].milli, NULL);
+    uint32_t req = (uint32_t)(dur / 3 + (int64_t)((r >> 44) % (uint64_t)(2 * dur)));
+    t->jobs[t->n - 1].req_s = req ? req : 1;
+  }
+}
+
+static const char *const policies[] = {"first-fit",  "best-fit",
+                                       "random",     "gpu-packing",
+                                       "fgd",        "dot-product"};
+#define NPOL (int)(sizeof policies / sizeof policies[0])
+
+static void run(const sim_cluster *sc, const trace *t, const sim_options *base,
+                int plain, sim_result *r) {
+  sim_options o = *base;
+  o.queue_plain = plain;
+  char err[512] = "";
+  ck_assert_msg(sim_run((sim_cluster *)sc, &cat, t, &o, r, err, sizeof err) ==
+                    0,
+                "%s %s plain=%d: %s", o.policy,
+                o.queue == SIM_QUEUE_SKIP ? "skip" : "backfill", plain, err);
+}
+
+/* Runs t both ways under o and compares every job. */
+static void compare(const sim_cluster *sc, const trace *t,
+                    const sim_options *o) {
+  sim_result a, b;
+  run(sc, t, o, 0, &a);
+  run(sc, t, o, 1, &b);
+  ck_assert_uint_eq(a.jobs, t->n);
+  ck_assert_uint_eq(b.jobs, t->n);
+  size_t waited = 0, overtook = 0;
+  int64_t last_start = -1;
+  for (size_t j = 0; j < t->n; j++) {
+    ck_assert_msg(a.js[j].start_us == b.js[j].start_us &&
+                      a.js[j].finish_us == b.js[j].finish_us &&
+                      a.js[j].node == b.js[j].node &&
+                      a.js[j].status == b.js[j].status,
+                  "%s: job %zu: indexed start %lld end %lld node %d, plain "
+                  "start %lld end %lld node %d",
+                  o->policy, j, (long long)a.js[j].start_us,
+                  (long long)a.js[j].finish_us, a.js[j].node,
+                  (long long)b.js[j].start_us, (long long)b.js[j].finish_us,
+                  b.js[j].node);
+    if (b.js[j].start_us > t->jobs[j].submit_us)
+      waited++;
+    if (b.js[j].start_us >= 0 && b.js[j].start_us < last_start)
+      overtook++;
+    if (b.js[j].start_us > last_start)
+      last_start = b.js[j].start_us;
+  }
+  ck_assert_uint_eq(a.migrations_total, b.migrations_total);
+  ck_assert_uint_eq(a.preemptions_total, b.preemptions_total);
+  ck_assert(!a.reserved_us == !b.reserved_us);
+  for (size_t j = 0; a.reserved_us && j < t->n; j++)
+    ck_assert_int_eq(a.reserved_us[j], b.reserved_us[j]);
+  /* A queue formed and jobs passed blocked ones. */
+  ck_assert_uint_gt(waited, t->n / 4);
+  ck_assert_uint_gt(overtook, 0);
+  sim_result_free(&a);
+  sim_result_free(&b);
+}
+
+START_TEST(indexed_equals_plain) {
+  sim_cluster sc;
+  nodes(&sc, 3);
+  trace t;
+  workload(&t, (uint64_t)_i, 400);
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = policies[_i % NPOL];
+  o.queue = (_i / NPOL) % 2 ? SIM_QUEUE_BACKFILL : SIM_QUEUE_SKIP;
+  o.seed = 1 + (uint64_t)_i;
+  o.unknown_duration_us = -1;
+  o.estimates = (_i / (2 * NPOL)) % 2 ? SIM_EST_TRACE : SIM_EST_EXACT;
+  o.overrun = SIM_OVERRUN_EXTEND;
+  o.check_reservations = 1;
+  compare(&sc, &t, &o);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* defrag with preemption: a blocked head makes the policy stop running
+ * jobs, which go back into the queue behind the head (the index is rebuilt
+ * there). */
+START_TEST(indexed_equals_plain_preempt) {
+  sim_cluster sc;
+  nodes(&sc, 3);
+  trace t;
+  workload(&t, 1000 + (uint64_t)_i, 300);
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = "defrag";
+  o.queue = _i % 2 ? SIM_QUEUE_BACKFILL : SIM_QUEUE_SKIP;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.max_moves = 2;
+  o.preempt = _i / 2 % 2;
+  o.checkpoint_s = 60;
+  compare(&sc, &t, &o);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* 20,000 identical jobs at time 0 on one node (8 start at once, one per
+ * GPU, each runs 10 s), then one 1-GPU job at 5 s: skip starts them 8 at a
+ * time every 10 s, job k at 10 x floor(k / 8) s; the late one waits for a
+ * free GPU behind the earlier arrivals (it is one of their shape): it
+ * starts after all of them, at 10 x 2500 = 25,000 s. */
+START_TEST(identical_jobs_hand) {
+  sim_cluster sc;
+  nodes(&sc, 1);
+  trace t;
+  trace_init(&t);
+  t.path = strdup("same.csv");
+  t.has_times = 1;
+  for (int k = 0; k < 20000; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "j%d", k);
+    tu_add_job(&t, name, 0, 10, 1, 1000, NULL);
+  }
+  tu_add_job(&t, "late", 5, 10, 1, 1000, NULL);
+  for (int q = 0; q < 2; q++) {
+    sim_options o;
+    memset(&o, 0, sizeof o);
+    o.policy = "best-fit";
+    o.queue = q ? SIM_QUEUE_BACKFILL : SIM_QUEUE_SKIP;
+    o.seed = 1;
+    o.unknown_duration_us = -1;
+    sim_result r;
+    run(&sc, &t, &o, 0, &r);
+    for (size_t k = 0; k < 20000; k++)
+      ck_assert_int_eq(r.js[k].start_us,
+                       (int64_t)(k / 8) * 10 * TRACE_US_PER_S);
+    ck_assert_int_eq(r.js[20000].start_us, INT64_C(25000) * TRACE_US_PER_S);
+    sim_result_free(&r);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("queue_index");
+  TCase *tc = tcase_create("queue_index");
+  tcase_set_timeout(tc, 600); /* ASan on a loaded 2-core machine */
+  tcase_add_checked_fixture(tc, load_catalog, free_catalog);
+  tcase_add_loop_test(tc, indexed_equals_plain, 0, 4 * NPOL);
+  tcase_add_loop_test(tc, indexed_equals_plain_preempt, 0, 4);
+  tcase_add_test(tc, identical_jobs_hand);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return testutil_run(make_suite()); }
