@@ -30,9 +30,9 @@ for c in mig-static mig-dynamic; do
   done
   head -1 "$T/$c-mig-aware/timeline.csv" | grep -q ',mig_slices_used,mig_frag_slices$' && ok ||
     bad "$c timeline header: $(head -1 "$T/$c-mig-aware/timeline.csv")"
-  head -1 "$T/$c-mig-aware/jobs.csv" | grep -q ',mig_instance,mig_reconfig_s$' && ok ||
+  head -1 "$T/$c-mig-aware/jobs.csv" | grep -q ',mig_instance,mig_reconfig_s,class,gpu_model,work_gpu_s,cost_usd$' && ok ||
     bad "$c jobs.csv header"
-  grep -qE ',(1g|3g|4g)@[0-6],[0-9.]*$' "$T/$c-mig-aware/jobs.csv" && ok || bad "$c jobs.csv MIG instances"
+  grep -qE ',(1g|3g|4g)@[0-6],[0-9.]*,[^,]*,A100[^,]*,[0-9.]+,[0-9.]+$' "$T/$c-mig-aware/jobs.csv" && ok || bad "$c jobs.csv MIG instances"
 done
 grep -q '"mig":' "$T/shared-best-fit/summary.json" && bad "shared run has a mig object" || ok
 head -1 "$T/shared-best-fit/timeline.csv" | grep -q mig && bad "shared timeline has MIG columns" || ok

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The reference documents every interface: each option that any command's
 # --help lists, and each key and column of every output file (summary.json,
-# jobs.csv, timeline.csv with and without MIG, compare.csv, sweep.csv,
+# jobs.csv, timeline.csv with and without MIG, compare.csv, rightsize.csv
+# and rightsize_by_class.csv, sweep.csv,
 # fill.csv and fill's summary.json, demo's comparison.csv) appears in the
 # references (README.md, sim/, traces/, policies/, libsched/, bench/, tests/
 # README.md and docs/). A name counts as documented when it appears
@@ -54,6 +55,10 @@ check_csv "$T/mig/timeline.csv" "timeline.csv (MIG)"
 expect 0 "" -- "$BIN" compare --trace "$T/tr.csv" --policy first-fit,fgd --no-plots \
   --out "$T/cmp" --workers 2 --quiet
 check_csv "$T/cmp/compare.csv" compare.csv
+expect 0 "" -- "$BIN" rightsize --trace "$T/tr.csv" --cluster builtin:default \
+  --cluster builtin:mig-dynamic --no-plots --out "$T/rs" --workers 2 --quiet
+check_csv "$T/rs/rightsize.csv" rightsize.csv
+check_csv "$T/rs/rightsize_by_class.csv" rightsize_by_class.csv
 cat >"$T/grid.json" <<JSON
 {"traces": ["$T/tr.csv"], "clusters": ["builtin:default"], "policies": ["first-fit"],
  "parameters": {"estimate_factor": [1, 2]}}

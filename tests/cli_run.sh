@@ -81,7 +81,7 @@ expect 2 "nodes.csv:3:" -- "$BIN" run --cluster "$T/nodes.csv" --trace builtin:d
 trace_file wide "$good" "huge,1000,1000,256,1000,,LS,Running,0,10,0"
 expect 0 "huge" -- "$BIN" run --cluster "$CL" --trace "$T/wide.csv" --policy first-fit --out "$T/wide"
 grep -q '"no_node_fits":	1' "$T/wide/summary.json" && ok || bad "never-fit job counted"
-grep -q '^huge,0,,,,,1000,,,never_started:no_node_fits,0,0,0,,$' "$T/wide/jobs.csv" && ok || bad "never-fit row in jobs.csv: $(cat "$T/wide/jobs.csv")"
+grep -q '^huge,0,,,,,1000,,,never_started:no_node_fits,0,0,0,,,default,,,$' "$T/wide/jobs.csv" && ok || bad "never-fit row in jobs.csv: $(cat "$T/wide/jobs.csv")"
 
 # ---- multigpu (5-column) traces need --unknown-duration
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,1000\nb,1000,1000,8,1000\n' >"$T/multi.csv"
@@ -91,7 +91,7 @@ expect 0 "no times" -- "$BIN" run --cluster "$CL" --trace "$T/multi.csv" --polic
 # ---- outputs: files, header columns, keys
 expect 0 "" -- "$BIN" run --cluster "$CL" --trace builtin:default --policy best-fit --seed 3 --out "$T/o1" --quiet
 for f in summary.json jobs.csv timeline.csv; do [ -s "$T/o1/$f" ] && ok || bad "missing $f"; done
-[ "$(head -1 "$T/o1/jobs.csv")" = "id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s" ] && ok || bad "jobs.csv header"
+[ "$(head -1 "$T/o1/jobs.csv")" = "id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s,class,gpu_model,work_gpu_s,cost_usd" ] && ok || bad "jobs.csv header"
 [ "$(head -1 "$T/o1/timeline.csv")" = "time,alloc_gpu_milli,alloc_ratio,running,queued,frag_amount,frag_rate,stranded_gpu_milli" ] && ok || bad "timeline.csv header"
 for k in jobs jobs_completed jobs_never_started gpu_alloc_ratio_mean queue_time_s jct_s makespan_s cost_usd events \
   mean p50 p95 p99 max total per_allocated_gpu_hour idle \

@@ -87,7 +87,10 @@ for sp in none catalog; do
   "$BIN" run --quiet --speed $sp --cluster "$T/a16x.json" --trace builtin:default --policy best-fit \
     --out "$T/$sp-a16x" >/dev/null 2>&1 || bad "run $sp a16x"
 done
-cmp -s "$T/none-a16x/jobs.csv" "$T/catalog-a16x/jobs.csv" && ok || bad "A100-measured work on whole A100s: the durations"
+# (jobs.csv up to mig_reconfig_s: its last columns, class and work, differ
+# by definition: no class and GPUs x share under --speed none)
+cmp -s <(cut -d, -f1-15 "$T/none-a16x/jobs.csv") <(cut -d, -f1-15 "$T/catalog-a16x/jobs.csv") &&
+  ok || bad "A100-measured work on whole A100s: the durations"
 
 # ---- Gavel's file, unchanged, on Gavel's K80/P100/V100 cluster
 G=$DATA/gpu-performance/gavel/simulation_throughputs.json

@@ -708,13 +708,18 @@ START_TEST(outputs) {
   n = fread(buf, 1, sizeof buf - 1, f);
   buf[n] = 0;
   fclose(f);
-  ck_assert_msg(strstr(buf, "lost_gpu_seconds,mig_instance,mig_reconfig_s\n"),
+  ck_assert_msg(strstr(buf, "lost_gpu_seconds,mig_instance,mig_reconfig_s,"
+                            "class,gpu_model,work_gpu_s,cost_usd\n"),
                 "%s", buf);
   ck_assert_msg(strstr(buf, ",7g@0,"), "%s", buf);
   /* Z (no GPU) waits behind B in the fifo queue and has no instance. */
-  ck_assert_msg(strstr(buf, "\nZ,0,15,25,n,,0,15,25,completed,0,0,0,,\n"),
+  ck_assert_msg(strstr(buf, "\nZ,0,15,25,n,,0,15,25,completed,0,0,0,,,,"
+                            "A100-SXM4-80GB,0.000000,0.000000\n"),
                 "%s", buf);
-  ck_assert_msg(strstr(buf, "\nA,0,5,15,n,0,142,5,15,completed,0,0,0,1g@0,5\n"),
+  /* No speed model: work = 10 s x its asked 100 milli; cost = $5.12 x
+   * the instance's 142 milli x 10 s. */
+  ck_assert_msg(strstr(buf, "\nA,0,5,15,n,0,142,5,15,completed,0,0,0,1g@0,5,,"
+                            "A100-SXM4-80GB,1.000000,0.002020\n"),
                 "%s", buf);
   sim_result_free(&r);
   trace_free(&t);

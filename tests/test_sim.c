@@ -616,7 +616,8 @@ START_TEST(gang_job_in_replay) {
   while (fgets(line, sizeof line, f))
     if (strncmp(line, "wide,", 5) == 0) {
       ck_assert_str_eq(line, "wide,1,10,20,n0+n1,0;1;2;3+0;1;2;3,1000,9,19,"
-                             "completed,0,0,0,,\n");
+                             "completed,0,0,0,,,,A100-SXM4-80GB,80.000000,"
+                             "0.022222\n");
       found = 1;
     }
   fclose(f);

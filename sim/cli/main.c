@@ -18,6 +18,9 @@ static void usage(FILE *f) {
         "  run        replay a trace on a cluster with one policy\n"
         "  compare    several policies/queues/clusters on one trace, in\n"
         "             parallel: one table, compare.csv and plots\n"
+        "  rightsize  one trace on several clusters: cost per unit of work\n"
+        "             per cluster and job class, the cheapest within a\n"
+        "             queue-time bound\n"
         "  sweep      a grid of runs from a JSON manifest, resumable,\n"
         "             merged into sweep.csv\n"
         "  fill       the FGD paper's fill mode: unallocated GPU % vs arrived %\n"
@@ -51,6 +54,8 @@ int main(int argc, char **argv) {
     return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "compare") == 0)
     return cmd_compare(argc - 1, argv + 1);
+  if (strcmp(cmd, "rightsize") == 0)
+    return cmd_rightsize(argc - 1, argv + 1);
   if (strcmp(cmd, "sweep") == 0)
     return cmd_sweep(argc - 1, argv + 1);
   if (strcmp(cmd, "fill") == 0)

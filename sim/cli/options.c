@@ -88,6 +88,21 @@ static const struct command_doc {
      "builtin:exclusive, builtin:mig-static, builtin:mig-dynamic), the\n"
      "policies to those that apply to each cluster, the output directory to\n"
      "out/compare. Every option that changes a run applies to every run.\n"},
+    {C_RIGHTSIZE, "rightsize",
+     "usage: schedsim rightsize [--trace FILE] [--cluster FILE]...\n"
+     "                          [--policy NAME] [--max-queue-p95 S] "
+     "[--out DIR] [OPTIONS]\n"
+     "\n"
+     "The right-sizing answer: replays one trace on every cluster (in\n"
+     "parallel, one policy, default best-fit; the clusters default to\n"
+     "builtin:default, builtin:exclusive, builtin:mig-static and\n"
+     "builtin:mig-dynamic) and prints per cluster the cost per unit of work,\n"
+     "work per dollar, JCT, queue time and energy per unit of work, then the\n"
+     "cluster with the lowest cost per work hour whose queue-time p95 is\n"
+     "within --max-queue-p95. Writes DIR/rightsize.csv (one row per\n"
+     "cluster), DIR/rightsize_by_class.csv (per cluster, job class, GPU\n"
+     "model and share), DIR/<cluster>/ (as 'schedsim run --out') and\n"
+     "DIR/plots/rightsize.{png,svg}; DIR defaults to out/rightsize.\n"},
     {C_SWEEP, "sweep",
      "usage: schedsim sweep MANIFEST.json [--out DIR] [--workers N] "
      "[--dry-run] [--quiet]\n"

@@ -29,7 +29,11 @@ enum {
   C_GENERATE = 1 << 5,
   C_POLICIES = 1 << 6,
   C_MODELS = 1 << 7,
-  C_ALL = (1 << 8) - 1
+  C_RIGHTSIZE = 1 << 8,
+  C_ALL = (1 << 9) - 1,
+  /* compare and rightsize: every option that changes a run (or a list of
+   * clusters) is in both */
+  C_MULTI = C_COMPARE | C_RIGHTSIZE
 };
 
 /* Row flags (options.def explains them). */
@@ -87,6 +91,7 @@ typedef struct run_config {
   int64_t unknown_us;
   double estimate_factor, mig_fixed, mig_gib, checkpoint, synth_load, tune;
   double energy_price; /* --energy-price */
+  double max_queue_p95; /* rightsize --max-queue-p95 (seconds; given[]) */
   int preempt, check, quiet, no_plots, dry_run, help;
   sim_mig_map mig_map;
   cli_estimates estimates; /* --estimates */

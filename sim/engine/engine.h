@@ -87,6 +87,13 @@ typedef struct sim_job_out {
    * reconfiguration wait in us. */
   int mig_kind, mig_start;
   int64_t mig_wait_us;
+  /* jobs.csv's last columns (schedsim rightsize): the job's class in the
+   * speed table (NULL under --speed none), and for a job that ran its
+   * work in reference GPU-seconds (as work_gpu_hours counts it) and its
+   * allocated cost in USD (cost_usd.total - cost_usd.idle over the jobs);
+   * 0 for the others. */
+  const char *jclass;
+  double work_ref_s, cost_usd;
 } sim_job_out;
 
 typedef enum sim_estimates {

@@ -242,6 +242,8 @@ int speed_part_open(engine *e, const gpu_catalog *cat, const trace *t);
  * the speed of its GPUs on the type it was measured on, relative to one
  * reference GPU (num_gpu for "same"). */
 double speed_measured(const engine *e, uint32_t sl);
+/* The speed-table class of the job in slot sl (NULL without speed). */
+const char *speed_class_name(const engine *e, uint32_t sl);
 /*
  * For type-aware policies: the speed of the job in slot sl on a candidate
  * placement pl (one node), relative to the reference (V100 = 1) and

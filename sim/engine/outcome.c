@@ -83,6 +83,22 @@ int emit(engine *e, uint32_t sl) {
     o.reserved_us = e->q->flags & SIM_QUEUE_RESERVES ? s->reserved_us : -1;
     o.mig_kind = o.mig_start = 0;
     o.mig_wait_us = 0;
+    /* The job's work and allocated cost, by the formulas of
+     * metrics_completed (engine_internal.h). */
+    uint32_t isl = (uint32_t)(s - e->slots);
+    o.jclass = speed_class_name(e, isl);
+    o.work_ref_s = o.cost_usd = 0;
+    if (np > 0) {
+      const job_record *jr = &s->rec;
+      double run = (double)(s->st.finish_us - s->st.start_us);
+      o.work_ref_s = (double)job_duration(e, jr) *
+                     (e->speed ? speed_measured(e, isl) : (double)jr->num_gpu) *
+                     jr->gpu_milli / 1000.0 / 1e6;
+      for (int k = 0; k < np; k++)
+        o.cost_usd += e->sc->node_price[parts[k].node] *
+                      (double)parts[k].gpu_count *
+                      (double)parts[k].gpu_milli / 1000.0 * run / US_PER_HOUR;
+    }
     hook_output(e, s, &o);
     if (e->opt->on_job(e->opt->on_job_user, &o)) {
       snprintf(e->err, e->errlen, "job output failed (%s)", o.name);

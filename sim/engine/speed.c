@@ -408,6 +408,14 @@ double speed_measured(const engine *e, uint32_t sl) {
   return e->speed && sl < e->speed->cap ? e->speed->ss[sl].meas : 1;
 }
 
+const char *speed_class_name(const engine *e, uint32_t sl) {
+  if (!e->speed || sl >= e->speed->cap)
+    return NULL;
+  int c = e->speed->ss[sl].cls;
+  return c >= 0 && c < e->speed->tab.nclasses ? e->speed->tab.classes[c]
+                                              : NULL;
+}
+
 double sim_speed_on(const engine *e, uint32_t sl, const lsched_placement *pl) {
   if (!e->speed || sl >= e->speed->cap)
     return 1;

@@ -177,7 +177,8 @@ static const char *status_name(int st) {
 
 void write_jobs_header(FILE *f) {
   fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,"
-        "migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s\n",
+        "migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s,"
+        "class,gpu_model,work_gpu_s,cost_usd\n",
         f);
 }
 
@@ -227,8 +228,35 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
   if (o->mig_kind && (s->status == JOB_DONE || s->status == JOB_KILLED)) {
     char w[32];
     sim_fmt_seconds(w, sizeof w, o->mig_wait_us);
-    fprintf(f, ",%s@%d,%s\n", lsched_mig_kind_name(o->mig_kind), o->mig_start,
+    fprintf(f, ",%s@%d,%s", lsched_mig_kind_name(o->mig_kind), o->mig_start,
             w);
+  } else {
+    fputs(",,", f);
+  }
+  /* schedsim rightsize's columns: class, the GPU model(s) it ran on (a
+   * gang's distinct models joined by '+'), its work and allocated cost
+   * (the last three empty for a job that did not run). */
+  fputc(',', f);
+  if (o->jclass)
+    csv_write_field(f, o->jclass, 0);
+  fputc(',', f);
+  if (s->status == JOB_DONE || s->status == JOB_KILLED) {
+    int seen[SIM_MAX_PARTS], nseen = 0;
+    for (int k = 0; k < o->nparts; k++) {
+      lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+      lsched_cluster_node_info(sc->c, o->parts[k].node, &ni);
+      int dup = 0;
+      for (int q = 0; q < nseen; q++)
+        dup |= seen[q] == ni.gpu_model;
+      if (dup)
+        continue;
+      const char *mn = lsched_cluster_model_name(sc->c, ni.gpu_model);
+      if (nseen)
+        fputc('+', f);
+      seen[nseen++] = ni.gpu_model;
+      csv_write_field(f, mn ? mn : "", 0);
+    }
+    fprintf(f, ",%.6f,%.6f\n", o->work_ref_s, o->cost_usd);
   } else {
     fputs(",,\n", f);
   }

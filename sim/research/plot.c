@@ -123,6 +123,14 @@ static int csv_get(const char *rec, int k, char *out, size_t size) {
   }
 }
 
+int research_csv_record(FILE *f, char **buf, size_t *cap) {
+  return read_record(f, buf, cap);
+}
+
+int research_csv_field(const char *rec, int k, char *out, size_t size) {
+  return csv_get(rec, k, out, size);
+}
+
 /* --------------------------------------------------------- data files */
 
 static int cmp_double(const void *a, const void *b) {
@@ -685,7 +693,9 @@ static int have_gnuplot(void) {
   return 0;
 }
 
-static int run_gnuplot(const char *plotdir, char *err, size_t errlen) {
+static int run_gnuplot_script(const char *plotdir, const char *script,
+                              const char *const *outs, int nouts, char *err,
+                              size_t errlen) {
   char log[4608];
   snprintf(log, sizeof log, "%s/gnuplot.log", plotdir);
   fflush(stdout);
@@ -701,7 +711,7 @@ static int run_gnuplot(const char *plotdir, char *err, size_t errlen) {
       _exit(126);
     dup2(fileno(lf), 1);
     dup2(fileno(lf), 2);
-    execlp("gnuplot", "gnuplot", "plots.gp", (char *)NULL);
+    execlp("gnuplot", "gnuplot", script, (char *)NULL);
     _exit(127);
   }
   int st;
@@ -714,9 +724,7 @@ static int run_gnuplot(const char *plotdir, char *err, size_t errlen) {
     snprintf(err, errlen, "gnuplot failed (status %d): see %s", st, log);
     return -1;
   }
-  static const char *const outs[] = {"bars", "utilization", "queue_cdf",
-                                     "cost"};
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < nouts; i++)
     for (int k = 0; k < 2; k++) {
       char p[4608];
       snprintf(p, sizeof p, "%s/%s.%s", plotdir, outs[i], k ? "svg" : "png");
@@ -727,6 +735,29 @@ static int run_gnuplot(const char *plotdir, char *err, size_t errlen) {
       }
     }
   return 0;
+}
+
+static int run_gnuplot(const char *plotdir, char *err, size_t errlen) {
+  static const char *const outs[] = {"bars", "utilization", "queue_cdf",
+                                     "cost"};
+  return run_gnuplot_script(plotdir, "plots.gp", outs, 4, err, errlen);
+}
+
+void plot_gp_str(FILE *f, const char *s) { gp_str(f, s); }
+
+void plot_gp_terminal(FILE *f, int w, int h) { gp_terminal(f, w, h); }
+
+int plot_run_script(const char *plotdir, const char *script,
+                    const char *const *outs, int nouts, char *err,
+                    size_t errlen) {
+  if (!have_gnuplot()) {
+    fprintf(stderr,
+            "warning: gnuplot not found: plots skipped (data and script are "
+            "in %s/; install gnuplot and run 'gnuplot %s' there)\n",
+            plotdir, script);
+    return 1;
+  }
+  return run_gnuplot_script(plotdir, script, outs, nouts, err, errlen);
 }
 
 int plot_runs(const char *outdir, const plot_run *runs, size_t n, char *err,

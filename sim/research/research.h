@@ -21,6 +21,9 @@
 
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+/* schedsim rightsize (rightsize.c): one trace on several clusters, the
+ * cheapest per unit of work within a queue-time bound. */
+int cmd_rightsize(int argc, char **argv);
 /* Loads and checks a sweep manifest and expands its grid without loading
  * inputs or running anything (the fuzz target and tests use it). 0 with
  * *nruns set, or -1 with "FILE: ..." in err. */
@@ -93,6 +96,11 @@ void run_metrics_row(FILE *f, const run_metrics *m);
  * ".gz" and one extension, every byte outside [A-Za-z0-9._-] replaced by
  * '-' ("builtin:default" -> "builtin-default"). */
 void research_label(char *out, size_t size, const char *path);
+/* CSV reading (plot.c): one record (quoted fields may span lines) into
+ * *buf (1, 0 at end of file, -1 out of memory); field k (0-based) of a
+ * record, unquoted, into out (0, or -1 when the record has fewer). */
+int research_csv_record(FILE *f, char **buf, size_t *cap);
+int research_csv_field(const char *rec, int k, char *out, size_t size);
 /* Removes DIR and the regular files in it (one level). 0 or -1. */
 int research_rmdir(const char *dir);
 /* 1 if path exists. */
@@ -122,5 +130,16 @@ typedef struct plot_run {
  */
 int plot_runs(const char *outdir, const plot_run *runs, size_t n, char *err,
               size_t errlen);
+
+/* For other plots (rightsize.c): a gnuplot string literal; the terminal
+ * lines of a script's `do for [fmt in "png svg"]` loop (w x h pixels);
+ * and running PLOTDIR/SCRIPT with gnuplot, checking that each of the
+ * nouts files PLOTDIR/OUTS[i].{png,svg} was written. The same returns as
+ * plot_runs: 0, 1 without gnuplot (warning printed), -1 with err set. */
+void plot_gp_str(FILE *f, const char *s);
+void plot_gp_terminal(FILE *f, int w, int h);
+int plot_run_script(const char *plotdir, const char *script,
+                    const char *const *outs, int nouts, char *err,
+                    size_t errlen);
 
 #endif
