@@ -84,7 +84,7 @@ spec() { # NAME A100_NODES H100_NODES
     printf '{\n  "name": "%s",\n  "description": "scripts/cost_equal_budget.sh: %d A100-80GB + %d H100 nodes of 8 GPUs",\n' "$1" "$2" "$3"
     printf '  "pue": 1.2, "node_overhead_w": 1000,\n  "node_groups": [\n'
     if [ "$2" -gt 0 ]; then group a100 "$2" A100-SXM4-80GB 256000; sep=",\n"; fi
-    if [ "$3" -gt 0 ]; then printf "$sep"; group h100 "$3" H100-SXM5-80GB 224000; fi
+    if [ "$3" -gt 0 ]; then printf '%b' "$sep"; group h100 "$3" H100-SXM5-80GB 224000; fi
     printf '\n  ]\n}\n'
   } >"$f"
 }
