@@ -140,6 +140,11 @@ grep -qxF "Mean queue time is lowest with first-fit on one: 50 s (first-fit itse
   && ok || bad "answer: queue time"
 grep -qxF 'Cost per job-hour is lowest with first-fit on one: $2.500 (first-fit itself).' "$T/out" \
   && ok || bad "answer: cost per job-hour"
+# Cost per unit of work by hand: the jobs' measured type is 'same' (speed 1),
+# work = 2 x 100 GPU-s = 0.05556 GPU-h; cost = 200 s x $2.5/h = $0.13889;
+# 0.13889 / 0.05556 = $2.500.
+grep -qxF 'Cost per unit of work (USD per reference GPU-hour done) is lowest with first-fit on one: $2.500 (first-fit itself).' "$T/out" \
+  && ok || bad "answer: cost per unit of work"
 # A tie goes to the earliest run; its margin over first-fit is "the same".
 expect 0 "" -- "$BIN" compare --trace "$T/two.csv" --cluster "$T/one.json" \
   --policy best-fit,first-fit --out "$T/ans2" --no-plots --quiet

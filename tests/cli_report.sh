@@ -22,6 +22,8 @@ grep -qE '^mig-(static|dynamic) +(first-fit|best-fit|fgd|defrag) ' "$T/out" && b
 grep -q '^Useful utilization .* is highest with ' "$T/out" && ok || bad "demo prints the answer"
 grep -q '^Mean queue time is lowest with ' "$T/out" && ok || bad "demo answer: queue time"
 grep -q '^Cost per job-hour is lowest with ' "$T/out" && ok || bad "demo answer: cost"
+grep -q '^Cost per unit of work (USD per reference GPU-hour done) is lowest with ' "$T/out" \
+  && ok || bad "demo answer: cost per unit of work"
 # Each demo run equals `schedsim run` of its built-in cluster.
 "$BIN" run --cluster builtin:mig-dynamic --trace builtin:default --policy mig-aware \
   --out "$T/one" --quiet >/dev/null 2>&1 || bad "run builtin:mig-dynamic"

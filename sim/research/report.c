@@ -39,13 +39,15 @@ static const answer_metric answer_metrics[] = {
                            "asked for)", "is highest"},
     {METRIC_QUEUE_MEAN, 0, "Mean queue time", "is lowest"},
     {METRIC_COST_PER_JOB_HOUR, 0, "Cost per job-hour", "is lowest"},
+    {METRIC_COST_PER_WORK_HOUR, 0, "Cost per unit of work (USD per reference "
+                                   "GPU-hour done)", "is lowest"},
 };
 
 /* The value as the sentence shows it. */
 static void show(char *out, size_t size, metric_id id, double v) {
   if (id == METRIC_USED_RATIO)
     snprintf(out, size, "%.1f%%", 100 * v);
-  else if (id == METRIC_COST_PER_JOB_HOUR)
+  else if (id == METRIC_COST_PER_JOB_HOUR || id == METRIC_COST_PER_WORK_HOUR)
     snprintf(out, size, "$%.3f", v);
   else
     snprintf(out, size, "%.0f s", v);
