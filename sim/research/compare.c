@@ -47,35 +47,54 @@ typedef struct cmp_ctx {
   cmp_run *runs;
 } cmp_ctx;
 
-static int cmp_task(size_t i, pool_slot *slot, void *user) {
-  cmp_ctx *c = user;
-  cmp_run *r = &c->runs[i];
-  sim_cluster *sc = &c->clusters[r->cluster];
+int research_pool_replay(const research_replay *rr, pool_slot *slot) {
+  sim_cluster *sc = rr->cluster;
   /* Synthetic times depend on the cluster's GPUs: each run rewrites the
    * trace it got from the parent, its own copy since the fork. */
   char err[ERRLEN];
-  int sst = run_config_synthetic_times(c->rc, c->t, c->from, sc->gpus, err,
+  int sst = run_config_synthetic_times(rr->rc, rr->t, rr->from, sc->gpus, err,
                                        sizeof err);
   if (sst) {
-    fprintf(stderr, "schedsim compare: run %s: %s\n", r->label, err);
+    fprintf(stderr, "%s: %s\n", rr->who, err);
     return sst;
   }
   sim_options opt;
-  run_config_sim_options(c->rc, &opt);
-  opt.policy = r->policy;
-  opt.queue = r->queue;
+  run_config_sim_options(rr->rc, &opt);
+  opt.policy = rr->policy;
+  opt.queue = rr->queue;
   opt.progress = pool_progress_cb;
   opt.progress_user = slot;
-  atomic_store_explicit(&slot->total, (uint64_t)c->t->n, memory_order_relaxed);
-  run_meta meta = {"replay",      r->policy, r->queue_name, c->seed,
-                   c->trace_path, sc->name,  sc->nodes,     sc->gpus};
+  atomic_store_explicit(&slot->total, (uint64_t)rr->t->n, memory_order_relaxed);
+  run_meta meta = {"replay",       rr->policy, rr->queue_name, rr->seed,
+                   rr->trace_path, sc->name,   sc->nodes,      sc->gpus};
   sim_result res;
   memset(&res, 0, sizeof res);
-  int st = cli_replay(sc, c->cat, c->t, &opt, r->dir, &meta, &res, 1);
+  int st = cli_replay(sc, rr->cat, rr->t, &opt, rr->dir, &meta, &res, 1);
   sim_result_free(&res);
   if (st == 0)
-    atomic_store_explicit(&slot->done, (uint64_t)c->t->n, memory_order_relaxed);
+    atomic_store_explicit(&slot->done, (uint64_t)rr->t->n,
+                          memory_order_relaxed);
   return st;
+}
+
+static int cmp_task(size_t i, pool_slot *slot, void *user) {
+  cmp_ctx *c = user;
+  cmp_run *r = &c->runs[i];
+  char who[300];
+  snprintf(who, sizeof who, "schedsim compare: run %s", r->label);
+  research_replay rr = {.rc = c->rc,
+                        .t = c->t,
+                        .from = c->from,
+                        .cluster = &c->clusters[r->cluster],
+                        .cat = c->cat,
+                        .policy = r->policy,
+                        .queue = r->queue,
+                        .queue_name = r->queue_name,
+                        .seed = c->seed,
+                        .trace_path = c->trace_path,
+                        .dir = r->dir,
+                        .who = who};
+  return research_pool_replay(&rr, slot);
 }
 
 /* The table on stdout: the compare-table columns of the metric table. */

@@ -76,6 +76,32 @@ void pool_progress_cb(int64_t now_us, uint64_t events, size_t done,
 /* Online CPUs (at least 1): the default number of workers. */
 int pool_default_workers(void);
 
+/* ---------------------------------------------------------- compare.c */
+
+/* One pooled replay as compare and rightsize run it (in a forked worker):
+ * the cluster's synthetic times (--synthetic-load) on the worker's copy of
+ * t, the run options of rc with this policy and queue, progress into the
+ * task's pool_slot, outputs into dir (cli_replay: byte-identical to
+ * `schedsim run`). who prefixes an error ("schedsim compare: run X"). */
+struct run_config;
+struct sim_cluster;
+typedef struct research_replay {
+  const struct run_config *rc;
+  struct trace *t;
+  const struct trace *from; /* --durations-from, or NULL */
+  struct sim_cluster *cluster;
+  const struct gpu_catalog *cat;
+  const char *policy;
+  int queue; /* sim_queue_kind */
+  const char *queue_name;
+  uint64_t seed;
+  const char *trace_path;
+  const char *dir;
+  const char *who;
+} research_replay;
+/* The run's status (0, or the cli_replay / option error status). */
+int research_pool_replay(const research_replay *rr, pool_slot *slot);
+
 /* --------------------------------------------------------- runtable.c */
 
 /* The numbers of one run's summary.json that the merged tables carry:

@@ -37,29 +37,21 @@ typedef struct rs_ctx {
 static int rs_task(size_t i, pool_slot *slot, void *user) {
   rs_ctx *c = user;
   sim_cluster *sc = &c->clusters[i];
-  char err[ERRLEN];
-  int sst = run_config_synthetic_times(c->rc, c->t, c->from, sc->gpus, err,
-                                       sizeof err);
-  if (sst) {
-    fprintf(stderr, "schedsim rightsize: %s: %s\n", sc->name, err);
-    return sst;
-  }
-  sim_options opt;
-  run_config_sim_options(c->rc, &opt);
-  opt.policy = c->policy;
-  opt.queue = c->queue;
-  opt.progress = pool_progress_cb;
-  opt.progress_user = slot;
-  atomic_store_explicit(&slot->total, (uint64_t)c->t->n, memory_order_relaxed);
-  run_meta meta = {"replay",      c->policy, c->queue_name, c->rc->seed,
-                   c->trace_path, sc->name,  sc->nodes,     sc->gpus};
-  sim_result res;
-  memset(&res, 0, sizeof res);
-  int st = cli_replay(sc, c->cat, c->t, &opt, c->dir[i], &meta, &res, 1);
-  sim_result_free(&res);
-  if (st == 0)
-    atomic_store_explicit(&slot->done, (uint64_t)c->t->n, memory_order_relaxed);
-  return st;
+  char who[300];
+  snprintf(who, sizeof who, "schedsim rightsize: %s", sc->name);
+  research_replay rr = {.rc = c->rc,
+                        .t = c->t,
+                        .from = c->from,
+                        .cluster = sc,
+                        .cat = c->cat,
+                        .policy = c->policy,
+                        .queue = c->queue,
+                        .queue_name = c->queue_name,
+                        .seed = c->rc->seed,
+                        .trace_path = c->trace_path,
+                        .dir = c->dir[i],
+                        .who = who};
+  return research_pool_replay(&rr, slot);
 }
 
 /* ------------------------------------------------------ per cluster */
