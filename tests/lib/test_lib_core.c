@@ -12,7 +12,7 @@
  * (tests/test_mig.c). The library's own invariant checker
  * (lsched_cluster_check) runs after every state change.
  */
-#include "minitest.h"
+#include "libtest.h"
 
 #include <libsched/libsched.h>
 #include <libsched/mig.h>
@@ -22,27 +22,6 @@
 
 /* ---------------------------------------------------------------------- */
 /* Helpers                                                                 */
-
-/* A library call that must succeed; prints the code's name otherwise. */
-#define OK(call)                                                               \
-  do {                                                                         \
-    int ok_rc_ = (call);                                                       \
-    MT_ASSERT_MSG(ok_rc_ == LSCHED_OK, "%s: %s", #call,                        \
-                  lsched_err_name(ok_rc_));                                    \
-  } while (0)
-
-enum { A100 = 0, V100 = 1 };
-
-/* A cluster that checks its invariants on every change, with two models. */
-static lsched_cluster *new_cluster(void) {
-  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
-  o.check_invariants = 1;
-  lsched_cluster *c = NULL;
-  OK(lsched_cluster_create(&c, &o));
-  MT_EQ(lsched_cluster_model_id(c, "A100", 1), A100);
-  MT_EQ(lsched_cluster_model_id(c, "V100", 1), V100);
-  return c;
-}
 
 static int add_node(lsched_cluster *c, int64_t cpu, int64_t mem, int gpus,
                     int model, lsched_gpu_mode mode) {
@@ -227,7 +206,7 @@ static void test_version(void) {
 }
 
 static void test_alloc_release_restores(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   MT_EQ(add_node(c, 32000, 262144, 4, A100, LSCHED_GPU_SHARED), 0);
   MT_EQ(add_node(c, 16000, 65536, 2, V100, LSCHED_GPU_EXCLUSIVE), 1);
   MT_EQ(add_node(c, 8000, 32768, 0, -1, LSCHED_GPU_SHARED), 2);
@@ -299,7 +278,7 @@ static void test_errors(void) {
   MT_ASSERT(lsched_strerror(12345) != NULL);
 
   MT_EQ(lsched_cluster_create(NULL, NULL), LSCHED_EINVAL);
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   add_node(c, 8000, 1000, 2, A100, LSCHED_GPU_SHARED);
   add_node(c, 8000, 1000, 2, V100, LSCHED_GPU_EXCLUSIVE);
   add_node(c, 8000, 1000, 0, -1, LSCHED_GPU_SHARED);
@@ -385,7 +364,7 @@ static void test_errors(void) {
  * worst-fit = floor(100 leftover).
  */
 static void test_hand_mixed_state(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   for (int i = 0; i < 3; i++)
     MT_EQ(add_node(c, 32000, 262144, 4, A100, LSCHED_GPU_SHARED), i);
   /* n0: 8 cores and half of GPU0 used -> CPU free 24000, GPUs 500/1000x3.
@@ -423,7 +402,7 @@ static void test_hand_mixed_state(void) {
 }
 
 static void test_hand_gpu_choice(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   /* One shared node with 5 GPUs; free shares 1000/300/600/1000/450. */
   MT_EQ(add_node(c, 16000, 65536, 5, A100, LSCHED_GPU_SHARED), 0);
   alloc_ok(c, mkpl(0, 0, 0, 1, 700, 0x2));
@@ -521,7 +500,7 @@ static void test_every_policy_one_node(void) {
     MT_ASSERT(lsched_registry_find(r, ops->name) == ops);
     for (int k = 0; k < (int)(sizeof one_node_cases / sizeof one_node_cases[0]);
          k++) {
-      lsched_cluster *c = new_cluster();
+      lsched_cluster *c = lt_new_cluster();
       lsched_request q = one_node_scenario(c, k);
       int want = one_node_cases[k].want;
       for (int i = 0; i < lsched_cluster_node_count(c); i++)
@@ -565,7 +544,7 @@ static lsched_request gang(int gpus, int64_t cpu, int64_t mem) {
 }
 
 static void test_gang(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   for (int i = 0; i < 4; i++)
     add_node(c, 64000, 524288, 8, A100, LSCHED_GPU_SHARED);
   struct snap empty;
@@ -626,7 +605,7 @@ static void test_mig_static(void) {
   static const lsched_mig_instance balanced[] = {
       {LSCHED_MIG_2G, 0}, {LSCHED_MIG_1G, 2}, {LSCHED_MIG_1G, 3},
       {LSCHED_MIG_3G, 4}};
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n = add_mig_node(c, 2, 0, balanced, 4);
   struct snap empty;
   snap_take(c, &empty);
@@ -659,7 +638,7 @@ static void test_mig_static(void) {
 }
 
 static void test_mig_dynamic(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n = add_mig_node(c, 2, 1, NULL, 0);
   lsched_registry *r = builtins();
   lsched_policy *p = attach(r, c, "mig-first-fit");

@@ -25,7 +25,7 @@
  *   index's answer equals lsched_best_raw_score()'s, and every 200
  *   operations every tree is recomputed in full (lsched_score_index_check).
  */
-#include "minitest.h"
+#include "libtest.h"
 
 #include <libsched/libsched.h>
 #include <libsched/mig.h>
@@ -34,13 +34,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define OK(call)                                                               \
-  do {                                                                         \
-    int ok_rc_ = (call);                                                       \
-    MT_ASSERT_MSG(ok_rc_ == LSCHED_OK, "%s: %s", #call,                        \
-                  lsched_err_name(ok_rc_));                                    \
-  } while (0)
 
 struct rng {
   uint64_t s;

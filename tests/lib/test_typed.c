@@ -10,7 +10,7 @@
  * when nothing fits, under every queue) are tests/test_conformance.c's,
  * which runs these two policies as it runs every registered one.
  */
-#include "minitest.h"
+#include "libtest.h"
 
 #include <libsched/libsched.h>
 #include <libsched/mig.h>
@@ -18,25 +18,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-
-#define OK(call)                                                               \
-  do {                                                                         \
-    int ok_rc_ = (call);                                                       \
-    MT_ASSERT_MSG(ok_rc_ == LSCHED_OK, "%s: %s", #call,                        \
-                  lsched_err_name(ok_rc_));                                    \
-  } while (0)
-
-enum { A100 = 0, V100 = 1 };
-
-static lsched_cluster *new_cluster(void) {
-  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
-  o.check_invariants = 1;
-  lsched_cluster *c = NULL;
-  OK(lsched_cluster_create(&c, &o));
-  MT_EQ(lsched_cluster_model_id(c, "A100", 1), A100);
-  MT_EQ(lsched_cluster_model_id(c, "V100", 1), V100);
-  return c;
-}
 
 /* A node of 8 CPUs and 64 GiB with `gpus` GPUs of `model`. */
 static int add_node(lsched_cluster *c, int gpus, int model,
@@ -143,7 +124,7 @@ static void place(lsched_cluster *c, const char *policy, lsched_request r,
 /* ------------------------------------------------------------- prices */
 
 static void test_model_price(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   MT_ASSERT(isnan(lsched_cluster_model_price(c, A100))); /* unknown */
   OK(lsched_cluster_set_model_price(c, A100, 4.5));
   MT_ASSERT(lsched_cluster_model_price(c, A100) == 4.5);
@@ -176,7 +157,7 @@ static void test_request_versions(void) {
   MT_EQ(lsched_request_validate(&r), LSCHED_EINVAL);
   /* A version-3 request's speed members are not read: a callback left
    * there by a caller of the old layout is never called. */
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   add_node(c, 2, A100, LSCHED_GPU_SHARED, 0);
   int n1 = add_node(c, 2, V100, LSCHED_GPU_SHARED, 0);
   hold(c, n1, 0, 500); /* node 1 is the tighter: best-fit's choice */
@@ -193,7 +174,7 @@ static void test_request_versions(void) {
 /* ------------------------------------------------------- fastest-fit */
 
 static void test_fastest_fit(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n0 = add_node(c, 2, A100, LSCHED_GPU_SHARED, 0);
   int n1 = add_node(c, 2, V100, LSCHED_GPU_SHARED, 0);
   hold(c, n0, 0, 500);
@@ -226,7 +207,7 @@ static void test_fastest_fit(void) {
 /* Sharing interference on shared nodes: best-fit packs the job onto the
  * half-used GPU, fastest-fit takes the empty one where it runs alone. */
 static void test_fastest_fit_interference(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n0 = add_node(c, 1, A100, LSCHED_GPU_SHARED, 0);
   int n1 = add_node(c, 1, A100, LSCHED_GPU_SHARED, 0);
   hold(c, n0, 0, 500);
@@ -240,7 +221,7 @@ static void test_fastest_fit_interference(void) {
 /* Ties: equal speed and equal best-fit score go to the earliest node in
  * the visit order. */
 static void test_fastest_fit_ties(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n0 = add_node(c, 2, A100, LSCHED_GPU_SHARED, 0);
   int n1 = add_node(c, 2, A100, LSCHED_GPU_SHARED, 0);
   lsched_request r = req(1, 500);
@@ -256,7 +237,7 @@ static void test_fastest_fit_ties(void) {
 /* ----------------------------------------------------- cheapest-work */
 
 static void test_cheapest_work(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n0 = add_node(c, 2, A100, LSCHED_GPU_SHARED, 0);
   int n1 = add_node(c, 2, V100, LSCHED_GPU_SHARED, 0);
   hold(c, n0, 0, 500); /* best-fit prefers node 0 */
@@ -302,7 +283,7 @@ static void test_cheapest_work(void) {
 
 /* GPUs taken: an exclusive GPU is taken whole, a shared one by milli. */
 static void test_cheapest_work_exclusive(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n0 = add_node(c, 1, A100, LSCHED_GPU_EXCLUSIVE, 0);
   int n1 = add_node(c, 1, V100, LSCHED_GPU_SHARED, 0);
   OK(lsched_cluster_set_model_price(c, A100, 1.0));
@@ -325,7 +306,7 @@ static void test_cheapest_work_exclusive(void) {
 
 /* MIG: the instance's compute share is what is taken (1g = 142 milli). */
 static void test_mig(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   int n0 = add_node(c, 1, A100, LSCHED_GPU_MIG, 1);
   int n1 = add_node(c, 1, V100, LSCHED_GPU_MIG, 1);
   OK(lsched_cluster_set_model_price(c, A100, 2.0));
@@ -364,7 +345,7 @@ static void test_mig(void) {
 
 /* Nothing fits: ENOFIT (ENEVER when nothing ever could). */
 static void test_nofit(void) {
-  lsched_cluster *c = new_cluster();
+  lsched_cluster *c = lt_new_cluster();
   add_node(c, 1, A100, LSCHED_GPU_SHARED, 0);
   lsched_registry *reg = NULL;
   OK(lsched_registry_create(&reg, NULL));
