@@ -688,7 +688,7 @@ START_TEST(outputs) {
   snprintf(path, sizeof path, "%s/jobs.csv", dir);
   f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
-  write_jobs_header(f);
+  write_jobs_header(f, 0);
   sim_options o;
   memset(&o, 0, sizeof o);
   o.policy = "mig-aware";

@@ -566,7 +566,7 @@ static void jobs_csv(const char *path, sim_cluster *sc, const trace *t,
                      const char *policy) {
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
-  write_jobs_header(f);
+  write_jobs_header(f, 0);
   rows_sink k = {f, sc};
   sim_options o;
   memset(&o, 0, sizeof o);

@@ -289,7 +289,8 @@ int cli_replay_ex(sim_cluster *sc, const gpu_catalog *cat, const trace *t,
     if (out_open(&jobs, path, err, sizeof err))
       goto io_fail;
     sink.jobs = jobs.f;
-    write_jobs_header(jobs.f);
+    write_jobs_header(jobs.f,
+                      sc->ncloud > 0 || opt.burst != SIM_BURST_NEVER);
   }
   opt.on_job = sink_job;
   opt.on_job_user = &sink;

@@ -253,6 +253,52 @@ int cli_parse_speed(const char *s, void *field) {
   return 0;
 }
 
+int cli_parse_burst(const char *s, void *field) {
+  cli_burst *b = field;
+  static const struct {
+    const char *name;
+    int kind;
+  } kinds[] = {{"never", SIM_BURST_NEVER},
+               {"no-wait", SIM_BURST_NO_WAIT},
+               {"constant", SIM_BURST_CONSTANT},
+               {"compute-wait", SIM_BURST_COMPUTE_WAIT},
+               {"star-wait", SIM_BURST_STAR_WAIT}};
+  size_t n = strcspn(s, ":");
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    if (strlen(kinds[i].name) != n || strncmp(s, kinds[i].name, n) != 0)
+      continue;
+    int wants = kinds[i].kind >= SIM_BURST_CONSTANT;
+    if (wants != (s[n] == ':'))
+      return -1;
+    double v = 0;
+    if (wants) {
+      char *end;
+      errno = 0;
+      v = strtod(s + n + 1, &end);
+      /* T seconds up to the time range; K up to 1e6. */
+      double hi = kinds[i].kind == SIM_BURST_CONSTANT ? (double)TRACE_MAX_TIME_S
+                                                      : 1e6;
+      if (errno || end == s + n + 1 || *end || !isfinite(v) || v < 0 ||
+          v > hi)
+        return -1;
+    }
+    b->kind = kinds[i].kind;
+    b->param = v;
+    return 0;
+  }
+  return -1;
+}
+
+int cli_parse_spot_rate(const char *s, void *field) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e6)
+    return -1;
+  *(double *)field = v;
+  return 0;
+}
+
 /* --------------------------------------------------------------- values */
 
 void run_config_init(run_config *rc) {
@@ -262,6 +308,7 @@ void run_config_init(run_config *rc) {
   rc->tune = 1.3;
   rc->slurm_max = 4;
   rc->speed = SIM_SPEED_CATALOG;
+  rc->spot_rate = -1; /* on-demand only */
   trace_load_opts lo = TRACE_LOAD_OPTS_INIT;
   rc->load = lo;
 }
@@ -557,6 +604,12 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->speed_table = rc->speed_table;
   opt->measured_on = rc->measured_on;
   opt->class_mix = rc->class_mix;
+  opt->burst = rc->burst.kind;
+  opt->burst_param = rc->burst.param;
+  opt->spot_rate = rc->spot_rate;
+  opt->spot_trace = rc->spot_trace;
+  opt->restart_overhead_s = rc->restart_overhead;
+  opt->deadline_slack = rc->deadline_slack;
 }
 
 int run_config_synthetic_times(const run_config *rc, trace *t,

@@ -72,6 +72,12 @@ typedef struct cli_estimates {
   double max_pct;
 } cli_estimates;
 
+/* --burst: SIM_BURST_* and its T or K. */
+typedef struct cli_burst {
+  int kind;
+  double param;
+} cli_burst;
+
 /* Everything the options of any command set. */
 typedef struct run_config {
   const char *trace, *out, *catalog, *durations_from, *mig_requests, *mix,
@@ -91,6 +97,10 @@ typedef struct run_config {
   int64_t unknown_us;
   double estimate_factor, mig_fixed, mig_gib, checkpoint, synth_load, tune;
   double energy_price; /* --energy-price */
+  cli_burst burst;     /* --burst (default never) */
+  double spot_rate;    /* --spot-rate (-1: not given: on-demand only) */
+  const char *spot_trace; /* --spot-trace */
+  double restart_overhead, deadline_slack;
   double max_queue_p95; /* rightsize --max-queue-p95 (seconds; given[]) */
   int preempt, check, quiet, no_plots, dry_run, help;
   sim_mig_map mig_map;
@@ -182,6 +192,8 @@ int cli_parse_overrun(const char *s, void *field);
 int cli_parse_mig_map(const char *s, void *field);
 /* --speed catalog|none into an int (SIM_SPEED_*). */
 int cli_parse_speed(const char *s, void *field);
+int cli_parse_burst(const char *s, void *field);
+int cli_parse_spot_rate(const char *s, void *field);
 
 /* `schedsim options`: the table as text (one row per line, tab-separated:
  * name, commands, manifest key, metavar). */

@@ -26,6 +26,11 @@ void sim_cluster_free(sim_cluster *sc) {
   free(sc->mig_scope_node);
   free(sc->node_idle_mw);
   free(sc->node_busy_mw);
+  for (int i = 0; i < sc->ncloud; i++) {
+    free(sc->cloud[i].name);
+    free(sc->cloud[i].gpu_model);
+  }
+  free(sc->cloud);
   memset(sc, 0, sizeof *sc);
 }
 
@@ -467,6 +472,106 @@ static int spec_number(const cJSON *o, const char *key, double lo, double hi,
   return 0;
 }
 
+/* The spec's "cloud" key (sim/README.md "Cloud bursting"): an array of
+ * sites {name, gpu_model, on_demand_per_gpu_hour, spot_per_gpu_hour,
+ * capacity_gpus, startup_s, transfer_s}; prices default to the catalog's
+ * (on-demand; a site without a spot price has no spot market). 0, or -1
+ * with err naming the file and the key. */
+static int parse_cloud(sim_cluster *sc, const cJSON *arr, const char *origin,
+                       const gpu_catalog *cat, char *err, size_t errlen) {
+  static const char *const site_keys[] = {
+      "name", "gpu_model", "on_demand_per_gpu_hour", "spot_per_gpu_hour",
+      "capacity_gpus", "startup_s", "transfer_s", NULL};
+  if (!arr)
+    return 0;
+  if (!cJSON_IsArray(arr)) {
+    snprintf(err, errlen, "%s: 'cloud' must be an array of sites", origin);
+    return -1;
+  }
+  int n = cJSON_GetArraySize(arr);
+  if (n == 0)
+    return 0;
+  sc->cloud = calloc((size_t)n, sizeof *sc->cloud);
+  if (!sc->cloud) {
+    snprintf(err, errlen, "%s: out of memory", origin);
+    return -1;
+  }
+  const cJSON *o;
+  cJSON_ArrayForEach(o, arr) {
+    int i = sc->ncloud;
+    char where[64], key[128];
+    snprintf(where, sizeof where, "cloud[%d]", i);
+    if (!cJSON_IsObject(o)) {
+      snprintf(err, errlen, "%s: %s: must be an object", origin, where);
+      return -1;
+    }
+    if (json_check_keys(o, site_keys, origin, where, err, errlen))
+      return -1;
+    sim_cloud_site *cs = &sc->cloud[i];
+    sc->ncloud++;
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if (!cJSON_IsString(nm) || !nm->valuestring[0] ||
+        strlen(nm->valuestring) > 100 || strpbrk(nm->valuestring, ",\"\n\r")) {
+      snprintf(err, errlen, "%s: %s.name: required, a string of 1..100 "
+               "bytes without commas, quotes or line breaks", origin, where);
+      return -1;
+    }
+    for (int j = 0; j < i; j++)
+      if (strcmp(sc->cloud[j].name, nm->valuestring) == 0) {
+        snprintf(err, errlen, "%s: %s.name: '%s' is also cloud[%d]'s",
+                 origin, where, nm->valuestring, j);
+        return -1;
+      }
+    const cJSON *mv = cJSON_GetObjectItemCaseSensitive(o, "gpu_model");
+    if (!cJSON_IsString(mv)) {
+      snprintf(err, errlen, "%s: %s.gpu_model: required, a catalog GPU "
+               "model", origin, where);
+      return -1;
+    }
+    const gpu_model_info *gm = catalog_find(cat, mv->valuestring);
+    if (!gm) {
+      snprintf(err, errlen, "%s: %s.gpu_model: unknown GPU model '%s' (see "
+               "'schedsim models' for the catalog)", origin, where,
+               mv->valuestring);
+      return -1;
+    }
+    cs->name = json_strdup(nm->valuestring);
+    cs->gpu_model = json_strdup(gm->name);
+    if (!cs->name || !cs->gpu_model) {
+      snprintf(err, errlen, "%s: out of memory", origin);
+      return -1;
+    }
+    cs->on_demand = gm->has_price ? gm->price_per_gpu_hour : -1;
+    cs->spot = -1;
+    double cap = -1;
+    cs->startup_s = cs->transfer_s = 0;
+    const char *nkeys[] = {"on_demand_per_gpu_hour", "spot_per_gpu_hour",
+                           "capacity_gpus", "startup_s", "transfer_s"};
+    double *dst[] = {&cs->on_demand, &cs->spot, &cap, &cs->startup_s,
+                     &cs->transfer_s};
+    double hi[] = {CATALOG_MAX_PRICE, CATALOG_MAX_PRICE, 1e9,
+                   SIM_MAX_CLOUD_DELAY_S, SIM_MAX_CLOUD_DELAY_S};
+    for (int k = 0; k < 5; k++) {
+      snprintf(key, sizeof key, "%s.%s", where, nkeys[k]);
+      if (spec_number(o, nkeys[k], k == 2 ? 1 : 0, hi[k], dst[k], origin, key,
+                      err, errlen))
+        return -1;
+    }
+    if (cap >= 0 && cap != floor(cap)) {
+      snprintf(err, errlen, "%s: %s.capacity_gpus: must be a whole number",
+               origin, where);
+      return -1;
+    }
+    cs->capacity_gpus = (int64_t)cap;
+    if (cs->on_demand < 0) {
+      snprintf(err, errlen, "%s: %s.on_demand_per_gpu_hour: required (the "
+               "catalog has no price for %s)", origin, where, gm->name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int sim_cluster_from_json(sim_cluster *sc, const char *text,
                           const char *origin, const gpu_catalog *cat,
                           int check_invariants, char *err, size_t errlen) {
@@ -478,7 +583,8 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
     return -1;
   }
   static const char *const top_keys[] = {"name", "description", "node_groups",
-                                         "pue", "node_overhead_w", NULL};
+                                         "pue", "node_overhead_w", "cloud",
+                                         NULL};
   static const char *const group_keys[] = {
       "name",     "count",      "gpu_model",          "gpus_per_node",
       "cpu_milli", "memory_mib", "gpu_mode", "price_per_gpu_hour",
@@ -612,7 +718,9 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
       goto out;
     gi++;
   }
-  if (unique_node_names(sc, groups, origin, err, errlen))
+  if (unique_node_names(sc, groups, origin, err, errlen) ||
+      parse_cloud(sc, cJSON_GetObjectItemCaseSensitive(root, "cloud"), origin,
+                  cat, err, errlen))
     goto out;
   rc = 0;
 out:

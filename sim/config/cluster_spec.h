@@ -11,6 +11,17 @@
 
 #include "catalog.h"
 
+/* A cloud site of a cluster spec ("cloud": [...]; sim/README.md "Cloud
+ * bursting"): one GPU type rented per GPU-hour. */
+typedef struct sim_cloud_site {
+  char *name;
+  char *gpu_model;       /* the catalog's canonical name */
+  double on_demand;      /* USD per GPU-hour */
+  double spot;           /* USD per GPU-hour; < 0: no spot market here */
+  int64_t capacity_gpus; /* -1: unlimited */
+  double startup_s, transfer_s;
+} sim_cloud_site;
+
 typedef struct sim_cluster {
   lsched_cluster *c;
   char *name;
@@ -34,7 +45,13 @@ typedef struct sim_cluster {
   int unpowered_gpus;
   int64_t overhead_mw;
   double pue;
+  /* Cloud sites (the spec's "cloud" key; none for node CSVs). */
+  sim_cloud_site *cloud;
+  int ncloud;
 } sim_cluster;
+
+/* Largest startup_s / transfer_s of a cloud site (30 days). */
+#define SIM_MAX_CLOUD_DELAY_S 2592000.0
 
 /* Largest pue and node_overhead_w accepted in a cluster spec. */
 #define SIM_MAX_PUE 10.0

@@ -94,6 +94,12 @@ typedef struct sim_job_out {
    * 0 for the others. */
   const char *jclass;
   double work_ref_s, cost_usd;
+  /* Cloud bursting (sim/engine/cloud.c; set only in runs with the cloud
+   * part, cloud_cols then 1): the cloud site the job ran at (NULL:
+   * on-prem), its GPU model, and what it paid there (on-demand + spot). */
+  int cloud_cols;
+  const char *site, *site_model;
+  double cloud_cost_usd;
 } sim_job_out;
 
 typedef enum sim_estimates {
@@ -195,7 +201,43 @@ typedef struct sim_options {
   const char *speed_table;
   const char *measured_on;
   const char *class_mix;
+  /* Cloud bursting (sim/engine/cloud.c; sim/README.md "Cloud bursting"):
+   * when a queued job leaves for a cloud site of the cluster spec. burst
+   * SIM_BURST_NEVER (0) keeps every job on-prem; burst_param is T in
+   * seconds (constant) or K (compute-wait: hours per GPU-hour; star-wait:
+   * hours per GPU). spot_rate >= 0: cloud jobs run on spot, interrupted
+   * by a Poisson process of spot_rate per instance-hour (< 0: on-demand
+   * only); spot_trace instead: interrupted when fewer instances than its
+   * GPUs are available. restart_overhead_s: the delay of each restart after an
+   * interruption; deadline_slack > 0: deadline = submit + slack x the
+   * job's run time in the cloud (Can't Be Late's fallback rule), 0: none. */
+  int burst;
+  double burst_param;
+  double spot_rate;
+  const char *spot_trace; /* CSV time_s,instances_available, or NULL */
+  double restart_overhead_s;
+  double deadline_slack;
 } sim_options;
+
+enum {
+  SIM_BURST_NEVER = 0,
+  SIM_BURST_NO_WAIT = 1,
+  SIM_BURST_CONSTANT = 2,
+  SIM_BURST_COMPUTE_WAIT = 3,
+  SIM_BURST_STAR_WAIT = 4
+};
+
+/* The cloud figures of a run (summary.json "cloud"; metrics.def rows of
+ * base CLOUD). */
+typedef struct sim_cloud_result {
+  double system_utilization_mean; /* (on-prem + cloud GPU-h) / on-prem GPU-h */
+  double gpu_hours;               /* billed cloud GPU-hours */
+  double cost_on_demand, cost_spot;
+  size_t jobs;
+  uint64_t interruptions;
+  double lost_gpu_hours;
+  size_t deadline_misses;
+} sim_cloud_result;
 
 enum { SIM_SPEED_NONE = 0, SIM_SPEED_CATALOG = 1 };
 
@@ -244,6 +286,7 @@ typedef struct sim_result {
    * typical task types, and of the stranded GPU milli (fragtrack.h). */
   double frag_amount_mean, frag_rate_mean, stranded_gpu_milli_mean;
   sim_mig_result *mig; /* NULL without MIG GPUs */
+  struct sim_cloud_result *cloud; /* NULL without the cloud part */
   /* Energy over the span (energy.c; sim/README.md "Energy"): the GPUs'
    * (those whose model has idle_w / busy_w), the facility's (GPUs plus
    * node overhead, x PUE), its cost at sim_options.energy_price, and the

@@ -251,6 +251,19 @@ const char *speed_class_name(const engine *e, uint32_t sl);
  * none or for a GPU type the table does not measure.
  */
 double sim_speed_on(const engine *e, uint32_t sl, const lsched_placement *pl);
+/* The run time of the job in slot sl on whole GPUs of catalog model gm
+ * (one node, no sharing) per us of its trace duration: its measured speed
+ * / its speed on gm; 1 with --speed none, for "same" or a type the table
+ * does not measure (cloud sites: cloud.c). */
+double speed_time_factor_on(const engine *e, uint32_t sl,
+                            const gpu_model_info *gm);
+/* Cloud sites and bursting (cloud.c), a part when the cluster spec has
+ * cloud sites or --burst is not never. */
+int cloud_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* A part's wake-up in the event heap (job = a slot, tag = this): never a
+ * completion, since a slot's gen stays far below 2^31; the loop skips it
+ * as stale and passes at its time, when the part's after_pass acts. */
+#define SIM_TAG_WAKE 0x80000000u
 /* Migration and preemption (migrate.c), a part when the policy plans
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
@@ -711,7 +724,8 @@ static inline int metrics_completed(engine *e, const slot *s,
                       (e->speed ? speed_measured(e, (uint32_t)(s - e->slots))
                                 : (double)jr->num_gpu) *
                       jr->gpu_milli / 1000.0;
-    e->used_milli_us += (double)jr->num_gpu * jr->gpu_milli * run;
+    if (np > 0) /* on-prem only (a cloud job has no parts: cloud.c) */
+      e->used_milli_us += (double)jr->num_gpu * jr->gpu_milli * run;
     /* Allocated cost = sum over jobs of the node's price x GPUs taken x
      * run time, per job. */
     for (int k = 0; k < np; k++)

@@ -63,7 +63,8 @@ int emit(engine *e, uint32_t sl) {
   int np = 0;
   if (s->st.status == JOB_QUEUED) /* cannot happen: see loop.c's drain */
     s->st.status = JOB_NEVER_QUEUED;
-  if (s->st.status == JOB_DONE || s->st.status == JOB_KILLED)
+  if ((s->st.status == JOB_DONE || s->st.status == JOB_KILLED) &&
+      s->st.node != -1) /* -1: it ran in a cloud (cloud.c) */
     np = job_parts(e, sl, parts);
   if (metrics_completed(e, s, parts, np))
     return -1;
@@ -88,6 +89,9 @@ int emit(engine *e, uint32_t sl) {
     uint32_t isl = (uint32_t)(s - e->slots);
     o.jclass = speed_class_name(e, isl);
     o.work_ref_s = o.cost_usd = 0;
+    o.cloud_cols = 0;
+    o.site = o.site_model = NULL;
+    o.cloud_cost_usd = 0;
     if (np > 0) {
       const job_record *jr = &s->rec;
       double run = (double)(s->st.finish_us - s->st.start_us);

@@ -54,3 +54,24 @@ int queue_room(engine *e) {
 int queue_add_behind_head(engine *e, uint32_t sl) {
   return queue_insert(e, sl, e->qlen > 0 ? 1 : 0);
 }
+
+void queue_remove(engine *e, uint32_t sl) {
+  if (e->qx) {
+    queue_index_remove(e, sl);
+  } else {
+    uint32_t *q = e->queue + e->qhead;
+    size_t i = 0;
+    while (i < e->qlen && q[i] != sl)
+      i++;
+    if (i == e->qlen)
+      return;
+    memmove(&q[i], &q[i + 1], (e->qlen - i - 1) * sizeof *q);
+    e->qlen--;
+    if (i < e->new_from)
+      e->new_from--;
+    hook_queued(e, &e->slots[sl], -1);
+  }
+  /* The head and its reservation may have changed: a full pass next. */
+  e->reservation_valid = 0;
+  e->freed = 1;
+}

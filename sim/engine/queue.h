@@ -59,6 +59,10 @@ int queue_room(struct sim_engine *e);
  * arrivals). 0, or -1 when out of memory. */
 int queue_add_behind_head(struct sim_engine *e, uint32_t sl);
 
+/* The queued job in slot sl leaves the queue without starting (it went
+ * to a cloud site: cloud.c); the next pass retries every job. */
+void queue_remove(struct sim_engine *e, uint32_t sl);
+
 /* The queue indexed by request shape (queue_index.c: why it decides as
  * the plain pass, and its costs), for skip and backfill. */
 struct queue_index;
@@ -69,6 +73,8 @@ int queue_index_on(struct sim_engine *e);
 void queue_index_free(struct sim_engine *e);
 /* queue_insert with the index on. 0, or -1 when out of memory. */
 int queue_index_insert(struct sim_engine *e, uint32_t sl, size_t pos);
+/* queue_remove with the index on. */
+void queue_index_remove(struct sim_engine *e, uint32_t sl);
 /* skip's pass over the index. 0, or -1 with err set. */
 int queue_index_pass_skip(struct sim_engine *e);
 /* A backfill candidate j behind head h: 2 started, 1 fits now but may not

@@ -305,6 +305,12 @@ static void index_remove(engine *e, uint32_t sl) {
   e->qlen--;
 }
 
+void queue_index_remove(engine *e, uint32_t sl) {
+  index_remove(e, sl);
+  tidy(e);
+  hook_queued(e, &e->slots[sl], -1);
+}
+
 /* Every shape reset from the queue array (compacted first); a new epoch,
  * so that every job is untried. 0, or -1 when out of memory. */
 static int rebuild(engine *e) {

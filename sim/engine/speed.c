@@ -640,3 +640,17 @@ void sim_speed_note(const sim_options *opt, const trace *t, char *buf,
              table);
   }
 }
+
+double speed_time_factor_on(const engine *e, uint32_t sl,
+                            const gpu_model_info *gm) {
+  const struct sim_speed *sp = e->speed;
+  if (!sp || sl >= sp->cap)
+    return 1;
+  const speed_slot *x = &sp->ss[sl];
+  const job_record *j = &e->slots[sl].rec;
+  if (j->num_gpu <= 0 || x->same)
+    return 1; /* a CPU job, or measured on "same": its duration holds */
+  int m = speed_table_model(&sp->tab, gm);
+  double v = m >= 0 ? type_speed(sp, x->cls, m, j->num_gpu, 0) : 0;
+  return v > 0 ? x->meas / v : 1; /* not measured there: duration holds */
+}

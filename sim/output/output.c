@@ -175,11 +175,26 @@ static const char *status_name(int st) {
   }
 }
 
-void write_jobs_header(FILE *f) {
+void write_jobs_header(FILE *f, int cloud) {
   fputs("id,submit,start,finish,node,gpus,gpu_milli,queue_time,jct,status,"
         "migrations,preemptions,lost_gpu_seconds,mig_instance,mig_reconfig_s,"
-        "class,gpu_model,work_gpu_s,cost_usd\n",
+        "class,gpu_model,work_gpu_s,cost_usd",
         f);
+  fputs(cloud ? ",site,cloud_cost_usd\n" : "\n", f);
+}
+
+/* The cloud columns (runs with the cloud part): the site, or "onprem" for
+ * a job that ran on the cluster (empty for one that never ran), and its
+ * cloud cost. */
+static void cloud_cols(FILE *f, const sim_job_out *o) {
+  if (!o->cloud_cols)
+    return;
+  fputc(',', f);
+  if (o->site)
+    csv_write_field(f, o->site, 0);
+  else if (o->st->status == JOB_DONE || o->st->status == JOB_KILLED)
+    fputs("onprem", f);
+  fprintf(f, ",%.6f", o->cloud_cost_usd);
 }
 
 void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
@@ -256,8 +271,12 @@ void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o) {
       seen[nseen++] = ni.gpu_model;
       csv_write_field(f, mn ? mn : "", 0);
     }
-    fprintf(f, ",%.6f,%.6f\n", o->work_ref_s, o->cost_usd);
+    if (o->site_model)
+      csv_write_field(f, o->site_model, 0);
+    fprintf(f, ",%.6f,%.6f", o->work_ref_s, o->cost_usd);
   } else {
-    fputs(",,\n", f);
+    fputs(",,", f);
   }
+  cloud_cols(f, o);
+  fputc('\n', f);
 }

@@ -70,7 +70,9 @@ void print_summary(FILE *f, const run_meta *m, const sim_result *r);
  * the engine hands it to sim_options.on_job. Rows come in the order the
  * jobs' outcomes became final, so a streamed replay writes each as it
  * happens. */
-void write_jobs_header(FILE *f);
+/* jobs.csv's header; cloud: with the site and cloud_cost_usd columns
+ * (runs with cloud sites or --burst; cloud.c). */
+void write_jobs_header(FILE *f, int cloud);
 void write_job_row(FILE *f, const sim_cluster *sc, const sim_job_out *o);
 
 #endif
