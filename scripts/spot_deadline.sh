@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Spot vs on-demand for deadline jobs (issue #14 experiment 6b; Can't Be
 # Late, Wu et al., NSDI'24). Jobs: the Philly jobs (file order) that run at
-# least MIN_S seconds (3600), the first JOBS of them (1000), measured on
-# V100M16. On-prem: one node of 8 V100M16 GPUs; every job that does not fit
+# least MIN_S seconds (3600) on at most 8 GPUs (one node), the first JOBS of
+# them (1000), measured on V100M16. On-prem: one node of 8 V100M16 GPUs; every job that does not fit
 # when it arrives leaves at once (--burst no-wait) for one cloud site of
 # V100M16 at Can't Be Late's AWS p3.2xlarge prices ($3.06 on-demand,
 # $0.9731 spot per GPU-hour), start-up 60 s, no transfer. Spot
@@ -42,7 +42,7 @@ PT=$DATA/philly/philly.csv
 [ -r "$PT" ] || { echo "spot_deadline.sh: $PT not found (see README, Data)" >&2; exit 2; }
 mkdir -p "$OUT/runs"
 . scripts/lib/summary_json.sh # json KEY [SUBKEY] FILE
-awk -F, -v n="$JOBS" -v m="$MIN_S" 'NR == 1 { print; next } $2 + 0 >= m && k < n { print; k++ }' \
+awk -F, -v n="$JOBS" -v m="$MIN_S" 'NR == 1 { print; next } $2 + 0 >= m && $3 + 0 <= 8 && k < n { print; k++ }' \
   "$PT" >"$OUT/jobs.csv"
 cat >"$OUT/cluster.json" <<'EOF'
 {"name": "one-node", "node_groups": [{"name": "v100", "count": 1, "gpu_model": "V100M16",

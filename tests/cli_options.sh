@@ -46,6 +46,7 @@ printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\nj1,1000,1000,1,1000\n' >"$T
 printf 'job,profile\n' >"$T/migreq.csv"
 printf '{"classes": {"default": {"A100-80GB": 2, "H100": 4}}}\n' >"$T/speeds.json"
 printf '{"default": 1}\n' >"$T/classmix.json"
+printf 'time_s,instances_available\n0,8\n' >"$T/spot.csv"
 sample() {
   case $1 in
   unknown_duration) echo '[60, 600]' ;;
@@ -66,6 +67,11 @@ sample() {
   speed_table) echo '["speeds.json"]' ;;
   measured_on) echo '["A100-80GB", "same"]' ;;
   class_mix) echo '["classmix.json"]' ;;
+  burst) echo '["never", "compute-wait:0.076"]' ;;
+  spot_rate) echo '[0, 0.5]' ;;
+  spot_trace) echo '["spot.csv"]' ;;
+  restart_overhead) echo '[0, 600]' ;;
+  deadline_slack) echo '[1.1, 1.5]' ;;
   *) echo "" ;;
   esac
 }
