@@ -8,10 +8,11 @@
 # (transfer_s 900, billed). Waiting policies: never (on-prem only, the
 # baseline), no-wait, constant:3600 (Starburst's 1 h on Philly) and
 # compute-wait:0.076 (k = 0.076 h per GPU-hour on Philly). Queues: fifo
-# (head-of-line blocking) and skip (out-of-order over the whole queue;
-# Starburst's simulator scans out of order with a queue cap of 30, which
-# lies between the two). --speed none: every job runs its trace duration
-# on-prem and in the cloud (same GPU model either way).
+# (head-of-line blocking), skip (out-of-order over the whole queue:
+# Starburst's "loop") and skip-cap30 (skip with --queue-cap 30: the newest
+# jobs beyond 30 waiting leave at once, Starburst's max_queue_length of its
+# Philly runs). --speed none: every job runs its trace duration on-prem and
+# in the cloud (same GPU model either way).
 # Statistics as Starburst's: the first and last SKIP jobs by submit time
 # (ties in trace order) are left out (SKIP=5000 by default).
 # Writes OUT/table.csv (and prints it): queue, nodes, GPUs, policy, jobs in
@@ -32,7 +33,7 @@ BIN=${SCHEDSIM:-build/schedsim}
 NODES=${NODES:-16 48 80 112 144}
 SKIP=${SKIP:-5000}
 JOBS=${JOBS:-}
-QUEUES=${QUEUES:-fifo skip}
+QUEUES=${QUEUES:-fifo skip skip-cap30}
 POLICIES="never no-wait constant:3600 compute-wait:0.076"
 for v in "$SKIP" $NODES $JOBS; do
   case "$v" in *[!0-9]*|"") echo "starburst.sh: NODES, SKIP and JOBS must be numbers" >&2; exit 2 ;; esac
@@ -71,8 +72,10 @@ EOF
     for p in $POLICIES; do
       tag=${p%%:*}
       d=$OUT/runs/$q-$n-$tag
+      cap=()
+      case $q in *-cap*) cap=(--queue-cap "${q#*-cap}") ;; esac
       "$BIN" run --cluster "$spec" --trace "$OUT/philly.csv" --trace-format philly \
-        --policy first-fit --queue "$q" --burst "$p" --speed none --quiet --out "$d" >/dev/null
+        --policy first-fit --queue "${q%%-cap*}" "${cap[@]}" --burst "$p" --speed none --quiet --out "$d" >/dev/null
       read -r jobs cj cost jct < <(window "$d/jobs.csv")
       echo "$q $n $p $jobs $cj $cost $jct $(json gpu_alloc_ratio_mean "$d/summary.json") $(json system_utilization_mean "$d/summary.json")"
     done | awk -v OFS=, -v q="$q" -v n="$n" '

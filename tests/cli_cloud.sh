@@ -60,6 +60,14 @@ col=$(head -1 "$T/sw/sweep.csv" | tr , '\n' | grep -nx 'cloud.jobs' | cut -d: -f
 [ "$(awk -F, -v c="$col" 'NR > 1 { print $c }' "$T/sw/sweep.csv" | sort | tr '\n' ' ')" = "0 1 " ] && ok \
   || bad "sweep over burst: cloud.jobs 0 and 1"
 
+# ---- --queue-cap 1: a holds the GPU, b waits; with c arriving at 20 s
+# the newest beyond 1 (c) leaves at once: starts 20 + 180 s.
+printf 'c,20,100,1,1000,1000,1024,\n' | cat "$T/trace.csv" - >"$T/t3.csv"
+expect 0 "" -- "$BIN" run --cluster "$T/spec.json" --trace "$T/t3.csv" --policy first-fit --speed none \
+  --quiet --queue-cap 1 --out "$T/qc"
+[ "$(grep '^c,' "$T/qc/jobs.csv" | cut -d, -f3,20)" = "200,aws" ] && [ "$(grep '^b,' "$T/qc/jobs.csv" | cut -d, -f3,20)" = "3600,onprem" ] \
+  && ok || bad "queue cap 1: c leaves at 20 s, b waits: $(cut -d, -f1-4,20 "$T/qc/jobs.csv" | tr '\n' ' ')"
+
 # ---- no cloud site, burst never: no cloud key, no extra column
 expect 0 "" -- "$BIN" run --cluster builtin:default --trace "$T/trace.csv" --policy first-fit --quiet --out "$T/n"
 grep -q '"cloud"\|system_utilization' "$T/n/summary.json" && bad "no cloud keys without sites" || ok
@@ -96,6 +104,9 @@ expect 2 "'-1': expected a number >= 0" -- "$BIN" "${RUN[@]}" --spot-rate -1 --o
 expect 2 "expected a number > 0" -- "$BIN" "${RUN[@]}" --deadline-slack 0 --out "$T/e"
 expect 2 "--burst needs a cluster spec with cloud sites" -- \
   "$BIN" run --cluster builtin:default --trace "$T/trace.csv" --policy first-fit --burst no-wait --quiet --out "$T/e"
+expect 2 "--queue-cap needs a cluster spec with cloud sites" -- \
+  "$BIN" run --cluster builtin:default --trace "$T/trace.csv" --policy first-fit --queue-cap 5 --quiet --out "$T/e"
+expect 2 "'0': expected 1..1e9" -- "$BIN" "${RUN[@]}" --queue-cap 0 --out "$T/e"
 expect 2 "--spot-rate and --spot-trace exclude each other" -- \
   "$BIN" "${SP[@]}" --spot-rate 1 --spot-trace "$T/spot.csv" --out "$T/e"
 printf 'time,n\n0,1\n' >"$T/b1.csv"

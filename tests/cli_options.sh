@@ -72,6 +72,7 @@ sample() {
   spot_trace) echo '["spot.csv"]' ;;
   restart_overhead) echo '[0, 600]' ;;
   deadline_slack) echo '[1.1, 1.5]' ;;
+  queue_cap) echo '[30, 100]' ;;
   *) echo "" ;;
   esac
 }

@@ -327,6 +327,42 @@ START_TEST(capacity_and_models) {
 }
 END_TEST
 
+/* --queue-cap 2, burst never: a holds the one GPU (0..1000 s); b, c, d,
+ * e arrive at 10 s: after the pass d and e (the newest beyond 2) leave at
+ * once (start 10 s, no delays), b and c wait for the GPU (1000, 1100 s).
+ * Under skip and with the queue index the same. */
+START_TEST(queue_cap_hand) {
+  sim_cluster sc;
+  cluster(&sc, 1, 1,
+          "[{\"name\": \"aws\", \"gpu_model\": \"V100M16\"}]");
+  trace t;
+  new_trace(&t);
+  tu_add_job(&t, "a", 0, 1000, 1, 1000, NULL);
+  tu_add_job(&t, "b", 10, 100, 1, 1000, NULL);
+  tu_add_job(&t, "c", 10, 100, 1, 1000, NULL);
+  tu_add_job(&t, "d", 10, 100, 1, 1000, NULL);
+  tu_add_job(&t, "e", 10, 100, 1, 1000, NULL);
+  for (int q = 0; q < 2; q++) {
+    sim_options o;
+    opts(&o);
+    o.queue = q ? SIM_QUEUE_SKIP : SIM_QUEUE_FIFO;
+    o.queue_cap = 2;
+    sim_result r;
+    run(&sc, &t, &o, &r);
+    ck_assert_int_eq(r.js[1].start_us, 1000 * S);
+    ck_assert_int_eq(r.js[2].start_us, 1100 * S);
+    ck_assert_int_eq(r.js[3].node, -1);
+    ck_assert_int_eq(r.js[4].node, -1);
+    ck_assert_int_eq(r.js[3].start_us, 10 * S);
+    ck_assert_int_eq(r.js[4].finish_us, 110 * S);
+    ck_assert_uint_eq(r.cloud->jobs, 2);
+    sim_result_free(&r);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 /* No cloud sites and burst never: no part, no cloud figures. --burst
  * without sites is an input error. */
 START_TEST(no_cloud_no_part) {
@@ -346,6 +382,10 @@ START_TEST(no_cloud_no_part) {
   ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), -1);
   ck_assert_msg(strstr(err, "--burst needs a cluster spec with cloud sites"),
                 "%s", err);
+  o.burst = SIM_BURST_NEVER;
+  o.queue_cap = 3;
+  ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), -1);
+  ck_assert_msg(strstr(err, "--queue-cap needs a cluster spec"), "%s", err);
   trace_free(&t);
   sim_cluster_free(&sc);
 }
@@ -434,6 +474,7 @@ START_TEST(indexed_equals_plain_burst) {
   o.queue = _i / 2 % 2 ? SIM_QUEUE_BACKFILL : SIM_QUEUE_SKIP;
   o.burst = SIM_BURST_CONSTANT;
   o.burst_param = 200;
+  o.queue_cap = _i >= 4 ? 12 : 0; /* with the queue cap too */
   o.check_reservations = 1;
   sim_result a, b;
   o.queue_plain = 0;
@@ -471,9 +512,10 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, spot_trace_fallback_hand);
   tcase_add_test(tc, spot_rate_seeded);
   tcase_add_test(tc, capacity_and_models);
+  tcase_add_test(tc, queue_cap_hand);
   tcase_add_test(tc, no_cloud_no_part);
   tcase_add_test(tc, spec_errors);
-  tcase_add_loop_test(tc, indexed_equals_plain_burst, 0, 4);
+  tcase_add_loop_test(tc, indexed_equals_plain_burst, 0, 8);
   suite_add_tcase(s, tc);
   return s;
 }

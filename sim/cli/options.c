@@ -610,6 +610,7 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->spot_trace = rc->spot_trace;
   opt->restart_overhead_s = rc->restart_overhead;
   opt->deadline_slack = rc->deadline_slack;
+  opt->queue_cap = rc->queue_cap;
 }
 
 int run_config_synthetic_times(const run_config *rc, trace *t,

@@ -101,6 +101,7 @@ typedef struct run_config {
   double spot_rate;    /* --spot-rate (-1: not given: on-demand only) */
   const char *spot_trace; /* --spot-trace */
   double restart_overhead, deadline_slack;
+  uint64_t queue_cap;  /* --queue-cap (0: none) */
   double max_queue_p95; /* rightsize --max-queue-p95 (seconds; given[]) */
   int preempt, check, quiet, no_plots, dry_run, help;
   sim_mig_map mig_map;

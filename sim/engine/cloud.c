@@ -14,7 +14,9 @@
  * --spot-rate where the site has one, else on-demand; ties in spec order;
  * a job whose trace names GPU models only goes to sites of those models).
  * A job for which no site has room waits on-prem and is retried whenever
- * a site's GPUs are released, until it starts on-prem or leaves.
+ * a site's GPUs are released, until it starts on-prem or leaves. With
+ * --queue-cap N the newest waiting jobs beyond N leave after each pass
+ * (Starburst's max_queue_length).
  *
  * In the cloud a job's whole future is known when it leaves: it asks for
  * instances at time t0, they run (and are billed) from t0 + startup_s, it
@@ -74,6 +76,8 @@ typedef struct cloud {
   cl_due *over; /* deadline passed, still waiting: in deadline order */
   size_t nover, over_cap;
   int retry;   /* a site released GPUs since the last scan */
+  uint32_t *tail; /* --queue-cap: the newest queued jobs to send */
+  size_t tail_cap;
   cl_run *run; /* a min-heap by end: jobs holding GPUs of limited sites */
   size_t nrun, run_cap;
   /* the job being handed out (on_output) */
@@ -495,6 +499,35 @@ static int burst(cloud *c, engine *e, uint32_t sl, int k) {
   return rc;
 }
 
+/* --queue-cap N: the newest queued jobs beyond N (jobs with GPUs that
+ * never started, from the tail of the queue) leave for a site now, while
+ * one has room. 1 if any left, 0 if none, -1 with err set. */
+static int cap_queue(cloud *c, engine *e) {
+  size_t need = e->qlen - e->opt->queue_cap, n = 0;
+  if (grow_array((void **)&c->tail, &c->tail_cap, need, sizeof *c->tail)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = queue_span(e); i-- > 0 && n < need;) {
+    uint32_t sl = e->queue[e->qhead + i];
+    if (sl == UINT32_MAX) /* a tombstone of the queue index */
+      continue;
+    const slot *s = &e->slots[sl];
+    if (s->rec.num_gpu > 0 && s->st.start_us < 0)
+      c->tail[n++] = sl;
+  }
+  int changed = 0;
+  for (size_t k = 0; k < n; k++) {
+    int site = pick_site(c, e, c->tail[k]);
+    if (site < 0)
+      break;
+    if (burst(c, e, c->tail[k], site))
+      return -1;
+    changed = 1;
+  }
+  return changed;
+}
+
 static int after_pass(void *self, engine *e) {
   cloud *c = self;
   if (c->em_on < 0) {
@@ -518,12 +551,14 @@ static int after_pass(void *self, engine *e) {
     c->over[c->nover++] = d;
     fresh = 1;
   }
-  if (c->nover == 0 || !(fresh || c->retry))
-    return 0;
-  c->retry = 0;
   int changed = 0;
   size_t w = 0;
-  for (size_t i = 0; i < c->nover; i++) {
+  int scan = c->nover > 0 && (fresh || c->retry);
+  if (scan)
+    c->retry = 0;
+  else
+    w = c->nover; /* nothing new: the waiting jobs stay as they are */
+  for (size_t i = 0; scan && i < c->nover; i++) {
     cl_due d = c->over[i];
     if (!still_waiting(e, d.sl, d.idx))
       continue;
@@ -537,6 +572,12 @@ static int after_pass(void *self, engine *e) {
     changed = 1;
   }
   c->nover = w;
+  if (e->opt->queue_cap > 0 && e->qlen > e->opt->queue_cap) {
+    int d = cap_queue(c, e);
+    if (d < 0)
+      return -1;
+    changed |= d;
+  }
   return changed;
 }
 
@@ -581,6 +622,7 @@ static void cloud_close(void *self) {
   free(c->due);
   free(c->over);
   free(c->run);
+  free(c->tail);
   free(c->tr);
   free(c);
 }
@@ -597,11 +639,14 @@ static const sim_part_ops cloud_ops = {
 int cloud_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
   (void)t;
   const sim_cluster *sc = e->sc;
-  if (sc->ncloud == 0 && e->opt->burst == SIM_BURST_NEVER)
+  if (sc->ncloud == 0 && e->opt->burst == SIM_BURST_NEVER &&
+      e->opt->queue_cap == 0)
     return 0;
   if (sc->ncloud == 0) {
-    snprintf(e->err, e->errlen, "--burst needs a cluster spec with cloud "
-             "sites (the \"cloud\" key; %s has none)", sc->name);
+    snprintf(e->err, e->errlen, "--%s needs a cluster spec with cloud sites "
+             "(the \"cloud\" key; %s has none)",
+             e->opt->burst != SIM_BURST_NEVER ? "burst" : "queue-cap",
+             sc->name);
     return -1;
   }
   cloud *c = calloc(1, sizeof *c);

@@ -217,6 +217,9 @@ typedef struct sim_options {
   const char *spot_trace; /* CSV time_s,instances_available, or NULL */
   double restart_overhead_s;
   double deadline_slack;
+  /* > 0: at most queue_cap jobs wait on-prem; after each pass the newest
+   * beyond it leave for a cloud site at once (Starburst's queue cap). */
+  uint64_t queue_cap;
 } sim_options;
 
 enum {

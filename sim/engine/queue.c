@@ -55,6 +55,10 @@ int queue_add_behind_head(engine *e, uint32_t sl) {
   return queue_insert(e, sl, e->qlen > 0 ? 1 : 0);
 }
 
+size_t queue_span(const engine *e) {
+  return e->qx ? queue_index_span(e) : e->qlen;
+}
+
 void queue_remove(engine *e, uint32_t sl) {
   if (e->qx) {
     queue_index_remove(e, sl);

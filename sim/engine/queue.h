@@ -73,6 +73,10 @@ int queue_index_on(struct sim_engine *e);
 void queue_index_free(struct sim_engine *e);
 /* queue_insert with the index on. 0, or -1 when out of memory. */
 int queue_index_insert(struct sim_engine *e, uint32_t sl, size_t pos);
+/* Entries of e->queue from e->qhead: e->qlen, or more with the index on,
+ * whose started jobs leave tombstones (UINT32_MAX) in the array. */
+size_t queue_span(const struct sim_engine *e);
+size_t queue_index_span(const struct sim_engine *e);
 /* queue_remove with the index on. */
 void queue_index_remove(struct sim_engine *e, uint32_t sl);
 /* skip's pass over the index. 0, or -1 with err set. */

@@ -305,6 +305,8 @@ static void index_remove(engine *e, uint32_t sl) {
   e->qlen--;
 }
 
+size_t queue_index_span(const engine *e) { return e->qx->span; }
+
 void queue_index_remove(engine *e, uint32_t sl) {
   index_remove(e, sl);
   tidy(e);
