@@ -21,6 +21,8 @@
  *   energy.c          GPU and facility energy, a part in every run
  *   speed.c           work and speed (run time on a placement, sharing
  *                     interference, re-timing co-runners), a part
+ *   cloud.c           cloud sites, bursting and spot, a part (wake-ups in
+ *                     the event heap, queue_remove)
  *
  * Hooks. Everything that adjusts or observes jobs without being the loop
  * is a part (sim_part_ops): it is asked at setup whether it takes part in
