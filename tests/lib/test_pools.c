@@ -346,6 +346,84 @@ static void test_policies_property(void) {
   lsched_registry_destroy(reg);
 }
 
+/* compose-aware (policies/compose_aware.c): a local fit before a composing
+ * one, the fewest composed GPUs, an attached idle GPU before a new one, the
+ * fullest chassis; first-fit takes the first node that fits instead. */
+static void test_compose_aware(void) {
+  lsched_cluster *c = lt_new_cluster();
+  int h0 = add_host(c, 2 + 4), h1 = add_host(c, 4 + 4);
+  int ha = add_host(c, 0 + 2), hb = add_host(c, 0 + 6);
+  int hx = add_host(c, 0 + 1), hy = add_host(c, 0 + 1);
+  int p01[2] = {h0, h1}, pxy[2] = {hx, hy};
+  add_pool(c, 4, 4, p01, 2, 0);
+  add_pool(c, 2, 2, &ha, 1, 0);
+  add_pool(c, 6, 6, &hb, 1, 0);
+  add_pool(c, 2, 1, pxy, 2, 1);
+  lsched_registry *reg = NULL;
+  lsched_policy *ca = policy(c, &reg, "compose-aware");
+  lsched_policy *ff = policy(c, &reg, "first-fit");
+  lsched_request r = req(3, 1000);
+  lsched_placement a, b, x;
+  OK(lsched_policy_place(ff, &r, &a));
+  MT_EQ(a.node, h0); /* 2 local + 1 composed */
+  OK(lsched_policy_place(ca, &r, &a));
+  MT_EQ(a.node, h1); /* 3 local */
+  MT_EQ_U(a.gpu_mask, 0x7u);
+  OK(lsched_alloc(c, &a));
+  r = req(2, 1000);
+  OK(lsched_policy_place(ca, &r, &b));
+  MT_EQ(b.node, h0); /* 2 local, nothing stranded (h1: 1 local + 1 pool) */
+  MT_EQ_U(b.gpu_mask, 0x3u);
+  OK(lsched_alloc(c, &b));
+  /* 2 composed anywhere now (h1 would use its last local GPU + 1
+   * composed: 1 composed wins). */
+  OK(lsched_policy_place(ca, &r, &x));
+  MT_EQ(x.node, h1);
+  MT_EQ_U(x.gpu_mask, 0x18u); /* local GPU 3 + slot 4 */
+  OK(lsched_release(c, &a));
+  OK(lsched_release(c, &b));
+  /* Sticky: hy holds an attached idle GPU; hx (earlier) would compose. */
+  r = req(1, 1000);
+  lsched_placement y = {0};
+  y.version = LSCHED_PLACEMENT_VERSION;
+  y.node = hy;
+  y.gpu_count = 1;
+  y.gpu_milli = 1000;
+  y.gpu_mask = 1;
+  OK(lsched_alloc(c, &y));
+  OK(lsched_release(c, &y)); /* keep_attached: stays with hy */
+  OK(lsched_policy_place(ff, &r, &x));
+  MT_EQ(x.node, h0); /* first-fit: h0's local GPU */
+  OK(lsched_policy_place(ca, &r, &x));
+  MT_EQ(x.node, h0); /* a local GPU still first */
+  /* Fill every local GPU: then hy's attached idle GPU beats composing. */
+  lsched_placement l0 = {0}, l1 = {0};
+  l0.version = l1.version = LSCHED_PLACEMENT_VERSION;
+  l0.node = h0;
+  l0.gpu_count = 2;
+  l0.gpu_milli = 1000;
+  l0.gpu_mask = 0x3;
+  l1.node = h1;
+  l1.gpu_count = 4;
+  l1.gpu_milli = 1000;
+  l1.gpu_mask = 0xF;
+  OK(lsched_alloc(c, &l0));
+  OK(lsched_alloc(c, &l1));
+  OK(lsched_policy_place(ca, &r, &x));
+  MT_EQ(x.node, hy);
+  OK(lsched_policy_place(ff, &r, &x));
+  MT_EQ(x.node, h0); /* first-fit composes on h0 */
+  /* 2 GPUs: every candidate composes 2 and strands nothing; the chassis
+   * left: h0 / h1's 2, ha's 0, hb's 4: ha (the fullest chassis first). */
+  r = req(2, 1000);
+  OK(lsched_policy_place(ca, &r, &x));
+  MT_EQ(x.node, ha);
+  lsched_policy_destroy(ca);
+  lsched_policy_destroy(ff);
+  lsched_registry_destroy(reg);
+  lsched_cluster_destroy(c);
+}
+
 int main(void) {
   mt_begin("test_pools");
   MT_RUN(test_compose_four);
@@ -353,5 +431,6 @@ int main(void) {
   MT_RUN(test_one_at_a_time);
   MT_RUN(test_shared_and_errors);
   MT_RUN(test_policies_property);
+  MT_RUN(test_compose_aware);
   return mt_finish();
 }
