@@ -424,6 +424,67 @@ static void test_compose_aware(void) {
   lsched_cluster_destroy(c);
 }
 
+/* The score index follows pool changes: every scoring policy with its
+ * index (default) and with index=off (the scan) gives the same placement
+ * at every step on a pooled cluster (composes block and detaches reopen
+ * other hosts' slots: node changes the index must see). */
+static void test_score_index_pools(void) {
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  int tested = 0;
+  for (size_t pi = 0; pi < lsched_registry_count(reg); pi++) {
+    const lsched_policy_ops *ops = lsched_registry_at(reg, pi);
+    lsched_cluster *c = pooled(1, NULL, NULL);
+    int n = lsched_cluster_node_count(c);
+    lsched_policy *a = NULL, *b = NULL;
+    OK(lsched_policy_create_from(&a, c, reg, ops->name));
+    OK(lsched_policy_create_from(&b, c, reg, ops->name));
+    if (lsched_policy_set_param(b, "index", "off") != LSCHED_OK ||
+        strncmp(ops->name, "mig", 3) == 0) {
+      lsched_policy_destroy(a);
+      lsched_policy_destroy(b);
+      lsched_cluster_destroy(c);
+      continue;
+    }
+    lsched_placement live[256];
+    int nlive = 0;
+    uint64_t s = 0xC0FFEEull + pi;
+    for (int step = 0; step < 500; step++) {
+      if (nlive > 0 && (rng_next(&s) % 3 == 0 || nlive == 256)) {
+        int j = (int)(rng_next(&s) % (uint64_t)nlive);
+        OK(lsched_release(c, &live[j]));
+        live[j] = live[--nlive];
+        if (rng_next(&s) % 2)
+          for (int i = 0; i < n; i++)
+            lsched_pool_detach(c, i, ~UINT64_C(0));
+        continue;
+      }
+      int k = (int)(rng_next(&s) % 7);
+      lsched_request r = req(k, k > 1 || rng_next(&s) % 2 ? 1000 : 300);
+      lsched_placement pa, pb;
+      int ra = lsched_policy_place(a, &r, &pa);
+      int rb = lsched_policy_place(b, &r, &pb);
+      MT_EQ(ra, rb);
+      if (ra != LSCHED_OK)
+        continue;
+      MT_ASSERT_MSG(pa.node == pb.node && pa.gpu_mask == pb.gpu_mask,
+                    "%s step %d: index node %d mask %llx, scan node %d mask "
+                    "%llx",
+                    ops->name, step, pa.node, (unsigned long long)pa.gpu_mask,
+                    pb.node, (unsigned long long)pb.gpu_mask);
+      OK(lsched_alloc(c, &pa));
+      live[nlive++] = pa;
+    }
+    lsched_policy_destroy(a);
+    lsched_policy_destroy(b);
+    lsched_cluster_destroy(c);
+    tested++;
+  }
+  MT_GE(tested, 5);
+  lsched_registry_destroy(reg);
+}
+
 int main(void) {
   mt_begin("test_pools");
   MT_RUN(test_compose_four);
@@ -432,5 +493,6 @@ int main(void) {
   MT_RUN(test_shared_and_errors);
   MT_RUN(test_policies_property);
   MT_RUN(test_compose_aware);
+  MT_RUN(test_score_index_pools);
   return mt_finish();
 }
