@@ -3,21 +3,22 @@
  * (libsched.h "Composable GPU pools"; policies/README.md). Over every node
  * that fits, it takes the one with the smallest
  *
- *   (composed, pool GPUs used, stranded milli, chassis GPUs left, position)
+ *   (composed, pool GPUs used, stranded, chassis GPUs left, position)
  *
  * where, for a request of k GPUs of d milli each (d = 1000 on exclusive
  * nodes), the node gives its local GPUs first, then its attached idle pool
  * GPUs, and composes the rest from its chassis: composed = the GPUs it
- * would attach, pool GPUs used = attached + composed ones, stranded milli
- * = the free milli left on the node's local and attached GPUs after the
- * placement (bound to this host: no other host can use them), chassis GPUs
- * left = the chassis' unattached GPUs after composing (0 when nothing is
- * composed: the fullest chassis is composed from first, keeping the others
- * whole). On a cluster without pools this is best-fit by free milli. On the
- * node, the GPUs taken are the tightest local ones that fit, then the
- * tightest attached ones, then the lowest open slots. MIG requests and
- * requests without GPUs go to the first node that fits (first-fit).
- * O(fitting nodes x GPUs per node).
+ * would attach, pool GPUs used = attached + composed ones, stranded = what
+ * the placement leaves bound to this host, weighed as best-fit weighs
+ * leftovers: 1/2 x CPU left / largest node CPU + 1/2 x free milli left on
+ * its local and attached GPUs / (1000 x largest node GPU count) (a
+ * chassis' unattached GPUs are bound to no host and not counted), chassis
+ * GPUs left = the chassis' unattached GPUs after composing (0 when nothing
+ * is composed: the fullest chassis is composed from first, keeping the
+ * others whole). On the node, the GPUs taken are the tightest local ones
+ * that fit, then the tightest attached ones, then the lowest open slots.
+ * MIG requests and requests without GPUs go to the first node that fits
+ * (first-fit). O(fitting nodes x GPUs per node).
  */
 #include "builtin.h"
 
@@ -34,7 +35,8 @@ static int ca_init(void *state, const lsched_cluster *c) {
 }
 
 typedef struct ca_eval {
-  int64_t composed, pooled, stranded, left;
+  int64_t composed, pooled, left;
+  double stranded;
   uint64_t mask;
 } ca_eval;
 
@@ -86,7 +88,15 @@ static int eval(const lsched_cluster *c, const lsched_view *v, int node,
   int64_t free_bound = 0;
   for (uint64_t r = local | att; r; r &= r - 1)
     free_bound += g[__builtin_ctzll(r)];
-  e->stranded = free_bound - (int64_t)d * (got + from_att);
+  free_bound -= (int64_t)d * (got + from_att);
+  /* What the placement leaves bound to this host, CPU and GPU as best-fit
+   * weighs them: a chassis' unattached GPUs are nobody's. */
+  double cpu_left = (double)(nd->cpu_free - req->cpu_milli);
+  e->stranded =
+      0.5 * (v->max_cpu_cap > 0 ? cpu_left / (double)v->max_cpu_cap : 0) +
+      0.5 * (v->max_gpu_count > 0
+                 ? (double)free_bound / (1000.0 * v->max_gpu_count)
+                 : 0);
   e->left = 0;
   if (composed > 0 && pool >= 0) {
     lsched_pool_info pi = LSCHED_POOL_INFO_INIT;

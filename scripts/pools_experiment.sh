@@ -141,7 +141,9 @@ EOF
   echo "cluster,attach_s,policy,queue_mean_s,queue_p50_s,queue_p95_s,jct_mean_s,jct_p95_s,attaches,attach_wait_s,composed_gpu_hours" >"$PT"
   row() { # CLUSTER ATTACH POLICY DIR
     local S=$4/summary.json
-    echo "$1,$2,$3,$(json queue_time_s mean "$S"),$(json queue_time_s p50 "$S"),$(json queue_time_s p95 "$S"),$(json jct_s mean "$S"),$(json jct_s p95 "$S"),$(json pools attaches "$S"),$(json pools attach_wait_s "$S"),$(json pools composed_gpu_hours "$S")" >>"$PT"
+    local pa pw ph # "-" without pools
+    pa=$(json pools attaches "$S") pw=$(json pools attach_wait_s "$S") ph=$(json pools composed_gpu_hours "$S")
+    echo "$1,$2,$3,$(json queue_time_s mean "$S"),$(json queue_time_s p50 "$S"),$(json queue_time_s p95 "$S"),$(json jct_s mean "$S"),$(json jct_s p95 "$S"),${pa:--},${pw:--},${ph:--}" >>"$PT"
   }
   for p in best-fit compose-aware; do
     d=$OUT/philly/fixed/$p
@@ -170,4 +172,31 @@ EOF
   done
   echo "== philly: queue time and JCT, fixed vs pooled by attach latency"
   column -s, -t "$PT"
+fi
+
+# ------------------------------------------------- (c) control for (a)
+# The same three arrangements with every node's CPU and memory unbounded
+# (4,000 cores, 40 TB), best-fit: what is left unallocated then is the
+# pods' GPU-model constraints alone (OUT/fill_unbounded.csv, columns as
+# fill.csv).
+if [ "${SKIP_FILL:-0}" != 1 ] && [ "${CONTROL:-1}" = 1 ]; then
+  FU=$OUT/fill_unbounded.csv
+  echo "arrangement,policy,gpus,unalloc_pct_100,unalloc_pct_130,failed_pods_median" >"$FU"
+  for arr in fixed pooled full; do
+    sed -E 's/"cpu_milli": [0-9]+/"cpu_milli": 4000000/; s/"memory_mib": [0-9]+/"memory_mib": 40000000/' \
+      "$OUT/alibaba-$arr.json" >"$OUT/alibaba-$arr-unbounded.json"
+    d=$OUT/fill_unbounded/$arr/best-fit
+    mkdir -p "$(dirname "$d")"
+    "$BIN" fill --cluster "$OUT/alibaba-$arr-unbounded.json" --trace "$A/openb_pod_list_default.csv" \
+      --policy best-fit --seeds "$SEEDS" --out "$d" >"$d.log" 2>&1 || {
+      echo "failed: unbounded fill $arr (see $d.log)" >&2
+      exit 1
+    }
+    S=$d/summary.json
+    failed=$(awk '$1 == "\"failed\":" { gsub(/,/, "", $2); print $2 }' "$S" | sort -n |
+      awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+    echo "$arr,best-fit,$(json gpus "$S"),$(json median_at_100 unalloc_pct "$S"),$(json median_at_130 unalloc_pct "$S"),$failed" >>"$FU"
+  done
+  echo "== control: CPU and memory unbounded (best-fit)"
+  column -s, -t "$FU"
 fi

@@ -37,6 +37,8 @@ grep -q '"name": "s1-P100-2g-h", "count": 20, "gpu_model": "P100", "gpus_per_nod
 grep -q '"name": "s1-P100-2g-f", "count": 2, "gpu_model": "P100", "gpus_per_node": 2' "$O/alibaba-pooled.json" && ok || bad "pooled P100 fixed rest"
 grep -q '"name": "s1-P100-2g-pool", "count": 5, "gpu_model": "P100", "gpus": 4, "hosts_group": "s1-P100-2g-h", "hosts_per_pool": 4, "max_per_host": 8' "$O/alibaba-pooled.json" && ok || bad "pooled P100 chassis"
 grep -q '"name": "s1-P100-2g-pool", "count": 1, "gpu_model": "P100", "gpus": 44, "hosts_group": "s1-P100-2g-h", "hosts_per_pool": 22' "$O/alibaba-full.json" && ok || bad "full P100 chassis"
+# The control (CPU and memory unbounded): 3 rows, every GPU kept.
+[ "$(awk -F, 'NR > 1 && $3 == 318' "$O/fill_unbounded.csv" | wc -l)" = 3 ] && ok || bad "fill_unbounded.csv: 3 rows of 318 GPUs"
 # Philly: fixed + 2 attach latencies, x 2 policies; fixed rows have no pools.
 [ "$(awk 'NR > 1' "$O/philly.csv" | wc -l)" = 6 ] && ok || bad "philly.csv: 6 rows"
 awk -F, '$1 == "fixed" && $9 != "-" { bad = 1 } END { exit bad }' "$O/philly.csv" && ok || bad "philly fixed rows report pools"
