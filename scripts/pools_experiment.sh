@@ -21,13 +21,17 @@
 #     GPUs + 31 16-GPU chassis (4 hosts each, 8 per host) + 1 fixed server,
 #     attach latency 5..900 s (detach 10 s, fabric speed 0.95), best-fit and
 #     compose-aware, queue skip: queue time and JCT (OUT/philly.csv).
+# (c) A control for (a): its arrangements with CPU and memory unbounded,
+#     best-fit (OUT/fill_unbounded.csv): what the GPU-model constraints alone
+#     leave unallocated.
+# Results and their reading: sim/README.md "Composable GPU pools".
 #
 #   scripts/pools_experiment.sh [OUT] [DATA_DIR]
 # Environment: SCHEDSIM (binary, default build/schedsim), SEEDS (fill seeds,
 # default 42-51), POLICIES (fill, default "best-fit fgd compose-aware"),
 # ATTACH (attach latencies, default "5 30 120 300 900"), PHILLY_JOBS (only
 # the first N jobs of Philly; default all), NODES (use only the first N nodes
-# of the node list; default all), SKIP_FILL=1 / SKIP_PHILLY=1.
+# of the node list; default all), SKIP_FILL=1 / SKIP_PHILLY=1, CONTROL=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-out/pools}
