@@ -50,6 +50,7 @@ extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_best_fit;
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_mig_aware;
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_fastest_fit;
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_cheapest_work;
+extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_compose_aware;
 
 /* What mig-best-fit and mig-aware keep besides their own state: the
  * cluster's allocator and view, node-count scratch ints, and a best-fit

@@ -13,6 +13,7 @@ int lsched_registry_add_builtins(lsched_registry *r) {
       &lsched_builtin_fgd,            &lsched_builtin_mig_first_fit,
       &lsched_builtin_mig_best_fit,   &lsched_builtin_mig_aware,
       &lsched_builtin_fastest_fit,    &lsched_builtin_cheapest_work,
+      &lsched_builtin_compose_aware,
   };
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
     int rc = lsched_registry_add(r, builtins[i]);

@@ -826,6 +826,87 @@ START_TEST(conf_random_fill) {
 END_TEST
 
 /* ---------------------------------------------------------------------- */
+/* Composable GPU pools (libsched.h): every policy on a pooled cluster      */
+
+/* Fixed nodes beside pool hosts: two 8-GPU chassis (4 + 4 slots per host;
+ * one shared by three hosts, one reached by a GPU-less host and an
+ * exclusive one), keep_attached as given. */
+static void pooled_cluster(lsched_cluster *c, int keep) {
+  node(c, 64000, 524288, 8, 0, LSCHED_GPU_SHARED);             /* 0 */
+  int h[5];
+  h[0] = node(c, 64000, 524288, 2 + 4, 0, LSCHED_GPU_SHARED);  /* 1 */
+  h[1] = node(c, 32000, 131072, 0 + 4, 0, LSCHED_GPU_SHARED);  /* 2 */
+  h[2] = node(c, 16000, 65536, 4 + 4, 0, LSCHED_GPU_SHARED);   /* 3 */
+  h[3] = node(c, 64000, 524288, 0 + 4, 1, LSCHED_GPU_EXCLUSIVE); /* 4 */
+  h[4] = node(c, 64000, 524288, 4 + 4, 1, LSCHED_GPU_EXCLUSIVE); /* 5 */
+  node(c, 8000, 32768, 1, 1, LSCHED_GPU_SHARED);               /* 6 */
+  lsched_pool_spec ps = LSCHED_POOL_SPEC_INIT;
+  ps.gpus = 8;
+  ps.max_per_host = 4;
+  ps.hosts = h;
+  ps.nhosts = 3;
+  ps.keep_attached = keep;
+  REQ_EQ(lsched_cluster_add_pool(c, &ps, NULL), LSCHED_OK);
+  ps.hosts = h + 3;
+  ps.nhosts = 2;
+  REQ_EQ(lsched_cluster_add_pool(c, &ps, NULL), LSCHED_OK);
+}
+
+/* The contract of every case above on pooled clusters: each answer valid
+ * (ENOFIT only when no node fits), alloc accepts it, the totals (each
+ * chassis GPU once) account for every placement, and releasing (then
+ * detaching what stayed attached) restores every GPU share. */
+START_TEST(conf_pooled) {
+  struct rng r;
+  rng_seed(&r, 1515);
+  for (int round = 0; round < 6; round++) {
+    struct conf k;
+    conf_begin(&k, _i);
+    pooled_cluster(k.c, round & 1);
+    conf_attach(&k);
+    struct snap s0;
+    snap_take(k.c, &s0);
+    lsched_totals t0;
+    lsched_cluster_totals(k.c, &t0);
+    REQ_EQ(t0.gpus, 8 + 2 + 4 + 4 + 1 + 16);
+    int64_t gpu = 0;
+    int misses = 0, placed = 0;
+    lsched_placement live[2000];
+    for (int step = 0; step < 2000 && misses < 40; step++) {
+      lsched_request q = random_request(&r);
+      lsched_placement p;
+      if (placed > 0 && rng_below(&r, 4) == 0) {
+        int j = (int)rng_below(&r, (uint64_t)placed);
+        gpu -= (int64_t)live[j].gpu_count * live[j].gpu_milli;
+        REQ_EQ(lsched_release(k.c, &live[j]), LSCHED_OK);
+        live[j] = live[--placed];
+        continue;
+      }
+      if (place_alloc(&k, &q, &p) != LSCHED_OK) {
+        misses++;
+        continue;
+      }
+      misses = 0;
+      live[placed++] = p;
+      gpu += (int64_t)p.gpu_count * p.gpu_milli;
+      lsched_totals t;
+      lsched_cluster_totals(k.c, &t);
+      REQ_EQ(t.gpu_milli_free, t0.gpu_milli_free - gpu);
+    }
+    while (placed > 0)
+      REQ_EQ(lsched_release(k.c, &live[--placed]), LSCHED_OK);
+    for (int i = 0; i < lsched_cluster_node_count(k.c); i++)
+      lsched_pool_detach(k.c, i, ~UINT64_C(0));
+    struct snap s1;
+    snap_take(k.c, &s1);
+    snap_assert_equal(&s0, &s1);
+    REQ_EQ(lsched_cluster_check(k.c), LSCHED_OK);
+    conf_end(&k);
+  }
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
 /* MIG (<libsched/mig.h>): every policy, MIG and plain requests mixed       */
 
 static int mig_node(lsched_cluster *c, int gpus, int model, int dynamic,
@@ -987,6 +1068,7 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, conf_place_pure, 0, n);
   tcase_add_loop_test(tc, conf_deterministic, 0, n);
   tcase_add_loop_test(tc, conf_random_fill, 0, n);
+  tcase_add_loop_test(tc, conf_pooled, 0, n);
   tcase_add_loop_test(tc, conf_mig_mixed, 0, n);
   tcase_add_loop_test(tc, conf_mig_modes_apart, 0, n);
   suite_add_tcase(s, tc);

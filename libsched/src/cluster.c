@@ -80,6 +80,7 @@ void lsched_cluster_destroy(lsched_cluster *c) {
   lsched__free(&a, c->hooked);
   lsched__free(&a, c->observers);
   lsched__mig_free(c);
+  lsched__pool_free_all(c);
   lsched__free(&a, c);
 }
 
@@ -700,6 +701,10 @@ int lsched_cluster_remove_node(lsched_cluster *c, int node) {
   int r = present(c, node, "remove_node");
   if (r)
     return r;
+  if (lsched__pool_host_of(c, node) >= 0) {
+    set_err(c, "remove_node: node %d is a pool's host", node);
+    return LSCHED_ESTATE;
+  }
   struct lsched_node *nd = &c->nodes[node];
   if (!node_is_idle(nd)) {
     set_err(c, "remove_node: node %d ('%s') has allocations; drain it first",
@@ -732,6 +737,10 @@ int lsched_cluster_update_node(lsched_cluster *c, int node,
   int r = present(c, node, "update_node");
   if (r)
     return r;
+  if (lsched__pool_host_of(c, node) >= 0) {
+    set_err(c, "update_node: node %d is a pool's host", node);
+    return LSCHED_ESTATE;
+  }
   if ((r = check_spec(c, spec, node)))
     return r;
   struct lsched_node *nd = &c->nodes[node];
@@ -905,7 +914,9 @@ void lsched_cluster_totals(const lsched_cluster *c, lsched_totals *out) {
       t.memory_free += nd->mem_free;
       t.gpu_milli_free += nd->gpu_free_sum;
     }
-    t.gpu_milli = (int64_t)c->ngpus * LSCHED_GPU_MILLI;
+    if (c->npools > 0) /* pool GPUs once, not once per host */
+      lsched__pool_totals(c, &t.gpus, &t.gpu_milli_free);
+    t.gpu_milli = (int64_t)t.gpus * LSCHED_GPU_MILLI;
   }
   lsched__fill_out(out, &t, sizes, 2);
 }
@@ -1376,6 +1387,9 @@ int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {
   }
   c->live_allocs++;
   notify(c, p, 1);
+  if (__builtin_expect(c->npools > 0, 0) &&
+      lsched__pool_host_of(c, p->node) >= 0)
+    lsched__pool_after_alloc(c, p);
   if (c->check_invariants)
     return check_after(c, p->node);
   return LSCHED_OK;
@@ -1433,6 +1447,9 @@ int lsched_release(lsched_cluster *c, const lsched_placement *p) {
   }
   c->live_allocs--;
   notify(c, p, 0);
+  if (__builtin_expect(c->npools > 0, 0) &&
+      lsched__pool_host_of(c, p->node) >= 0)
+    lsched__pool_after_release(c, p);
   if (c->check_invariants)
     return check_after(c, p->node);
   return LSCHED_OK;
@@ -1510,7 +1527,7 @@ static int check_path(lsched_cluster *c, int id) {
  * that node and its index path can have changed, so they are checked every
  * time (O(GPUs + log n)); the whole cluster every 1024th operation. */
 static int check_after(lsched_cluster *c, int id) {
-  if (++c->check_ops % 1024 == 0)
+  if (++c->check_ops % 1024 == 0 || c->npools > 0)
     return lsched_cluster_check(c);
   int rc = check_node(c, id);
   return rc ? rc : check_path(c, id);
@@ -1539,7 +1556,8 @@ int lsched_cluster_check(const lsched_cluster *cc) {
   }
   {
     char why[200];
-    if (lsched__mig_check(c, why, sizeof why) != LSCHED_OK) {
+    if (lsched__mig_check(c, why, sizeof why) != LSCHED_OK ||
+        lsched__pool_check(c, why, sizeof why) != LSCHED_OK) {
       set_err(c, "%s", why);
       return LSCHED_ESTATE;
     }

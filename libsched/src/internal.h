@@ -82,7 +82,50 @@ struct lsched_cluster {
    * byte is non-zero (calloc: every price unknown). */
   double model_price[LSCHED_MAX_MODELS];
   unsigned char model_priced[LSCHED_MAX_MODELS];
+  /* Composable GPU pools (pool.c); phost covers node ids < npool_nodes
+   * (nodes added later are no pool's hosts). */
+  struct lsched__pool *pools;
+  int npools, pools_cap;
+  struct lsched__pool_host *phost;
+  int npool_nodes;
 };
+
+/* A pool (pool.c): GPUs in the chassis, not attached, slots per host. */
+struct lsched__pool {
+  int gpus, free, slots, max_per_host, keep_attached;
+  int *hosts;
+  int nhosts;
+};
+/* A node's place in the pools: pool id or -1, its slot mask, the slots
+ * attached to it and the open ones (the rest of `slots` is blocked). */
+struct lsched__pool_host {
+  int pool;
+  uint64_t slots, attached, open;
+};
+
+/* The pool bookkeeping of lsched_alloc / lsched_release on a host node
+ * (call only when lsched__pool_host_of() >= 0): after alloc, the slots of
+ * p taken while open become attached; after release, fully free attached
+ * slots are detached unless the pool keeps them. Other hosts whose open
+ * slots moved are refreshed and told. pool.c. */
+LSCHED_HIDDEN void lsched__pool_after_alloc(lsched_cluster *c,
+                                            const lsched_placement *p);
+LSCHED_HIDDEN void lsched__pool_after_release(lsched_cluster *c,
+                                              const lsched_placement *p);
+/* The pool invariants (masks, open counts, blocked slots empty, pool
+ * free + attached = gpus). LSCHED_OK or LSCHED_ESTATE with why set. */
+LSCHED_HIDDEN int lsched__pool_check(const lsched_cluster *c, char *why,
+                                     size_t n);
+/* Pool-aware totals: physical GPUs and free milli (pool GPUs once). */
+LSCHED_HIDDEN void lsched__pool_totals(const lsched_cluster *c, int *gpus,
+                                       int64_t *milli_free);
+LSCHED_HIDDEN void lsched__pool_free_all(lsched_cluster *c);
+/* Refreshes node aggregates and the index leaf (cluster.c). */
+LSCHED_HIDDEN void lsched__node_changed(lsched_cluster *c, int node);
+
+static inline int lsched__pool_host_of(const lsched_cluster *c, int node) {
+  return node < c->npool_nodes ? c->phost[node].pool : -1;
+}
 
 /* One registered observer: a copy of the caller's table (missing members
  * of an older version zeroed), the table's address and user as the key

@@ -31,6 +31,8 @@ void sim_cluster_free(sim_cluster *sc) {
     free(sc->cloud[i].gpu_model);
   }
   free(sc->cloud);
+  free(sc->pools);
+  free(sc->node_slots);
   memset(sc, 0, sizeof *sc);
 }
 
@@ -472,6 +474,261 @@ static int spec_number(const cJSON *o, const char *key, double lo, double hi,
   return 0;
 }
 
+/* ---------------------------------------------------------------- pools */
+
+/* An optional number of a pool entry in [lo, hi] (*out keeps its default
+ * when absent). */
+static int pool_number(const cJSON *o, const char *key, double lo, double hi,
+                       double *out, const char *origin, const char *where,
+                       char *err, size_t errlen) {
+  char name[128];
+  snprintf(name, sizeof name, "%s.%s", where, key);
+  return spec_number(o, key, lo, hi, out, origin, name, err, errlen);
+}
+
+/* One pool entry: its chassis become libsched pools over hosts of group
+ * hosts_group, whose nodes get the entry's composable slots. */
+static int add_pool_entry(sim_cluster *sc, const cJSON *pe, int pi,
+                          const cJSON *groups, const gpu_catalog *cat,
+                          const char *origin, char *err, size_t errlen) {
+  static const char *const keys[] = {
+      "name",     "count",        "gpu_model", "gpus",     "hosts_group",
+      "hosts_per_pool", "max_per_host", "attach_s",  "detach_s", "fabric_speed",
+      NULL};
+  char where[64];
+  snprintf(where, sizeof where, "pools[%d]", pi);
+  if (!cJSON_IsObject(pe)) {
+    snprintf(err, errlen, "%s: %s: must be an object", origin, where);
+    return -1;
+  }
+  if (json_check_keys(pe, keys, origin, where, err, errlen))
+    return -1;
+  sim_pool_spec *ps = &sc->pools[pi];
+  memset(ps, 0, sizeof *ps);
+  const cJSON *nm = cJSON_GetObjectItemCaseSensitive(pe, "name");
+  if (nm && (!cJSON_IsString(nm) || strlen(nm->valuestring) > 100)) {
+    snprintf(err, errlen, "%s: %s.name: must be a string of at most 100 bytes",
+             origin, where);
+    return -1;
+  }
+  snprintf(ps->name, sizeof ps->name, "%s", nm ? nm->valuestring : where);
+  int64_t count, gpus = SIM_POOL_GPUS, hpp = SIM_POOL_HOSTS,
+                 cap = SIM_POOL_MAX_PER_HOST;
+  if (get_int(pe, "count", 1, 1000000, 1, &count, origin, where, err,
+              errlen) < 0 ||
+      get_int(pe, "gpus", 1, 1000000, 0, &gpus, origin, where, err, errlen) <
+          0 ||
+      get_int(pe, "hosts_per_pool", 1, 1000000, 0, &hpp, origin, where, err,
+              errlen) < 0 ||
+      get_int(pe, "max_per_host", 1, LSCHED_MAX_GPUS_PER_NODE, 0, &cap,
+              origin, where, err, errlen) < 0)
+    return -1;
+  double attach = SIM_POOL_ATTACH_S, detach = SIM_POOL_DETACH_S,
+         fabric = SIM_POOL_FABRIC_SPEED;
+  if (pool_number(pe, "attach_s", 0, 86400, &attach, origin, where, err,
+                  errlen) ||
+      pool_number(pe, "detach_s", 0, 86400, &detach, origin, where, err,
+                  errlen) ||
+      pool_number(pe, "fabric_speed", 0.01, 1.0, &fabric, origin, where, err,
+                  errlen))
+    return -1;
+  /* The host group: by name. */
+  const cJSON *hg = cJSON_GetObjectItemCaseSensitive(pe, "hosts_group");
+  if (!cJSON_IsString(hg)) {
+    snprintf(err, errlen, "%s: %s: 'hosts_group' (a node group's name) is "
+             "required", origin, where);
+    return -1;
+  }
+  const cJSON *g;
+  int first = 0, found = 0;
+  int64_t gcount = 0;
+  cJSON_ArrayForEach(g, groups) {
+    const cJSON *gn = cJSON_GetObjectItemCaseSensitive(g, "name");
+    int64_t c = (int64_t)cJSON_GetObjectItemCaseSensitive(g, "count")
+                    ->valuedouble;
+    if (cJSON_IsString(gn) && strcmp(gn->valuestring, hg->valuestring) == 0) {
+      found = 1;
+      gcount = c;
+      break;
+    }
+    first += (int)c;
+  }
+  if (!found) {
+    snprintf(err, errlen, "%s: %s.hosts_group: no node group named '%s'",
+             origin, where, hg->valuestring);
+    return -1;
+  }
+  if (count * hpp > gcount) {
+    snprintf(err, errlen,
+             "%s: %s: %lld chassis x %lld hosts_per_pool need %lld hosts, "
+             "node group '%s' has %lld",
+             origin, where, (long long)count, (long long)hpp,
+             (long long)(count * hpp), hg->valuestring, (long long)gcount);
+    return -1;
+  }
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+  lsched_cluster_node_info(sc->c, first, &ni);
+  /* The model: the group's when it has local GPUs (a pool's model must
+   * equal it), else required. */
+  const cJSON *mv = cJSON_GetObjectItemCaseSensitive(pe, "gpu_model");
+  const gpu_model_info *gm = NULL;
+  if (mv) {
+    if (!cJSON_IsString(mv) || !(gm = catalog_find(cat, mv->valuestring))) {
+      snprintf(err, errlen, "%s: %s: unknown GPU model '%s' (see 'schedsim "
+               "models' for the catalog)", origin, where,
+               cJSON_IsString(mv) ? mv->valuestring : "");
+      return -1;
+    }
+  }
+  const char *gmodel =
+      ni.gpu_count > 0 ? lsched_cluster_model_name(sc->c, ni.gpu_model) : NULL;
+  if (gm && gmodel && strcmp(gm->name, gmodel) != 0) {
+    snprintf(err, errlen,
+             "%s: %s.gpu_model: '%s' differs from node group '%s''s %s (a "
+             "host's local and composed GPUs are one model)",
+             origin, where, gm->name, hg->valuestring, gmodel);
+    return -1;
+  }
+  if (!gm && gmodel)
+    gm = catalog_find(cat, gmodel);
+  if (!gm) {
+    snprintf(err, errlen, "%s: %s: 'gpu_model' is required when node group "
+             "'%s' has no GPUs", origin, where, hg->valuestring);
+    return -1;
+  }
+  if (ni.gpu_mode == LSCHED_GPU_MIG) {
+    snprintf(err, errlen, "%s: %s.hosts_group: node group '%s' is MIG (pools "
+             "serve exclusive or shared GPUs)", origin, where,
+             hg->valuestring);
+    return -1;
+  }
+  const int S = (int)(gpus < cap ? gpus : cap);
+  if (ni.gpu_count + S > LSCHED_MAX_GPUS_PER_NODE) {
+    snprintf(err, errlen,
+             "%s: %s: %d local GPUs + %d composable slots exceed %d per host",
+             origin, where, ni.gpu_count, S, LSCHED_MAX_GPUS_PER_NODE);
+    return -1;
+  }
+  int model = lsched_cluster_model_id(sc->c, gm->name, 1);
+  if (model < 0) {
+    snprintf(err, errlen, "%s: %s: %s", origin, where, lsched_strerror(model));
+    return -1;
+  }
+  if (gm->has_price && isnan(lsched_cluster_model_price(sc->c, model)))
+    lsched_cluster_set_model_price(sc->c, model, gm->price_per_gpu_hour);
+  ps->count = (int)count;
+  ps->gpus = (int)gpus;
+  ps->hosts_per_pool = (int)hpp;
+  ps->max_per_host = (int)cap;
+  ps->attach_us = llround(attach * 1e6);
+  ps->detach_us = llround(detach * 1e6);
+  ps->fabric_speed = fabric;
+  ps->first_pool = lsched_cluster_pool_count(sc->c);
+  int *hosts = malloc((size_t)hpp * sizeof *hosts);
+  if (!hosts) {
+    snprintf(err, errlen, "%s: out of memory", origin);
+    return -1;
+  }
+  int rc = 0;
+  for (int64_t k = 0; k < count && rc == 0; k++) {
+    for (int64_t j = 0; j < hpp && rc == 0; j++) {
+      int h = first + (int)(k * hpp + j);
+      hosts[j] = h;
+      if (sc->node_slots[h]) {
+        snprintf(err, errlen, "%s: %s: node %d already reaches a pool (one "
+                 "pool per host)", origin, where, h);
+        rc = -1;
+        break;
+      }
+      lsched_node_info hi = LSCHED_NODE_INFO_INIT;
+      lsched_cluster_node_info(sc->c, h, &hi);
+      lsched_node_spec ns = LSCHED_NODE_SPEC_INIT;
+      ns.name = hi.name;
+      ns.cpu_milli = hi.cpu_milli;
+      ns.memory_mib = hi.memory_mib;
+      ns.gpu_count = hi.gpu_count + S;
+      ns.gpu_model = model;
+      ns.gpu_mode = hi.gpu_mode;
+      int lrc = lsched_cluster_update_node(sc->c, h, &ns);
+      if (lrc) {
+        snprintf(err, errlen, "%s: %s: host %d: %s (%s)", origin, where, h,
+                 lsched_strerror(lrc), lsched_cluster_errmsg(sc->c));
+        rc = -1;
+        break;
+      }
+      sc->node_slots[h] = S;
+      if (hi.gpu_count == 0) { /* its price and power are the pool's */
+        sc->node_price[h] = gm->has_price ? gm->price_per_gpu_hour : 0;
+        sc->node_priced[h] = (uint8_t)gm->has_price;
+        sc->node_idle_mw[h] = gm->has_power ? llround(gm->idle_w * 1000.0) : -1;
+        sc->node_busy_mw[h] = gm->has_power ? llround(gm->busy_w * 1000.0) : -1;
+      }
+    }
+    if (rc)
+      break;
+    lsched_pool_spec sp = LSCHED_POOL_SPEC_INIT;
+    sp.gpus = (int)gpus;
+    sp.max_per_host = (int)cap;
+    sp.hosts = hosts;
+    sp.nhosts = (int)hpp;
+    /* The replay detaches after detach_s (sim/engine/pools.c). */
+    sp.keep_attached = ps->detach_us > 0;
+    int lrc = lsched_cluster_add_pool(sc->c, &sp, NULL);
+    if (lrc) {
+      snprintf(err, errlen, "%s: %s: chassis %lld: %s (%s)", origin, where,
+               (long long)k, lsched_strerror(lrc),
+               lsched_cluster_errmsg(sc->c));
+      rc = -1;
+    }
+  }
+  free(hosts);
+  if (rc)
+    return -1;
+  const int total = (int)(count * gpus);
+  sc->gpus += total;
+  sc->plain_gpus += total;
+  sc->pool_gpus += total;
+  if (gm->has_price)
+    sc->pool_price_sum += gm->price_per_gpu_hour * total;
+  else
+    sc->unpriced_gpus += total;
+  if (gm->has_power)
+    sc->pool_idle_mw += llround(gm->idle_w * 1000.0) * total;
+  else
+    sc->unpowered_gpus += total;
+  return 0;
+}
+
+/* The spec's "pools" (absent: none). */
+static int parse_pools(sim_cluster *sc, const cJSON *root,
+                       const cJSON *groups, const gpu_catalog *cat,
+                       const char *origin, char *err, size_t errlen) {
+  const cJSON *pools = cJSON_GetObjectItemCaseSensitive(root, "pools");
+  if (!pools)
+    return 0;
+  if (!cJSON_IsArray(pools)) {
+    snprintf(err, errlen, "%s: 'pools' must be an array", origin);
+    return -1;
+  }
+  int n = cJSON_GetArraySize(pools);
+  if (n == 0)
+    return 0;
+  sc->pools = calloc((size_t)n, sizeof *sc->pools);
+  sc->node_slots = calloc((size_t)(sc->nodes ? sc->nodes : 1), sizeof(int));
+  if (!sc->pools || !sc->node_slots) {
+    snprintf(err, errlen, "%s: out of memory", origin);
+    return -1;
+  }
+  const cJSON *pe;
+  int pi = 0;
+  cJSON_ArrayForEach(pe, pools) {
+    if (add_pool_entry(sc, pe, pi, groups, cat, origin, err, errlen))
+      return -1;
+    sc->npools = ++pi;
+  }
+  return 0;
+}
+
 /* The spec's "cloud" key (sim/README.md "Cloud bursting"): an array of
  * sites {name, gpu_model, on_demand_per_gpu_hour, spot_per_gpu_hour,
  * capacity_gpus, startup_s, transfer_s}; prices default to the catalog's
@@ -583,7 +840,7 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
     return -1;
   }
   static const char *const top_keys[] = {"name", "description", "node_groups",
-                                         "pue", "node_overhead_w", "cloud",
+                                         "pue", "node_overhead_w", "cloud", "pools",
                                          NULL};
   static const char *const group_keys[] = {
       "name",     "count",      "gpu_model",          "gpus_per_node",
@@ -721,6 +978,8 @@ int sim_cluster_from_json(sim_cluster *sc, const char *text,
   if (unique_node_names(sc, groups, origin, err, errlen) ||
       parse_cloud(sc, cJSON_GetObjectItemCaseSensitive(root, "cloud"), origin,
                   cat, err, errlen))
+    goto out;
+  if (parse_pools(sc, root, groups, cat, origin, err, errlen))
     goto out;
   rc = 0;
 out:

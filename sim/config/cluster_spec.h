@@ -48,10 +48,42 @@ typedef struct sim_cluster {
   /* Cloud sites (the spec's "cloud" key; none for node CSVs). */
   sim_cloud_site *cloud;
   int ncloud;
+  /* Composable GPU pools (spec key "pools"; sim/README.md "Composable GPU
+   * pools"): the entries, each `count` chassis that are libsched pools
+   * first_pool .. first_pool + count - 1; per node its composable slots
+   * (NULL without pools; they are no GPUs of their own: sim_cluster.gpus
+   * counts each chassis' GPUs once); the chassis' price per hour (USD)
+   * and idle draw (mW) summed, for the cost and energy totals. */
+  struct sim_pool_spec *pools;
+  int npools;
+  int pool_gpus;
+  int *node_slots;
+  double pool_price_sum;
+  int64_t pool_idle_mw;
 } sim_cluster;
 
 /* Largest startup_s / transfer_s of a cloud site (30 days). */
 #define SIM_MAX_CLOUD_DELAY_S 2592000.0
+
+typedef struct sim_pool_spec {
+  char name[104];
+  int count, gpus, hosts_per_pool, max_per_host, first_pool;
+  int64_t attach_us, detach_us;
+  double fabric_speed;
+} sim_pool_spec;
+
+/* Defaults of a pool entry (../shared/data/pools/README.md). */
+#define SIM_POOL_GPUS 16
+#define SIM_POOL_HOSTS 4
+#define SIM_POOL_MAX_PER_HOST 8
+#define SIM_POOL_ATTACH_S 30.0
+#define SIM_POOL_DETACH_S 10.0
+#define SIM_POOL_FABRIC_SPEED 0.95
+
+/* Composable slots of node i (0 for nodes that reach no pool). */
+static inline int sim_node_slots(const sim_cluster *sc, int i) {
+  return sc->node_slots ? sc->node_slots[i] : 0;
+}
 
 /* Largest pue and node_overhead_w accepted in a cluster spec. */
 #define SIM_MAX_PUE 10.0

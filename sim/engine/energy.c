@@ -208,7 +208,7 @@ int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
     lsched_node_info ni;
     int gpus = 0;
     if (lsched_cluster_node_info(sc->c, i, &ni) == LSCHED_OK) {
-      gpus = ni.gpu_count;
+      gpus = ni.gpu_count - sim_node_slots(sc, i); /* pools: below */
       p->mig[i] = (uint8_t)(ni.gpu_mode == LSCHED_GPU_MIG);
     }
     int known = sc->node_idle_mw[i] >= 0;
@@ -216,6 +216,7 @@ int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
     if (known)
       p->idle_mw += sc->node_idle_mw[i] * gpus;
   }
+  p->idle_mw += sc->pool_idle_mw; /* every chassis GPU idles once */
   if (engine_add_part(e, e->can_plan ? &energy_ops_moving : &energy_ops, p)) {
     energy_close(p);
     snprintf(e->err, e->errlen, "too many parts in one run");

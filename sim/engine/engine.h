@@ -306,7 +306,17 @@ typedef struct sim_result {
    * speed); equal up to the re-timings' microsecond rounding. 0 with
    * --speed none. */
   double work_done_ref_s, work_ref_s;
+  /* Composable GPU pools (pools.c; NULL on clusters without pools). */
+  struct sim_pool_result *pools;
 } sim_result;
+
+/* summary.json "pools" (sim/README.md "Composable GPU pools"). */
+typedef struct sim_pool_result {
+  int gpus;                  /* GPUs in every chassis */
+  double composed_gpu_hours; /* integral of pool GPUs attached to a host */
+  uint64_t attaches;         /* GPUs composed (attached) by starting jobs */
+  double attach_wait_s;      /* sum over jobs of their attach wait */
+} sim_pool_result;
 
 /*
  * Runs a replay of t on sc (whose cluster must be idle; it is idle again

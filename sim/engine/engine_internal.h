@@ -275,6 +275,9 @@ int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 int est_model_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 /* Energy (energy.c), in every run: GPU draw by what jobs hold. */
 int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Composable GPU pools (pools.c): attach latency, detach after detach_s
+ * with sticky reuse, fabric speed, summary "pools"; clusters with pools. */
+int pools_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 
 /* ---------------------------------------------------------------- engine */
 

@@ -38,6 +38,7 @@ void sim_result_free(sim_result *r) {
   free(r->lost_gpu_s);
   sim_mig_result_free(r->mig);
   free(r->cloud);
+  free(r->pools);
   memset(r, 0, sizeof *r);
 }
 
@@ -136,8 +137,11 @@ int metrics_results(engine *e) {
   for (int i = 0; i < sc->nodes; i++) {
     lsched_node_info ni;
     lsched_cluster_node_info(sc->c, i, &ni);
-    price_sum += sc->node_price[i] * ni.gpu_count;
+    /* A pool host's composable slots are no GPUs of its own: each
+     * chassis is priced once (pool_price_sum). */
+    price_sum += sc->node_price[i] * (ni.gpu_count - sim_node_slots(sc, i));
   }
+  price_sum += sc->pool_price_sum;
   out->cost_total = price_sum * span / US_PER_HOUR;
   out->cost_idle = out->cost_total - e->cost_alloc;
   if (out->cost_idle < 0 && out->cost_idle > -1e-9 * out->cost_total)

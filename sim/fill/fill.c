@@ -317,6 +317,12 @@ out:
         snprintf(err, errlen, "release failed: %s", lsched_cluster_errmsg(c));
         rc = -2;
       }
+  /* Composable pools: GPUs the releases left attached go back to their
+   * chassis (fill mode has no detach time), so every seed starts alike. */
+  for (int i = 0; lsched_cluster_pool_count(c) > 0 &&
+                  i < lsched_cluster_node_count(c);
+       i++)
+    lsched_pool_detach(c, i, ~UINT64_C(0));
   lsched_fragmeter_destroy(meter);
   lsched_policy_destroy(pol);
   lsched_registry_destroy(reg);

@@ -17,6 +17,7 @@
 #define METRIC_BASE_RESULT sim_result
 #define METRIC_BASE_MIG sim_mig_result
 #define METRIC_BASE_CLOUD sim_cloud_result
+#define METRIC_BASE_POOL sim_pool_result
 
 #define SUM(order, pre, prec, xf, post) {order, pre, prec, xf, post}
 #define NO_SUM {0, NULL, 0, X_NONE, NULL}
@@ -94,9 +95,11 @@ void metrics_from_result(metric_values *v, const run_meta *m,
     const void *base = d->base == MB_META     ? (const void *)m
                        : d->base == MB_RESULT ? (const void *)r
                        : d->base == MB_MIG    ? (const void *)r->mig
+                       : d->base == MB_POOL   ? (const void *)r->pools
                                               : (const void *)r->cloud;
     if (!base)
-      continue; /* MIG rows without MIG GPUs, cloud rows without cloud */
+      continue; /* MIG rows without MIG GPUs, cloud rows without cloud,
+                 * pool rows without pools */
     v->has[i] = 1;
     if (d->type == MT_STR)
       memcpy(&v->str[i], (const char *)base + d->offset, sizeof v->str[i]);

@@ -115,6 +115,24 @@ static void layout_totals(void) {
   AT(lsched_totals, gpu_milli_free, 56);
 }
 
+/* Composable pools (0.3). */
+static void layout_pools(void) {
+  APPENDED(lsched_pool_spec, LSCHED_POOL_SPEC_VERSION, 1, 32, 8);
+  AT(lsched_pool_spec, version, 0);
+  AT(lsched_pool_spec, gpus, 4);
+  AT(lsched_pool_spec, max_per_host, 8);
+  AT(lsched_pool_spec, hosts, 16);
+  AT(lsched_pool_spec, nhosts, 24);
+  AT(lsched_pool_spec, keep_attached, 28);
+  APPENDED(lsched_pool_info, LSCHED_POOL_INFO_VERSION, 1, 24, 4);
+  AT(lsched_pool_info, version, 0);
+  AT(lsched_pool_info, gpus, 4);
+  AT(lsched_pool_info, free, 8);
+  AT(lsched_pool_info, slots, 12);
+  AT(lsched_pool_info, nhosts, 16);
+  AT(lsched_pool_info, attached, 20);
+}
+
 static void layout_request(void) {
   APPENDED(lsched_request, LSCHED_REQUEST_VERSION, 4, 120, 8);
   AT(lsched_request, version, 0);
@@ -395,6 +413,13 @@ static void init_macros(void) {
   lsched_observer ob = LSCHED_OBSERVER_INIT;
   MT_EQ(ob.version, LSCHED_OBSERVER_VERSION);
   MT_ASSERT(!ob.on_alloc && !ob.on_release && !ob.on_node_change);
+  lsched_pool_spec ps = LSCHED_POOL_SPEC_INIT;
+  MT_EQ(ps.version, LSCHED_POOL_SPEC_VERSION);
+  MT_ASSERT(ps.hosts == NULL);
+  MT_EQ(ps.gpus + ps.max_per_host + ps.nhosts + ps.keep_attached, 0);
+  lsched_pool_info pin = LSCHED_POOL_INFO_INIT;
+  MT_EQ(pin.version, LSCHED_POOL_INFO_VERSION);
+  MT_EQ(pin.gpus + pin.free + pin.slots + pin.nhosts + pin.attached, 0);
   lsched_task_type tt = LSCHED_TASK_TYPE_INIT;
   MT_EQ(tt.version, LSCHED_TASK_TYPE_VERSION);
   MT_EQ_U(tt.weight, 1);
@@ -603,6 +628,7 @@ int main(void) {
     MT_RUN(layout_node_spec);
     MT_RUN(layout_node_info);
     MT_RUN(layout_totals);
+    MT_RUN(layout_pools);
     MT_RUN(layout_request);
     MT_RUN(layout_placement);
     MT_RUN(layout_observer);

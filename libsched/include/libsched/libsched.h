@@ -906,6 +906,87 @@ LSCHED_API int lsched_place_gang(lsched_policy *p, const lsched_request *req,
 LSCHED_API int lsched_can_ever_fit_gang(const lsched_cluster *c,
                                         const lsched_request *req);
 
+/* ---------------------------------------------------------------------- */
+/* Composable GPU pools (0.3)                                              */
+
+/**
+ * A composable GPU pool: a chassis of `gpus` GPUs that any of `nhosts`
+ * host nodes can attach over a PCIe/CXL fabric, at most `max_per_host` at
+ * a time on one host. A composed GPU belongs to one host at a time.
+ *
+ * Model. Each host node is added with its local GPUs plus S = min(gpus,
+ * max_per_host) composable slots: its GPU indices gpu_count - S ..
+ * gpu_count - 1 are the pool's slots on that host (same model and mode as
+ * the node; not MIG). A slot is attached (it holds a pool GPU for this
+ * host: its free milli is that GPU's), open (not attached, but the pool
+ * could attach one now: free milli 1000) or blocked (free milli 0, as if
+ * allocated). Host h shows open = min(pool free, S - attached(h)) slots,
+ * always its lowest-indexed non-attached ones, so every fit test, score
+ * and policy sees exactly local free + attached idle + min(pool free, cap
+ * left) without knowing about pools. An allocation that takes an open slot
+ * composes it (attaches it to the host; the pool's free count drops and
+ * the other hosts' open slots beyond it become blocked: they are told as
+ * LSCHED_NODE_UPDATED). A release gives the share back; a composed GPU
+ * that becomes fully free is detached at once (back to the pool: alloc
+ * then release restores the state bit for bit) unless keep_attached is
+ * set, when it stays attached idle until lsched_pool_detach() (inside a
+ * trial, a gang placement or a migration planner, it is always detached).
+ * Hosts must be idle, UP, not MIG, in no other pool; a host cannot be
+ * updated or removed afterwards (LSCHED_ESTATE).
+ */
+#define LSCHED_POOL_SPEC_VERSION 1
+typedef struct lsched_pool_spec {
+  unsigned version;
+  int gpus;          /* GPUs in the chassis, 1..1000000 */
+  int max_per_host;  /* most pool GPUs one host holds at once, >= 1 */
+  const int *hosts;  /* node ids of the hosts that reach it */
+  int nhosts;        /* >= 1 */
+  int keep_attached; /* 1: released GPUs stay attached (see above) */
+} lsched_pool_spec;
+#define LSCHED_POOL_SPEC_INIT {LSCHED_POOL_SPEC_VERSION, 0, 0, NULL, 0, 0}
+
+/** Adds a pool; *pool_out (may be NULL) gets its id (0, 1, ...).
+ * LSCHED_OK, LSCHED_EINVAL (bad spec, detail in errmsg), LSCHED_ENOENT
+ * (no such host), LSCHED_ESTATE (host busy, MIG, in a pool, or with fewer
+ * GPUs than its slots), LSCHED_EVERSION, LSCHED_ENOMEM. */
+LSCHED_API int lsched_cluster_add_pool(lsched_cluster *c,
+                                       const lsched_pool_spec *spec,
+                                       int *pool_out);
+/** Number of pools. */
+LSCHED_API int lsched_cluster_pool_count(const lsched_cluster *c);
+
+#define LSCHED_POOL_INFO_VERSION 1
+/** A pool's state (filled up to the caller's version). */
+typedef struct lsched_pool_info {
+  unsigned version;
+  int gpus;      /* GPUs in the chassis */
+  int free;      /* GPUs attached to no host */
+  int slots;     /* composable slots per host: min(gpus, max_per_host) */
+  int nhosts;
+  int attached;  /* GPUs attached to some host (gpus - free) */
+} lsched_pool_info;
+#define LSCHED_POOL_INFO_INIT {LSCHED_POOL_INFO_VERSION, 0, 0, 0, 0, 0}
+LSCHED_API int lsched_cluster_pool_info(const lsched_cluster *c, int pool,
+                                        lsched_pool_info *out);
+
+/**
+ * Node `node`'s place in the pools: returns its pool id, or -1 when it
+ * is no pool's host (or a bad id). *slots (may be NULL) gets the GPU mask
+ * of its composable slots, *attached (may be NULL) of those attached to
+ * it now. A placement composes `gpu_mask & slots & ~attached` (computed
+ * before lsched_alloc) and runs over the fabric when gpu_mask & slots.
+ */
+LSCHED_API int lsched_pool_of_node(const lsched_cluster *c, int node,
+                                   uint64_t *slots, uint64_t *attached);
+
+/**
+ * Detaches the GPUs of `mask` attached to host `node` that are fully free
+ * (the others in mask are left alone): they go back to the pool. Returns
+ * how many it detached (>= 0), LSCHED_EINVAL or LSCHED_ENOENT (not a
+ * host). Policies and observers are told of every host whose state moved.
+ */
+LSCHED_API int lsched_pool_detach(lsched_cluster *c, int node, uint64_t mask);
+
 #ifdef __cplusplus
 }
 #endif
