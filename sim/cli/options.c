@@ -557,6 +557,9 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->speed_table = rc->speed_table;
   opt->measured_on = rc->measured_on;
   opt->class_mix = rc->class_mix;
+  opt->preemptible = rc->preemptible;
+  opt->max_preemptions = (int)rc->max_preemptions;
+  opt->slo = rc->slo;
 }
 
 int run_config_synthetic_times(const run_config *rc, trace *t,

@@ -195,6 +195,18 @@ typedef struct sim_options {
   const char *speed_table;
   const char *measured_on;
   const char *class_mix;
+  /* Preemption by priority (sim/engine/preempt.c; sim/README.md
+   * "Preemptible jobs"): preemptible is a comma-separated list of job
+   * classes (QoS names: Guaranteed, LS, Burstable, BE, unknown) whose
+   * jobs run on idle capacity and are stopped and requeued when a job of
+   * a higher QoS class cannot otherwise start (NULL: none);
+   * max_preemptions: times one job may be stopped before it becomes
+   * non-preemptible (0 = 3); slo: "CLASS:SECONDS[,...]" start targets
+   * (summary.json by_class.CLASS.slo_misses). Either of preemptible and
+   * slo reports by_class. */
+  const char *preemptible;
+  int max_preemptions;
+  const char *slo;
 } sim_options;
 
 enum { SIM_SPEED_NONE = 0, SIM_SPEED_CATALOG = 1 };
@@ -203,6 +215,25 @@ typedef struct sim_stats {
   double mean, p50, p95, p99, max;
   size_t n;
 } sim_stats;
+
+/* The job classes by_class reports, in order: the trace's QoS (trace.h
+ * enum trace_qos; unknown where the format has none). */
+#define SIM_NCLASSES 5
+/* One class's figures (docs/DESIGN.md section 6): jobs of the class in the
+ * trace, queue time and JCT of its completed jobs, its preemptions, jobs
+ * that missed the class's start target (never started included; 0 without
+ * a target) and GPU-seconds of progress it lost. */
+typedef struct sim_class_stat {
+  size_t jobs;
+  sim_stats queue_time_s, jct_s;
+  uint64_t preemptions;
+  size_t slo_misses;
+  double lost_gpu_s;
+} sim_class_stat;
+typedef struct sim_class_result {
+  sim_class_stat cls[SIM_NCLASSES]; /* Guaranteed, LS, Burstable, BE, unknown */
+  unsigned char present[SIM_NCLASSES]; /* 1: the trace has jobs of it */
+} sim_class_result;
 
 typedef struct sim_result {
   size_t jobs, completed, never_started;
@@ -244,6 +275,8 @@ typedef struct sim_result {
    * typical task types, and of the stranded GPU milli (fragtrack.h). */
   double frag_amount_mean, frag_rate_mean, stranded_gpu_milli_mean;
   sim_mig_result *mig; /* NULL without MIG GPUs */
+  /* Per QoS class (preempt.c), NULL without --preemptible or --slo. */
+  struct sim_class_result *by_class;
   /* Energy over the span (energy.c; sim/README.md "Energy"): the GPUs'
    * (those whose model has idle_w / busy_w), the facility's (GPUs plus
    * node overhead, x PUE), its cost at sim_options.energy_price, and the

@@ -37,6 +37,7 @@ void sim_result_free(sim_result *r) {
   free(r->preemptions);
   free(r->lost_gpu_s);
   sim_mig_result_free(r->mig);
+  free(r->by_class);
   memset(r, 0, sizeof *r);
 }
 

@@ -69,6 +69,11 @@ int queue_index_on(struct sim_engine *e);
 void queue_index_free(struct sim_engine *e);
 /* queue_insert with the index on. 0, or -1 when out of memory. */
 int queue_index_insert(struct sim_engine *e, uint32_t sl, size_t pos);
+/* The queued job in slot sl started outside a pass (preempt.c): it
+ * leaves the index and the queue (a tombstone; positions stay). Then
+ * queue_index_tidy once, to keep the head on a live job. */
+void queue_index_remove(struct sim_engine *e, uint32_t sl);
+void queue_index_tidy(struct sim_engine *e);
 /* skip's pass over the index. 0, or -1 with err set. */
 int queue_index_pass_skip(struct sim_engine *e);
 /* A backfill candidate j behind head h: 2 started, 1 fits now but may not

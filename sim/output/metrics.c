@@ -16,6 +16,7 @@
 #define METRIC_BASE_META run_meta
 #define METRIC_BASE_RESULT sim_result
 #define METRIC_BASE_MIG sim_mig_result
+#define METRIC_BASE_CLASS sim_class_result
 
 #define SUM(order, pre, prec, xf, post) {order, pre, prec, xf, post}
 #define NO_SUM {0, NULL, 0, X_NONE, NULL}
@@ -92,9 +93,15 @@ void metrics_from_result(metric_values *v, const run_meta *m,
     const metric_def *d = &metric_table[i];
     const void *base = d->base == MB_META     ? (const void *)m
                        : d->base == MB_RESULT ? (const void *)r
-                                              : (const void *)r->mig;
+                       : d->base == MB_MIG    ? (const void *)r->mig
+                                              : (const void *)r->by_class;
     if (!base)
-      continue; /* MIG rows without MIG GPUs */
+      continue; /* MIG rows without MIG GPUs, class rows without by_class */
+    /* A class's rows only when the trace has jobs of it (cls[] is the
+     * first member: the offset names the class). */
+    if (d->base == MB_CLASS &&
+        !r->by_class->present[d->offset / sizeof(sim_class_stat)])
+      continue;
     v->has[i] = 1;
     if (d->type == MT_STR)
       memcpy(&v->str[i], (const char *)base + d->offset, sizeof v->str[i]);

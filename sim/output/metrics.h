@@ -26,7 +26,7 @@ typedef enum metric_id {
 } metric_id;
 
 /* Where a row's value lives (metrics.def BASE). */
-typedef enum metric_base { MB_META, MB_RESULT, MB_MIG } metric_base;
+typedef enum metric_base { MB_META, MB_RESULT, MB_MIG, MB_CLASS } metric_base;
 
 /* The C type of a row's source field (metrics.def TYPE). */
 typedef enum metric_type {
