@@ -66,6 +66,9 @@ sample() {
   speed_table) echo '["speeds.json"]' ;;
   measured_on) echo '["A100-80GB", "same"]' ;;
   class_mix) echo '["classmix.json"]' ;;
+  preemptible) echo '["BE", "Burstable,BE"]' ;;
+  max_preemptions) echo '[1, 3]' ;;
+  slo) echo '["LS:600", "LS:60,Guaranteed:10"]' ;;
   *) echo "" ;;
   esac
 }

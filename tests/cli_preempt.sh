@@ -67,9 +67,33 @@ run --slo LS:600 --out "$T/slo" >/dev/null && ok || bad "run --slo failed"
 grep -A20 '"LS"' "$T/slo/summary.json" | grep -q '"slo_misses":	1' && ok || bad "hand: ls misses LS:600"
 run --out "$T/plain" >/dev/null && ! grep -q by_class "$T/plain/summary.json" && ok \
   || bad "hand: no by_class without --preemptible or --slo"
+# compare passes the options on: its run is byte-identical to `run`'s.
+"$BIN" compare --quiet --no-plots --cluster "$T/nodes.csv" --trace "$T/pods.csv" --policy first-fit \
+  --speed none --preemptible BE --checkpoint-interval 50 --out "$T/cmp" >/dev/null && ok || bad "compare --preemptible failed"
+for f in summary.json jobs.csv; do
+  cmp -s "$T/cmp/first-fit/$f" "$T/r50/$f" && ok || bad "compare --preemptible: $f differs from run's"
+done
 expect 2 "--preemptible 'BE,XX': unknown class 'XX'" -- run --preemptible BE,XX --out "$T/x"
 expect 2 "--slo 'LS=5': bad item 'LS=5'" -- run --slo LS=5 --out "$T/x"
 expect 2 "--max-preemptions" -- run --preemptible BE --max-preemptions 0 --out "$T/x"
+
+# A generic CSV with the spot column: s (spot, 2 GPUs, 1000 s) at 0 on one
+# node of 2 GPUs, j (not spot) at 100 for 50 s. With --preemptible spot, j
+# stops s (lost 100 s x 2 GPUs) and runs 100..150; s restarts and ends at
+# 1150. by_class has spot (1 job, 1 preemption) and unknown (j).
+head -2 "$T/nodes.csv" >"$T/node1.csv"
+printf 'id,submit,duration,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_model,spot\ns,0,1000,2,1000,1000,1024,,1\nj,100,50,2,1000,1000,1024,,\n' >"$T/spot.csv"
+"$BIN" run --quiet --cluster "$T/node1.csv" --trace "$T/spot.csv" --policy best-fit --speed none \
+  --preemptible spot --out "$T/spot" >/dev/null && ok || bad "run with a spot column failed"
+[ "$(awk -F, '$1 == "s" { print $4 "," $12 "," $13 }' "$T/spot/jobs.csv")" = "1150,1,200.000000" ] && ok \
+  || bad "spot: s stopped at 100, ends at 1150"
+grep -A3 '"spot"' "$T/spot/summary.json" | grep -q '"jobs":	1' && ok || bad "spot: by_class.spot"
+"$BIN" run --quiet --cluster "$T/node1.csv" --trace "$T/spot.csv" --policy best-fit --speed none \
+  --preemptible BE --out "$T/spot-be" >/dev/null && [ "$(json preemptions "$T/spot-be/summary.json")" = 0 ] && ok \
+  || bad "spot: without --preemptible spot nothing is stopped"
+sed 's/,,1$/,,2/' "$T/spot.csv" >"$T/spot-bad.csv"
+expect 2 "spot-bad.csv:2: field 'spot': expected 0, 1 or empty" -- "$BIN" run --cluster "$T/node1.csv" \
+  --trace "$T/spot-bad.csv" --policy best-fit --out "$T/x"
 
 # ---- the experiment script on the hand case: one cluster, no compression
 E=$T/exp

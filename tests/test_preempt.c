@@ -191,7 +191,7 @@ START_TEST(bad_options) {
   job(&t, "a", 0, 10, 1, TRACE_QOS_BE);
   static const struct {
     const char *pre, *slo, *msg;
-  } bad[] = {{"BE,spot", NULL, "unknown class 'spot'"},
+  } bad[] = {{"BE,cheap", NULL, "unknown class 'cheap'"},
              {"", NULL, "unknown class ''"},
              {NULL, "LS", "bad item 'LS'"},
              {NULL, "LS:-1", "bad item 'LS:-1'"},

@@ -197,7 +197,7 @@ typedef struct sim_options {
   const char *class_mix;
   /* Preemption by priority (sim/engine/preempt.c; sim/README.md
    * "Preemptible jobs"): preemptible is a comma-separated list of job
-   * classes (QoS names: Guaranteed, LS, Burstable, BE, unknown) whose
+   * classes (QoS names: Guaranteed, LS, Burstable, BE, unknown; spot) whose
    * jobs run on idle capacity and are stopped and requeued when a job of
    * a higher QoS class cannot otherwise start (NULL: none);
    * max_preemptions: times one job may be stopped before it becomes
@@ -217,8 +217,9 @@ typedef struct sim_stats {
 } sim_stats;
 
 /* The job classes by_class reports, in order: the trace's QoS (trace.h
- * enum trace_qos; unknown where the format has none). */
-#define SIM_NCLASSES 5
+ * enum trace_qos; unknown where the format has none), and spot (the
+ * generic CSV's spot flag, TRACE_JOB_SPOT, whatever the QoS). */
+#define SIM_NCLASSES 6
 /* One class's figures (docs/DESIGN.md section 6): jobs of the class in the
  * trace, queue time and JCT of its completed jobs, its preemptions, jobs
  * that missed the class's start target (never started included; 0 without
@@ -231,7 +232,8 @@ typedef struct sim_class_stat {
   double lost_gpu_s;
 } sim_class_stat;
 typedef struct sim_class_result {
-  sim_class_stat cls[SIM_NCLASSES]; /* Guaranteed, LS, Burstable, BE, unknown */
+  sim_class_stat cls[SIM_NCLASSES]; /* Guaranteed, LS, Burstable, BE,
+                                       unknown, spot */
   unsigned char present[SIM_NCLASSES]; /* 1: the trace has jobs of it */
 } sim_class_result;
 

@@ -15,6 +15,8 @@
  *   estimate.c        runtime estimates (--estimates, --overrun) and the
  *                     estimate-model part; estimate_model.c the models
  *   migrate.c         migration and preemption of running jobs (a part)
+ *   preempt.c         preemption by priority (--preemptible) and the
+ *                     per-class figures (--slo, by_class), a part
  *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below

@@ -4,8 +4,9 @@
  * part opened only under --preemptible or --slo.
  *
  * A job's class is its trace QoS (Guaranteed, LS, Burstable, BE, unknown
- * where the format has none) and its rank the QoS order of the priority
- * queue discipline: Guaranteed 3 > LS 2 > Burstable 1 > BE = unknown 0.
+ * where the format has none), or spot for a job the generic CSV flags
+ * spot, and its rank the QoS order of the priority queue discipline:
+ * Guaranteed 3 > LS 2 > Burstable 1 > BE = unknown 0 > spot -1.
  * Jobs of a preemptible class run on idle capacity as any job does. After
  * each scheduling pass (after_pass), a queued job of a class that is not
  * preemptible which did not start may evict running jobs of a preemptible
@@ -44,14 +45,16 @@
 #include <string.h>
 
 static const char *const class_names[SIM_NCLASSES] = {
-    "Guaranteed", "LS", "Burstable", "BE", "unknown"};
-static const int class_rank[SIM_NCLASSES] = {3, 2, 1, 0, 0};
+    "Guaranteed", "LS", "Burstable", "BE", "unknown", "spot"};
+static const int class_rank[SIM_NCLASSES] = {3, 2, 1, 0, 0, -1};
 
 #define DEFAULT_MAX_PREEMPTIONS 3
 #define HEAD_CHUNK 64
 #define FAIL_MEMO 64
 
 static int class_of(const job_record *jr) {
+  if (jr->flags & TRACE_JOB_SPOT)
+    return 5;
   switch (jr->qos) {
   case TRACE_QOS_GUARANTEED:
     return 0;
@@ -144,7 +147,7 @@ static int parse_classes(engine *e, const char *list, unsigned *mask) {
     if (c < 0) {
       snprintf(e->err, e->errlen,
                "--preemptible '%s': unknown class '%.*s' (expected "
-               "Guaranteed, LS, Burstable, BE or unknown)",
+               "Guaranteed, LS, Burstable, BE, unknown or spot)",
                list, (int)(n < 64 ? n : 64), s);
       return -1;
     }
@@ -176,8 +179,8 @@ static int parse_slo(engine *e, const char *list, int64_t *slo_us) {
     if (c < 0 || v < 0) {
       snprintf(e->err, e->errlen,
                "--slo '%s': bad item '%.*s' (expected CLASS:SECONDS, CLASS "
-               "one of Guaranteed, LS, Burstable, BE, unknown, SECONDS a "
-               "number >= 0)",
+               "one of Guaranteed, LS, Burstable, BE, unknown, spot, "
+               "SECONDS a number >= 0)",
                list, (int)(n < 64 ? n : 64), s);
       return -1;
     }
