@@ -333,6 +333,24 @@ START_TEST(preempts_and_neutral) {
   run(&sc, &t, &o, &b);
   o.preemptible = NULL;
   run(&sc, &t, &o, &c);
+  /* --slo alone: by_class, nothing stopped, nothing lost. */
+  sim_result d;
+  o.slo = "LS:0";
+  run(&sc, &t, &o, &d);
+  ck_assert_ptr_nonnull(d.by_class);
+  for (int k = 0; k < SIM_NCLASSES; k++) {
+    ck_assert_uint_eq(d.by_class->cls[k].preemptions, 0);
+    ck_assert(d.by_class->cls[k].lost_gpu_s == 0);
+  }
+  /* LS:0 misses every LS job that waited or never started. */
+  size_t waited = 0;
+  for (size_t j = 0; j < t.n; j++)
+    if (t.jobs[j].qos == TRACE_QOS_LS &&
+        (d.js[j].start_us < 0 || d.js[j].start_us > t.jobs[j].submit_us))
+      waited++;
+  ck_assert_uint_eq(d.by_class->cls[1].slo_misses, waited);
+  ck_assert_uint_gt(waited, 0);
+  sim_result_free(&d);
   ck_assert_uint_eq(b.preemptions_total, 0);
   ck_assert_ptr_null(c.by_class);
   for (size_t j = 0; j < t.n; j++) {

@@ -116,6 +116,7 @@ typedef struct preempt {
 /* 1 if the job in s may be evicted (when it runs): a preemptible class,
  * stopped fewer than max_pre times, on one node. */
 static int evictable(const preempt *p, const slot *s) {
+  /* npre only when some class is preemptible (then slots track it). */
   return (p->mask >> class_of(&s->rec) & 1u) && s->npre < p->max_pre &&
          s->ngang <= 1;
 }
@@ -214,7 +215,7 @@ static int64_t on_start(void *self, const slot *s,
 
 static void on_finish(void *self, engine *e, const slot *s,
                       const lsched_placement *parts, int n) {
-  (void)e, (void)parts, (void)n;
+  (void)parts, (void)n;
   preempt *p = self;
   if (evictable(p, s))
     p->nvict--;
@@ -226,7 +227,8 @@ static void on_finish(void *self, engine *e, const slot *s,
     p->pctl_failed = 1;
   if (p->slo_us[c] >= 0 && q > p->slo_us[c])
     p->st[c].slo_misses++;
-  p->st[c].lost_gpu_s += s->lost_gpu_s;
+  if (e->can_plan) /* else the slot's third line is not set up (--slo) */
+    p->st[c].lost_gpu_s += s->lost_gpu_s;
 }
 
 static int results(void *self, const engine *e, sim_result *out) {
