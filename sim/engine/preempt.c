@@ -33,8 +33,10 @@
  *
  * Cost: nothing without a running victim; otherwise one scan of the queue
  * per event time at which something was released, a job arrived or a
- * victim started, and per candidate one pass over the victims (request
- * shapes that failed in the scan are not retried until an eviction).
+ * victim started, and per candidate one pass over the victims, trying
+ * only nodes whose free resources plus their victims' cover the job
+ * (request shapes that failed in the scan are not tried again in it: an
+ * eviction only takes room away from the others).
  */
 #include "engine_internal.h"
 
@@ -50,7 +52,7 @@ static const int class_rank[SIM_NCLASSES] = {3, 2, 1, 0, 0, -1};
 
 #define DEFAULT_MAX_PREEMPTIONS 3
 #define HEAD_CHUNK 64
-#define FAIL_MEMO 64
+#define FAIL_MEMO 256
 
 static int class_of(const job_record *jr) {
   if (jr->flags & TRACE_JOB_SPOT)
@@ -443,8 +445,26 @@ static int evict_for(preempt *p, engine *e, uint32_t j) {
   double best_cost = 0;
   for (size_t b = 0; b < p->nv;) {
     size_t end = b;
-    while (end < p->nv && p->v[end].node == p->v[b].node)
-      end++;
+    int64_t g = 0, cpu = 0, mem = 0;
+    while (end < p->nv && p->v[end].node == p->v[b].node) {
+      const victim *v = &p->v[end++];
+      if (!v->gone && v->rank < r) {
+        g += (int64_t)v->p.gpu_count * v->p.gpu_milli;
+        cpu += v->p.cpu_milli;
+        mem += v->p.memory_mib;
+      }
+    }
+    /* The node's free resources and its victims' must cover the job. */
+    lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+    if (g + cpu + mem == 0 ||
+        lsched_cluster_node_info(e->sc->c, p->v[b].node, &ni) != LSCHED_OK ||
+        (ni.gpu_mode != LSCHED_GPU_MIG && /* MIG: kinds, not milli */
+         ni.gpu_milli_free + g < (int64_t)req.gpu_count * req.gpu_milli) ||
+        ni.cpu_free + cpu < req.cpu_milli ||
+        ni.memory_free + mem < req.memory_mib) {
+      b = end;
+      continue;
+    }
     double cost = 0;
     int n = node_set(p, e, b, end, &req, r, &cost);
     if (n < 0)
@@ -503,7 +523,8 @@ static int evict_for(preempt *p, engine *e, uint32_t j) {
   e->freed = 1;
   e->reservation_valid = 0;
   e->head_tried = UINT32_MAX;
-  p->nfails = 0; /* room changed: earlier failures may fit now */
+  /* Failed shapes stay failed: on the victim's node the job now holds what
+   * the victims freed, and fewer victims are left (for any rank). */
   return 1;
 fail:
   if (p->nfails < FAIL_MEMO)
@@ -543,6 +564,14 @@ static int snapshot(preempt *p, engine *e, size_t max) {
   return 0;
 }
 
+/* 1 if the cluster's free GPU milli could hold the queued job in slot j
+ * (a cheap bound before a placement attempt). */
+static int fits_free(const engine *e, uint32_t j) {
+  const job_record *jr = &e->slots[j].rec;
+  int64_t need = jr->num_gpu > 0 ? (int64_t)jr->num_gpu * jr->gpu_milli : 0;
+  return need <= e->total_milli - e->alloc_milli;
+}
+
 static int preempt_after_pass(void *self, engine *e) {
   preempt *p = self;
   if (p->nvict == 0 || e->qlen == 0)
@@ -566,7 +595,7 @@ static int preempt_after_pass(void *self, engine *e) {
     for (size_t i = 0; i < p->ncand && !stop; i++) {
       uint32_t j = p->cand[i];
       int r = 0;
-      if (any) { /* room an eviction left may hold it already */
+      if (any && fits_free(e, j)) { /* room an eviction left */
         e->memo_gen++;
         r = try_start(e, j);
       }
