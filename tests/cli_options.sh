@@ -73,6 +73,9 @@ sample() {
   restart_overhead) echo '[0, 600]' ;;
   deadline_slack) echo '[1.1, 1.5]' ;;
   queue_cap) echo '[30, 100]' ;;
+  preemptible) echo '["BE", "Burstable,BE"]' ;;
+  max_preemptions) echo '[1, 3]' ;;
+  slo) echo '["LS:600", "LS:60,Guaranteed:10"]' ;;
   *) echo "" ;;
   esac
 }

@@ -15,14 +15,19 @@
  * memory_mib  memory in MiB, >= 0
  * gpu_model   allowed GPU models separated by '|' (catalog names or
  *             aliases); empty = any
+ *
+ * A second layout adds a ninth column (issue #14 item 4):
+ *
+ * spot        1: the job is a spot job (job_record flag TRACE_JOB_SPOT,
+ *             class `spot` for --preemptible); 0 or empty: not
  */
 #include "trace_internal.h"
 
 #include <string.h>
 
-static const char *const generic_columns[8] = {
-    "id",        "submit",    "duration",   "num_gpu",
-    "gpu_milli", "cpu_milli", "memory_mib", "gpu_model"};
+static const char *const generic_columns[9] = {
+    "id",        "submit",    "duration",   "num_gpu", "gpu_milli",
+    "cpu_milli", "memory_mib", "gpu_model", "spot"};
 
 #define MAX_NUM_GPU 1000000
 
@@ -33,9 +38,10 @@ static int bad(const csvrow *row, const char *path, trace_error *err, int col,
   return -1;
 }
 
-static int generic_row(trace_sink *k, const csvrow *row, const char *path,
-                       trace_error *err) {
-  if (csvrow_check_shape(row, generic_columns, 8, path, err))
+/* ncols: 8, or 9 with the spot column. */
+static int generic_read(trace_sink *k, const csvrow *row, const char *path,
+                        trace_error *err, size_t ncols) {
+  if (csvrow_check_shape(row, generic_columns, ncols, path, err))
     return -1;
   char why[TRACE_WHY_MAX];
   if (row->len[0] == 0)
@@ -72,7 +78,23 @@ static int generic_row(trace_sink *k, const csvrow *row, const char *path,
   j.gpu_milli = (int32_t)milli;
   j.cpu_milli = cpu;
   j.memory_mib = mem;
+  if (ncols == 9 && row->len[8] > 0) {
+    if (row->len[8] != 1 || (row->field[8][0] != '0' && row->field[8][0] != '1'))
+      return bad(row, path, err, 8, "expected 0, 1 or empty");
+    if (row->field[8][0] == '1')
+      j.flags |= TRACE_JOB_SPOT;
+  }
   return trace_sink_add(k, &j, row->field[0], row->field[7], path, err);
+}
+
+static int generic_row(trace_sink *k, const csvrow *row, const char *path,
+                       trace_error *err) {
+  return generic_read(k, row, path, err, 8);
+}
+
+static int generic_spot_row(trace_sink *k, const csvrow *row, const char *path,
+                            trace_error *err) {
+  return generic_read(k, row, path, err, 9);
 }
 
 const trace_reader trace_generic_reader = {.format = TRACE_FMT_GENERIC,
@@ -81,3 +103,11 @@ const trace_reader trace_generic_reader = {.format = TRACE_FMT_GENERIC,
                                            .ncolumns = 8,
                                            .has_times = 1,
                                            .row = generic_row};
+
+const trace_reader trace_generic_spot_reader = {
+    .format = TRACE_FMT_GENERIC,
+    .what = "generic job CSV with spot",
+    .columns = generic_columns,
+    .ncolumns = 9,
+    .has_times = 1,
+    .row = generic_spot_row};

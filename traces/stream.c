@@ -132,7 +132,7 @@ static const trace_reader *const readers[] = {
     &trace_alibaba_pod_reader,   &trace_alibaba_multi_reader,
     &trace_pai_reader,           &trace_tiresias_reader,
     &trace_tiresias_tf_reader,   &trace_philly_reader,
-    &trace_generic_reader,
+    &trace_generic_reader,       &trace_generic_spot_reader,
 };
 #define NREADERS (sizeof readers / sizeof readers[0])
 

@@ -75,7 +75,10 @@ enum {
   /* The duration was not in the trace. */
   TRACE_JOB_NO_DURATION = 2,
   /* The duration is an estimate (SWF: requested time, run time missing). */
-  TRACE_JOB_ESTIMATED_DURATION = 4
+  TRACE_JOB_ESTIMATED_DURATION = 4,
+  /* A spot job (generic CSV's `spot` column): job class `spot`, ranked
+   * below every other class (sim/engine/preempt.c). */
+  TRACE_JOB_SPOT = 8
   /* 0x80 is the engine's (sim/engine/estimate.c), never set by a reader. */
 };
 

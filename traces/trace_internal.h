@@ -181,6 +181,7 @@ extern const trace_reader trace_tiresias_reader;
 extern const trace_reader trace_tiresias_tf_reader;
 extern const trace_reader trace_philly_reader;
 extern const trace_reader trace_generic_reader;
+extern const trace_reader trace_generic_spot_reader;
 
 /*
  * SWF (traces/swf.c), which is not CSV, read line by line through zlib.

@@ -611,6 +611,9 @@ void run_config_sim_options(const run_config *rc, sim_options *opt) {
   opt->restart_overhead_s = rc->restart_overhead;
   opt->deadline_slack = rc->deadline_slack;
   opt->queue_cap = rc->queue_cap;
+  opt->preemptible = rc->preemptible;
+  opt->max_preemptions = (int)rc->max_preemptions;
+  opt->slo = rc->slo;
 }
 
 int run_config_synthetic_times(const run_config *rc, trace *t,

@@ -82,6 +82,8 @@ typedef struct cli_burst {
 typedef struct run_config {
   const char *trace, *out, *catalog, *durations_from, *mig_requests, *mix,
       *seeds, *emit_slurm, *speed_table, *measured_on, *class_mix;
+  const char *preemptible, *slo; /* --preemptible, --slo */
+  uint64_t max_preemptions;      /* --max-preemptions (0: default) */
   int speed; /* --speed: SIM_SPEED_* (default catalog) */
   char *cluster[CLI_MAX_LIST];
   int ncluster;

@@ -220,6 +220,18 @@ typedef struct sim_options {
   /* > 0: at most queue_cap jobs wait on-prem; after each pass the newest
    * beyond it leave for a cloud site at once (Starburst's queue cap). */
   uint64_t queue_cap;
+  /* Preemption by priority (sim/engine/preempt.c; sim/README.md
+   * "Preemptible jobs"): preemptible is a comma-separated list of job
+   * classes (QoS names: Guaranteed, LS, Burstable, BE, unknown; spot) whose
+   * jobs run on idle capacity and are stopped and requeued when a job of
+   * a higher QoS class cannot otherwise start (NULL: none);
+   * max_preemptions: times one job may be stopped before it becomes
+   * non-preemptible (0 = 3); slo: "CLASS:SECONDS[,...]" start targets
+   * (summary.json by_class.CLASS.slo_misses). Either of preemptible and
+   * slo reports by_class. */
+  const char *preemptible;
+  int max_preemptions;
+  const char *slo;
 } sim_options;
 
 enum {
@@ -248,6 +260,27 @@ typedef struct sim_stats {
   double mean, p50, p95, p99, max;
   size_t n;
 } sim_stats;
+
+/* The job classes by_class reports, in order: the trace's QoS (trace.h
+ * enum trace_qos; unknown where the format has none), and spot (the
+ * generic CSV's spot flag, TRACE_JOB_SPOT, whatever the QoS). */
+#define SIM_NCLASSES 6
+/* One class's figures (docs/DESIGN.md section 6): jobs of the class in the
+ * trace, queue time and JCT of its completed jobs, its preemptions, jobs
+ * that missed the class's start target (never started included; 0 without
+ * a target) and GPU-seconds of progress it lost. */
+typedef struct sim_class_stat {
+  size_t jobs;
+  sim_stats queue_time_s, jct_s;
+  uint64_t preemptions;
+  size_t slo_misses;
+  double lost_gpu_s;
+} sim_class_stat;
+typedef struct sim_class_result {
+  sim_class_stat cls[SIM_NCLASSES]; /* Guaranteed, LS, Burstable, BE,
+                                       unknown, spot */
+  unsigned char present[SIM_NCLASSES]; /* 1: the trace has jobs of it */
+} sim_class_result;
 
 typedef struct sim_result {
   size_t jobs, completed, never_started;
@@ -290,6 +323,8 @@ typedef struct sim_result {
   double frag_amount_mean, frag_rate_mean, stranded_gpu_milli_mean;
   sim_mig_result *mig; /* NULL without MIG GPUs */
   struct sim_cloud_result *cloud; /* NULL without the cloud part */
+  /* Per QoS class (preempt.c), NULL without --preemptible or --slo. */
+  struct sim_class_result *by_class;
   /* Energy over the span (energy.c; sim/README.md "Energy"): the GPUs'
    * (those whose model has idle_w / busy_w), the facility's (GPUs plus
    * node overhead, x PUE), its cost at sim_options.energy_price, and the

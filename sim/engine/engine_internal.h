@@ -15,6 +15,8 @@
  *   estimate.c        runtime estimates (--estimates, --overrun) and the
  *                     estimate-model part; estimate_model.c the models
  *   migrate.c         migration and preemption of running jobs (a part)
+ *   preempt.c         preemption by priority (--preemptible) and the
+ *                     per-class figures (--slo, by_class), a part
  *   metrics.c         the reported numbers (docs/DESIGN.md section 6)
  *   outcome.c         a job's final outcome: on_job or the per-job arrays
  *   mig_hooks.c       MIG bookkeeping, as a part behind the hooks below
@@ -270,6 +272,17 @@ int cloud_part_open(engine *e, const gpu_catalog *cat, const trace *t);
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
 int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Stops the running single-node job in slot j (its resources `from`
+ * already released): keeps the progress of whole checkpoint intervals,
+ * counts the rest as lost, and requeues it behind the head, or with
+ * at_tail where the discipline puts an arrival (migrate.c). 0, or -1 with
+ * err set. */
+int stop_requeue(engine *e, uint32_t j, const lsched_placement *from,
+                 int at_tail);
+/* Preemption by priority (preempt.c), a part under --preemptible or
+ * --slo: after a pass, a queued job of a higher QoS class that does not
+ * fit evicts running preemptible jobs (the least lost work) and starts. */
+int preempt_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 /* Estimate models (estimate.c), a part under --estimates model:NAME: draws
  * every job's estimate before the first arrival. */
 int est_model_part_open(engine *e, const gpu_catalog *cat, const trace *t);
@@ -339,7 +352,9 @@ struct sim_engine {
   int reservation_valid;
   int64_t reservation_t;
   /* migration and preemption (migrate.c) */
-  int can_plan;          /* the policy plans migrations */
+  int can_plan;          /* running jobs may be moved or stopped: the
+                            policy plans migrations, or --preemptible
+                            (slots track their work left) */
   double *node_gpu_gib;  /* GPU memory of each node's model, GiB */
   lsched_running *plan_run;
   lsched_placement *plan_parts;
@@ -347,6 +362,7 @@ struct sim_engine {
   uint64_t migrations, preemptions;
   double lost_gpu_s_total;
   uint32_t plan_failed;  /* head whose last plan failed */
+  int seg_at_mark;       /* mark_running starts the segment (preempt.c) */
   /* registered parts (MIG, ...) */
   sim_part parts[SIM_MAX_ENGINE_PARTS];
   int nparts;

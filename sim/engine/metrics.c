@@ -39,6 +39,7 @@ void sim_result_free(sim_result *r) {
   sim_mig_result_free(r->mig);
   free(r->cloud);
   free(r->pools);
+  free(r->by_class);
   memset(r, 0, sizeof *r);
 }
 

@@ -106,8 +106,9 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
 
 /* Stops the job in slot j (its resources `from` already released), keeps
  * the progress of whole checkpoint intervals, and requeues it behind the
- * head. */
-static int apply_preempt(engine *e, uint32_t j, const lsched_placement *from) {
+ * head (at_tail: where the discipline puts an arrival; preempt.c). */
+int stop_requeue(engine *e, uint32_t j, const lsched_placement *from,
+                 int at_tail) {
   slot *s = &e->slots[j];
   double gpus = (double)from->gpu_count * from->gpu_milli / 1000.0;
   int64_t elapsed = e->now > s->seg_us ? e->now - s->seg_us : 0;
@@ -124,7 +125,7 @@ static int apply_preempt(engine *e, uint32_t j, const lsched_placement *from) {
   s->gen++; /* its completion event is now stale */
   s->st.status = JOB_QUEUED;
   s->st.node = -1;
-  if (queue_add_behind_head(e, j)) {
+  if (at_tail ? queue_add(e, j) : queue_add_behind_head(e, j)) {
     snprintf(e->err, e->errlen, "out of memory");
     return -1;
   }
@@ -191,7 +192,7 @@ static int defragment(engine *e, uint32_t h) {
     }
   for (size_t m = 0; m < nm; m++) {
     uint32_t j = (uint32_t)e->plan_run[moves[m].index].id;
-    if (e->opt->preempt ? apply_preempt(e, j, &moves[m].from)
+    if (e->opt->preempt ? stop_requeue(e, j, &moves[m].from, 0)
                         : apply_move(e, j, &moves[m].from, &moves[m].to))
       return -1;
   }

@@ -79,6 +79,12 @@ size_t queue_span(const struct sim_engine *e);
 size_t queue_index_span(const struct sim_engine *e);
 /* queue_remove with the index on. */
 void queue_index_remove(struct sim_engine *e, uint32_t sl);
+/* The queued job in slot sl started outside a pass (preempt.c): it
+ * leaves the index and the queue (a tombstone; positions stay; unlike
+ * queue_index_remove no tidy and no queued hook: starting ran that).
+ * Then queue_index_tidy once, to keep the head on a live job. */
+void queue_index_drop(struct sim_engine *e, uint32_t sl);
+void queue_index_tidy(struct sim_engine *e);
 /* skip's pass over the index. 0, or -1 with err set. */
 int queue_index_pass_skip(struct sim_engine *e);
 /* A backfill candidate j behind head h: 2 started, 1 fits now but may not

@@ -604,3 +604,9 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
   tidy(e);
   return 0;
 }
+
+/* ---- removal by another part (preempt.c) ---- */
+
+void queue_index_drop(engine *e, uint32_t sl) { index_remove(e, sl); }
+
+void queue_index_tidy(engine *e) { tidy(e); }

@@ -13,8 +13,8 @@
 /* The parts a run may have, asked in this order (each registers itself
  * only when it takes part). Cloud sites, pools and the like go here. */
 static const sim_part_open_fn part_opens[] = {
-    mig_part_open, migrate_part_open, est_model_part_open, speed_part_open,
-    energy_part_open, cloud_part_open, pools_part_open};
+    mig_part_open,   migrate_part_open, preempt_part_open, est_model_part_open,
+    speed_part_open, energy_part_open,  cloud_part_open,   pools_part_open};
 
 int engine_add_part(engine *e, const sim_part_ops *ops, void *self) {
   if (e->nparts == SIM_MAX_ENGINE_PARTS)

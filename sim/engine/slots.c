@@ -158,6 +158,12 @@ static inline int mark_now(engine *e, uint32_t sl,
   slot *s = &e->slots[sl];
   if (s->st.start_us < 0)
     s->st.start_us = e->now; /* queue time counts to the first start */
+  /* Its segment starts now (commit_now adds a start-up wait): a backfill
+   * trial (marked, not committed) must not be read at a past segment's
+   * start by the reservation (reserve.c running_est_end). Only under
+   * --preemptible: defrag runs keep their former decisions (goldens). */
+  if (e->seg_at_mark)
+    s->seg_us = e->now;
   s->st.status = JOB_RUNNING;
   s->st.node = parts[0].node;
   s->st.gpu_milli = (int16_t)parts[0].gpu_milli;

@@ -18,6 +18,7 @@
 #define METRIC_BASE_MIG sim_mig_result
 #define METRIC_BASE_CLOUD sim_cloud_result
 #define METRIC_BASE_POOL sim_pool_result
+#define METRIC_BASE_CLASS sim_class_result
 
 #define SUM(order, pre, prec, xf, post) {order, pre, prec, xf, post}
 #define NO_SUM {0, NULL, 0, X_NONE, NULL}
@@ -96,10 +97,16 @@ void metrics_from_result(metric_values *v, const run_meta *m,
                        : d->base == MB_RESULT ? (const void *)r
                        : d->base == MB_MIG    ? (const void *)r->mig
                        : d->base == MB_POOL   ? (const void *)r->pools
+                       : d->base == MB_CLASS  ? (const void *)r->by_class
                                               : (const void *)r->cloud;
     if (!base)
       continue; /* MIG rows without MIG GPUs, cloud rows without cloud,
-                 * pool rows without pools */
+                 * pool rows without pools, class rows without by_class */
+    /* A class's rows only when the trace has jobs of it (cls[] is the
+     * first member: the offset names the class). */
+    if (d->base == MB_CLASS &&
+        !r->by_class->present[d->offset / sizeof(sim_class_stat)])
+      continue;
     v->has[i] = 1;
     if (d->type == MT_STR)
       memcpy(&v->str[i], (const char *)base + d->offset, sizeof v->str[i]);

@@ -31,7 +31,8 @@ typedef enum metric_base {
   MB_RESULT,
   MB_MIG,
   MB_CLOUD,
-  MB_POOL
+  MB_POOL,
+  MB_CLASS
 } metric_base;
 
 /* The C type of a row's source field (metrics.def TYPE). */
