@@ -251,6 +251,24 @@ const char *speed_class_name(const engine *e, uint32_t sl);
  * none or for a GPU type the table does not measure.
  */
 double sim_speed_on(const engine *e, uint32_t sl, const lsched_placement *pl);
+/* The speed part's view of a job, for estimates (estimate.c): reference
+ * work `total` (duration x meas) and `done` before `from`, from which it
+ * runs at `speed` and ends at `end`. parts NULL: the running job in slot
+ * sl (its current segment); else the job started now on parts (a
+ * candidate; end = now + round(work left / speed there, co-runners'
+ * interference included)). 1 with *v set, 0 without a speed part. */
+typedef struct speed_est_view {
+  double meas, total, done, speed;
+  int64_t from, end;
+} speed_est_view;
+int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
+               int n, speed_est_view *v);
+/* The job in slot sl left `from` at t (moved or preempted): re-times the
+ * co-runners it leaves on a shared GPU. 0, or -1 with e->err set. */
+int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
+               int64_t t);
+/* How many times running jobs were re-timed (their ends moved). */
+uint64_t speed_retimes(const engine *e);
 /* Migration and preemption (migrate.c), a part when the policy plans
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
@@ -392,6 +410,13 @@ int est_cut_on_arrival(const engine *e, job_record *jr, uint64_t idx);
 /* The estimate of the work left of a job that has `work` us of true work
  * left (all of it before its first start). */
 int64_t est_left(const engine *e, const struct slot *s, int64_t work);
+/* Estimated end of the job in slot sl started now on parts (a backfill
+ * candidate; under a speed model its run time there). */
+int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
+                int n);
+/* Estimated end of the job in slot sl in run_list: committed (running) or
+ * only marked running (a candidate, on its slot's placement). */
+int64_t est_running_end(const engine *e, uint32_t sl, int committed);
 
 static inline const char *slot_name(const slot *s) {
   return s->name ? s->name : "";
@@ -428,8 +453,6 @@ int try_start(engine *e, uint32_t sl);
 int slot_retime(engine *e, uint32_t sl, int64_t end);
 
 /* reserve.c */
-/* Estimated end of the job in slot sl if it started at `start`. */
-int64_t est_end(const engine *e, uint32_t sl, int64_t start);
 /* EASY reservation of the queued job h: the earliest estimated time it
  * could start if nothing else started (INT64_MAX: never); *fail set when
  * releasing or re-allocating running jobs failed. */

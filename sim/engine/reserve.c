@@ -16,29 +16,6 @@ struct run_end {
 };
 typedef struct run_end run_end;
 
-/* The estimated end of the job in slot sl if it started at start: its
- * runtime estimate (estimate.c) after start. */
-int64_t est_end(const engine *e, uint32_t sl, int64_t start) {
-  const slot *s = &e->slots[sl];
-  int64_t d = est_left(e, s, job_duration(e, &s->rec));
-  if (d > INT64_MAX - start)
-    return INT64_MAX;
-  return start + d;
-}
-
-/* Estimated end of a running job: its current segment's start plus the
- * estimate of the work it had left then (migrations and preemptions move
- * segments). */
-static int64_t running_est_end(const engine *e, uint32_t sl) {
-  const slot *s = &e->slots[sl];
-  if (!e->can_plan)
-    return est_end(e, sl, s->st.start_us);
-  int64_t d = est_left(e, s, s->rem_us);
-  if (d > INT64_MAX - s->seg_us)
-    return INT64_MAX;
-  return s->seg_us + d;
-}
-
 /* Running jobs by estimated end; ties by trace position (not by slot, so
  * that the order does not depend on slot recycling). */
 static int cmp_run_end(const void *a, const void *b) {
@@ -48,11 +25,12 @@ static int cmp_run_end(const void *a, const void *b) {
   return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static run_end end_of(const engine *e, uint32_t j) {
+/* committed: j runs (else it is a candidate only marked running). */
+static run_end end_of(const engine *e, uint32_t j, int committed) {
   run_end x;
   x.job = j;
   x.idx = e->slots[j].idx;
-  x.end = running_est_end(e, j);
+  x.end = est_running_end(e, j, committed);
   if (x.end < e->now)
     x.end = e->now; /* overdue (--overrun extend): it may end at any
                        moment; queue_backfill.c recomputes */
@@ -93,7 +71,8 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     return INT64_MAX;
   }
   run_end *ends = e->scratch_ends;
-  uint64_t moves = e->migrations + e->preemptions;
+  /* Ends move with migrations, preemptions and re-timings (speed.c). */
+  uint64_t moves = e->migrations + e->preemptions + speed_retimes(e);
   /* run_list holds the started jobs first and then at most one candidate
    * marked running for this question (queue_backfill.c), not counted in
    * e->running. */
@@ -102,7 +81,7 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
       e->ends_done != e->done || e->ends_moves != moves ||
       e->ends_n > base) {
     for (size_t i = 0; i < base; i++)
-      ends[i] = end_of(e, e->run_list[i]);
+      ends[i] = end_of(e, e->run_list[i], 1);
     qsort(ends, base, sizeof *ends, cmp_run_end);
     e->ends_n = base;
     e->ends_now = e->now;
@@ -113,17 +92,17 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
   size_t added = r; /* the candidate's position, or r */
   if (r - base > 1) { /* not expected: all sorted anew, not kept */
     for (size_t i = 0; i < r; i++)
-      ends[i] = end_of(e, e->run_list[i]);
+      ends[i] = end_of(e, e->run_list[i], i < base);
     qsort(ends, r, sizeof *ends, cmp_run_end);
   } else {
     /* Jobs started since: appended to run_list in order. */
     while (e->ends_n < base) {
-      run_end x = end_of(e, e->run_list[e->ends_n]);
+      run_end x = end_of(e, e->run_list[e->ends_n], 1);
       insert_end(ends, e->ends_n, x);
       e->ends_n++;
     }
     if (r > base)
-      added = insert_end(ends, base, end_of(e, e->run_list[base]));
+      added = insert_end(ends, base, end_of(e, e->run_list[base], 0));
   }
   lsched_request req;
   build_request(e, &e->slots[h], &req);

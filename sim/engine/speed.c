@@ -14,6 +14,12 @@
  * or finish of a job on a shared GPU; exclusive and MIG placements cost
  * nothing), so the state here is only per slot: its class, measured
  * speed and current speed.
+ *
+ * Moves and preemptions (migrate.c): a moved job's run time left is
+ * converted to its new placement through run_time (the work it has done
+ * carries: done = work - work left at every start), and the co-runners it
+ * leaves on a shared GPU are re-timed (speed_left). Estimates
+ * (estimate.c) read a job's segment through speed_view.
  */
 #include "engine_internal.h"
 #include "speed_table.h"
@@ -59,6 +65,7 @@ struct sim_speed {
   struct speed_call **calls;
   size_t ncall_pages;
   double done_ref, work_ref; /* completed jobs (reference-us) */
+  uint64_t retimes;    /* running jobs re-timed so far (reserve.c) */
 };
 
 static const int mig_slices[7] = {0, 1, 1, 2, 3, 4, 7};
@@ -246,21 +253,25 @@ static int is_shared(const struct sim_speed *sp, const slot *s) {
 
 /* The interference factor of slot a (running or starting on node/mask)
  * from the running jobs sharing a GPU with it. */
-static double interference(const struct sim_speed *sp, const engine *e,
-                           uint32_t a) {
-  const slot *sa = &e->slots[a];
+static double interference_at(const struct sim_speed *sp, const engine *e,
+                              uint32_t a, int node, uint64_t mask) {
   double f = 1;
-  int m = sp->node_model[sa->st.node];
+  int m = sp->node_model[node];
   for (size_t i = 0; i < e->nrun; i++) {
     uint32_t b = e->run_list[i];
     const slot *sb = &e->slots[b];
-    if (b == a || sb->st.node != sa->st.node ||
-        !(sb->st.gpu_mask & sa->st.gpu_mask) || !is_shared(sp, sb) ||
-        !(sp->ss[b].cur > 0))
+    if (b == a || sb->st.node != node || !(sb->st.gpu_mask & mask) ||
+        !is_shared(sp, sb) || !(sp->ss[b].cur > 0))
       continue;
     f *= speed_table_pair(&sp->tab, sp->ss[a].cls, sp->ss[b].cls, m);
   }
   return f;
+}
+
+static double interference(const struct sim_speed *sp, const engine *e,
+                           uint32_t a) {
+  const slot *sa = &e->slots[a];
+  return interference_at(sp, e, a, sa->st.node, sa->st.gpu_mask);
 }
 
 /* The running job b now runs at speed v from time t. */
@@ -287,6 +298,7 @@ static int retime(struct sim_speed *sp, engine *e, uint32_t b, double v,
   if (time_add(e, s, from, nrem, &nend))
     return -1;
   x->end = nend;
+  sp->retimes++;
   if (e->can_plan) {
     s->seg_us = from;
     s->rem_us = nrem;
@@ -328,15 +340,18 @@ static int64_t run_time(void *self, engine *e, uint32_t sl,
   speed_slot *x = sslot(sp, sl);
   slot *s = &e->slots[sl];
   /* Reference work left: the first start converts the trace duration;
-   * a restart (preemption) the run time left on the last placement. */
+   * a restart (preemption) or a move the run time left on the last
+   * placement, at the speed it ran there. */
   double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
   double v = place_speed(sp, e, sl, parts, n);
   int shared = n == 1 && is_shared(sp, s);
   if (shared)
     v *= interference(sp, e, sl);
-  /* The work integral covers the last start on (a preempted job's
-   * earlier segments are not in it). */
-  x->done = 0;
+  /* The work integral: what the job has done is its work less what is
+   * left, so work done before a move or a preemption counts once (work
+   * lost to a preemption without a checkpoint is redone, not counted
+   * twice) and the total done equals the jobs' work. */
+  x->done = (double)job_duration(e, &s->rec) * x->meas - ref;
   x->cur = v;
   x->from_us = (double)begin;
   int64_t run = llround(ref / v);
@@ -402,6 +417,53 @@ static const sim_part_ops speed_part = {
     .close = speed_close,
     .run_time = run_time,
 };
+
+int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
+               int64_t t) {
+  struct sim_speed *sp = e->speed;
+  if (!sp || e->slots[sl].rec.num_gpu <= 0 || from->node < 0 ||
+      !sp->node_shared[from->node] || from->gpu_milli >= 1000)
+    return 0;
+  return retime_corunners(sp, e, sl, from->node, from->gpu_mask, t);
+}
+
+int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
+               int n, speed_est_view *v) {
+  const struct sim_speed *sp = e->speed;
+  if (!sp || sl >= sp->cap)
+    return 0;
+  const speed_slot *x = &sp->ss[sl];
+  const slot *s = &e->slots[sl];
+  v->meas = x->meas;
+  v->total = (double)job_duration(e, &s->rec) * x->meas;
+  if (!parts) { /* running: its segment at speed cur */
+    v->speed = x->cur;
+    v->from = (int64_t)x->from_us;
+    v->end = x->end;
+    v->done = x->done;
+    return 1;
+  }
+  /* A candidate on parts from now: its work left (run_time's rule), at
+   * its speed there with the interference of the co-runners now. */
+  int64_t work = e->can_plan ? s->rem_us : job_duration(e, &s->rec);
+  double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
+  double sp_on = place_speed(sp, e, sl, parts, n);
+  if (n == 1 && s->rec.num_gpu > 0 && parts[0].node >= 0 &&
+      sp->node_shared[parts[0].node] && parts[0].gpu_milli < 1000)
+    sp_on *= interference_at(sp, e, sl, parts[0].node, parts[0].gpu_mask);
+  v->speed = sp_on;
+  v->from = e->now;
+  v->end = INT64_MAX;
+  double run = ref / sp_on;
+  if (run < 9.2e18 - (double)e->now)
+    v->end = e->now + llround(run);
+  v->done = v->total - ref;
+  return 1;
+}
+
+uint64_t speed_retimes(const engine *e) {
+  return e->speed ? e->speed->retimes : 0;
+}
 
 double speed_measured(const engine *e, uint32_t sl) {
   /* Beyond cap only after a failed allocation (the run then fails). */
