@@ -780,6 +780,43 @@ START_TEST(test_backfill_retimed) {
 END_TEST
 
 /*
+ * A candidate that would slow a co-runner is checked against the
+ * reservation with the co-runner re-timed (interference 0.5, durations
+ * "same", one node of two shared A100s, first-fit, --check). a (500
+ * milli, 100 s) at 0 on GPU 0; h (2 whole GPUs, 10 s) at 1: reservation
+ * 100. c (500 milli, 20 s) at 2 would share GPU 0: it would end at 2 + 40
+ * = 42 <= 100, but a, slowed from 2, would end at 2 + 98 / 0.5 = 198:
+ * the head would wait, so c waits. h runs 100..110, then c alone
+ * 110..130. (Deciding on c's end alone started c and moved the
+ * reservation: --check failed.)
+ */
+START_TEST(test_backfill_slows_corunner) {
+  sim_cluster sc;
+  char g[512], err[512];
+  group(g, sizeof g, "s", "A100-SXM4-80GB", 2, "shared");
+  cluster(&sc, g);
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "a", 0, 100, 1, 500, NULL);
+  tu_add_job(&t, "h", 1, 10, 2, 1000, NULL);
+  tu_add_job(&t, "c", 2, 20, 1, 500, NULL);
+  sim_options o = opts();
+  o.speed_table = round_table(0.5);
+  sim_result r;
+  ck_assert_msg(run_q(&sc, &t, &o, SIM_QUEUE_BACKFILL, &r, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_int_eq(r.js[0].finish_us, S(100));
+  ck_assert_int_eq(r.js[1].start_us, S(100));
+  ck_assert_int_eq(r.js[1].finish_us, S(110));
+  ck_assert_int_eq(r.js[2].start_us, S(110));
+  ck_assert_int_eq(r.js[2].finish_us, S(130));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
  * Property with moves, preemptions and checkpoints: the work done equals
  * the jobs' work (the work before a move or a preemption carries; lost
  * work is redone, not counted twice), on builtin:default (shared GPUs)
@@ -847,6 +884,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_defrag_move_shared);
   tcase_add_test(tc, test_backfill_speed);
   tcase_add_test(tc, test_backfill_retimed);
+  tcase_add_test(tc, test_backfill_slows_corunner);
   tcase_add_test(tc, test_work_conserved_moves);
   suite_add_tcase(s, tc);
   return s;

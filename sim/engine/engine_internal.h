@@ -267,6 +267,11 @@ int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
  * co-runners it leaves on a shared GPU. 0, or -1 with e->err set. */
 int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
                int64_t t);
+/* 1 if the job in slot sl started on parts now would re-time running
+ * jobs (co-runners on a shared GPU): its estimated end alone does not
+ * tell whether it delays a reservation. */
+int speed_slows(const engine *e, uint32_t sl, const lsched_placement *parts,
+                int n);
 /* How many times running jobs were re-timed (their ends moved). */
 uint64_t speed_retimes(const engine *e);
 /* Migration and preemption (migrate.c), a part when the policy plans
@@ -415,7 +420,9 @@ int64_t est_left(const engine *e, const struct slot *s, int64_t work);
 int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
                 int n);
 /* Estimated end of the job in slot sl in run_list: committed (running) or
- * only marked running (a candidate, on its slot's placement). */
+ * only marked running (a candidate, on its slot's placement). Under a
+ * speed model a running job's end includes the re-timing a candidate
+ * marked running beside it would cause (speed_view). */
 int64_t est_running_end(const engine *e, uint32_t sl, int committed);
 
 static inline const char *slot_name(const slot *s) {

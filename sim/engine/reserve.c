@@ -77,24 +77,32 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
    * marked running for this question (queue_backfill.c), not counted in
    * e->running. */
   size_t base = e->running < r ? e->running : r;
-  if (r - base > 1 || !e->ends_ok || e->ends_now != e->now ||
-      e->ends_done != e->done || e->ends_moves != moves ||
-      e->ends_n > base) {
-    for (size_t i = 0; i < base; i++)
-      ends[i] = end_of(e, e->run_list[i], 1);
-    qsort(ends, base, sizeof *ends, cmp_run_end);
-    e->ends_n = base;
-    e->ends_now = e->now;
-    e->ends_done = e->done;
-    e->ends_moves = moves;
-    e->ends_ok = r - base <= 1;
+  /* A candidate that would slow co-runners (speed model, shared GPU)
+   * moves their ends: all sorted anew for it, not kept. */
+  int fresh = r - base > 1;
+  if (r - base == 1 && e->speed) {
+    lsched_placement cp[SIM_MAX_PARTS];
+    int cn = job_parts(e, e->run_list[base], cp);
+    fresh = speed_slows(e, e->run_list[base], cp, cn);
   }
   size_t added = r; /* the candidate's position, or r */
-  if (r - base > 1) { /* not expected: all sorted anew, not kept */
+  if (fresh) { /* all sorted anew, not kept */
+    e->ends_ok = 0;
     for (size_t i = 0; i < r; i++)
       ends[i] = end_of(e, e->run_list[i], i < base);
     qsort(ends, r, sizeof *ends, cmp_run_end);
   } else {
+    if (!e->ends_ok || e->ends_now != e->now || e->ends_done != e->done ||
+        e->ends_moves != moves || e->ends_n > base) {
+      for (size_t i = 0; i < base; i++)
+        ends[i] = end_of(e, e->run_list[i], 1);
+      qsort(ends, base, sizeof *ends, cmp_run_end);
+      e->ends_n = base;
+      e->ends_now = e->now;
+      e->ends_done = e->done;
+      e->ends_moves = moves;
+      e->ends_ok = 1;
+    }
     /* Jobs started since: appended to run_list in order. */
     while (e->ends_n < base) {
       run_end x = end_of(e, e->run_list[e->ends_n], 1);
