@@ -335,12 +335,9 @@ struct sim_engine {
   /* reservations (reserve.c) */
   struct run_end *scratch_ends; /* running jobs by estimated end */
   size_t scratch_cap;
-  /* scratch_ends[0 .. ends_n) holds run_list[0 .. ends_n) sorted, as of
-   * (ends_now, ends_done, ends_moves), when ends_ok (reserve.c). */
-  int ends_ok;
-  size_t ends_n, ends_done;
-  int64_t ends_now;
-  uint64_t ends_moves;
+  /* The running jobs ordered by estimated end, from the first
+   * reservation on (NULL before; reserve.c). */
+  struct ends_index *ends_ix;
   int reservation_valid;
   int64_t reservation_t;
   /* migration and preemption (migrate.c) */
@@ -460,6 +457,12 @@ int try_start(engine *e, uint32_t sl);
 int slot_retime(engine *e, uint32_t sl, int64_t end);
 
 /* reserve.c */
+/* The index of running jobs by estimated end (when e->ends_ix is set):
+ * the job in slot sl started or its end moved (commit, slot_retime), or it
+ * stopped running (run_list_remove); and its release (teardown). */
+void ends_changed(engine *e, uint32_t sl);
+void ends_remove(engine *e, uint32_t sl);
+void ends_free(engine *e);
 /* EASY reservation of the queued job h: the earliest estimated time it
  * could start if nothing else started (INT64_MAX: never); *fail set when
  * releasing or re-allocating running jobs failed. */
@@ -681,6 +684,8 @@ static inline int64_t parts_milli(const lsched_placement *parts, int n) {
 }
 
 static inline void run_list_remove(engine *e, uint32_t sl) {
+  if (e->ends_ix)
+    ends_remove(e, sl);
   uint32_t pos = e->slots[sl].run_pos, last = e->run_list[--e->nrun];
   e->run_list[pos] = last;
   e->slots[last].run_pos = pos;
