@@ -543,7 +543,7 @@ static void speed_close(void *self) {
   free(sp->mix);
   free(sp->cmap);
   free(sp->ss);
-  for (size_t i = 0; i < sp->ngl; i++)
+  for (size_t i = 0; sp->gl && i < sp->ngl; i++)
     free(sp->gl[i].a);
   free(sp->gl);
   free(sp->gpu_base);
