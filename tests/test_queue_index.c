@@ -6,7 +6,10 @@
  * jobs that wait long), replayed under skip and backfill with several
  * policies (random included: its draws must follow the same attempts),
  * runtime estimates from the trace, and migration with preemption (a
- * preempted job re-enters the queue behind the head). Every job's start,
+ * preempted job re-enters the queue behind the head); the plain run also
+ * sorts the running jobs by estimated end for every reservation instead
+ * of keeping them ordered (reserve.c), also under the speed model where
+ * ends move. Every job's start,
  * end, node and status must be the same; each workload must also have made
  * a queue (jobs waited, and some started ahead of earlier arrivals), or
  * the comparison would prove nothing.
@@ -179,6 +182,37 @@ START_TEST(indexed_equals_plain_preempt) {
 }
 END_TEST
 
+/* The running jobs' order by estimated end kept across completions
+ * (sim/engine/reserve.c) against sorting them for every reservation (the
+ * plain run): under the speed model on shared GPUs, where co-runners
+ * re-time each other so that estimated ends move while jobs run (the
+ * built-in interference 0.973; known ends as exact estimates, requested
+ * times scaled), with backfill, and with defrag moves and preemptions. */
+START_TEST(indexed_equals_plain_speed) {
+  sim_cluster sc;
+  nodes(&sc, 3);
+  trace t;
+  workload(&t, 2000 + (uint64_t)_i, 400);
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = _i < 4 ? policies[_i % NPOL] : "defrag";
+  o.queue = SIM_QUEUE_BACKFILL;
+  o.seed = 1 + (uint64_t)_i;
+  o.unknown_duration_us = -1;
+  o.speed = SIM_SPEED_CATALOG;
+  o.estimates = _i % 2 ? SIM_EST_TRACE : SIM_EST_EXACT;
+  o.overrun = SIM_OVERRUN_EXTEND;
+  o.check_reservations = 1;
+  o.max_moves = 2;
+  o.migration_fixed_s = 2;
+  o.preempt = _i >= 6;
+  o.checkpoint_s = 60;
+  compare(&sc, &t, &o);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 /* 20,000 identical jobs at time 0 on one node (8 start at once, one per
  * GPU, each runs 10 s), then one 1-GPU job at 5 s: skip starts them 8 at a
  * time every 10 s, job k at 10 x floor(k / 8) s; the late one waits for a
@@ -224,6 +258,7 @@ static Suite *make_suite(void) {
   tcase_add_checked_fixture(tc, load_catalog, free_catalog);
   tcase_add_loop_test(tc, indexed_equals_plain, 0, 4 * NPOL);
   tcase_add_loop_test(tc, indexed_equals_plain_preempt, 0, 4);
+  tcase_add_loop_test(tc, indexed_equals_plain_speed, 0, 8);
   tcase_add_test(tc, identical_jobs_hand);
   suite_add_tcase(s, tc);
   return s;

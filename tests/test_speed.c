@@ -549,6 +549,319 @@ START_TEST(test_work_conserved) {
 }
 END_TEST
 
+/* run() under another queue discipline (checked decisions). */
+static int run_q(sim_cluster *sc, const trace *t, sim_options *o,
+                 sim_queue_kind q, sim_result *r, char *err, size_t errlen) {
+  if (!o->policy)
+    o->policy = "first-fit";
+  o->queue = q;
+  o->seed = 1;
+  o->unknown_duration_us = -1;
+  o->speed = SIM_SPEED_CATALOG;
+  o->check_reservations = 1;
+  err[0] = 0;
+  return sim_run(sc, &cat, t, o, r, err, errlen);
+}
+
+/*
+ * A defrag move from a slow to a fast model (#13): round table (V100 1,
+ * H100 4), durations measured on the V100, best-fit under defrag, moves
+ * cost 7.5 s. Node h: one H100; node v: two V100s. At 0 c (1 GPU, 200 s:
+ * 50 s on the H100) takes h (the tighter node), a (1,000 s) and b (100 s)
+ * take v. d (2 GPUs, 10 s, at 10) waits: it fits nowhere and the free
+ * capacity is short until b ends at 100 (one GPU free on each node). Then
+ * defrag moves a to h: a has done 100 of its 1,000 reference-s; it
+ * resumes at 107.5 and its 900 reference-s take 900 / 4 = 225 s on the
+ * H100: a ends at 332.5 s = 332,500,000 us (before #13: 1,007.5 s, its
+ * V100 run time kept). d runs 100..110 on v (2 V100s, 20 reference-s at
+ * 2). The work done equals the jobs' work: 200 + 1,000 + 100 + 20. With
+ * --speed none a ends at 107.5 + 900.
+ */
+START_TEST(test_defrag_move_speed) {
+  sim_cluster sc;
+  char g1[512], g2[512], groups[1100], err[512];
+  group(g1, sizeof g1, "h", "H100-SXM5-80GB", 1, "exclusive");
+  group(g2, sizeof g2, "v", "V100M16", 2, "exclusive");
+  snprintf(groups, sizeof groups, "%s, %s", g1, g2);
+  cluster(&sc, groups);
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "c", 0, 200, 1, 1000, NULL);
+  tu_add_job(&t, "a", 0, 1000, 1, 1000, NULL);
+  tu_add_job(&t, "b", 0, 100, 1, 1000, NULL);
+  tu_add_job(&t, "d", 10, 10, 2, 1000, NULL);
+  t.measured_on = "V100M16";
+  char *params[] = {"base=best-fit"};
+  sim_options o = opts();
+  o.policy = "defrag";
+  o.policy_params = params;
+  o.npolicy_params = 1;
+  o.migration_fixed_s = 7.5;
+  o.speed_table = round_table(1);
+  sim_result r;
+  ck_assert_msg(run(&sc, &t, &o, &r, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(r.js[0].node, 0);
+  ck_assert_int_eq(r.js[0].finish_us, S(50));
+  ck_assert_int_eq(r.js[2].finish_us, S(100));
+  ck_assert_uint_eq(r.migrations_total, 1);
+  ck_assert_uint_eq(r.migrations[1], 1);
+  ck_assert_int_eq(r.js[1].node, 0);
+  ck_assert_int_eq(r.js[1].start_us, 0);
+  ck_assert_int_eq(r.js[1].finish_us, 332500000);
+  ck_assert_int_eq(r.js[3].start_us, S(100));
+  ck_assert_int_eq(r.js[3].finish_us, S(110));
+  ck_assert_double_eq_tol(r.work_done_ref_s, 1320, 1e-6);
+  ck_assert_double_eq_tol(r.work_ref_s, 1320, 1e-9);
+  sim_result_free(&r);
+  o.speed = SIM_SPEED_NONE;
+  ck_assert_int_eq(sim_run(&sc, &cat, &t, &o, &r, err, sizeof err), 0);
+  ck_assert_uint_eq(r.migrations[1], 1);
+  ck_assert_int_eq(r.js[1].finish_us, 1007500000);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
+ * A move between shared GPUs re-times the moved job on its target and the
+ * co-runner there (interference 0.5, durations "same", one shared A100
+ * per node, first-fit under defrag, moves free). At 0 a (300 milli, 100
+ * s) and x (500, 100 s) share n0, both at 0.5; b (700, 100 s) runs alone
+ * on n1. At 10 w (500, 10 s) fits nowhere though 500 milli are free (200 +
+ * 300): defrag moves a to n1 (released first on n0, it frees 500 there)
+ * and w starts beside x. At 10 a and x have done 5, b 10. From 10
+ * everyone runs at 0.5: a's 95 take 190 (end 200), b's 90 180 (end 190),
+ * w's 10 take 20 (end 30), x's 95 190; when w ends at 30 x has done 15,
+ * its 85 left run alone: x ends at 115. When b ends at 190 a has done 5 +
+ * 90 = 95: its last 5 alone, a ends at 195. (Before #13 the move kept a's
+ * run time and left b at full speed: b ended at 100.) Work done 310.
+ */
+START_TEST(test_defrag_move_shared) {
+  sim_cluster sc;
+  char g1[512], g2[512], groups[1100], err[512];
+  group(g1, sizeof g1, "n0", "A100-SXM4-80GB", 1, "shared");
+  group(g2, sizeof g2, "n1", "A100-SXM4-80GB", 1, "shared");
+  snprintf(groups, sizeof groups, "%s, %s", g1, g2);
+  cluster(&sc, groups);
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "a", 0, 100, 1, 300, NULL);
+  tu_add_job(&t, "x", 0, 100, 1, 500, NULL);
+  tu_add_job(&t, "b", 0, 100, 1, 700, NULL);
+  tu_add_job(&t, "w", 10, 10, 1, 500, NULL);
+  char *params[] = {"base=first-fit"};
+  sim_options o = opts();
+  o.policy = "defrag";
+  o.policy_params = params;
+  o.npolicy_params = 1;
+  o.speed_table = round_table(0.5);
+  sim_result r;
+  ck_assert_msg(run(&sc, &t, &o, &r, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq(r.migrations_total, 1);
+  ck_assert_uint_eq(r.migrations[0], 1);
+  ck_assert_int_eq(r.js[0].node, 1);
+  ck_assert_int_eq(r.js[3].node, 0);
+  ck_assert_int_eq(r.js[3].start_us, S(10));
+  ck_assert_int_eq(r.js[3].finish_us, S(30));
+  ck_assert_int_eq(r.js[1].finish_us, S(115));
+  ck_assert_int_eq(r.js[2].finish_us, S(190));
+  ck_assert_int_eq(r.js[0].finish_us, S(195));
+  ck_assert_double_eq_tol(r.work_done_ref_s, 310, 1e-6);
+  ck_assert_double_eq_tol(r.work_ref_s, 310, 1e-9);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
+ * Backfill estimates under the speed model (#13), exact estimates, one
+ * node of two H100s, round table, a job measured on the model its spec
+ * names (else the V100). Case 1: a (1 GPU, spec H100, 400 s: runs 400 s)
+ * at 0; h (2 GPUs, 40 s on the V100: 10 s on two H100s) at 1 waits for a:
+ * reservation 400. c (1 GPU, 1,000 s on the V100) at 2 runs 250 s on the
+ * H100: its estimated end 252 <= 400, it backfills (2..252); h runs
+ * 400..410. In trace time c would end at 1,002 and wait behind h.
+ * Case 2: a has no spec (400 s on the V100: 100 s), c the H100's (200 s:
+ * 200 s). The reservation is a's known end 100, not 400; c would end at
+ * 202 > 100 and delay h: h runs 100..110, then c 110..310 (in trace time
+ * T = 400 and c would have started at 2).
+ * Case 3: case 2 with --estimates trace, a requesting 800 s (on the V100:
+ * 200 s on the H100, so T = 200) and c 250 s (its duration, on the H100:
+ * 250 s): c would end at 252 > 200: h 100..110, c 110..360.
+ * Case 4: case 2 with --estimate-factor 2: T = 0 + 2 x 100 = 200, c's
+ * estimated end 2 + 2 x 200 = 402: h 100..110, c 110..310.
+ */
+START_TEST(test_backfill_speed) {
+  sim_cluster sc;
+  char g[512], err[512];
+  group(g, sizeof g, "h", "H100-SXM5-80GB", 2, "exclusive");
+  cluster(&sc, g);
+  for (int k = 1; k <= 4; k++) {
+    trace t;
+    trace_init(&t);
+    t.measured_on = "V100M16";
+    t.measured_by_spec = 1;
+    tu_add_job(&t, "a", 0, 400, 1, 1000, k == 1 ? "H100-SXM5-80GB" : NULL);
+    tu_add_job(&t, "h", 1, 40, 2, 1000, NULL);
+    if (k == 1)
+      tu_add_job(&t, "c", 2, 1000, 1, 1000, NULL);
+    else
+      tu_add_job(&t, "c", 2, k == 3 ? 250 : 200, 1, 1000, "H100-SXM5-80GB");
+    sim_options o = opts();
+    o.speed_table = round_table(1);
+    if (k == 3) {
+      o.estimates = SIM_EST_TRACE;
+      t.jobs[0].req_s = 800;
+      t.jobs[2].req_s = 250;
+    }
+    if (k == 4)
+      o.estimate_factor = 2;
+    sim_result r;
+    ck_assert_msg(run_q(&sc, &t, &o, SIM_QUEUE_BACKFILL, &r, err, sizeof err) == 0,
+                  "case %d: %s", k, err);
+    int64_t h0 = k == 1 ? 400 : 100, c0 = k == 1 ? 2 : 110;
+    int64_t c1 = k == 1 ? 252 : k == 3 ? 360 : 310;
+    ck_assert_int_eq(r.js[0].finish_us, S(k == 1 ? 400 : 100));
+    ck_assert_int_eq(r.js[1].start_us, S(h0));
+    ck_assert_int_eq(r.js[1].finish_us, S(h0 + 10));
+    ck_assert_int_eq(r.js[2].start_us, S(c0));
+    ck_assert_int_eq(r.js[2].finish_us, S(c1));
+    sim_result_free(&r);
+    /* The plain pass (no queue index) decides the same. */
+    o.queue_plain = 1;
+    ck_assert_msg(run_q(&sc, &t, &o, SIM_QUEUE_BACKFILL, &r, err, sizeof err) == 0,
+                  "case %d: %s", k, err);
+    ck_assert_int_eq(r.js[2].start_us, S(c0));
+    sim_result_free(&r);
+    trace_free(&t);
+  }
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
+ * A reservation takes a running job's re-timed end (interference 0.5,
+ * durations "same", one node of two shared A100s, first-fit). a (500
+ * milli, 100 s) at 0; b (500 milli, 100 s) at 10 joins it on GPU 0: a's
+ * 90 s left take 180 (ends 190), b would end at 210. h (2 whole GPUs, 10
+ * s) at 20 waits: reservation 210 (in trace time 110). c (1 GPU, 170 s) at
+ * 30 takes GPU 1 alone: its end 200 <= 210, it backfills (30..200). When
+ * a ends at 190 b has 10 s of work left: it ends at 200. h runs 200..210.
+ * With the trace-time reservation (110) c would have waited for h.
+ */
+START_TEST(test_backfill_retimed) {
+  sim_cluster sc;
+  char g[512], err[512];
+  group(g, sizeof g, "s", "A100-SXM4-80GB", 2, "shared");
+  cluster(&sc, g);
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "a", 0, 100, 1, 500, NULL);
+  tu_add_job(&t, "b", 10, 100, 1, 500, NULL);
+  tu_add_job(&t, "h", 20, 10, 2, 1000, NULL);
+  tu_add_job(&t, "c", 30, 170, 1, 1000, NULL);
+  sim_options o = opts();
+  o.speed_table = round_table(0.5);
+  sim_result r;
+  ck_assert_msg(run_q(&sc, &t, &o, SIM_QUEUE_BACKFILL, &r, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_int_eq(r.js[0].finish_us, S(190));
+  ck_assert_int_eq(r.js[1].finish_us, S(200));
+  ck_assert_int_eq(r.js[3].start_us, S(30));
+  ck_assert_int_eq(r.js[3].finish_us, S(200));
+  ck_assert_int_eq(r.js[2].start_us, S(200));
+  ck_assert_int_eq(r.js[2].finish_us, S(210));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
+ * A candidate that would slow a co-runner is checked against the
+ * reservation with the co-runner re-timed (interference 0.5, durations
+ * "same", one node of two shared A100s, first-fit, --check). a (500
+ * milli, 100 s) at 0 on GPU 0; h (2 whole GPUs, 10 s) at 1: reservation
+ * 100. c (500 milli, 20 s) at 2 would share GPU 0: it would end at 2 + 40
+ * = 42 <= 100, but a, slowed from 2, would end at 2 + 98 / 0.5 = 198:
+ * the head would wait, so c waits. h runs 100..110, then c alone
+ * 110..130. (Deciding on c's end alone started c and moved the
+ * reservation: --check failed.)
+ */
+START_TEST(test_backfill_slows_corunner) {
+  sim_cluster sc;
+  char g[512], err[512];
+  group(g, sizeof g, "s", "A100-SXM4-80GB", 2, "shared");
+  cluster(&sc, g);
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "a", 0, 100, 1, 500, NULL);
+  tu_add_job(&t, "h", 1, 10, 2, 1000, NULL);
+  tu_add_job(&t, "c", 2, 20, 1, 500, NULL);
+  sim_options o = opts();
+  o.speed_table = round_table(0.5);
+  sim_result r;
+  ck_assert_msg(run_q(&sc, &t, &o, SIM_QUEUE_BACKFILL, &r, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_int_eq(r.js[0].finish_us, S(100));
+  ck_assert_int_eq(r.js[1].start_us, S(100));
+  ck_assert_int_eq(r.js[1].finish_us, S(110));
+  ck_assert_int_eq(r.js[2].start_us, S(110));
+  ck_assert_int_eq(r.js[2].finish_us, S(130));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
+ * Property with moves, preemptions and checkpoints: the work done equals
+ * the jobs' work (the work before a move or a preemption carries; lost
+ * work is redone, not counted twice), on builtin:default (shared GPUs)
+ * with defrag, up to the re-timings' rounding.
+ */
+START_TEST(test_work_conserved_moves) {
+  char *json = NULL, err[512];
+  int unknown = 0;
+  json = sim_builtin_cluster_json("builtin:default", &unknown);
+  ck_assert_ptr_nonnull(json);
+  sim_cluster sc;
+  ck_assert_msg(sim_cluster_from_json(&sc, json, "builtin:default", &cat, 1,
+                                      err, sizeof err) == 0,
+                "%s", err);
+  free(json);
+  synth_params sp;
+  synth_default_params(&sp);
+  sp.jobs = 1500;
+  sp.seed = 7;
+  trace t;
+  trace_init(&t);
+  trace_error te;
+  ck_assert_int_eq(synth_generate(&t, &sp, &te), 0);
+  for (int pre = 0; pre <= 2; pre++) {
+    sim_options o = opts();
+    o.policy = "defrag";
+    o.migration_fixed_s = 3;
+    o.max_moves_per_job = 3;
+    o.preempt = pre > 0;
+    o.checkpoint_s = pre == 2 ? 60 : 0;
+    sim_result r;
+    ck_assert_msg(run(&sc, &t, &o, &r, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(r.completed, 1500);
+    ck_assert_uint_gt(pre ? r.preemptions_total : r.migrations_total, 0);
+    double tol = (double)r.events * 0.5e-6 * 4.727 + 1e-6;
+    ck_assert_msg(fabs(r.work_done_ref_s - r.work_ref_s) <= tol,
+                  "case %d: done %.6f work %.6f tol %.6f", pre,
+                  r.work_done_ref_s, r.work_ref_s, tol);
+    sim_result_free(&r);
+  }
+  sim_cluster_free(&sc);
+  trace_free(&t);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("speed");
   TCase *tc = tcase_create("speed");
@@ -567,6 +880,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_default_interference);
   tcase_add_test(tc, test_malformed);
   tcase_add_test(tc, test_work_conserved);
+  tcase_add_test(tc, test_defrag_move_speed);
+  tcase_add_test(tc, test_defrag_move_shared);
+  tcase_add_test(tc, test_backfill_speed);
+  tcase_add_test(tc, test_backfill_retimed);
+  tcase_add_test(tc, test_backfill_slows_corunner);
+  tcase_add_test(tc, test_work_conserved_moves);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -268,6 +268,29 @@ int cloud_part_open(engine *e, const gpu_catalog *cat, const trace *t);
  * completion, since a slot's gen stays far below 2^31; the loop skips it
  * as stale and passes at its time, when the part's after_pass acts. */
 #define SIM_TAG_WAKE 0x80000000u
+/* The speed part's view of a job, for estimates (estimate.c): reference
+ * work `total` (duration x meas) and `done` before `from`, from which it
+ * runs at `speed` and ends at `end`. parts NULL: the running job in slot
+ * sl (its current segment); else the job started now on parts (a
+ * candidate; end = now + round(work left / speed there, co-runners'
+ * interference included)). 1 with *v set, 0 without a speed part. */
+typedef struct speed_est_view {
+  double meas, total, done, speed;
+  int64_t from, end;
+} speed_est_view;
+int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
+               int n, speed_est_view *v);
+/* The job in slot sl left `from` at t (moved or preempted): re-times the
+ * co-runners it leaves on a shared GPU. 0, or -1 with e->err set. */
+int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
+               int64_t t);
+/* 1 if the job in slot sl started on parts now would re-time running
+ * jobs (co-runners on a shared GPU): its estimated end alone does not
+ * tell whether it delays a reservation. */
+int speed_slows(const engine *e, uint32_t sl, const lsched_placement *parts,
+                int n);
+/* How many times running jobs were re-timed (their ends moved). */
+uint64_t speed_retimes(const engine *e);
 /* Migration and preemption (migrate.c), a part when the policy plans
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
@@ -343,12 +366,9 @@ struct sim_engine {
   /* reservations (reserve.c) */
   struct run_end *scratch_ends; /* running jobs by estimated end */
   size_t scratch_cap;
-  /* scratch_ends[0 .. ends_n) holds run_list[0 .. ends_n) sorted, as of
-   * (ends_now, ends_done, ends_moves), when ends_ok (reserve.c). */
-  int ends_ok;
-  size_t ends_n, ends_done;
-  int64_t ends_now;
-  uint64_t ends_moves;
+  /* The running jobs ordered by estimated end, from the first
+   * reservation on (NULL before; reserve.c). */
+  struct ends_index *ends_ix;
   int reservation_valid;
   int64_t reservation_t;
   /* migration and preemption (migrate.c) */
@@ -426,6 +446,15 @@ int est_cut_on_arrival(const engine *e, job_record *jr, uint64_t idx);
 /* The estimate of the work left of a job that has `work` us of true work
  * left (all of it before its first start). */
 int64_t est_left(const engine *e, const struct slot *s, int64_t work);
+/* Estimated end of the job in slot sl started now on parts (a backfill
+ * candidate; under a speed model its run time there). */
+int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
+                int n);
+/* Estimated end of the job in slot sl in run_list: committed (running) or
+ * only marked running (a candidate, on its slot's placement). Under a
+ * speed model a running job's end includes the re-timing a candidate
+ * marked running beside it would cause (speed_view). */
+int64_t est_running_end(const engine *e, uint32_t sl, int committed);
 
 static inline const char *slot_name(const slot *s) {
   return s->name ? s->name : "";
@@ -462,8 +491,12 @@ int try_start(engine *e, uint32_t sl);
 int slot_retime(engine *e, uint32_t sl, int64_t end);
 
 /* reserve.c */
-/* Estimated end of the job in slot sl if it started at `start`. */
-int64_t est_end(const engine *e, uint32_t sl, int64_t start);
+/* The index of running jobs by estimated end (when e->ends_ix is set):
+ * the job in slot sl started or its end moved (commit, slot_retime), or it
+ * stopped running (run_list_remove); and its release (teardown). */
+void ends_changed(engine *e, uint32_t sl);
+void ends_remove(engine *e, uint32_t sl);
+void ends_free(engine *e);
 /* EASY reservation of the queued job h: the earliest estimated time it
  * could start if nothing else started (INT64_MAX: never); *fail set when
  * releasing or re-allocating running jobs failed. */
@@ -685,6 +718,8 @@ static inline int64_t parts_milli(const lsched_placement *parts, int n) {
 }
 
 static inline void run_list_remove(engine *e, uint32_t sl) {
+  if (e->ends_ix)
+    ends_remove(e, sl);
   uint32_t pos = e->slots[sl].run_pos, last = e->run_list[--e->nrun];
   e->run_list[pos] = last;
   e->slots[last].run_pos = pos;

@@ -200,3 +200,79 @@ int64_t est_left(const engine *e, const slot *s, int64_t work) {
   }
   }
 }
+
+/*
+ * Under a speed model (speed.c) estimates are in run time on the job's
+ * placement. A job's view v: reference work done before v->from, from
+ * which it runs at v->speed and ends at v->end (its known end, after any
+ * re-timing). exact: v->end; factor F: from + (end - from) x F, rounded
+ * up; a requested time (trace, model) counts as measured on the job's
+ * measured-on type: its reference work (req x meas) less the work done,
+ * at the speed now, from + round(that / speed); a job cut to its estimate
+ * (--overrun kill): v->end.
+ */
+static int64_t est_speed_end(const engine *e, const slot *s,
+                             const speed_est_view *v) {
+  const job_record *jr = &s->rec;
+  if (v->end == INT64_MAX || (jr->flags & SIM_REC_KILLED))
+    return v->end;
+  switch (e->opt->estimates) {
+  case SIM_EST_TRACE:
+  case SIM_EST_MODEL: {
+    if (!jr->req_s)
+      return v->end;
+    double left = (double)jr->req_s * 1e6 * v->meas - v->done;
+    if (!(left > 0))
+      return v->from;
+    double d = left / v->speed;
+    if (!(d < 9.2e18 - (double)v->from))
+      return INT64_MAX;
+    return v->from + llround(d);
+  }
+  case SIM_EST_FACTOR:
+  case SIM_EST_EXACT:
+  default: {
+    double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
+    if (f == 1.0)
+      return v->end;
+    int64_t d = mul_up(v->end - v->from, f);
+    return d > INT64_MAX - v->from ? INT64_MAX : v->from + d;
+  }
+  }
+}
+
+/* Estimated end of the job in slot sl started at start, in trace time. */
+static int64_t est_end_at(const engine *e, uint32_t sl, int64_t start) {
+  const slot *s = &e->slots[sl];
+  int64_t d = est_left(e, s, job_duration(e, &s->rec));
+  if (d > INT64_MAX - start)
+    return INT64_MAX;
+  return start + d;
+}
+
+int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
+                int n) {
+  speed_est_view v;
+  if (e->speed && speed_view(e, sl, parts, n, &v))
+    return est_speed_end(e, &e->slots[sl], &v);
+  return est_end_at(e, sl, e->now);
+}
+
+/* Without a speed model: its current segment's start plus the estimate of
+ * the work it had left then (migrations and preemptions move segments). */
+int64_t est_running_end(const engine *e, uint32_t sl, int committed) {
+  const slot *s = &e->slots[sl];
+  if (e->speed) {
+    speed_est_view v;
+    lsched_placement parts[SIM_MAX_PARTS];
+    int n = committed ? 0 : job_parts(e, sl, parts);
+    if (speed_view(e, sl, committed ? NULL : parts, n, &v))
+      return est_speed_end(e, s, &v);
+  }
+  if (!e->can_plan)
+    return est_end_at(e, sl, s->st.start_us);
+  int64_t d = est_left(e, s, s->rem_us);
+  if (d > INT64_MAX - s->seg_us)
+    return INT64_MAX;
+  return s->seg_us + d;
+}

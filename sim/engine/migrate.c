@@ -65,7 +65,11 @@ static int grow_plan(engine *e, size_t need) {
 }
 
 /* Moves the job in slot j from `from` to `to` (already released): it
- * resumes on the target after its move cost with its remaining work. */
+ * resumes on the target after its move cost with its remaining work, in
+ * run time on the target under a speed model (hook_run_time: the speed
+ * part converts what is left at the speed it ran, carries the work done
+ * and re-times the co-runners on a shared target GPU from the resumption;
+ * speed_left re-times those it leaves on a shared source GPU now). */
 static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
                       const lsched_placement *to) {
   slot *s = &e->slots[j];
@@ -78,8 +82,7 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
    * a cost fails the sum below. */
   int64_t cost_us =
       cost * 1e6 <= (double)TRACE_MAX_TIME_US ? llround(cost * 1e6) : INT64_MAX;
-  if (time_add(e, s, e->now, cost_us, &seg) ||
-      time_add(e, s, seg, end - e->now, &fin))
+  if (time_add(e, s, e->now, cost_us, &seg))
     return -1;
   if (lsched_alloc(e->sc->c, to)) {
     snprintf(e->err, e->errlen, "defrag: move of %s failed: %s", slot_name(s),
@@ -87,13 +90,17 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
     return -1;
   }
   e->alloc_milli += parts_milli(to, 1) - parts_milli(from, 1);
-  s->rem_us = end - e->now;
-  s->seg_us = seg;
   s->st.node = to->node;
   s->st.gpu_mask = to->gpu_mask;
   s->st.gpu_milli = (int16_t)to->gpu_milli;
   hook_placed(e, s, to, 1);
   s->st.epoch++;
+  int64_t left = hook_run_time(e, j, to, 1, seg, end - e->now);
+  if (left < 0 || time_add(e, s, seg, left, &fin) ||
+      speed_left(e, j, from, e->now))
+    return -1;
+  s->rem_us = left;
+  s->seg_us = seg;
   if (slot_retime(e, j, fin)) {
     snprintf(e->err, e->errlen, "out of memory");
     return -1;
@@ -125,6 +132,10 @@ int stop_requeue(engine *e, uint32_t j, const lsched_placement *from,
   s->gen++; /* its completion event is now stale */
   s->st.status = JOB_QUEUED;
   s->st.node = -1;
+  /* Under a speed model its co-runners on a shared GPU run on without it
+   * (its restart converts what is left at the speed it last ran). */
+  if (speed_left(e, j, from, e->now))
+    return -1;
   if (at_tail ? queue_add(e, j) : queue_add_behind_head(e, j)) {
     snprintf(e->err, e->errlen, "out of memory");
     return -1;

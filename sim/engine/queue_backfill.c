@@ -44,7 +44,8 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
     return r;
   int start = 0;
   if (e->reservation_t == INT64_MAX ||
-      est_end(e, j, e->now) <= e->reservation_t) {
+      (est_end(e, j, parts, n) <= e->reservation_t &&
+       !speed_slows(e, j, parts, n))) {
     start = 1;
   } else {
     if (mark_running(e, j, parts, n)) {

@@ -2,6 +2,16 @@
  * Runtime estimates and EASY reservations: when could a blocked job start
  * if nothing else started? Used by backfilling (queue_backfill.c) and by
  * migration planning (migrate.c: the head's expected wait).
+ *
+ * The running jobs are kept ordered by estimated end across completions
+ * (issue #19): an indexed binary min-heap keyed by (estimated end, trace
+ * position), built by the first reservation of a run and then updated
+ * where an end is made or moves: a start (commit_running), a completion or
+ * a preemption (run_list_remove), a re-timing or a move (slot_retime). A
+ * reservation walks the heap in key order without changing it (a
+ * best-first walk over the heap's tree with a small heap of positions), so
+ * it costs O(k log k) for the k running jobs it releases before the head
+ * fits, instead of sorting all running jobs after every completion.
  */
 #include "engine_internal.h"
 
@@ -16,28 +26,21 @@ struct run_end {
 };
 typedef struct run_end run_end;
 
-/* The estimated end of the job in slot sl if it started at start: its
- * runtime estimate (estimate.c) after start. */
-int64_t est_end(const engine *e, uint32_t sl, int64_t start) {
-  const slot *s = &e->slots[sl];
-  int64_t d = est_left(e, s, job_duration(e, &s->rec));
-  if (d > INT64_MAX - start)
-    return INT64_MAX;
-  return start + d;
-}
-
-/* Estimated end of a running job: its current segment's start plus the
- * estimate of the work it had left then (migrations and preemptions move
- * segments). */
-static int64_t running_est_end(const engine *e, uint32_t sl) {
-  const slot *s = &e->slots[sl];
-  if (!e->can_plan)
-    return est_end(e, sl, s->st.start_us);
-  int64_t d = est_left(e, s, s->rem_us);
-  if (d > INT64_MAX - s->seg_us)
-    return INT64_MAX;
-  return s->seg_us + d;
-}
+/* The index of running jobs by estimated end (unclamped: a job overdue
+ * under --overrun extend keeps its key; the walk takes every key <= now
+ * as ending now). */
+struct ends_index {
+  run_end *h;     /* heap, h[0] the least */
+  size_t n, cap;
+  uint32_t *pos;  /* per slot: its position in h, or UINT32_MAX */
+  size_t npos;
+  size_t *walk;   /* the walk's frontier: positions in h, a heap */
+  size_t walk_cap;
+  run_end *grp;   /* the walk's overdue group */
+  size_t grp_cap;
+  uint32_t *rel;  /* released jobs, in release order */
+  size_t rel_cap;
+};
 
 /* Running jobs by estimated end; ties by trace position (not by slot, so
  * that the order does not depend on slot recycling). */
@@ -48,112 +51,374 @@ static int cmp_run_end(const void *a, const void *b) {
   return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static run_end end_of(const engine *e, uint32_t j) {
+static int less(const run_end *x, const run_end *y) {
+  return x->end != y->end ? x->end < y->end : x->idx < y->idx;
+}
+
+/* committed: j runs (else it is a candidate only marked running). The
+ * estimated end, not clamped to now. */
+static run_end raw_end_of(const engine *e, uint32_t j, int committed) {
   run_end x;
   x.job = j;
   x.idx = e->slots[j].idx;
-  x.end = running_est_end(e, j);
+  x.end = est_running_end(e, j, committed);
+  return x;
+}
+
+static run_end end_of(const engine *e, uint32_t j, int committed) {
+  run_end x = raw_end_of(e, j, committed);
   if (x.end < e->now)
     x.end = e->now; /* overdue (--overrun extend): it may end at any
                        moment; queue_backfill.c recomputes */
   return x;
 }
 
-/* Inserts x into ends[0 .. n), sorted; returns its position. */
-static size_t insert_end(run_end *ends, size_t n, run_end x) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (cmp_run_end(&ends[mid], &x) < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  memmove(&ends[lo + 1], &ends[lo], (n - lo) * sizeof *ends);
-  ends[lo] = x;
-  return lo;
+/* ------------------------------------------------------- the heap */
+
+static void put(struct ends_index *ix, size_t i, run_end x) {
+  ix->h[i] = x;
+  ix->pos[x.job] = (uint32_t)i;
 }
 
-/*
- * Running jobs are released on the real cluster in order of estimated end
- * (ties released together) and h is tried after each group; then
- * everything is allocated back, which restores the state exactly.
- * O(R log R + R x place) for R running jobs. The order of the started jobs
- * is kept for the next call at the same time while no job completed, moved
- * or was preempted: a backfill pass asks again for each candidate that
- * fits but ends after the reservation, with that candidate marked running
- * (appended to run_list), and jobs it started since are appended too; each
- * is inserted in O(log R) plus a move instead of sorting all again.
- */
-int64_t reservation(engine *e, uint32_t h, int *fail) {
-  size_t r = e->nrun;
-  if (grow_array((void **)&e->scratch_ends, &e->scratch_cap, r + 1,
-                 sizeof *e->scratch_ends)) {
-    *fail = 1;
-    return INT64_MAX;
+static void sift_up(struct ends_index *ix, size_t i) {
+  run_end x = ix->h[i];
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!less(&x, &ix->h[p]))
+      break;
+    put(ix, i, ix->h[p]);
+    i = p;
   }
-  run_end *ends = e->scratch_ends;
-  uint64_t moves = e->migrations + e->preemptions;
-  /* run_list holds the started jobs first and then at most one candidate
-   * marked running for this question (queue_backfill.c), not counted in
-   * e->running. */
-  size_t base = e->running < r ? e->running : r;
-  if (r - base > 1 || !e->ends_ok || e->ends_now != e->now ||
-      e->ends_done != e->done || e->ends_moves != moves ||
-      e->ends_n > base) {
-    for (size_t i = 0; i < base; i++)
-      ends[i] = end_of(e, e->run_list[i]);
-    qsort(ends, base, sizeof *ends, cmp_run_end);
-    e->ends_n = base;
-    e->ends_now = e->now;
-    e->ends_done = e->done;
-    e->ends_moves = moves;
-    e->ends_ok = r - base <= 1;
+  put(ix, i, x);
+}
+
+static void sift_down(struct ends_index *ix, size_t i) {
+  run_end x = ix->h[i];
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= ix->n)
+      break;
+    if (c + 1 < ix->n && less(&ix->h[c + 1], &ix->h[c]))
+      c++;
+    if (!less(&ix->h[c], &x))
+      break;
+    put(ix, i, ix->h[c]);
+    i = c;
   }
-  size_t added = r; /* the candidate's position, or r */
-  if (r - base > 1) { /* not expected: all sorted anew, not kept */
-    for (size_t i = 0; i < r; i++)
-      ends[i] = end_of(e, e->run_list[i]);
-    qsort(ends, r, sizeof *ends, cmp_run_end);
-  } else {
-    /* Jobs started since: appended to run_list in order. */
-    while (e->ends_n < base) {
-      run_end x = end_of(e, e->run_list[e->ends_n]);
-      insert_end(ends, e->ends_n, x);
-      e->ends_n++;
+  put(ix, i, x);
+}
+
+void ends_free(engine *e) {
+  struct ends_index *ix = e->ends_ix;
+  if (!ix)
+    return;
+  free(ix->h);
+  free(ix->pos);
+  free(ix->walk);
+  free(ix->grp);
+  free(ix->rel);
+  free(ix);
+  e->ends_ix = NULL;
+}
+
+void ends_remove(engine *e, uint32_t sl) {
+  struct ends_index *ix = e->ends_ix;
+  if (sl >= ix->npos || ix->pos[sl] == UINT32_MAX)
+    return; /* a candidate only marked running */
+  size_t i = ix->pos[sl];
+  ix->pos[sl] = UINT32_MAX;
+  if (i == --ix->n)
+    return;
+  run_end last = ix->h[ix->n];
+  put(ix, i, last);
+  sift_up(ix, i);
+  sift_down(ix, ix->pos[last.job]);
+}
+
+/* Room for slot sl and one more entry; -1 when out of memory. */
+static int room(struct ends_index *ix, uint32_t sl) {
+  if (sl >= ix->npos) {
+    size_t nc = ix->npos ? ix->npos : 256;
+    while (nc <= sl)
+      nc *= 2;
+    uint32_t *np = realloc(ix->pos, nc * sizeof *np);
+    if (!np)
+      return -1;
+    for (size_t i = ix->npos; i < nc; i++)
+      np[i] = UINT32_MAX;
+    ix->pos = np;
+    ix->npos = nc;
+  }
+  return grow_array((void **)&ix->h, &ix->cap, ix->n + 1, sizeof *ix->h);
+}
+
+void ends_changed(engine *e, uint32_t sl) {
+  struct ends_index *ix = e->ends_ix;
+  if (room(ix, sl)) {
+    ends_free(e); /* the next reservation builds it again (or fails) */
+    return;
+  }
+  run_end x = raw_end_of(e, sl, 1);
+  size_t i = ix->pos[sl];
+  if (i == UINT32_MAX) {
+    i = ix->n++;
+    put(ix, i, x);
+    sift_up(ix, i);
+    return;
+  }
+  put(ix, i, x);
+  sift_up(ix, i);
+  sift_down(ix, ix->pos[sl]);
+}
+
+/* The index of the committed jobs run_list[0 .. base). 0, or -1 when out
+ * of memory. */
+static int build(engine *e, size_t base) {
+  struct ends_index *ix = calloc(1, sizeof *ix);
+  if (!ix)
+    return -1;
+  e->ends_ix = ix;
+  if (grow_array((void **)&ix->h, &ix->cap, base + 1, sizeof *ix->h)) {
+    ends_free(e);
+    return -1;
+  }
+  for (size_t i = 0; i < base; i++) {
+    uint32_t sl = e->run_list[i];
+    if (room(ix, sl)) {
+      ends_free(e);
+      return -1;
     }
-    if (r > base)
-      added = insert_end(ends, base, end_of(e, e->run_list[base]));
+    ix->h[ix->n] = raw_end_of(e, sl, 1);
+    ix->pos[sl] = (uint32_t)ix->n++;
   }
-  lsched_request req;
-  build_request(e, &e->slots[h], &req);
+  for (size_t i = ix->n / 2; i-- > 0;)
+    sift_down(ix, i);
+  return 0;
+}
+
+/* ------------------------------------------------------- the walk */
+
+/* The heap's entries in key order, without changing it, merged with the
+ * marked candidate (if any), clamped to now as end_of: every entry <= now
+ * first, as one group sorted by trace position (the order of a sort of
+ * clamped keys), then the others in order. */
+typedef struct walk {
+  engine *e;
+  struct ends_index *ix;
+  size_t nf;         /* frontier size */
+  size_t g, ng;      /* next of the overdue group, its size */
+  int have_cand;
+  run_end cand;
+} walk;
+
+static int wless(const struct ends_index *ix, size_t a, size_t b) {
+  return less(&ix->h[a], &ix->h[b]);
+}
+
+static int frontier_push(walk *w, size_t i) {
+  struct ends_index *ix = w->ix;
+  if (grow_array((void **)&ix->walk, &ix->walk_cap, w->nf + 1,
+                 sizeof *ix->walk))
+    return -1;
+  size_t k = w->nf++;
+  while (k > 0 && wless(ix, i, ix->walk[(k - 1) / 2])) {
+    ix->walk[k] = ix->walk[(k - 1) / 2];
+    k = (k - 1) / 2;
+  }
+  ix->walk[k] = i;
+  return 0;
+}
+
+/* The least heap entry not yet walked (its position), or SIZE_MAX. */
+static size_t frontier_pop(walk *w) {
+  struct ends_index *ix = w->ix;
+  if (w->nf == 0)
+    return SIZE_MAX;
+  size_t top = ix->walk[0], last = ix->walk[--w->nf];
+  size_t k = 0;
+  for (;;) {
+    size_t c = 2 * k + 1;
+    if (c >= w->nf)
+      break;
+    if (c + 1 < w->nf && wless(ix, ix->walk[c + 1], ix->walk[c]))
+      c++;
+    if (!wless(ix, ix->walk[c], last))
+      break;
+    ix->walk[k] = ix->walk[c];
+    k = c;
+  }
+  if (w->nf > 0)
+    ix->walk[k] = last;
+  if (2 * top + 1 < ix->n && frontier_push(w, 2 * top + 1))
+    return SIZE_MAX - 1;
+  if (2 * top + 2 < ix->n && frontier_push(w, 2 * top + 2))
+    return SIZE_MAX - 1;
+  return top;
+}
+
+static size_t frontier_peek(const walk *w) {
+  return w->nf ? w->ix->walk[0] : SIZE_MAX;
+}
+
+/* Starts the walk: the overdue group gathered and sorted. 0, or -1 when
+ * out of memory. */
+static int walk_start(walk *w, engine *e, const run_end *cand) {
+  struct ends_index *ix = e->ends_ix;
+  w->e = e;
+  w->ix = ix;
+  w->nf = 0;
+  w->g = w->ng = 0;
+  w->have_cand = cand != NULL;
+  if (cand)
+    w->cand = *cand;
+  if (ix->n && frontier_push(w, 0))
+    return -1;
+  for (;;) {
+    size_t i = frontier_peek(w);
+    if (i == SIZE_MAX || ix->h[i].end > e->now)
+      break;
+    if (frontier_pop(w) == SIZE_MAX - 1 ||
+        grow_array((void **)&ix->grp, &ix->grp_cap, w->ng + 2,
+                   sizeof *ix->grp))
+      return -1;
+    run_end x = ix->h[i];
+    x.end = e->now;
+    ix->grp[w->ng++] = x;
+  }
+  if (w->have_cand && w->cand.end <= e->now) {
+    if (grow_array((void **)&ix->grp, &ix->grp_cap, w->ng + 1,
+                   sizeof *ix->grp))
+      return -1;
+    w->cand.end = e->now;
+    ix->grp[w->ng++] = w->cand;
+    w->have_cand = 0;
+  }
+  if (w->ng > 1)
+    qsort(ix->grp, w->ng, sizeof *ix->grp, cmp_run_end);
+  return 0;
+}
+
+/* The next entry into *x: 1, 0 at the end, -1 when out of memory. */
+static int walk_next(walk *w, run_end *x) {
+  if (w->g < w->ng) {
+    *x = w->ix->grp[w->g++];
+    return 1;
+  }
+  size_t i = frontier_peek(w);
+  if (w->have_cand && (i == SIZE_MAX || less(&w->cand, &w->ix->h[i]))) {
+    *x = w->cand;
+    w->have_cand = 0;
+    return 1;
+  }
+  if (i == SIZE_MAX)
+    return 0;
+  if (frontier_pop(w) == SIZE_MAX - 1)
+    return -1;
+  *x = w->ix->h[i];
+  return 1;
+}
+
+/* -------------------------------------------------- the reservation */
+
+/* Releases running jobs in order of estimated end from `next` on (ties
+ * released together) and tries h after each group; everything is
+ * allocated back, which restores the state exactly. */
+static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
+                            const run_end *ends, size_t r, int *fail) {
+  struct ends_index *ix = e->ends_ix;
   lsched_placement parts[SIM_MAX_PARTS], hp[SIM_MAX_PARTS];
   int64_t t = INT64_MAX;
-  size_t released = 0;
-  while (released < r) {
-    int64_t te = ends[released].end;
-    while (released < r && ends[released].end == te) {
-      int n = job_parts(e, ends[released].job, parts);
-      for (int k = n - 1; k >= 0; k--)
-        if (lsched_release(e->sc->c, &parts[k]))
+  size_t released = 0, k = 0;
+  run_end x;
+  int have = ends ? (r > 0 ? (x = ends[0], 1) : 0) : walk_next(w, &x);
+  while (have > 0) {
+    int64_t te = x.end;
+    while (have > 0 && x.end == te) {
+      if (!ends && grow_array((void **)&ix->rel, &ix->rel_cap, released + 1,
+                              sizeof *ix->rel)) {
+        have = -1;
+        break;
+      }
+      int n = job_parts(e, x.job, parts);
+      for (int q = n - 1; q >= 0; q--)
+        if (lsched_release(e->sc->c, &parts[q]))
           *fail = 1;
+      if (!ends)
+        ix->rel[released] = x.job;
       released++;
+      if (ends)
+        have = ++k < r ? (x = ends[k], 1) : 0;
+      else
+        have = walk_next(w, &x);
     }
+    if (have < 0)
+      break;
     int hn = 0;
-    if (lsched_place_gang(e->pol, &req, hp, SIM_MAX_PARTS, &hn) ==
+    if (lsched_place_gang(e->pol, req, hp, SIM_MAX_PARTS, &hn) ==
         LSCHED_OK) {
       unplace(e, hp, hn);
       t = te;
       break;
     }
   }
+  if (have < 0)
+    *fail = 1;
   while (released-- > 0) {
-    int n = job_parts(e, ends[released].job, parts);
-    for (int k = 0; k < n; k++)
-      if (lsched_alloc(e->sc->c, &parts[k]))
+    int n = job_parts(e, ends ? ends[released].job : ix->rel[released],
+                      parts);
+    for (int q = 0; q < n; q++)
+      if (lsched_alloc(e->sc->c, &parts[q]))
         *fail = 1;
   }
-  if (added < r) /* back to the order without the candidate */
-    memmove(&ends[added], &ends[added + 1], (r - 1 - added) * sizeof *ends);
   return t;
+}
+
+/*
+ * EASY reservation of h. run_list holds the started jobs first and then
+ * at most one candidate marked running for this question
+ * (queue_backfill.c), not counted in e->running. The started jobs come
+ * from the index; the candidate is merged into the walk. Under a speed
+ * model a candidate that would slow co-runners moves their ends for this
+ * question only (speed_view): then, as in the unexpected case of several
+ * marked jobs, every end is computed and sorted anew (O(R log R)), which
+ * is also the reference the tests compare the index against
+ * (sim_options.queue_plain, tests/test_queue_index.c).
+ */
+int64_t reservation(engine *e, uint32_t h, int *fail) {
+  size_t r = e->nrun;
+  size_t base = e->running < r ? e->running : r;
+  /* queue_plain (tests: the reference run) sorts every time too. */
+  int fresh = r - base > 1 || e->opt->queue_plain;
+  if (!fresh && r - base == 1 && e->speed) {
+    lsched_placement cp[SIM_MAX_PARTS];
+    int cn = job_parts(e, e->run_list[base], cp);
+    fresh = speed_slows(e, e->run_list[base], cp, cn);
+  }
+  lsched_request req;
+  build_request(e, &e->slots[h], &req);
+  if (fresh) {
+    if (grow_array((void **)&e->scratch_ends, &e->scratch_cap, r + 1,
+                   sizeof *e->scratch_ends)) {
+      *fail = 1;
+      return INT64_MAX;
+    }
+    run_end *ends = e->scratch_ends;
+    for (size_t i = 0; i < r; i++)
+      ends[i] = end_of(e, e->run_list[i], i < base);
+    qsort(ends, r, sizeof *ends, cmp_run_end);
+    return release_walk(e, &req, NULL, ends, r, fail);
+  }
+  if (!e->ends_ix && build(e, base)) {
+    *fail = 1;
+    return INT64_MAX;
+  }
+  run_end cand;
+  if (r > base)
+    cand = end_of(e, e->run_list[base], 0);
+  walk w;
+  if (walk_start(&w, e, r > base ? &cand : NULL)) {
+    *fail = 1;
+    return INT64_MAX;
+  }
+  return release_walk(e, &req, &w, NULL, 0, fail);
 }

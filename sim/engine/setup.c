@@ -296,6 +296,7 @@ void engine_teardown(engine *e) {
   queue_index_free(e);
   free(e->run_list);
   free(e->scratch_ends);
+  ends_free(e);
   free(e->node_gpu_gib);
   free(e->plan_run);
   free(e->plan_parts);

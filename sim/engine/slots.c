@@ -247,6 +247,8 @@ static inline int commit_now(engine *e, uint32_t sl,
   }
   if (time_add(e, s, begin, work, &end))
     return -1;
+  if (e->ends_ix)
+    ends_changed(e, sl);
   return heap_push(&e->heap, end, sl, s->gen);
 }
 
@@ -281,5 +283,7 @@ int try_start(engine *e, uint32_t sl) {
 int slot_retime(engine *e, uint32_t sl, int64_t end) {
   slot *s = &e->slots[sl];
   s->gen++; /* its old completion event is now stale */
+  if (e->ends_ix)
+    ends_changed(e, sl); /* its estimated end may have moved */
   return heap_push(&e->heap, end, sl, s->gen);
 }

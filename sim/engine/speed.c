@@ -10,10 +10,18 @@
  * at time t a job ending at E at speed s goes on at s' and ends at
  * t + round((E - t) x s / s') (round half away from zero, whole us).
  *
- * Co-runners are found by scanning the running jobs (O(running) per start
- * or finish of a job on a shared GPU; exclusive and MIG placements cost
- * nothing), so the state here is only per slot: its class, measured
- * speed and current speed.
+ * Co-runners are found through per-GPU lists of the running jobs on each
+ * shared GPU (O(co-runners) per start or finish of a job on a shared GPU;
+ * exclusive and MIG placements cost nothing), taken in the order of the
+ * engine's running list as a scan of it would (the interference product
+ * is a floating-point product: its order is kept). Per slot: its class,
+ * measured speed, current speed and where it is listed.
+ *
+ * Moves and preemptions (migrate.c): a moved job's run time left is
+ * converted to its new placement through run_time (the work it has done
+ * carries: done = work - work left at every start), and the co-runners it
+ * leaves on a shared GPU are re-timed (speed_left). Estimates
+ * (estimate.c) read a job's segment through speed_view.
  */
 #include "engine_internal.h"
 #include "speed_table.h"
@@ -34,7 +42,15 @@ typedef struct speed_slot {
   int64_t end;    /* its end at speed cur (no moves: without can_plan) */
   int cls;        /* class index in the table */
   int same;       /* measured on "same": the GPU type does not matter */
+  int lnode;      /* node whose GPU lists hold it (listed), else -1 */
+  uint64_t lmask; /* its GPUs there */
 } speed_slot;
+
+/* The running jobs on one shared GPU (unordered). */
+typedef struct gpu_list {
+  uint32_t *a;
+  uint32_t n, cap;
+} gpu_list;
 
 struct sim_speed {
   speed_table tab;
@@ -59,9 +75,20 @@ struct sim_speed {
   struct speed_call **calls;
   size_t ncall_pages;
   double done_ref, work_ref; /* completed jobs (reference-us) */
+  uint64_t retimes;    /* running jobs re-timed so far (reserve.c) */
+  /* Per GPU of a shared node (gpu_base[node] + GPU index): the running
+   * jobs holding a share of it, so that finding a job's co-runners costs
+   * O(its co-runners), not O(running jobs). */
+  size_t *gpu_base;
+  gpu_list *gl;
+  size_t ngl;
+  uint32_t *co;        /* scratch: a job's co-runners */
+  size_t co_cap;
 };
 
 static const int mig_slices[7] = {0, 1, 1, 2, 3, 4, 7};
+
+static void list_remove(struct sim_speed *sp, uint32_t sl);
 
 static speed_slot *sslot(struct sim_speed *sp, uint32_t sl) {
   return &sp->ss[sl];
@@ -121,6 +148,8 @@ static int grow_slots(struct sim_speed *sp, size_t need) {
   if (!n)
     return -1;
   memset(n + sp->cap, 0, (nc - sp->cap) * sizeof *n);
+  for (size_t i = sp->cap; i < nc; i++)
+    n[i].lnode = -1;
   sp->ss = n;
   sp->cap = nc;
   return 0;
@@ -184,7 +213,9 @@ static void on_arrival(void *self, engine *e, const slot *s) {
     return;
   }
   speed_slot *x = sslot(sp, sl);
+  list_remove(sp, sl); /* (a slot's last occupant has finished) */
   memset(x, 0, sizeof *x);
+  x->lnode = -1;
   /* The trace's class where the table has it, else the default or a
    * draw. */
   x->cls = trace_class(sp, src_meta(&e->src), s->rec.jclass);
@@ -244,23 +275,119 @@ static int is_shared(const struct sim_speed *sp, const slot *s) {
          sp->node_shared[s->st.node] && s->st.gpu_milli < 1000;
 }
 
+/* The GPU list of GPU g of node (a shared node). */
+static gpu_list *glist(const struct sim_speed *sp, int node, int g) {
+  return &sp->gl[sp->gpu_base[node] + (size_t)g];
+}
+
+/* Lists the running job sl on its shared placement (node, mask). 0, or -1
+ * when out of memory. */
+static int list_add(struct sim_speed *sp, uint32_t sl, int node,
+                    uint64_t mask) {
+  speed_slot *x = &sp->ss[sl];
+  for (uint64_t m = mask; m; m &= m - 1) {
+    gpu_list *l = glist(sp, node, __builtin_ctzll(m));
+    if (l->n == l->cap) {
+      uint32_t nc = l->cap ? 2 * l->cap : 4;
+      uint32_t *na = realloc(l->a, nc * sizeof *na);
+      if (!na)
+        return -1;
+      l->a = na;
+      l->cap = nc;
+    }
+    l->a[l->n++] = sl;
+  }
+  x->lnode = node;
+  x->lmask = mask;
+  return 0;
+}
+
+/* Takes sl off the GPU lists it is on (if any). */
+static void list_remove(struct sim_speed *sp, uint32_t sl) {
+  speed_slot *x = &sp->ss[sl];
+  if (x->lnode < 0)
+    return;
+  for (uint64_t m = x->lmask; m; m &= m - 1) {
+    gpu_list *l = glist(sp, x->lnode, __builtin_ctzll(m));
+    for (uint32_t i = 0; i < l->n; i++)
+      if (l->a[i] == sl) {
+        l->a[i] = l->a[--l->n];
+        break;
+      }
+  }
+  x->lnode = -1;
+  x->lmask = 0;
+}
+
+/*
+ * The running jobs sharing a GPU of (node, mask) with slot a, into sp->co
+ * in the order of the running list (run_pos: the order of a scan of the
+ * running jobs, which the interference product and the re-timings keep,
+ * so that outputs do not depend on the lists). Returns their count, or
+ * (size_t)-1 when out of memory.
+ */
+static size_t corunners(struct sim_speed *sp, const engine *e, uint32_t a,
+                        int node, uint64_t mask) {
+  size_t n = 0;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const gpu_list *l = glist(sp, node, __builtin_ctzll(m));
+    if (n + l->n > sp->co_cap) {
+      size_t nc = sp->co_cap ? sp->co_cap : 16;
+      while (nc < n + l->n)
+        nc *= 2;
+      uint32_t *na = realloc(sp->co, nc * sizeof *na);
+      if (!na)
+        return (size_t)-1;
+      sp->co = na;
+      sp->co_cap = nc;
+    }
+    for (uint32_t i = 0; i < l->n; i++) {
+      uint32_t b = l->a[i];
+      const slot *sb = &e->slots[b];
+      if (b == a || sb->st.node != node || !(sb->st.gpu_mask & mask) ||
+          !is_shared(sp, sb) || !(sp->ss[b].cur > 0))
+        continue;
+      /* insertion by run_pos; a job on two of the GPUs counts once */
+      uint32_t pos = sb->run_pos;
+      size_t k = n;
+      int dup = 0;
+      while (k > 0 && e->slots[sp->co[k - 1]].run_pos >= pos) {
+        if (sp->co[k - 1] == b) {
+          dup = 1;
+          break;
+        }
+        k--;
+      }
+      if (dup)
+        continue;
+      memmove(&sp->co[k + 1], &sp->co[k], (n - k) * sizeof *sp->co);
+      sp->co[k] = b;
+      n++;
+    }
+  }
+  return n;
+}
+
 /* The interference factor of slot a (running or starting on node/mask)
  * from the running jobs sharing a GPU with it. */
-static double interference(const struct sim_speed *sp, const engine *e,
+static double interference_at(struct sim_speed *sp, const engine *e,
+                              uint32_t a, int node, uint64_t mask) {
+  double f = 1;
+  int m = sp->node_model[node];
+  size_t n = corunners(sp, e, a, node, mask);
+  if (n == (size_t)-1) {
+    sp->oom = 1; /* the run fails at the next run_time or its results */
+    return 1;
+  }
+  for (size_t i = 0; i < n; i++)
+    f *= speed_table_pair(&sp->tab, sp->ss[a].cls, sp->ss[sp->co[i]].cls, m);
+  return f;
+}
+
+static double interference(struct sim_speed *sp, const engine *e,
                            uint32_t a) {
   const slot *sa = &e->slots[a];
-  double f = 1;
-  int m = sp->node_model[sa->st.node];
-  for (size_t i = 0; i < e->nrun; i++) {
-    uint32_t b = e->run_list[i];
-    const slot *sb = &e->slots[b];
-    if (b == a || sb->st.node != sa->st.node ||
-        !(sb->st.gpu_mask & sa->st.gpu_mask) || !is_shared(sp, sb) ||
-        !(sp->ss[b].cur > 0))
-      continue;
-    f *= speed_table_pair(&sp->tab, sp->ss[a].cls, sp->ss[b].cls, m);
-  }
-  return f;
+  return interference_at(sp, e, a, sa->st.node, sa->st.gpu_mask);
 }
 
 /* The running job b now runs at speed v from time t. */
@@ -287,6 +414,7 @@ static int retime(struct sim_speed *sp, engine *e, uint32_t b, double v,
   if (time_add(e, s, from, nrem, &nend))
     return -1;
   x->end = nend;
+  sp->retimes++;
   if (e->can_plan) {
     s->seg_us = from;
     s->rem_us = nrem;
@@ -302,19 +430,34 @@ static int retime(struct sim_speed *sp, engine *e, uint32_t b, double v,
  * started or finished: excluded when it left the running list). */
 static int retime_corunners(struct sim_speed *sp, engine *e, uint32_t a,
                             int node, uint64_t mask, int64_t t) {
-  for (size_t i = 0; i < e->nrun; i++) {
-    uint32_t b = e->run_list[i];
-    const slot *sb = &e->slots[b];
-    if (b == a || sb->st.node != node || !(sb->st.gpu_mask & mask) ||
-        !is_shared(sp, sb) || !(sp->ss[b].cur > 0))
-      continue;
+  size_t nco = corunners(sp, e, a, node, mask);
+  if (nco == (size_t)-1) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  /* A copy: re-timing b computes b's co-runners into sp->co. */
+  uint32_t cs[16], *co = nco <= 16 ? cs : malloc(nco * sizeof *co);
+  if (!co) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  memcpy(co, sp->co, nco * sizeof *co);
+  int rc = 0;
+  for (size_t i = 0; i < nco && rc == 0; i++) {
+    uint32_t b = co[i];
     lsched_placement p[SIM_MAX_PARTS];
     int n = job_parts(e, b, p);
     double v = place_speed(sp, e, b, p, n) * interference(sp, e, b);
-    if (retime(sp, e, b, v, t))
-      return -1;
+    if (sp->oom) {
+      snprintf(e->err, e->errlen, "out of memory");
+      rc = -1;
+    } else {
+      rc = retime(sp, e, b, v, t);
+    }
   }
-  return 0;
+  if (co != cs)
+    free(co);
+  return rc;
 }
 
 static int64_t run_time(void *self, engine *e, uint32_t sl,
@@ -328,17 +471,25 @@ static int64_t run_time(void *self, engine *e, uint32_t sl,
   speed_slot *x = sslot(sp, sl);
   slot *s = &e->slots[sl];
   /* Reference work left: the first start converts the trace duration;
-   * a restart (preemption) the run time left on the last placement. */
+   * a restart (preemption) or a move the run time left on the last
+   * placement, at the speed it ran there. */
   double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
   double v = place_speed(sp, e, sl, parts, n);
   int shared = n == 1 && is_shared(sp, s);
   if (shared)
     v *= interference(sp, e, sl);
-  /* The work integral covers the last start on (a preempted job's
-   * earlier segments are not in it). */
-  x->done = 0;
+  /* The work integral: what the job has done is its work less what is
+   * left, so work done before a move or a preemption counts once (work
+   * lost to a preemption without a checkpoint is redone, not counted
+   * twice) and the total done equals the jobs' work. */
+  x->done = (double)job_duration(e, &s->rec) * x->meas - ref;
   x->cur = v;
   x->from_us = (double)begin;
+  list_remove(sp, sl); /* a move: off its source GPU */
+  if (shared && list_add(sp, sl, parts[0].node, parts[0].gpu_mask)) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
   int64_t run = llround(ref / v);
   int64_t end;
   if (time_add(e, s, begin, run, &end))
@@ -355,6 +506,7 @@ static void on_finish(void *self, engine *e, const slot *s,
   struct sim_speed *sp = self;
   uint32_t sl = (uint32_t)(s - e->slots);
   speed_slot *x = sslot(sp, sl);
+  list_remove(sp, sl);
   x->done += x->cur * ((double)e->now - x->from_us);
   sp->done_ref += x->done;
   sp->work_ref += (double)job_duration(e, &s->rec) * x->meas;
@@ -391,6 +543,11 @@ static void speed_close(void *self) {
   free(sp->mix);
   free(sp->cmap);
   free(sp->ss);
+  for (size_t i = 0; sp->gl && i < sp->ngl; i++)
+    free(sp->gl[i].a);
+  free(sp->gl);
+  free(sp->gpu_base);
+  free(sp->co);
   free(sp);
 }
 
@@ -402,6 +559,96 @@ static const sim_part_ops speed_part = {
     .close = speed_close,
     .run_time = run_time,
 };
+
+int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
+               int64_t t) {
+  struct sim_speed *sp = e->speed;
+  if (sp && e->slots[sl].st.node < 0)
+    list_remove(sp, sl); /* preempted: not running */
+  if (!sp || e->slots[sl].rec.num_gpu <= 0 || from->node < 0 ||
+      !sp->node_shared[from->node] || from->gpu_milli >= 1000)
+    return 0;
+  return retime_corunners(sp, e, sl, from->node, from->gpu_mask, t);
+}
+
+int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
+               int n, speed_est_view *v) {
+  struct sim_speed *sp = e->speed; /* (its co-runner scratch) */
+  if (!sp || sl >= sp->cap)
+    return 0;
+  const speed_slot *x = &sp->ss[sl];
+  const slot *s = &e->slots[sl];
+  v->meas = x->meas;
+  v->total = (double)job_duration(e, &s->rec) * x->meas;
+  if (!parts) { /* running: its segment at speed cur */
+    v->speed = x->cur;
+    v->from = (int64_t)x->from_us;
+    v->end = x->end;
+    v->done = x->done;
+    /* A candidate marked running beside it (reserve.c asks with at most
+     * one, after the started jobs): the re-timing its start would cause,
+     * computed as retime() will (its factor last in the product: it
+     * would be the last in the running list). */
+    if (e->nrun == e->running + 1 && x->lnode >= 0) {
+      uint32_t c = e->run_list[e->running];
+      const slot *sc = &e->slots[c];
+      if (c != sl && sc->st.node == x->lnode && (sc->st.gpu_mask & x->lmask) &&
+          is_shared(sp, sc)) {
+        lsched_placement p[SIM_MAX_PARTS];
+        int np = job_parts(e, sl, p);
+        double f = interference(sp, e, sl) *
+                   speed_table_pair(&sp->tab, x->cls, sp->ss[c].cls,
+                                    sp->node_model[x->lnode]);
+        double nv = place_speed(sp, e, sl, p, np) * f;
+        if (nv != x->cur) {
+          int64_t from = e->now;
+          if (e->can_plan && s->seg_us > from)
+            from = s->seg_us;
+          int64_t end = e->can_plan ? s->seg_us + s->rem_us : x->end;
+          int64_t rem = end - from;
+          if (rem < 0)
+            rem = 0;
+          v->done = x->done + x->cur * ((double)from - x->from_us);
+          v->from = from;
+          v->speed = nv;
+          v->end = from + llround((double)rem * x->cur / nv);
+        }
+      }
+    }
+    return 1;
+  }
+  /* A candidate on parts from now: its work left (run_time's rule), at
+   * its speed there with the interference of the co-runners now. */
+  int64_t work = e->can_plan ? s->rem_us : job_duration(e, &s->rec);
+  double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
+  double sp_on = place_speed(sp, e, sl, parts, n);
+  if (n == 1 && s->rec.num_gpu > 0 && parts[0].node >= 0 &&
+      sp->node_shared[parts[0].node] && parts[0].gpu_milli < 1000)
+    sp_on *= interference_at(sp, e, sl, parts[0].node, parts[0].gpu_mask);
+  v->speed = sp_on;
+  v->from = e->now;
+  v->end = INT64_MAX;
+  double run = ref / sp_on;
+  if (run < 9.2e18 - (double)e->now)
+    v->end = e->now + llround(run);
+  v->done = v->total - ref;
+  return 1;
+}
+
+int speed_slows(const engine *e, uint32_t sl, const lsched_placement *parts,
+                int n) {
+  struct sim_speed *sp = e->speed;
+  if (!sp || sl >= sp->cap || n != 1 || e->slots[sl].rec.num_gpu <= 0 ||
+      parts[0].node < 0 || !sp->node_shared[parts[0].node] ||
+      parts[0].gpu_milli >= 1000)
+    return 0;
+  size_t k = corunners(sp, e, sl, parts[0].node, parts[0].gpu_mask);
+  return k == (size_t)-1 || k > 0;
+}
+
+uint64_t speed_retimes(const engine *e) {
+  return e->speed ? e->speed->retimes : 0;
+}
 
 double speed_measured(const engine *e, uint32_t sl) {
   /* Beyond cap only after a failed allocation (the run then fails). */
@@ -528,13 +775,21 @@ static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
     snprintf(err, errlen, "out of memory");
     return -2;
   }
+  sp->gpu_base = calloc((size_t)sc->nodes + 1, sizeof *sp->gpu_base);
+  if (!sp->gpu_base) {
+    snprintf(err, errlen, "out of memory");
+    return -2;
+  }
   for (int i = 0; i < sc->nodes; i++) {
     lsched_node_info ni;
     lsched_cluster_node_info(sc->c, i, &ni);
     sp->node_model[i] = -1;
+    sp->gpu_base[i] = sp->ngl;
     if (ni.gpu_count <= 0)
       continue;
     sp->node_shared[i] = ni.gpu_mode == LSCHED_GPU_SHARED;
+    if (sp->node_shared[i])
+      sp->ngl += (size_t)ni.gpu_count;
     sp->node_mig[i] = ni.gpu_mode == LSCHED_GPU_MIG;
     const char *mname = lsched_cluster_model_name(sc->c, ni.gpu_model);
     char what[160];
@@ -544,6 +799,11 @@ static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
       return -1;
     if (sp->node_model[i] < 0)
       sp->node_model[i] = -1;
+  }
+  sp->gl = calloc(sp->ngl ? sp->ngl : 1, sizeof *sp->gl);
+  if (!sp->gl) {
+    snprintf(err, errlen, "out of memory");
+    return -2;
   }
   /* The measured type: --measured-on, else the trace's rule. */
   const trace *t = src_meta(&e->src);
