@@ -7,7 +7,8 @@
  *   earliest node in the visit order, under set_order and a cordon.
  * - Equivalence replays: every scoring built-in (best-fit, worst-fit,
  *   dot-product, gpu-packing, gpu-clustering, fgd; mig-best-fit and
- *   mig-aware for their non-MIG requests; defrag over best-fit) runs twice
+ *   mig-aware for their non-MIG requests; defrag over best-fit; random,
+ *   whose draw among the fitting nodes reads a counting index) runs twice
  *   on two identical random clusters, once through its index (default) and
  *   once with parameter index=off (the scan, the reference), through the
  *   same random operations: placements of requests from a pool of shapes
@@ -386,7 +387,7 @@ static void replay(const char *policy, uint64_t seed, int n, int ops,
 
 static const char *const scoring[] = {
     "best-fit",     "worst-fit",  "dot-product", "gpu-packing", "gpu-clustering",
-    "fgd",          "mig-best-fit", "mig-aware", "defrag"};
+    "fgd",          "mig-best-fit", "mig-aware", "defrag",      "random"};
 #define NSCORING (sizeof scoring / sizeof scoring[0])
 
 static void test_replay_small(void) {
