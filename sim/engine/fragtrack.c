@@ -591,10 +591,12 @@ static void sync_set(sim_fragtrack *f) {
     for (uint32_t k = 0; k < m; k++)
       f->shapes[f->calc[k]].rank = k;
   }
+  /* A left shape's nodes did not change: their summary leaves stay (the
+   * changed ones among them are pulled up with the dirty nodes below). */
   for (uint32_t k = 0; k < nrem; k++) {
     shape *s = &f->shapes[f->touched[k]];
     while (s->head >= 0)
-      node_recompute(f, s->head);
+      node_set(f, s->head);
   }
   for (int k = 0; k < f->nnchg; k++) {
     f->nchg[f->nchg_list[k]] = 0;
