@@ -24,7 +24,8 @@
  * tree of per-subtree maxima (free CPU, memory, k-th largest free GPU
  * share, models), so a shape that fits nowhere costs about log nodes. The
  * values are exactly those of recomputing every node at every change of
- * the set (build with -DFRAGTRACK_VERIFY to check that after every update).
+ * the set (tests/test_fragtrack.c; build with -DFRAGTRACK_VERIFY to check
+ * every node after every update of a run).
  */
 #ifndef SCHEDSIM_FRAGTRACK_H
 #define SCHEDSIM_FRAGTRACK_H
