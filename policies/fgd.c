@@ -32,6 +32,19 @@
  * candidate nodes. The memo holds S slots per node (shape id mod S, S = 256
  * up to 16384 nodes, fewer beyond so that it stays under ~48 MiB).
  *
+ * Evaluation of F (lsched_frag_eval walks every task type allowed on the
+ * node's model: O(types), so a trace of many distinct shapes made every
+ * score cost that many steps): the types of each model are grouped by
+ * (GPU share, GPU count), and within a group sorted by CPU with prefix
+ * sums of the weights. A type runs on a node when the node has k GPUs
+ * with the share free (one test per group) and enough CPU (the types of a
+ * group that run are a prefix: one binary search), so
+ *   F x W = sum_{groups that fit} small[share] x (weight of the prefix)
+ *         + (W - weight of every running type) x idle,
+ * O(groups x log types) and the same integer as the per-type sum (integer
+ * arithmetic: the order of the additions does not matter). Parameter
+ * eval=types keeps lsched_frag_eval, the reference of the tests.
+ *
  * That scan is the reference (parameter index=off). By default the node
  * comes from the score index (lsched_score_index): the score of node x
  * depends on x's state and its cache entry, which on_alloc/on_release
@@ -42,6 +55,7 @@
 #include "builtin.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct memo_entry {
@@ -60,8 +74,23 @@ struct shape_key {
 #define SHAPE_MAX (1u << 20)
 #define SHAPE_NONE UINT32_MAX
 
+/* Task types of one model with the same (share index ti, GPU count k):
+ * cpu[off .. off + n) ascending, pw[off + i] = weight of the first i + 1. */
+struct fgd_group {
+  int32_t ti, k;
+  uint32_t off, n;
+};
+
+struct fgd_groups {
+  struct fgd_group *g;
+  int64_t *cpu, *pw;
+  uint32_t goff[LSCHED_MAX_MODELS + 1]; /* groups of model m */
+};
+
 struct fgd_state {
   lsched_allocator a;
+  struct fgd_groups gr;
+  int use_types; /* eval=types: lsched_frag_eval, the reference */
   lsched_view v;
   lsched_frag_types fw;
   lsched_frag_cache fs;
@@ -91,8 +120,101 @@ static int fgd_finish(struct fgd_state *s, const lsched_cluster *c,
                       const lsched_request *req, int best, int8_t best_gpu,
                       lsched_placement *out);
 
+static void groups_free(struct fgd_groups *gr, const lsched_allocator *a) {
+  lsched_mem_free(a, gr->g);
+  lsched_mem_free(a, gr->cpu);
+  lsched_mem_free(a, gr->pw);
+  memset(gr, 0, sizeof *gr);
+}
+
+static int cmp_type(const void *pa, const void *pb) {
+  const lsched_frag_type *a = pa, *b = pb;
+  if (a->ti != b->ti)
+    return a->ti < b->ti ? -1 : 1;
+  if (a->k != b->k)
+    return a->k < b->k ? -1 : 1;
+  return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+}
+
+/* The groups of fw's types (see the top of the file). */
+static int groups_build(struct fgd_groups *gr, const lsched_allocator *a,
+                        const lsched_frag_types *fw) {
+  memset(gr, 0, sizeof *gr);
+  size_t total = (size_t)fw->moff[LSCHED_MAX_MODELS];
+  size_t nz = total ? total : 1;
+  lsched_frag_type *t = lsched_mem_calloc(a, nz, sizeof *t);
+  gr->g = lsched_mem_calloc(a, nz, sizeof *gr->g);
+  gr->cpu = lsched_mem_calloc(a, nz, sizeof *gr->cpu);
+  gr->pw = lsched_mem_calloc(a, nz, sizeof *gr->pw);
+  if (!t || !gr->g || !gr->cpu || !gr->pw) {
+    lsched_mem_free(a, t);
+    groups_free(gr, a);
+    return LSCHED_ENOMEM;
+  }
+  if (total)
+    memcpy(t, fw->ft, total * sizeof *t);
+  uint32_t ng = 0;
+  for (int m = 0; m < LSCHED_MAX_MODELS; m++) {
+    gr->goff[m] = ng;
+    size_t lo = (size_t)fw->moff[m], hi = (size_t)fw->moff[m + 1];
+    if (hi > lo)
+      qsort(t + lo, hi - lo, sizeof *t, cmp_type);
+    for (size_t i = lo; i < hi; i++) {
+      if (i == lo || t[i].ti != t[i - 1].ti || t[i].k != t[i - 1].k) {
+        struct fgd_group *e = &gr->g[ng++];
+        e->ti = t[i].ti;
+        e->k = t[i].k;
+        e->off = (uint32_t)i;
+        e->n = 0;
+      }
+      struct fgd_group *e = &gr->g[ng - 1];
+      gr->cpu[i] = t[i].cpu;
+      gr->pw[i] = (e->n ? gr->pw[i - 1] : 0) + t[i].w;
+      e->n++;
+    }
+  }
+  gr->goff[LSCHED_MAX_MODELS] = ng;
+  lsched_mem_free(a, t);
+  return LSCHED_OK;
+}
+
+/* lsched_frag_eval through the groups: the same value. */
+static int64_t fgd_eval(const struct fgd_state *s, int model,
+                        int64_t cpu_free, const uint8_t *cnt,
+                        const int32_t *small, int64_t idle) {
+  const lsched_frag_types *fw = &s->fw;
+  if (s->use_types || model < 0 || model >= LSCHED_MAX_MODELS)
+    return lsched_frag_eval(fw, model, cpu_free, cnt, small, idle);
+  if (idle <= 0 || fw->W == 0)
+    return 0;
+  int64_t okw = 0, acc = 0;
+  const struct fgd_group *g = s->gr.g + s->gr.goff[model];
+  const struct fgd_group *end = s->gr.g + s->gr.goff[model + 1];
+  for (; g < end; g++) {
+    if (cnt[g->ti] < g->k)
+      continue;
+    /* the types of the group with cpu <= cpu_free: a prefix */
+    const int64_t *c = s->gr.cpu + g->off;
+    uint32_t lo = 0, hi = g->n;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (c[mid] <= cpu_free)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo == 0)
+      continue;
+    int64_t w = s->gr.pw[g->off + lo - 1];
+    okw += w;
+    acc += w * small[g->ti];
+  }
+  return acc + (fw->W - okw) * idle;
+}
+
 static void fgd_fini(void *state) {
   struct fgd_state *s = state;
+  groups_free(&s->gr, &s->a);
   lsched_score_index_destroy(s->ix);
   lsched_frag_cache_free(&s->fs, &s->a);
   lsched_frag_types_free(&s->fw, &s->a);
@@ -149,6 +271,8 @@ static int fgd_init(void *state, const lsched_cluster *c) {
     rc = lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw);
   if (rc == LSCHED_OK)
     rc = scratch_alloc(&s->a, s->fw.nthr, &s->tcnt, &s->tsmall);
+  if (rc == LSCHED_OK)
+    rc = groups_build(&s->gr, &s->a, &s->fw);
   s->c = c;
   s->use_index = 1;
   if (rc == LSCHED_OK)
@@ -177,11 +301,21 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
     lsched_frag_types_free(&fw, &s->a);
     return rc;
   }
+  struct fgd_groups gr;
   if ((rc = scratch_alloc(&s->a, fw.nthr, &tcnt, &tsmall))) {
     lsched_frag_cache_free(&fs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
     return rc;
   }
+  if ((rc = groups_build(&gr, &s->a, &fw))) {
+    lsched_mem_free(&s->a, tcnt);
+    lsched_mem_free(&s->a, tsmall);
+    lsched_frag_cache_free(&fs, &s->a);
+    lsched_frag_types_free(&fw, &s->a);
+    return rc;
+  }
+  groups_free(&s->gr, &s->a);
+  s->gr = gr;
   lsched_frag_cache_free(&s->fs, &s->a);
   lsched_frag_types_free(&s->fw, &s->a);
   lsched_mem_free(&s->a, s->tcnt);
@@ -286,7 +420,7 @@ static int64_t eval_one_gpu(struct fgd_state *s, const lsched_node *nd,
     s->tcnt[j] = (uint8_t)(cnt[j] - (x >= t) + (y >= t));
     s->tsmall[j] = small[j] - (x < t ? x : 0) + (y < t ? y : 0);
   }
-  return lsched_frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, s->tsmall,
+  return fgd_eval(s, nd->model, cpu_after, s->tcnt, s->tsmall,
                            nd->gpu_free_sum - d);
 }
 
@@ -308,13 +442,13 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   int64_t F1;
   *gpu = -1;
   if (k == 0) {
-    F1 = lsched_frag_eval(&s->fw, nd->model, cpu_after, cnt, small,
+    F1 = fgd_eval(s, nd->model, cpu_after, cnt, small,
                            nd->gpu_free_sum);
   } else if (d == LSCHED_GPU_MILLI) {
     /* k fully free GPUs go to 0: they counted for every threshold. */
     for (int j = 0; j < s->fw.nthr; j++)
       s->tcnt[j] = (uint8_t)(cnt[j] - k);
-    F1 = lsched_frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, small,
+    F1 = fgd_eval(s, nd->model, cpu_after, s->tcnt, small,
                            nd->gpu_free_sum - (int64_t)k * LSCHED_GPU_MILLI);
   } else if (k == 1 && nd->mode == LSCHED_GPU_SHARED) {
     const int *g = lsched_view_gpus(&s->v, nd);
@@ -344,7 +478,7 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
     for (int i = 0; i < nd->gpu_count; i++)
       gg[i] = g[i] - ((p.gpu_mask >> i) & 1 ? d : 0);
     lsched_frag_aggregate(&s->fw, gg, nd->gpu_count, s->tcnt, s->tsmall);
-    F1 = lsched_frag_eval(&s->fw, nd->model, cpu_after, s->tcnt, s->tsmall,
+    F1 = fgd_eval(s, nd->model, cpu_after, s->tcnt, s->tsmall,
                            nd->gpu_free_sum - (int64_t)k * d);
   }
   if (s->fw.W == 0)
@@ -397,6 +531,12 @@ static int64_t fgd_index_score(const lsched_view *v, int node,
 
 static int fgd_set_param(void *state, const char *key, const char *value) {
   struct fgd_state *s = state;
+  if (strcmp(key, "eval") == 0) {
+    if (strcmp(value, "grouped") && strcmp(value, "types"))
+      return LSCHED_EINVAL;
+    s->use_types = value[0] == 't'; /* the same values: memo kept */
+    return LSCHED_OK;
+  }
   return lsched_builtin_index_param(&s->use_index, key, value);
 }
 

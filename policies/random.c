@@ -8,8 +8,16 @@
  *
  * The generator is per instance (no global state): SplitMix64 seeded by
  * set_param("seed", N) (default 1), bounded draws by rejection so that
- * every outcome is exactly equally likely. O(m) per placement for m
- * candidate nodes.
+ * every outcome is exactly equally likely.
+ *
+ * Speed: the draw among the m fitting nodes is the r-th of them in the
+ * visit order, r = rnd_below(m). A counting score index
+ * (lsched_score_index_draw) keeps per request shape how many nodes fit
+ * under each entry of a tree over the visit order, so m and the r-th node
+ * cost O(log n) per node changed since the shape was last placed instead
+ * of collecting every fitting node (O(n)). Parameter index=off collects
+ * them (the reference: the same node for the same draw, so the same
+ * generator stream and placements; tests/lib/test_score_index.c).
  */
 #include "builtin.h"
 
@@ -22,6 +30,8 @@ struct rnd_state {
   lsched_view v;
   uint64_t s;
   int *scratch;
+  lsched_score_index *ix;
+  int use_index;
 };
 
 static uint64_t rnd_next(struct rnd_state *r) {
@@ -41,6 +51,16 @@ static uint64_t rnd_below(struct rnd_state *r, uint64_t n) {
   return x % n;
 }
 
+static int64_t rnd_score(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx) {
+  (void)v, (void)node, (void)req, (void)ctx;
+  return 0; /* the index is used for its counts only */
+}
+
+static uint64_t rnd_draw(void *user, uint64_t m) {
+  return rnd_below(user, m);
+}
+
 static int rnd_init(void *state, const lsched_cluster *c) {
   struct rnd_state *s = state;
   lsched_cluster_allocator(c, &s->a);
@@ -49,18 +69,30 @@ static int rnd_init(void *state, const lsched_cluster *c) {
   if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
     return LSCHED_EINVAL;
   s->scratch = lsched_mem_calloc(&s->a, lsched_cluster_node_count(c) ? (size_t)lsched_cluster_node_count(c) : 1, sizeof(int));
-  return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
+  if (!s->scratch)
+    return LSCHED_ENOMEM;
+  s->use_index = 1;
+  int rc = lsched_score_index_create(&s->ix, c, rnd_score, s);
+  if (rc == LSCHED_OK)
+    rc = lsched_score_index_enable_counts(s->ix);
+  if (rc) {
+    lsched_score_index_destroy(s->ix);
+    lsched_mem_free(&s->a, s->scratch);
+    return rc;
+  }
+  return LSCHED_OK;
 }
 
 static void rnd_fini(void *state) {
   struct rnd_state *s = state;
+  lsched_score_index_destroy(s->ix);
   lsched_mem_free(&s->a, s->scratch);
 }
 
 static int rnd_set_param(void *state, const char *key, const char *value) {
   struct rnd_state *s = state;
   if (strcmp(key, "seed") != 0)
-    return LSCHED_ENOENT;
+    return lsched_builtin_index_param(&s->use_index, key, value);
   char *end;
   errno = 0;
   if (!*value || *value == '-')
@@ -75,10 +107,17 @@ static int rnd_set_param(void *state, const char *key, const char *value) {
 static int rnd_place(void *state, const lsched_cluster *c,
                      const lsched_request *req, lsched_placement *out) {
   struct rnd_state *s = state;
-  int m = lsched_collect_fits(c, req, s->scratch);
-  if (m == 0)
-    return LSCHED_ENOFIT;
-  int node = s->scratch[rnd_below(s, (uint64_t)m)];
+  int node;
+  if (s->use_index) {
+    int rc = lsched_score_index_draw(s->ix, req, rnd_draw, s, &node);
+    if (rc)
+      return rc;
+  } else {
+    int m = lsched_collect_fits(c, req, s->scratch);
+    if (m == 0)
+      return LSCHED_ENOFIT;
+    node = s->scratch[rnd_below(s, (uint64_t)m)];
+  }
   const lsched_node *nd = lsched_view_node(&s->v, node);
   int d = lsched_node_eff_milli(nd, req), k = req->gpu_count;
   if (k == 0 || d == LSCHED_GPU_MILLI || nd->mode != LSCHED_GPU_SHARED)

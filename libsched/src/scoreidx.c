@@ -73,6 +73,7 @@ struct six_shape {
   uint64_t synced; /* log entries before this sequence number replayed */
   int built;
   int32_t *best; /* 2 x size: best position under entry i, -1 none */
+  int32_t *cnt;  /* counting index: size, fitting leaves under entry i */
   int64_t *val;  /* size: score of the node at position p */
 };
 
@@ -87,6 +88,7 @@ struct lsched_score_index {
   uint64_t order_gen;
   int enabled;
   int max_shapes, nsh;
+  int counting; /* lsched_score_index_enable_counts */
   struct six_shape *sh;
   uint64_t tick;
   uint64_t ghost[SIX_GHOSTS];
@@ -175,6 +177,12 @@ static inline void leaf_set(struct lsched_score_index *ix,
   }
 }
 
+/* Fitting leaves under entry i (a counting tree). */
+static inline int32_t count_at(const struct lsched_score_index *ix,
+                               const struct six_shape *s, int i) {
+  return i >= ix->size ? s->best[i] >= 0 : s->cnt[i];
+}
+
 static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   int size = ix->size;
   for (int p = 0; p < size; p++) {
@@ -185,6 +193,9 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   }
   for (int i = size - 1; i >= 1; i--)
     s->best[i] = pick(s->val, s->best[2 * i], s->best[2 * i + 1]);
+  if (s->cnt)
+    for (int i = size - 1; i >= 1; i--)
+      s->cnt[i] = count_at(ix, s, 2 * i) + count_at(ix, s, 2 * i + 1);
   s->built = 1;
   s->synced = ix->seq;
 }
@@ -194,8 +205,15 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
  * ancestors, and the climb stops there. */
 static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
                        int pos) {
-  leaf_set(ix, s, pos);
   int32_t *best = s->best;
+  int was = best[ix->size + pos] >= 0;
+  leaf_set(ix, s, pos);
+  if (s->cnt) { /* a count changes on the whole path */
+    int d = (best[ix->size + pos] >= 0) - was;
+    if (d)
+      for (int i = (ix->size + pos) / 2; i >= 1; i /= 2)
+        s->cnt[i] += d;
+  }
   for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
     int32_t b = pick(s->val, best[2 * i], best[2 * i + 1]);
     if (b == best[i] && b != pos)
@@ -207,8 +225,10 @@ static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
 static void shape_free(struct lsched_score_index *ix, struct six_shape *s) {
   lsched__free(&ix->a, s->best);
   lsched__free(&ix->a, s->val);
+  lsched__free(&ix->a, s->cnt);
   s->best = NULL;
   s->val = NULL;
+  s->cnt = NULL;
   s->built = 0;
 }
 
@@ -477,7 +497,9 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
     if (!s->best) {
       s->best = lsched__alloc(&ix->a, 2 * (size_t)ix->size * sizeof *s->best);
       s->val = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->val);
-      if (!s->best || !s->val) {
+      if (ix->counting)
+        s->cnt = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->cnt);
+      if (!s->best || !s->val || (ix->counting && !s->cnt)) {
         shape_free(ix, s);
         return LSCHED_OK;
       }
@@ -491,6 +513,79 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
   return LSCHED_OK;
 }
 
+/* The up-to-date tree of req's shape in *s, or NULL (answer by a scan). */
+static int tree_for(struct lsched_score_index *ix, const lsched_request *req,
+                    struct six_shape **s) {
+  struct six_key k;
+  *s = NULL;
+  if (ix->stale || ix->order_gen != ix->c->order_gen)
+    six_refresh(ix); /* ENOMEM: stays stale (scan), tried again next call */
+  if (ix->enabled && !ix->stale && ix->order_gen == ix->c->order_gen &&
+      shape_of(req, &k) && shape_get(ix, &k, req, s))
+    return LSCHED_ENOMEM;
+  return LSCHED_OK;
+}
+
+int lsched_score_index_enable_counts(lsched_score_index *ix) {
+  if (!ix)
+    return LSCHED_EINVAL;
+  if (ix->nsh > 0)
+    return LSCHED_ESTATE;
+  if (!ix->counting) {
+    ix->counting = 1;
+    size_t per = (size_t)ix->size * (3 * sizeof(int32_t) + sizeof(int64_t));
+    size_t m = SIX_BUDGET / (per ? per : 1);
+    if (m < (size_t)ix->max_shapes)
+      ix->max_shapes = m < 4 ? 4 : (int)m;
+  }
+  return LSCHED_OK;
+}
+
+int lsched_score_index_draw(lsched_score_index *ix, const lsched_request *req,
+                            uint64_t (*draw)(void *user, uint64_t m),
+                            void *user, int *node) {
+  if (!node)
+    return LSCHED_EINVAL;
+  *node = -1;
+  if (!ix || !draw || lsched_request_validate(req) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  struct six_shape *s = NULL;
+  if (ix->counting && tree_for(ix, req, &s))
+    return LSCHED_ENOMEM;
+  if (s && s->cnt) {
+    ix->st.indexed++;
+    int32_t m = count_at(ix, s, 1);
+    if (m == 0)
+      return LSCHED_ENOFIT;
+    uint64_t r = draw(user, (uint64_t)m);
+    if (r >= (uint64_t)m)
+      return LSCHED_EINVAL;
+    int i = 1;
+    while (i < ix->size) {
+      int32_t l = count_at(ix, s, 2 * i);
+      if (r < (uint64_t)l) {
+        i = 2 * i;
+      } else {
+        r -= (uint64_t)l;
+        i = 2 * i + 1;
+      }
+    }
+    *node = ix->c->order[i - ix->size];
+    return LSCHED_OK;
+  }
+  ix->st.scanned++;
+  if (ix->scratch_n < ix->c->n)
+    return LSCHED_ENOMEM;
+  int m = lsched_collect_fits(ix->c, req, ix->scratch);
+  if (m == 0)
+    return LSCHED_ENOFIT;
+  uint64_t r = draw(user, (uint64_t)m);
+  if (r >= (uint64_t)m)
+    return LSCHED_EINVAL;
+  *node = ix->scratch[r];
+  return LSCHED_OK;
+}
+
 int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
                             int *node) {
   if (!node)
@@ -498,12 +593,8 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
   *node = -1;
   if (!ix || lsched_request_validate(req) != LSCHED_OK)
     return LSCHED_EINVAL;
-  struct six_key k;
   struct six_shape *s = NULL;
-  if (ix->stale || ix->order_gen != ix->c->order_gen)
-    six_refresh(ix); /* ENOMEM: stays stale (scan), tried again next call */
-  if (ix->enabled && !ix->stale && ix->order_gen == ix->c->order_gen &&
-      shape_of(req, &k) && shape_get(ix, &k, req, &s))
+  if (tree_for(ix, req, &s))
     return LSCHED_ENOMEM;
   if (s) {
     ix->st.indexed++;
@@ -557,7 +648,9 @@ int lsched_score_index_check(lsched_score_index *ix) {
         return LSCHED_ESTATE;
     }
     for (int j = ix->size - 1; j >= 1; j--)
-      if (s->best[j] != pick(s->val, s->best[2 * j], s->best[2 * j + 1]))
+      if (s->best[j] != pick(s->val, s->best[2 * j], s->best[2 * j + 1]) ||
+          (s->cnt && s->cnt[j] != count_at(ix, s, 2 * j) +
+                                      count_at(ix, s, 2 * j + 1)))
         return LSCHED_ESTATE;
   }
   return LSCHED_OK;

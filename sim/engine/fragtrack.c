@@ -15,8 +15,30 @@ __extension__ typedef __int128 i128;
 typedef struct shape {
   lsched_request req;
   uint32_t queued; /* jobs of this shape in the queue */
-  uint32_t pos;    /* index in active[] while queued > 0 */
+  uint32_t rank;   /* index in calc[] while in_calc */
+  int32_t head;    /* first node of the bucket of this shape, -1 none */
+  uint8_t in_calc; /* in the set the per-node values are computed for */
+  uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
 } shape;
+
+/* A node's first fitting shape besides the shape ids: none of the computed
+ * set fits it, or it strands nothing whatever the set (no GPU milli free,
+ * no GPUs, MIG, removed). */
+#define FIRST_NONE (UINT32_MAX - 1)
+#define FIRST_INELIG UINT32_MAX
+#define CAPK 8 /* summary: the 8 largest usable free milli of a node */
+
+/* One entry of the summary tree: over the nodes below it, the largest free
+ * CPU and memory, for k = 1..8 the largest k-th largest usable free GPU
+ * milli (exclusive nodes: 1000 if k GPUs are whole, else 0), the models.
+ * An upper bound of what any node below can fit: a request that fails it
+ * fits none of them (lsched_fits: CPU, memory, model, k GPUs with the
+ * share free). */
+typedef struct sumry {
+  int64_t cpu, mem;
+  uint64_t models;
+  int16_t cap[CAPK];
+} sumry;
 
 struct sim_fragtrack {
   lsched_cluster *c;
@@ -31,17 +53,26 @@ struct sim_fragtrack {
   uint32_t nslot;
   uint64_t *count;     /* jobs per shape while counting */
   uint64_t present;    /* bits of the cluster's models */
-  uint32_t *active;    /* shapes with queued > 0, sorted by gpu_milli */
-  uint32_t nactive;
+  uint32_t *calc;      /* the computed set, sorted by (gpu_milli, id) */
+  uint32_t ncalc;
+  uint32_t *touched;   /* shapes whose queued crossed 0 since the sync */
+  uint32_t ntouched;
   int set_changed;
   size_t queued;       /* jobs in the queue (CPU-only included) */
   /* per node */
   uint8_t *dirty;
   int *dirty_list;
   int ndirty;
-  int64_t *str;
+  uint8_t *nchg;       /* changed by lsched_node_change since the last sync */
+  int *nchg_list;
+  int nnchg;
+  int64_t *str;        /* stranded milli for the computed set */
+  uint32_t *first;     /* first fitting shape of calc[], FIRST_NONE/INELIG */
+  int32_t *nxt, *prv;  /* bucket lists (per first fitting shape) */
+  sumry *tree;         /* 2 x size entries, leaves at size + node */
+  int size;
   int64_t S;
-  int valid; /* str[] matches the active set */
+  int valid; /* the last update had a non-empty queue */
   /* current values and integrals */
   lsched_frag fr;
   int64_t stranded;
@@ -68,10 +99,28 @@ static void obs_changed(void *user, const lsched_cluster *c,
   }
 }
 
+/* A node added, updated or removed: the values before this tracker was
+ * incremental recomputed every node at the next change of the queue's
+ * shape set (and only the nodes allocated on or released from in
+ * between), so a changed node is recomputed then (nchg), which keeps the
+ * reported figures exactly those of that full recomputation. Nodes added
+ * after the start are not counted, as before. */
+static void obs_node(void *user, const lsched_cluster *c, int node,
+                     int change) {
+  (void)c;
+  (void)change;
+  sim_fragtrack *f = user;
+  if (node >= 0 && node < f->n && !f->nchg[node]) {
+    f->nchg[node] = 1;
+    f->nchg_list[f->nnchg++] = node;
+  }
+}
+
 static const lsched_observer obs_ops = {
     .version = LSCHED_OBSERVER_VERSION,
     .on_alloc = obs_changed,
     .on_release = obs_changed,
+    .on_node_change = obs_node,
 };
 
 /* ------------------------------------------------------------------ shapes */
@@ -144,6 +193,8 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
 
 /* ------------------------------------------------------------------ setup */
 
+static void strand_init(sim_fragtrack *f);
+
 void fragtrack_free(sim_fragtrack *f) {
   if (!f)
     return;
@@ -154,10 +205,17 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f->shapes);
   free(f->slot);
   free(f->count);
-  free(f->active);
+  free(f->calc);
+  free(f->touched);
   free(f->dirty);
   free(f->dirty_list);
+  free(f->nchg);
+  free(f->nchg_list);
   free(f->str);
+  free(f->first);
+  free(f->nxt);
+  free(f->prv);
+  free(f->tree);
   free(f);
 }
 
@@ -176,7 +234,17 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   f->dirty = calloc(nz, 1);
   f->dirty_list = malloc(nz * sizeof *f->dirty_list);
   f->str = calloc(nz, sizeof *f->str);
-  if (!f->dirty || !f->dirty_list || !f->str) {
+  f->nchg = calloc(nz, 1);
+  f->nchg_list = malloc(nz * sizeof *f->nchg_list);
+  f->first = malloc(nz * sizeof *f->first);
+  f->nxt = malloc(nz * sizeof *f->nxt);
+  f->prv = malloc(nz * sizeof *f->prv);
+  f->size = 1;
+  while (f->size < f->n)
+    f->size *= 2;
+  f->tree = malloc(2 * (size_t)f->size * sizeof *f->tree);
+  if (!f->dirty || !f->dirty_list || !f->str || !f->nchg || !f->nchg_list ||
+      !f->first || !f->nxt || !f->prv || !f->tree) {
     fragtrack_free(f);
     return -2;
   }
@@ -237,9 +305,14 @@ int fragtrack_ready(sim_fragtrack *f) {
   if (lsched_cluster_add_observer(f->c, &obs_ops, f))
     return -2;
   f->observing = 1;
-  f->active = malloc((f->nshapes ? f->nshapes : 1) * sizeof *f->active);
-  if (!f->active)
+  size_t ns = f->nshapes ? f->nshapes : 1;
+  f->calc = malloc(ns * sizeof *f->calc);
+  f->touched = malloc(ns * sizeof *f->touched);
+  if (!f->calc || !f->touched)
     return -2;
+  for (uint32_t i = 0; i < f->nshapes; i++)
+    f->shapes[i].head = -1;
+  strand_init(f);
   lsched_fragmeter_get(f->meter, &f->fr);
   return 0;
 }
@@ -269,113 +342,305 @@ void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
   if (id == FRAGTRACK_NO_SHAPE || id >= f->nshapes)
     return;
   shape *s = &f->shapes[id];
-  if (delta > 0) {
-    if (s->queued++ == 0) {
-      s->pos = f->nactive;
-      f->active[f->nactive++] = id;
-      f->set_changed = 1;
-    }
-  } else if (s->queued > 0 && --s->queued == 0) {
-    uint32_t last = f->active[--f->nactive];
-    f->active[s->pos] = last;
-    f->shapes[last].pos = s->pos;
+  int crossed = 0;
+  if (delta > 0)
+    crossed = s->queued++ == 0;
+  else if (s->queued > 0)
+    crossed = --s->queued == 0;
+  if (crossed) {
     f->set_changed = 1;
-  }
-}
-
-/* ---------------------------------------------------------------- stranded */
-
-static int cmp_active(const void *a, const void *b, void *ctx);
-
-/* qsort has no context argument in C11: sort by insertion (the active set
- * is small and changes rarely). */
-static void sort_active(sim_fragtrack *f) {
-  for (uint32_t i = 1; i < f->nactive; i++) {
-    uint32_t x = f->active[i];
-    uint32_t k = i;
-    while (k > 0 && cmp_active(&f->active[k - 1], &x, f) > 0) {
-      f->active[k] = f->active[k - 1];
-      k--;
+    if (!s->touched) {
+      s->touched = 1;
+      f->touched[f->ntouched++] = id;
     }
-    f->active[k] = x;
   }
-  for (uint32_t i = 0; i < f->nactive; i++)
-    f->shapes[f->active[i]].pos = i;
 }
 
-static int cmp_active(const void *a, const void *b, void *ctx) {
-  const sim_fragtrack *f = ctx;
-  const lsched_request *x = &f->shapes[*(const uint32_t *)a].req;
-  const lsched_request *y = &f->shapes[*(const uint32_t *)b].req;
+/* ---------------------------------------------------------------- stranded
+ * Per node: str[i], its stranded milli for the computed set calc[] (the
+ * shapes in the queue at the last sync, sorted by share then id), and
+ * first[i], the first shape of calc[] that fits it (its bucket). A node's
+ * value depends only on its own state and on that first fitting shape, so
+ * - an allocation or release recomputes the node (dirty);
+ * - a shape leaving the set recomputes the nodes of its bucket only;
+ * - a shape joining it moves the nodes it fits whose first fitting shape
+ *   comes later (or that none fitted): they are found by a descent of a
+ *   summary tree (sumry), which skips every subtree that cannot hold the
+ *   shape; so a shape that fits nowhere, the usual reason to wait, costs
+ *   about one root-to-leaf path.
+ * The values are those of recomputing every node at each change of the
+ * set (tests/cli_golden.sh: the replay outputs are byte-identical). */
+
+static int cmp_calc(const sim_fragtrack *f, uint32_t a, uint32_t b) {
+  const lsched_request *x = &f->shapes[a].req;
+  const lsched_request *y = &f->shapes[b].req;
   if (x->gpu_milli != y->gpu_milli)
     return x->gpu_milli < y->gpu_milli ? -1 : 1;
-  uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
-  return (ia > ib) - (ia < ib);
+  return (a > b) - (a < b);
 }
 
-/* Stranded milli of node i for the active shapes. */
-static int64_t node_stranded(const sim_fragtrack *f, int i) {
-  lsched_node_info ni;
-  if (lsched_cluster_node_info(f->c, i, &ni) || ni.gpu_count == 0 ||
-      ni.gpu_milli_free == 0)
+static void bucket_out(sim_fragtrack *f, int i) {
+  uint32_t b = f->first[i];
+  if (b >= f->nshapes)
+    return;
+  if (f->prv[i] >= 0)
+    f->nxt[f->prv[i]] = f->nxt[i];
+  else
+    f->shapes[b].head = f->nxt[i];
+  if (f->nxt[i] >= 0)
+    f->prv[f->nxt[i]] = f->prv[i];
+}
+
+static void bucket_in(sim_fragtrack *f, int i, uint32_t b) {
+  f->first[i] = b;
+  if (b >= f->nshapes)
+    return;
+  int h = f->shapes[b].head;
+  f->prv[i] = -1;
+  f->nxt[i] = h;
+  if (h >= 0)
+    f->prv[h] = i;
+  f->shapes[b].head = i;
+}
+
+static void sum_merge(sumry *t, const sumry *a, const sumry *b) {
+  t->cpu = a->cpu > b->cpu ? a->cpu : b->cpu;
+  t->mem = a->mem > b->mem ? a->mem : b->mem;
+  t->models = a->models | b->models;
+  for (int k = 0; k < CAPK; k++)
+    t->cap[k] = a->cap[k] > b->cap[k] ? a->cap[k] : b->cap[k];
+}
+
+static void sum_empty(sumry *t) {
+  t->cpu = t->mem = INT64_MIN;
+  t->models = 0;
+  for (int k = 0; k < CAPK; k++)
+    t->cap[k] = -1;
+}
+
+static void sum_pull(sim_fragtrack *f, int i) {
+  for (int t = (f->size + i) / 2; t >= 1; t /= 2)
+    sum_merge(&f->tree[t], &f->tree[2 * t], &f->tree[2 * t + 1]);
+}
+
+/* Free milli of the GPUs of node i below dmin (and above 0). */
+static int64_t below(const int *fm, int ng, int dmin) {
+  int64_t s = 0;
+  for (int g = 0; g < ng; g++)
+    if (fm[g] > 0 && fm[g] < dmin)
+      s += fm[g];
+  return s;
+}
+
+static int gpus_free(const sim_fragtrack *f, int i, int *fm) {
+  int ng = lsched_cluster_gpus_free(f->c, i, fm, LSCHED_MAX_GPUS_PER_NODE);
+  if (ng < 0)
     return 0;
-  if (ni.gpu_mode != LSCHED_GPU_SHARED && ni.gpu_mode != LSCHED_GPU_EXCLUSIVE)
-    return 0;
-  int dmin = -1;
-  for (uint32_t k = 0; k < f->nactive; k++) {
-    const lsched_request *r = &f->shapes[f->active[k]].req;
-    if (lsched_fits(f->c, i, r)) {
-      /* ascending share: the first that fits has the smallest */
-      dmin = lsched_effective_milli(f->c, i, r);
-      break;
+  return ng < LSCHED_MAX_GPUS_PER_NODE ? ng : LSCHED_MAX_GPUS_PER_NODE;
+}
+
+/* Sets node i's value, first fitting shape and summary leaf from scratch
+ * (without pulling the summary up). */
+static void node_set(sim_fragtrack *f, int i) {
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+  sumry *lf = &f->tree[f->size + i];
+  sum_empty(lf);
+  bucket_out(f, i);
+  int64_t v = 0;
+  uint32_t first = FIRST_INELIG;
+  if (!lsched_cluster_node_info(f->c, i, &ni) && ni.gpu_count > 0 &&
+      (ni.gpu_mode == LSCHED_GPU_SHARED ||
+       ni.gpu_mode == LSCHED_GPU_EXCLUSIVE)) {
+    int fm[LSCHED_MAX_GPUS_PER_NODE];
+    int ng = gpus_free(f, i, fm);
+    /* the CAPK largest, descending */
+    int top[CAPK];
+    int nt = 0;
+    for (int g = 0; g < ng; g++) {
+      int x = fm[g];
+      if (ni.gpu_mode == LSCHED_GPU_EXCLUSIVE)
+        x = x == 1000 ? 1000 : 0;
+      int p = nt < CAPK ? nt++ : CAPK;
+      while (p > 0 && top[p - 1] < x) {
+        if (p < CAPK)
+          top[p] = top[p - 1];
+        p--;
+      }
+      if (p < CAPK)
+        top[p] = x;
+    }
+    for (int k = 0; k < CAPK; k++)
+      lf->cap[k] = (int16_t)(k < nt ? top[k] : -1);
+    lf->cpu = ni.cpu_free;
+    lf->mem = ni.memory_free;
+    lf->models = ni.gpu_model >= 0 && ni.gpu_model < 64
+                     ? UINT64_C(1) << ni.gpu_model
+                     : ~UINT64_C(0);
+    if (ni.gpu_milli_free > 0) {
+      int dmin = -1;
+      first = FIRST_NONE;
+      for (uint32_t k = 0; k < f->ncalc; k++) {
+        const lsched_request *r = &f->shapes[f->calc[k]].req;
+        if (lsched_fits(f->c, i, r)) {
+          /* ascending share: the first that fits has the smallest */
+          dmin = lsched_effective_milli(f->c, i, r);
+          first = f->calc[k];
+          break;
+        }
+      }
+      v = dmin < 0 ? ni.gpu_milli_free : below(fm, ng, dmin);
     }
   }
-  if (dmin < 0)
-    return ni.gpu_milli_free;
-  int free_milli[LSCHED_MAX_GPUS_PER_NODE];
-  int ng = lsched_cluster_gpus_free(f->c, i, free_milli,
-                                    LSCHED_MAX_GPUS_PER_NODE);
-  int64_t s = 0;
-  for (int g = 0; g < ng && g < LSCHED_MAX_GPUS_PER_NODE; g++) {
-    int x = free_milli[g];
-    if (x > 0 && x < dmin)
-      s += x;
+  bucket_in(f, i, first);
+  f->S += v - f->str[i];
+  f->str[i] = v;
+}
+
+static void node_recompute(sim_fragtrack *f, int i) {
+  node_set(f, i);
+  sum_pull(f, i);
+}
+
+static void strand_init(sim_fragtrack *f) {
+  for (int t = 0; t < 2 * f->size; t++)
+    sum_empty(&f->tree[t]);
+  f->S = 0;
+  for (int i = 0; i < f->n; i++) {
+    f->first[i] = FIRST_INELIG;
+    f->str[i] = 0;
+    node_set(f, i);
   }
-  return s;
+  for (int t = f->size - 1; t >= 1; t--)
+    sum_merge(&f->tree[t], &f->tree[2 * t], &f->tree[2 * t + 1]);
+}
+
+/* Shape a joined calc[]: the nodes it fits whose first fitting shape comes
+ * after it (or that none fitted) now have it first. */
+static void shape_joined(sim_fragtrack *f, uint32_t a) {
+  const lsched_request *r = &f->shapes[a].req;
+  int kk = r->gpu_count < 1 ? 1 : r->gpu_count > CAPK ? CAPK : r->gpu_count;
+  int need = r->gpu_milli > 1000 ? 1000 : r->gpu_milli;
+  uint64_t mm = r->model_mask;
+  uint32_t ra = f->shapes[a].rank;
+  int stack[64];
+  int sp = 0;
+  stack[sp++] = 1;
+  while (sp > 0) {
+    int t = stack[--sp];
+    const sumry *e = &f->tree[t];
+    if (e->cpu < r->cpu_milli || e->mem < r->memory_mib ||
+        e->cap[kk - 1] < need || (mm && !(mm & e->models)))
+      continue;
+    if (t < f->size) {
+      stack[sp++] = 2 * t + 1;
+      stack[sp++] = 2 * t;
+      continue;
+    }
+    int i = t - f->size;
+    uint32_t cur = f->first[i];
+    if (i >= f->n || cur == FIRST_INELIG ||
+        (cur != FIRST_NONE && f->shapes[cur].rank <= ra))
+      continue;
+    if (!lsched_fits(f->c, i, r))
+      continue;
+    int fm[LSCHED_MAX_GPUS_PER_NODE];
+    int ng = gpus_free(f, i, fm);
+    int64_t v = below(fm, ng, lsched_effective_milli(f->c, i, r));
+    bucket_out(f, i);
+    bucket_in(f, i, a);
+    f->S += v - f->str[i];
+    f->str[i] = v;
+  }
+}
+
+/* The queue's shape set changed since the last sync: brings calc[] and
+ * every node's value to the new set. */
+static void sync_set(sim_fragtrack *f) {
+  uint32_t nrem = 0, nadd = 0;
+  /* touched[] is split in place: removed shapes first, then added ones */
+  for (uint32_t k = 0; k < f->ntouched; k++) {
+    uint32_t id = f->touched[k];
+    shape *s = &f->shapes[id];
+    s->touched = 0;
+    if (s->queued > 0 && !s->in_calc)
+      f->touched[nrem + nadd++] = id;
+    else if (s->queued == 0 && s->in_calc) {
+      f->touched[nrem + nadd] = f->touched[nrem];
+      f->touched[nrem++] = id;
+    }
+  }
+  f->ntouched = 0;
+  if (nrem + nadd > 0) {
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < nrem; k++)
+      f->shapes[f->touched[k]].in_calc = 0;
+    for (uint32_t k = 0; k < f->ncalc; k++)
+      if (f->shapes[f->calc[k]].in_calc)
+        f->calc[m++] = f->calc[k];
+    for (uint32_t k = 0; k < nadd; k++) {
+      uint32_t id = f->touched[nrem + k];
+      f->shapes[id].in_calc = 1;
+      uint32_t p = m++;
+      while (p > 0 && cmp_calc(f, f->calc[p - 1], id) > 0) {
+        f->calc[p] = f->calc[p - 1];
+        p--;
+      }
+      f->calc[p] = id;
+    }
+    f->ncalc = m;
+    for (uint32_t k = 0; k < m; k++)
+      f->shapes[f->calc[k]].rank = k;
+  }
+  /* A left shape's nodes did not change: their summary leaves stay (the
+   * changed ones among them are pulled up with the dirty nodes below). */
+  for (uint32_t k = 0; k < nrem; k++) {
+    shape *s = &f->shapes[f->touched[k]];
+    while (s->head >= 0)
+      node_set(f, s->head);
+  }
+  for (int k = 0; k < f->nnchg; k++) {
+    f->nchg[f->nchg_list[k]] = 0;
+    node_recompute(f, f->nchg_list[k]);
+  }
+  f->nnchg = 0;
+  for (int k = 0; k < f->ndirty; k++)
+    node_recompute(f, f->dirty_list[k]);
+  for (uint32_t k = 0; k < nadd; k++)
+    shape_joined(f, f->touched[nrem + k]);
 }
 
 int fragtrack_update(sim_fragtrack *f) {
   if (!f)
     return 0;
   lsched_fragmeter_get(f->meter, &f->fr);
-  if (f->queued == 0) {
-    f->stranded = 0;
-  } else if (f->set_changed || !f->valid) {
-    sort_active(f);
-    f->S = 0;
-    for (int i = 0; i < f->n; i++) {
-      f->str[i] = node_stranded(f, i);
-      f->S += f->str[i];
-    }
-    f->valid = 1;
+  if (f->queued > 0 && (f->set_changed || !f->valid)) {
+    sync_set(f);
     f->set_changed = 0;
-    f->stranded = f->S;
   } else {
-    for (int k = 0; k < f->ndirty; k++) {
-      int i = f->dirty_list[k];
-      int64_t v = node_stranded(f, i);
-      f->S += v - f->str[i];
-      f->str[i] = v;
-    }
-    f->stranded = f->S;
+    for (int k = 0; k < f->ndirty; k++)
+      node_recompute(f, f->dirty_list[k]);
   }
-  /* An empty queue keeps no per-node values: the next non-empty one
-   * recomputes them all. */
-  if (f->queued == 0)
-    f->valid = 0;
+  f->valid = f->queued > 0;
+  f->stranded = f->queued > 0 ? f->S : 0;
   for (int k = 0; k < f->ndirty; k++)
     f->dirty[f->dirty_list[k]] = 0;
   f->ndirty = 0;
+#ifdef FRAGTRACK_VERIFY
+  /* Debug build (-DFRAGTRACK_VERIFY): every value against a scan. */
+  if (f->queued > 0)
+    for (int i = 0; i < f->n; i++) {
+      if (f->nchg[i])
+        continue;
+      int64_t old = f->str[i], oldS = f->S;
+      uint32_t of = f->first[i];
+      node_recompute(f, i);
+      if (f->str[i] != old || f->first[i] != of || f->S != oldS) {
+        fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n",
+                i, old, f->str[i]);
+        abort();
+      }
+    }
+#endif
   return 0;
 }
 

@@ -15,10 +15,17 @@
  * left out.
  *
  * Cost: the meter updates the changed node on every alloc/release
- * (O(types + GPUs x shares)); stranded is recomputed at a timeline point
- * for the nodes changed since the last point, or for every node when the
- * set of request shapes in the queue changed, each in O(queued shapes until
- * the first that fits).
+ * (O(types + GPUs x shares)). Stranded is kept per node with the node's
+ * first fitting queued shape (a bucket per shape): at a timeline point the
+ * nodes changed since the last point are recomputed (O(queued shapes until
+ * the first that fits + log nodes)); when the set of queued shapes
+ * changed, a shape that left recomputes the nodes of its bucket only, and
+ * a shape that joined visits only the nodes it may fit, found through a
+ * tree of per-subtree maxima (free CPU, memory, k-th largest free GPU
+ * share, models), so a shape that fits nowhere costs about log nodes. The
+ * values are exactly those of recomputing every node at every change of
+ * the set (tests/test_fragtrack.c; build with -DFRAGTRACK_VERIFY to check
+ * every node after every update of a run).
  */
 #ifndef SCHEDSIM_FRAGTRACK_H
 #define SCHEDSIM_FRAGTRACK_H

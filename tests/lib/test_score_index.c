@@ -7,7 +7,8 @@
  *   earliest node in the visit order, under set_order and a cordon.
  * - Equivalence replays: every scoring built-in (best-fit, worst-fit,
  *   dot-product, gpu-packing, gpu-clustering, fgd; mig-best-fit and
- *   mig-aware for their non-MIG requests; defrag over best-fit) runs twice
+ *   mig-aware for their non-MIG requests; defrag over best-fit; random,
+ *   whose draw among the fitting nodes reads a counting index) runs twice
  *   on two identical random clusters, once through its index (default) and
  *   once with parameter index=off (the scan, the reference), through the
  *   same random operations: placements of requests from a pool of shapes
@@ -253,12 +254,20 @@ static void same_answer(struct pair *pr, const lsched_request *q,
   pr->live[pr->nlive++] = out[0];
 }
 
-static void set_workload(struct rng *r, struct pair *pr) {
+/* A random workload; `many`: up to 60 types, most of them sharing a
+ * (share, GPU count) with others and differing in CPU (fgd's groups, CPU
+ * ties included). */
+static void set_workload(struct rng *r, struct pair *pr, int many) {
   lsched_workload *w = NULL;
   OK(lsched_workload_create(&w, NULL));
-  int n = 1 + rbelow(r, 6);
+  int n = many ? 1 + rbelow(r, 60) : 1 + rbelow(r, 6);
   for (int i = 0; i < n; i++) {
     lsched_request q = random_shape(r, 0);
+    if (many && q.gpu_count > 0 && rbelow(r, 4)) {
+      q.gpu_count = 1 + rbelow(r, 2);
+      q.gpu_milli = q.gpu_count > 1 ? 1000 : 500;
+      q.cpu_milli = 500 * rbelow(r, 33);
+    }
     lsched_task_type t = LSCHED_TASK_TYPE_INIT;
     t.cpu_milli = q.cpu_milli;
     t.gpu_count = q.gpu_count;
@@ -277,8 +286,8 @@ static void set_workload(struct rng *r, struct pair *pr) {
 
 /* One replay: `policy` on a random cluster of about n nodes, `ops`
  * operations, shapes drawn from a pool of `npool` (plus fresh ones). */
-static void replay(const char *policy, uint64_t seed, int n, int ops,
-                   int npool, int mig) {
+static void replay_eval(const char *policy, uint64_t seed, int n, int ops,
+                        int npool, int mig, int fgd_types) {
   struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 7};
   struct pair pr;
   memset(&pr, 0, sizeof pr);
@@ -288,7 +297,9 @@ static void replay(const char *policy, uint64_t seed, int n, int ops,
     random_node(&r, pr.c[0], pr.c[1], mig);
   pr.p[0] = attach(pr.c[0], policy, NULL);
   pr.p[1] = attach(pr.c[1], policy, "off");
-  set_workload(&r, &pr);
+  if (fgd_types) /* the reference evaluates F type by type */
+    OK(lsched_policy_set_param(pr.p[1], "eval", "types"));
+  set_workload(&r, &pr, fgd_types);
   lsched_request pool[400];
   for (int i = 0; i < npool; i++)
     pool[i] = random_shape(&r, mig);
@@ -359,7 +370,7 @@ static void replay(const char *policy, uint64_t seed, int n, int ops,
         OK(lsched_cluster_update_node(pr.c[1], node, &s));
       }
     } else { /* a new workload (fgd; the others ignore it) */
-      set_workload(&r, &pr);
+      set_workload(&r, &pr, fgd_types);
     }
   }
   for (int i = 0; i < 2; i++) {
@@ -369,9 +380,14 @@ static void replay(const char *policy, uint64_t seed, int n, int ops,
   }
 }
 
+static void replay(const char *policy, uint64_t seed, int n, int ops,
+                   int npool, int mig) {
+  replay_eval(policy, seed, n, ops, npool, mig, 0);
+}
+
 static const char *const scoring[] = {
     "best-fit",     "worst-fit",  "dot-product", "gpu-packing", "gpu-clustering",
-    "fgd",          "mig-best-fit", "mig-aware", "defrag"};
+    "fgd",          "mig-best-fit", "mig-aware", "defrag",      "random"};
 #define NSCORING (sizeof scoring / sizeof scoring[0])
 
 static void test_replay_small(void) {
@@ -393,6 +409,23 @@ static void test_replay_many_shapes(void) {
   static const char *const some[] = {"best-fit", "gpu-clustering", "fgd"};
   for (size_t p = 0; p < 3; p++)
     replay(some[p], 21 + p, 70, 1500, 400, 0);
+}
+
+/* fgd's grouped evaluation of F (the default) against lsched_frag_eval's
+ * walk over every task type (eval=types) on the scan: workloads of up to
+ * 60 types in few (share, count) groups, CPU ties included. A bad value
+ * of the parameter is refused. */
+static void test_fgd_grouped(void) {
+  for (uint64_t seed = 31; seed <= 36; seed++)
+    replay_eval("fgd", seed, 12 + (int)(seed % 5) * 9, 800, 30, seed == 36,
+                1);
+  lsched_cluster *c = new_cluster(0);
+  add_node(c, 8000, 65536, 8, 0, LSCHED_GPU_SHARED, 0);
+  lsched_policy *p = attach(c, "fgd", NULL);
+  MT_EQ(lsched_policy_set_param(p, "eval", "fast"), LSCHED_EINVAL);
+  OK(lsched_policy_set_param(p, "eval", "grouped"));
+  lsched_policy_destroy(p);
+  lsched_cluster_destroy(c);
 }
 
 /* The log of touched nodes past its capacity (4096 entries): a shape asked
@@ -536,6 +569,7 @@ int main(void) {
   MT_RUN(test_replay_small);
   MT_RUN(test_replay_mig);
   MT_RUN(test_replay_many_shapes);
+  MT_RUN(test_fgd_grouped);
   MT_RUN(test_log_compaction);
   MT_RUN(test_invariants_100k);
   return mt_finish();

@@ -48,9 +48,9 @@ extern "C" {
 /* Version                                                                 */
 
 #define LSCHED_VERSION_MAJOR 0
-#define LSCHED_VERSION_MINOR 2
+#define LSCHED_VERSION_MINOR 3
 #define LSCHED_VERSION_PATCH 0
-#define LSCHED_VERSION_STRING "0.2.0"
+#define LSCHED_VERSION_STRING "0.3.0"
 /** Numeric version, major * 10000 + minor * 100 + patch. */
 #define LSCHED_VERSION_NUMBER                                                  \
   (LSCHED_VERSION_MAJOR * 10000 + LSCHED_VERSION_MINOR * 100 +                 \

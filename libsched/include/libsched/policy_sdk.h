@@ -324,6 +324,25 @@ LSCHED_API void lsched_score_index_touch(lsched_score_index *ix, int node);
 /** on = 0: answer every request by a scan (the reference), 1: index
  * (default). LSCHED_OK or LSCHED_EINVAL. */
 LSCHED_API int lsched_score_index_enable(lsched_score_index *ix, int on);
+/** Counting (for a policy that draws among the fitting nodes, such as
+ * random): every tree also keeps how many nodes fit below each entry. Call
+ * right after create, before the first answer (LSCHED_ESTATE otherwise);
+ * the trees then take 20 bytes per node and shape instead of 16 (fewer
+ * shapes fit the 32 MiB budget). */
+LSCHED_API int lsched_score_index_enable_counts(lsched_score_index *ix);
+/**
+ * A draw among the nodes that fit req (any score): with m >= 1 fitting
+ * nodes, draw(user, m) returns r in [0, m) and *node is the r-th fitting
+ * node in the visit order, exactly as lsched_collect_fits() followed by
+ * out[r]; LSCHED_ENOFIT (draw not called) when none fits. O(log n) with a
+ * counting index and a tracked shape (else the collect: O(n)). LSCHED_OK,
+ * LSCHED_ENOFIT, LSCHED_EINVAL, LSCHED_ENOMEM.
+ */
+LSCHED_API int lsched_score_index_draw(lsched_score_index *ix,
+                                       const lsched_request *req,
+                                       uint64_t (*draw)(void *user,
+                                                        uint64_t m),
+                                       void *user, int *node);
 /** Brings every tree up to date, recomputes each from scratch and
  * compares: LSCHED_OK or LSCHED_ESTATE. O(S x n) scores (tests). */
 LSCHED_API int lsched_score_index_check(lsched_score_index *ix);

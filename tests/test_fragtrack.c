@@ -1,0 +1,242 @@
+/*
+ * The incremental stranded-capacity meter (sim/engine/fragtrack.c) against
+ * the computation it replaced, kept here as the reference: at every update
+ * with a non-empty queue, every node recomputed when the set of queued
+ * shapes changed since the last update (or the queue was empty at it), else
+ * the nodes allocated on or released from since then; each node's value the
+ * free milli of its GPUs below the share of the first queued shape (ascending
+ * share, then shape id) that fits it, all its free milli when none does, 0
+ * for MIG nodes and nodes without GPUs (fragtrack.h). Random clusters of
+ * shared, exclusive and MIG nodes and random sequences of allocations,
+ * releases, queue entries and exits and node state changes (cordon, drain,
+ * uncordon: reported to the meter as node changes, which the reference sees
+ * only at its next full recomputation); after every update the stranded
+ * figure must be the reference's, exactly.
+ */
+#include "cluster_spec.h"
+#include "fragtrack.h"
+#include "request.h"
+#include "testutil.h"
+#include "trace.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXN 48
+#define NSHAPES 14
+#define MAXLIVE 400
+
+struct rng {
+  uint64_t s;
+};
+
+static uint64_t rnext(struct rng *r) {
+  uint64_t x = r->s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  r->s = x;
+  return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+static int rbelow(struct rng *r, int n) {
+  return n > 0 ? (int)((rnext(r) >> 11) % (uint64_t)n) : 0;
+}
+
+/* The reference (the per-node computation before the meter was
+ * incremental). */
+struct ref {
+  lsched_cluster *c;
+  int n;
+  const lsched_request *req; /* per shape id */
+  const uint32_t *queued;    /* per shape id */
+  int nshapes;
+  int64_t str[MAXN];
+  int valid;
+};
+
+static int64_t ref_node(const struct ref *r, int i) {
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+  if (lsched_cluster_node_info(r->c, i, &ni) || ni.gpu_count == 0 ||
+      ni.gpu_milli_free == 0)
+    return 0;
+  if (ni.gpu_mode != LSCHED_GPU_SHARED && ni.gpu_mode != LSCHED_GPU_EXCLUSIVE)
+    return 0;
+  int dmin = -1, best = -1;
+  for (int k = 0; k < r->nshapes; k++) {
+    if (!r->queued[k] || !lsched_fits(r->c, i, &r->req[k]))
+      continue;
+    if (best < 0 || r->req[k].gpu_milli < r->req[best].gpu_milli)
+      best = k; /* ascending share, then id */
+  }
+  if (best >= 0)
+    dmin = lsched_effective_milli(r->c, i, &r->req[best]);
+  if (dmin < 0)
+    return ni.gpu_milli_free;
+  int fm[LSCHED_MAX_GPUS_PER_NODE];
+  int ng = lsched_cluster_gpus_free(r->c, i, fm, LSCHED_MAX_GPUS_PER_NODE);
+  int64_t s = 0;
+  for (int g = 0; g < ng; g++)
+    if (fm[g] > 0 && fm[g] < dmin)
+      s += fm[g];
+  return s;
+}
+
+static int64_t ref_update(struct ref *r, size_t queued, int set_changed,
+                          const uint8_t *dirty) {
+  int64_t S = 0;
+  if (queued == 0) {
+    r->valid = 0;
+    return 0;
+  }
+  for (int i = 0; i < r->n; i++) {
+    if (set_changed || !r->valid || dirty[i])
+      r->str[i] = ref_node(r, i);
+    S += r->str[i];
+  }
+  r->valid = 1;
+  return S;
+}
+
+static lsched_request shape_req(struct rng *r, job_record *jr) {
+  static const int shares[] = {100, 200, 250, 500, 700, 1000};
+  memset(jr, 0, sizeof *jr);
+  jr->cpu_milli = 1000 * rbelow(r, 9);
+  jr->memory_mib = 1024 * rbelow(r, 9);
+  jr->num_gpu = 1 + (rbelow(r, 4) == 0 ? rbelow(r, 4) : 0);
+  jr->gpu_milli = jr->num_gpu > 1 ? 1000 : shares[rbelow(r, 6)];
+  jr->gpu_spec = rbelow(r, 5) == 0 ? 0 : -1;
+  lsched_request q;
+  sim_job_request(jr, jr->gpu_spec >= 0 ? UINT64_C(1) << rbelow(r, 2) : 0,
+                  &q);
+  return q;
+}
+
+static void replay(uint64_t seed) {
+  struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 3};
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  lsched_cluster *c = NULL;
+  ck_assert_int_eq(lsched_cluster_create(&c, &o), 0);
+  ck_assert_int_eq(lsched_cluster_model_id(c, "A100", 1), 0);
+  ck_assert_int_eq(lsched_cluster_model_id(c, "V100", 1), 1);
+  int n = 8 + rbelow(&r, MAXN - 8);
+  for (int i = 0; i < n; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = 8000 * (1 + rbelow(&r, 4));
+    s.memory_mib = 16384 * (1 + rbelow(&r, 2));
+    s.gpu_count = rbelow(&r, 6) == 0 ? 0 : 1 + rbelow(&r, 8);
+    s.gpu_model = rbelow(&r, 2);
+    int m = rbelow(&r, 8);
+    s.gpu_mode = m < 5 ? LSCHED_GPU_SHARED
+                 : m < 7 ? LSCHED_GPU_EXCLUSIVE
+                         : LSCHED_GPU_MIG;
+    if (s.gpu_mode == LSCHED_GPU_MIG) {
+      s.gpu_model = 0;
+      s.mig_dynamic = 1;
+    }
+    int id = -1;
+    ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), 0);
+  }
+  sim_cluster sc;
+  memset(&sc, 0, sizeof sc);
+  sc.c = c;
+  sim_fragtrack *f = NULL;
+  ck_assert_int_eq(fragtrack_begin(&f, &sc), 0);
+  job_record jobs[NSHAPES];
+  lsched_request req[NSHAPES];
+  for (int k = 0; k < NSHAPES; k++) {
+    req[k] = shape_req(&r, &jobs[k]);
+    ck_assert_int_eq(fragtrack_add(f, &jobs[k], req[k].model_mask, 0), 0);
+  }
+  ck_assert_int_eq(fragtrack_ready(f), 0);
+  /* fragtrack's shape ids, and the reference's requests in that order */
+  lsched_request byid[NSHAPES];
+  uint32_t sid[NSHAPES], queued[NSHAPES] = {0};
+  int nids = 0;
+  for (int k = 0; k < NSHAPES; k++) {
+    sid[k] = fragtrack_shape(f, &jobs[k], req[k].model_mask, 0);
+    ck_assert(sid[k] != FRAGTRACK_NO_SHAPE && sid[k] < NSHAPES);
+    byid[sid[k]] = req[k];
+    if ((int)sid[k] + 1 > nids)
+      nids = (int)sid[k] + 1;
+  }
+  struct ref ref = {c, n, byid, queued, nids, {0}, 0};
+  lsched_placement live[MAXLIVE];
+  int nlive = 0;
+  uint8_t dirty[MAXN] = {0};
+  int set_changed = 0;
+  size_t nqueued = 0;
+  for (int step = 0; step < 3000; step++) {
+    int what = rbelow(&r, 100);
+    if (what < 35) { /* place a random shape on a random node it fits */
+      int k = rbelow(&r, NSHAPES), node = rbelow(&r, n);
+      lsched_placement p;
+      if (nlive < MAXLIVE && lsched_fits(c, node, &req[k]) &&
+          lsched_pick_gpus(c, node, &req[k], LSCHED_PICK_TIGHTEST, &p) ==
+              LSCHED_OK &&
+          lsched_alloc(c, &p) == LSCHED_OK) {
+        live[nlive++] = p;
+        dirty[node] = 1;
+      }
+    } else if (what < 60) { /* release */
+      if (nlive > 0) {
+        int i = rbelow(&r, nlive);
+        ck_assert_int_eq(lsched_release(c, &live[i]), 0);
+        dirty[live[i].node] = 1;
+        live[i] = live[--nlive];
+      }
+    } else if (what < 90) { /* a job enters or leaves the queue */
+      int k = rbelow(&r, NSHAPES);
+      uint32_t id = sid[k];
+      int delta = queued[id] > 0 && rbelow(&r, 2) ? -1 : 1;
+      if (queued[id] == 0 && delta < 0)
+        continue;
+      fragtrack_queued(f, id, delta);
+      if (delta > 0) {
+        nqueued++;
+        set_changed |= queued[id]++ == 0;
+      } else {
+        nqueued--;
+        set_changed |= --queued[id] == 0;
+      }
+    } else if (what < 93) { /* node state change (idle or not) */
+      int node = rbelow(&r, n);
+      static const lsched_node_state st[] = {
+          LSCHED_NODE_UP, LSCHED_NODE_CORDONED, LSCHED_NODE_DRAINING};
+      ck_assert_int_eq(
+          lsched_cluster_set_node_state(c, node, st[rbelow(&r, 3)]), 0);
+    } else { /* an update (a timeline point) */
+      ck_assert_int_eq(fragtrack_update(f), 0);
+      int64_t want = ref_update(&ref, nqueued, set_changed, dirty);
+      fragtrack_values v;
+      fragtrack_get(f, &v);
+      ck_assert_msg(v.stranded_gpu_milli == want,
+                    "seed %llu step %d: stranded %lld, reference %lld",
+                    (unsigned long long)seed, step,
+                    (long long)v.stranded_gpu_milli, (long long)want);
+      if (nqueued > 0)
+        set_changed = 0;
+      memset(dirty, 0, sizeof dirty);
+    }
+  }
+  fragtrack_free(f);
+  lsched_cluster_destroy(c);
+}
+
+START_TEST(random_replays) {
+  for (uint64_t seed = 1; seed <= 40; seed++)
+    replay(seed);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("fragtrack");
+  TCase *tc = tcase_create("fragtrack");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, random_replays);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return testutil_run(suite()); }
