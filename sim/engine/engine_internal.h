@@ -295,6 +295,11 @@ uint64_t speed_retimes(const engine *e);
  * migrations: after a pass that left the head blocked it may move or
  * preempt running jobs. */
 int migrate_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* Of the current segment of the job in slot s, the microseconds a stop
+ * now keeps (whole checkpoint intervals, at most its run time left; the
+ * one rule of stop_requeue and of preempt.c's victim cost); *elapsed =
+ * how long the segment has run. */
+int64_t stop_kept_us(const engine *e, const slot *s, int64_t *elapsed);
 /* Stops the running single-node job in slot j (its resources `from`
  * already released): keeps the progress of whole checkpoint intervals,
  * counts the rest as lost, and requeues it behind the head, or with

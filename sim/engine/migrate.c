@@ -111,6 +111,13 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
   return 0;
 }
 
+int64_t stop_kept_us(const engine *e, const slot *s, int64_t *elapsed) {
+  *elapsed = e->now > s->seg_us ? e->now - s->seg_us : 0;
+  int64_t ck = llround(e->opt->checkpoint_s * 1e6);
+  int64_t kept = ck > 0 ? *elapsed / ck * ck : 0;
+  return kept > s->rem_us ? s->rem_us : kept;
+}
+
 /* Stops the job in slot j (its resources `from` already released), keeps
  * the progress of whole checkpoint intervals, and requeues it behind the
  * head (at_tail: where the discipline puts an arrival; preempt.c). */
@@ -118,11 +125,8 @@ int stop_requeue(engine *e, uint32_t j, const lsched_placement *from,
                  int at_tail) {
   slot *s = &e->slots[j];
   double gpus = (double)from->gpu_count * from->gpu_milli / 1000.0;
-  int64_t elapsed = e->now > s->seg_us ? e->now - s->seg_us : 0;
-  int64_t ck = llround(e->opt->checkpoint_s * 1e6);
-  int64_t kept = ck > 0 ? elapsed / ck * ck : 0;
-  if (kept > s->rem_us)
-    kept = s->rem_us;
+  int64_t elapsed;
+  int64_t kept = stop_kept_us(e, s, &elapsed);
   s->rem_us -= kept;
   s->lost_gpu_s += (double)(elapsed - kept) / 1e6 * gpus;
   e->alloc_milli -= parts_milli(from, 1);

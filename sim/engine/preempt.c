@@ -279,11 +279,8 @@ static void preempt_close(void *self) {
 static double lost_now(const engine *e, const slot *s,
                        const lsched_placement *pl) {
   double gpus = (double)pl->gpu_count * pl->gpu_milli / 1000.0;
-  int64_t elapsed = e->now > s->seg_us ? e->now - s->seg_us : 0;
-  int64_t ck = llround(e->opt->checkpoint_s * 1e6);
-  int64_t kept = ck > 0 ? elapsed / ck * ck : 0;
-  if (kept > s->rem_us)
-    kept = s->rem_us;
+  int64_t elapsed;
+  int64_t kept = stop_kept_us(e, s, &elapsed);
   return (double)(elapsed - kept) / 1e6 * gpus;
 }
 
