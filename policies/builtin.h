@@ -24,7 +24,11 @@
 struct lsched_builtin_typed {
   lsched_allocator a;
   int *scratch;
+  lsched_score_index *ix; /* best-fit score (fastest_fit.c "Index") */
+  int use_index;          /* parameter index=on|off */
 };
+LSCHED_BUILTIN int lsched_builtin_typed_set_param(void *state, const char *key,
+                                                  const char *value);
 LSCHED_BUILTIN int lsched_builtin_typed_init(void *state,
                                              const lsched_cluster *c);
 LSCHED_BUILTIN void lsched_builtin_typed_fini(void *state);
@@ -74,7 +78,11 @@ LSCHED_BUILTIN void lsched_builtin_mig_fb_fini(struct lsched_builtin_mig_fb *f);
 struct lsched_builtin_typed {
   lsched_allocator a;
   int *scratch;
+  lsched_score_index *ix; /* best-fit score (fastest_fit.c "Index") */
+  int use_index;          /* parameter index=on|off */
 };
+LSCHED_BUILTIN int lsched_builtin_typed_set_param(void *state, const char *key,
+                                                  const char *value);
 LSCHED_BUILTIN int lsched_builtin_typed_init(void *state,
                                              const lsched_cluster *c);
 LSCHED_BUILTIN void lsched_builtin_typed_fini(void *state);

@@ -20,4 +20,5 @@ const lsched_policy_ops lsched_builtin_cheapest_work = {
     .init = lsched_builtin_typed_init,
     .fini = lsched_builtin_typed_fini,
     .place = cwork_place,
+    .set_param = lsched_builtin_typed_set_param,
 };

@@ -30,17 +30,36 @@
 
 #include <math.h>
 
-int lsched_builtin_typed_init(void *state, const lsched_cluster *c) {
-  struct lsched_builtin_typed *s = state;
-  int n = lsched_cluster_node_count(c);
-  lsched_cluster_allocator(c, &s->a);
-  s->scratch = lsched_mem_calloc(&s->a, (size_t)(n ? n : 1), sizeof(int));
-  return s->scratch ? LSCHED_OK : LSCHED_ENOMEM;
+static int64_t typed_fit(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx) {
+  (void)ctx;
+  return lsched_fit_score(v, node, req, 0);
 }
 
 void lsched_builtin_typed_fini(void *state) {
   struct lsched_builtin_typed *s = state;
+  lsched_score_index_destroy(s->ix);
   lsched_mem_free(&s->a, s->scratch);
+}
+
+int lsched_builtin_typed_init(void *state, const lsched_cluster *c) {
+  struct lsched_builtin_typed *s = state;
+  int n = lsched_cluster_node_count(c);
+  lsched_cluster_allocator(c, &s->a);
+  s->use_index = 1;
+  s->ix = NULL;
+  s->scratch = lsched_mem_calloc(&s->a, (size_t)(n ? n : 1), sizeof(int));
+  int rc = s->scratch ? lsched_score_index_create(&s->ix, c, typed_fit, NULL)
+                      : LSCHED_ENOMEM;
+  if (rc) /* no fini after a failed init */
+    lsched_builtin_typed_fini(s);
+  return rc;
+}
+
+int lsched_builtin_typed_set_param(void *state, const char *key,
+                                   const char *value) {
+  struct lsched_builtin_typed *s = state;
+  return lsched_builtin_index_param(&s->use_index, key, value);
 }
 
 /* The request's speed on pl: 1 without a callback, 0 for a result that is
@@ -75,6 +94,87 @@ static int typed_better(const struct typed_cand *a, const struct typed_cand *b,
   return a->fit > b->fit;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Index                                                                   */
+
+/* The indexed answer, or TYPED_SCAN when only the scan is exact. */
+#define TYPED_SCAN 1000
+
+/* The node of the scan's answer through the best-fit score index, for a
+ * request without a speed callback (speed 1 everywhere).
+ *
+ * fastest-fit: every candidate has speed 1, so the scan's answer is the
+ * highest best-fit score, ties to the earliest node: the index's answer.
+ *
+ * cheapest-work: the cost of node x is price(model) x taken(x) / 1000,
+ * taken(x) = gpu_count x (1000 on an exclusive node, gpu_milli on a shared
+ * one); a non-MIG request never fits a MIG node. So for each model m the
+ * index answers the same request restricted to m (model_mask = bit m): X_m,
+ * the best best-fit score of model m, ties to the earliest. X_m is the best
+ * candidate of model m when the model's cost does not vary (no price:
+ * every node unknown; price 0; gpu_milli = 1000 or no GPU) or when X_m
+ * takes the least of its model (k x min(1000, gpu_milli)); otherwise a
+ * node of m with a smaller cost may have a lower score: the scan answers.
+ * The X_m are then ranked as the scan ranks them (typed_better, then the
+ * earlier visit position). MIG requests (the instance taken depends on the
+ * node's layout), more than 64 models and requests with node_allowed or
+ * node_filter go to the scan. */
+static int typed_indexed(struct lsched_builtin_typed *s,
+                         const lsched_cluster *c, const lsched_request *req,
+                         int by_cost, int *node_out) {
+  if (!by_cost || req->gpu_count <= 0) /* every cost 0 (no GPU taken) */
+    return lsched_score_index_best(s->ix, req, node_out);
+  if (lsched_request_mig_kind(req) ||
+      (req->version >= 3 && (req->node_allowed || req->node_filter)))
+    return TYPED_SCAN;
+  int nm = lsched_cluster_model_count(c);
+  if (nm > 64)
+    return TYPED_SCAN;
+  lsched_view v = LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &v) != LSCHED_OK)
+    return TYPED_SCAN;
+  int64_t least = (int64_t)req->gpu_count *
+                  (req->gpu_milli < LSCHED_GPU_MILLI ? req->gpu_milli
+                                                     : LSCHED_GPU_MILLI);
+  int best_node = -1;
+  struct typed_cand best = {0, 0, 0, 0};
+  for (int m = 0; m < nm; m++) {
+    uint64_t bit = UINT64_C(1) << m;
+    if (req->model_mask && !(req->model_mask & bit))
+      continue;
+    lsched_request r = *req;
+    r.model_mask = bit;
+    int node;
+    int rc = lsched_score_index_best(s->ix, &r, &node);
+    if (rc == LSCHED_ENOFIT)
+      continue;
+    if (rc != LSCHED_OK)
+      return TYPED_SCAN;
+    const lsched_node *nd = lsched_view_node(&v, node);
+    if (nd->mode == LSCHED_GPU_MIG)
+      return TYPED_SCAN;
+    int64_t taken = (int64_t)req->gpu_count * lsched_node_eff_milli(nd, req);
+    struct typed_cand k = {0, 0, 1.0, 0};
+    k.fit = lsched_fit_score(&v, node, req, 0);
+    double price = lsched_cluster_model_price(c, nd->model);
+    if (isnan(price)) {
+      k.unknown = 1;
+    } else {
+      if (taken != least && price != 0)
+        return TYPED_SCAN;
+      k.cost = price * (double)taken / LSCHED_GPU_MILLI / k.speed;
+    }
+    if (best_node < 0 || typed_better(&k, &best, by_cost) ||
+        (!typed_better(&best, &k, by_cost) &&
+         v.pos_of[node] < v.pos_of[best_node])) {
+      best_node = node;
+      best = k;
+    }
+  }
+  *node_out = best_node;
+  return best_node < 0 ? LSCHED_ENOFIT : LSCHED_OK;
+}
+
 int lsched_builtin_typed_place(void *state, const lsched_cluster *c,
                                const lsched_request *req, int by_cost,
                                lsched_placement *out) {
@@ -83,6 +183,17 @@ int lsched_builtin_typed_place(void *state, const lsched_cluster *c,
   if (lsched_cluster_view(c, &v) != LSCHED_OK)
     return LSCHED_EINVAL;
   int has_speed = req->version >= 4 && req->speed;
+  if (s->use_index && !has_speed) {
+    int node = -1;
+    int rc = typed_indexed(s, c, req, by_cost, &node);
+    if (rc == LSCHED_ENOFIT)
+      return rc;
+    /* A pick that fails (a MIG node) is skipped by the scan: its answer. */
+    if (rc == LSCHED_OK &&
+        lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, out) ==
+            LSCHED_OK)
+      return LSCHED_OK;
+  }
   int m = lsched_collect_fits(c, req, s->scratch);
   int best_node = -1, picked = 0;
   struct typed_cand best = {0, 0, 0, 0};
@@ -142,4 +253,5 @@ const lsched_policy_ops lsched_builtin_fastest_fit = {
     .init = lsched_builtin_typed_init,
     .fini = lsched_builtin_typed_fini,
     .place = ffast_place,
+    .set_param = lsched_builtin_typed_set_param,
 };

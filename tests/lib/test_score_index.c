@@ -32,6 +32,7 @@
 #include <libsched/mig.h>
 #include <libsched/policy_sdk.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,15 +287,62 @@ static void set_workload(struct rng *r, struct pair *pr, int many) {
 
 /* One replay: `policy` on a random cluster of about n nodes, `ops`
  * operations, shapes drawn from a pool of `npool` (plus fresh ones). */
+/* The type-aware policies' prices: unknown, 0, or one of two values (so
+ * that models tie on cost), per model. */
+static void random_prices(struct rng *r, struct pair *pr) {
+  static const double prices[] = {NAN, 0.0, 1.5, 4.0, 4.0};
+  for (int m = 0; m < 3; m++) {
+    double p = prices[rbelow(r, 5)];
+    OK(lsched_cluster_set_model_price(pr->c[0], m, p));
+    OK(lsched_cluster_set_model_price(pr->c[1], m, p));
+  }
+}
+
+/* A speed callback for the type-aware replays: by model and GPU count,
+ * slower on odd nodes (it may read the whole placement), 0 for V100 x 3+. */
+static double model_speed(void *user, const lsched_cluster *c,
+                          const lsched_placement *pl) {
+  (void)user;
+  const lsched_node *nd = NULL;
+  lsched_view v = LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &v) != LSCHED_OK)
+    return 1;
+  nd = lsched_view_node(&v, pl->node);
+  double s = nd->model == 0 ? 2.0 : nd->model == 2 ? 3.0 : 1.0;
+  if (nd->model == 1 && pl->gpu_count >= 3)
+    return 0;
+  return (pl->node & 1) ? s / 2 : s;
+}
+
+static int is_typed(const char *policy) {
+  return strcmp(policy, "fastest-fit") == 0 ||
+         strcmp(policy, "cheapest-work") == 0;
+}
+
 static void replay_eval(const char *policy, uint64_t seed, int n, int ops,
                         int npool, int mig, int fgd_types) {
   struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 7};
   struct pair pr;
   memset(&pr, 0, sizeof pr);
-  for (int i = 0; i < 2; i++)
+  int typed = is_typed(policy);
+  for (int i = 0; i < 2; i++) {
     pr.c[i] = new_cluster(1);
+    if (typed) /* a third model, priced with the others */
+      MT_EQ(lsched_cluster_model_id(pr.c[i], "H100", 1), 2);
+  }
   for (int i = 0; i < n; i++)
     random_node(&r, pr.c[0], pr.c[1], mig);
+  if (typed) {
+    random_prices(&r, &pr);
+    for (int i = 0; i < n / 3; i++) { /* H100 nodes, exclusive or shared */
+      lsched_gpu_mode mode = rbelow(&r, 3) == 0 ? LSCHED_GPU_EXCLUSIVE
+                                                : LSCHED_GPU_SHARED;
+      int gpus = 1 + rbelow(&r, 8);
+      int a = add_node(pr.c[0], 64000, 262144, gpus, 2, mode, 0);
+      int b = add_node(pr.c[1], 64000, 262144, gpus, 2, mode, 0);
+      MT_EQ(a, b);
+    }
+  }
   pr.p[0] = attach(pr.c[0], policy, NULL);
   pr.p[1] = attach(pr.c[1], policy, "off");
   if (fgd_types) /* the reference evaluates F type by type */
@@ -321,7 +369,13 @@ static void replay_eval(const char *policy, uint64_t seed, int n, int ops,
         q.node_filter = odd_filter;
         q.node_filter_user = &shift;
       }
+      if (typed && rbelow(&r, 4) == 0) { /* answered by the scan */
+        q.version = 4;
+        q.speed = model_speed;
+      }
       same_answer(&pr, &q, policy, step);
+    } else if (typed && what < 58) { /* new prices */
+      random_prices(&r, &pr);
     } else if (what < 85) { /* release */
       if (pr.nlive == 0)
         continue;
@@ -400,6 +454,22 @@ static void test_replay_mig(void) {
   for (size_t p = 0; p < NSCORING; p++)
     for (uint64_t seed = 11; seed <= 12; seed++)
       replay(scoring[p], seed, 24, 400, 10, 1);
+}
+
+/* fastest-fit and cheapest-work (index for the requests without a speed
+ * callback: best-fit's score index, per model for cheapest-work) on
+ * three-model clusters with random prices (unknown, 0, equal across
+ * models), exclusive and shared nodes (MIG ones in the second loop),
+ * prices changed during the replay, a quarter of the requests with a
+ * speed callback (always the scan). */
+static void test_replay_typed(void) {
+  static const char *const typed[] = {"fastest-fit", "cheapest-work"};
+  for (size_t p = 0; p < 2; p++) {
+    for (uint64_t seed = 41; seed <= 46; seed++)
+      replay(typed[p], seed, 6 + (int)(seed * 7 % 30), 800, 14, 0);
+    for (uint64_t seed = 51; seed <= 52; seed++)
+      replay(typed[p], seed, 30, 600, 12, 1);
+  }
 }
 
 /* More shapes than an index tracks (256): evictions and scans of
@@ -568,6 +638,7 @@ int main(void) {
   MT_RUN(test_hand);
   MT_RUN(test_replay_small);
   MT_RUN(test_replay_mig);
+  MT_RUN(test_replay_typed);
   MT_RUN(test_replay_many_shapes);
   MT_RUN(test_fgd_grouped);
   MT_RUN(test_log_compaction);
