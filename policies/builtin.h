@@ -17,27 +17,6 @@
 #define LSCHED_BUILTIN __attribute__((visibility("hidden")))
 #else
 #define LSCHED_BUILTIN
-/* fastest-fit and cheapest-work (fastest_fit.c): their shared state
- * (the cluster's allocator, node-count scratch ints), its init (LSCHED_OK
- * or LSCHED_ENOMEM) and fini, and the walk over the fitting nodes that
- * ranks placements by speed (by_cost 0) or by price of the work (1). */
-struct lsched_builtin_typed {
-  lsched_allocator a;
-  int *scratch;
-  lsched_score_index *ix; /* best-fit score (fastest_fit.c "Index") */
-  int use_index;          /* parameter index=on|off */
-};
-LSCHED_BUILTIN int lsched_builtin_typed_set_param(void *state, const char *key,
-                                                  const char *value);
-LSCHED_BUILTIN int lsched_builtin_typed_init(void *state,
-                                             const lsched_cluster *c);
-LSCHED_BUILTIN void lsched_builtin_typed_fini(void *state);
-LSCHED_BUILTIN int lsched_builtin_typed_place(void *state,
-                                              const lsched_cluster *c,
-                                              const lsched_request *req,
-                                              int by_cost,
-                                              lsched_placement *out);
-
 #endif
 
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_first_fit;
