@@ -314,6 +314,14 @@ int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 /* Composable GPU pools (pools.c): attach latency, detach after detach_s
  * with sticky reuse, fabric speed, summary "pools"; clusters with pools. */
 int pools_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* The composed GPUs of part p (GPU indices in its pool host's composable
+ * slots), 0 off pool hosts: the one test of "a pool GPU" (pools.c's fabric
+ * speed, speed.c's unconsolidated rule). */
+int pools_composed(const engine *e, const lsched_placement *p);
+/* A migration moved a job onto `to` (allocated): the attach wait of the
+ * GPUs it composes there (counted as attaches and attach wait), 0 when it
+ * composes none or the run has no pools. */
+int64_t pools_move_attach(engine *e, const lsched_placement *to);
 
 /* ---------------------------------------------------------------- engine */
 

@@ -4,7 +4,8 @@
  * = its trace duration x the speed of the GPU type it was measured on
  * (reference-GPU-seconds, V100 = 1); on a placement it runs for work /
  * speed, the speed being its class's on the node's model for its GPU
- * count (unconsolidated when spread over nodes), times its MIG share,
+ * count (unconsolidated when spread over nodes or, on a pool host, when
+ * a multi-GPU job has a composed GPU: pools_composed), times its MIG share,
  * times the interference of its co-runners on a shared GPU. When the
  * co-runners of a running job change, its remaining time is re-timed:
  * at time t a job ending at E at speed s goes on at s' and ends at
@@ -246,9 +247,13 @@ static double place_speed(const struct sim_speed *sp, const engine *e,
   if (x->same) {
     v = x->meas; /* "same": the type does not matter */
   } else {
+    /* Not all on one host's NVLink: spread over nodes, or a multi-GPU
+     * job on one pool host with a composed GPU (pool GPUs sit on
+     * PCIe/CXL, not on the host's NVLink, even all from one chassis). */
+    int spread = n > 1 || (j->num_gpu >= 2 && pools_composed(e, &parts[0]));
     for (int i = 0; i < n; i++) {
       double s = type_speed(sp, x->cls, sp->node_model[parts[i].node],
-                            j->num_gpu, n > 1);
+                            j->num_gpu, spread);
       if (i == 0 || s < v)
         v = s; /* a gang runs at its slowest part's pace */
     }
