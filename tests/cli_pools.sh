@@ -168,6 +168,14 @@ J=$T/cc/jobs.csv
 S=$T/cc/summary.json
 [ "$(json pools attaches "$S")" = 5 ] && ok || bad "composed move: pools.attaches $(json pools attaches "$S")"
 [ "$(json pools attach_wait_s "$S")" = 120 ] && ok || bad "composed move: pools.attach_wait_s $(json pools attach_wait_s "$S")"
+# The same under a speed table (1 GPU: speed 1, measured on the A100): the
+# speed part carries the fabric factor in the job's speed: x the same. h's 2
+# pool GPUs are not on the host's NVLink: work 200 / 1.6 / 0.5 = 250 s:
+# 130..380.
+expect 0 "" -- "$BIN" run --cluster "$T/cc.json" --trace "$T/cc.csv" --policy defrag --policy-param base=worst-fit --migration-cost 5 --speed-table "$T/st.json" --measured-on A100-SXM4-80GB --check --quiet --out "$T/ccs"
+J=$T/ccs/jobs.csv
+[ "$(mrow x)" = "30 2065 host-1 1 1 35.000000" ] && ok || bad "composed move under a speed table, job x: $(mrow x)"
+[ "$(mrow h)" = "130 380 host-0 0;1 0 0.000000" ] && ok || bad "composed move under a speed table, job h: $(mrow h)"
 J=$T/o/jobs.csv
 
 # ---- spec errors: exit 2 naming the file and the key

@@ -15,9 +15,12 @@
  *            then goes back to the chassis; a job placed on that host in
  *            the window reuses it with no attach wait (sticky reuse);
  *   fabric   a job with any GPU of a pool runs at fabric_speed x its speed
- *            (its run time / fabric_speed, rounded to the microsecond;
- *            a moved or restarted job's run time left is converted from
- *            the factor of its last placement: work x last / new);
+ *            (pools_fabric): under a speed model the speed part's speed
+ *            includes it (its run time, moves, re-timings and work
+ *            integral follow); with --speed none its run time here /
+ *            fabric_speed, rounded to the microsecond, a moved or
+ *            restarted job's run time left converted from the factor of
+ *            its last placement (work x last / new);
  *            under a speed model a multi-GPU job with a composed GPU runs
  *            at the table's unconsolidated speed (speed.c asks
  *            pools_composed: pool GPUs sit on PCIe/CXL, outside the host's
@@ -232,22 +235,30 @@ int pools_composed(const engine *e, const lsched_placement *p) {
   return __builtin_popcountll(p->gpu_mask & slots);
 }
 
+double pools_fabric(const engine *e, const lsched_placement *parts, int n) {
+  const sim_cluster *sc = e->sc;
+  double f = 1.0;
+  for (int k = 0; sc->npools > 0 && k < n; k++) {
+    if (!pools_composed(e, &parts[k]))
+      continue;
+    int pool = lsched_pool_of_node(sc->c, parts[k].node, NULL, NULL);
+    for (int i = 0; i < sc->npools; i++)
+      if (pool >= sc->pools[i].first_pool &&
+          pool < sc->pools[i].first_pool + sc->pools[i].count &&
+          sc->pools[i].fabric_speed < f)
+        f = sc->pools[i].fabric_speed;
+  }
+  return f;
+}
+
 static int64_t pools_run_time(void *self, engine *e, uint32_t sl,
                               const lsched_placement *parts, int n,
                               int64_t begin, int64_t work) {
-  (void)sl;
   (void)begin;
   pools_part *pp = self;
-  double f = 1.0;
-  for (int k = 0; k < n; k++) {
-    int node = parts[k].node;
-    if (node >= 0 && node < pp->n && pp->spec_of[node] >= 0 &&
-        pools_composed(e, &parts[k]) > 0) {
-      double fs = pp->sc->pools[pp->spec_of[node]].fabric_speed;
-      if (fs < f)
-        f = fs;
-    }
-  }
+  if (e->speed)
+    return work; /* the speed part's speed includes the fabric factor */
+  double f = pools_fabric(e, parts, n);
   if (sl >= pp->nfab) {
     size_t nc = pp->nfab ? pp->nfab : 256;
     while (nc <= sl)

@@ -6,7 +6,8 @@
  * speed, the speed being its class's on the node's model for its GPU
  * count (unconsolidated when spread over nodes or, on a pool host, when
  * a multi-GPU job has a composed GPU: pools_composed), times its MIG share,
- * times the interference of its co-runners on a shared GPU. When the
+ * times the fabric factor of composed pool GPUs (pools_fabric), times the
+ * interference of its co-runners on a shared GPU. When the
  * co-runners of a running job change, its remaining time is re-timed:
  * at time t a job ending at E at speed s goes on at s' and ends at
  * t + round((E - t) x s / s') (round half away from zero, whole us).
@@ -270,7 +271,9 @@ static double place_speed(const struct sim_speed *sp, const engine *e,
     if (share < need)
       v *= share / need;
   }
-  return v;
+  /* Composed pool GPUs: times the fabric factor (1 elsewhere). */
+  double fab = pools_fabric(e, parts, n);
+  return fab < 1.0 ? v * fab : v;
 }
 
 /* A placement shared with other jobs: a fraction of a GPU of a shared
