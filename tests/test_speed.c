@@ -862,6 +862,67 @@ START_TEST(test_work_conserved_moves) {
 }
 END_TEST
 
+/*
+ * Composable pools under a speed table (sim/README.md "Composable GPU
+ * pools"): the fabric factor is part of the job's speed, so a move keeps
+ * the work done. Two GPU-less hosts, one 2-GPU A100 chassis each (attach
+ * 30 s, detach 0, fabric 0.5); table: 1 GPU 1, 2 GPUs 2, unconsolidated 2
+ * GPUs 1.6; durations measured on the A100; defrag over worst-fit, fifo,
+ * moves cost 5 s. x and y (1 GPU, 1,000 s) compose one GPU each on
+ * host-0 and host-1: 30..2,030 at 0.5. h (2 GPUs, 100 s, at 100) fits on
+ * neither host (one open slot each): x moves to host-1; at 100 it has done
+ * 70 x 0.5 = 35 reference-s, its 965 left take 1,930 s from 100 + 5 + 30:
+ * x ends at 2,065 s. h composes host-0's 2 GPUs (not on its NVLink: the
+ * unconsolidated 1.6): 200 / (1.6 x 0.5) = 250 s from 130: ends at 380.
+ * Work done = work = 1,000 + 1,000 + 200.
+ */
+START_TEST(test_pool_fabric_move) {
+  char json[1024], err[512], st[512];
+  snprintf(json, sizeof json,
+           "{\"name\": \"cc\", \"node_groups\": [{\"name\": \"host\", "
+           "\"count\": 2, \"gpus_per_node\": 0, \"cpu_milli\": 64000, "
+           "\"memory_mib\": 262144}], \"pools\": [{\"name\": \"chassis\", "
+           "\"count\": 2, \"gpus\": 2, \"gpu_model\": \"A100-SXM4-80GB\", "
+           "\"hosts_group\": \"host\", \"hosts_per_pool\": 1, "
+           "\"max_per_host\": 2, \"attach_s\": 30, \"detach_s\": 0, "
+           "\"fabric_speed\": 0.5}]}");
+  sim_cluster sc;
+  ck_assert_msg(sim_cluster_from_json(&sc, json, "test", &cat, 1, err,
+                                      sizeof err) == 0,
+                "%s", err);
+  put_text(st, sizeof st, "pool_speed.json",
+           "{\"classes\": {\"default\": {\"A100-SXM4-80GB\": {\"1\": 1, "
+           "\"2\": 2, \"unconsolidated\": {\"2\": 1.6}}}}}");
+  trace t;
+  trace_init(&t);
+  tu_add_job(&t, "x", 0, 1000, 1, 1000, NULL);
+  tu_add_job(&t, "y", 0, 1000, 1, 1000, NULL);
+  tu_add_job(&t, "h", 100, 100, 2, 1000, NULL);
+  t.measured_on = "A100-SXM4-80GB";
+  char *params[] = {"base=worst-fit"};
+  sim_options o = opts();
+  o.policy = "defrag";
+  o.policy_params = params;
+  o.npolicy_params = 1;
+  o.migration_fixed_s = 5;
+  o.speed_table = st;
+  sim_result r;
+  ck_assert_msg(run_q(&sc, &t, &o, SIM_QUEUE_FIFO, &r, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_uint_eq(r.migrations_total, 1);
+  ck_assert_int_eq(r.js[0].start_us, S(30));
+  ck_assert_int_eq(r.js[0].finish_us, S(2065));
+  ck_assert_int_eq(r.js[1].finish_us, S(2030));
+  ck_assert_int_eq(r.js[2].start_us, S(130));
+  ck_assert_int_eq(r.js[2].finish_us, S(380));
+  ck_assert_double_eq_tol(r.work_done_ref_s, 2200, 1e-6);
+  ck_assert_double_eq_tol(r.work_ref_s, 2200, 1e-9);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("speed");
   TCase *tc = tcase_create("speed");
@@ -886,6 +947,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_backfill_retimed);
   tcase_add_test(tc, test_backfill_slows_corunner);
   tcase_add_test(tc, test_work_conserved_moves);
+  tcase_add_test(tc, test_pool_fabric_move);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -319,6 +319,18 @@ int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 /* Composable GPU pools (pools.c): attach latency, detach after detach_s
  * with sticky reuse, fabric speed, summary "pools"; clusters with pools. */
 int pools_part_open(engine *e, const gpu_catalog *cat, const trace *t);
+/* The composed GPUs of part p (GPU indices in its pool host's composable
+ * slots), 0 off pool hosts: the one test of "a pool GPU" (pools.c's fabric
+ * speed, speed.c's unconsolidated rule). */
+int pools_composed(const engine *e, const lsched_placement *p);
+/* The fabric factor of parts: the lowest fabric_speed of the pools whose
+ * GPUs they compose, 1 without any (pools.c; speed.c applies it under a
+ * speed model, the pools part's run_time with --speed none). */
+double pools_fabric(const engine *e, const lsched_placement *parts, int n);
+/* A migration moved a job onto `to` (allocated): the attach wait of the
+ * GPUs it composes there (counted as attaches and attach wait), 0 when it
+ * composes none or the run has no pools. */
+int64_t pools_move_attach(engine *e, const lsched_placement *to);
 
 /* ---------------------------------------------------------------- engine */
 

@@ -89,6 +89,14 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
              lsched_cluster_errmsg(e->sc->c));
     return -1;
   }
+  /* A target that composes pool GPUs: the job resumes once they are
+   * attached, after its move cost (its state is restored onto them). */
+  int64_t att = pools_move_attach(e, to);
+  if (att > 0) {
+    if (time_add(e, s, seg, att, &seg))
+      return -1;
+    cost += (double)att / 1e6;
+  }
   e->alloc_milli += parts_milli(to, 1) - parts_milli(from, 1);
   s->st.node = to->node;
   s->st.gpu_mask = to->gpu_mask;

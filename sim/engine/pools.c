@@ -7,13 +7,24 @@
  *
  *   attach   a job whose placement composes a pool GPU (takes an open
  *            slot) holds its resources from its start and runs attach_s
- *            later (the part's on_start wait), once per job;
+ *            later (the part's on_start wait), once per job; a job that a
+ *            migration moves onto a composed GPU resumes attach_s after its
+ *            move cost (pools_move_attach, called by migrate.c);
  *   detach   a composed GPU its job released stays attached idle to its
  *            host for detach_s (no other host can have it meanwhile) and
  *            then goes back to the chassis; a job placed on that host in
  *            the window reuses it with no attach wait (sticky reuse);
  *   fabric   a job with any GPU of a pool runs at fabric_speed x its speed
- *            (its run time / fabric_speed, rounded to the microsecond).
+ *            (pools_fabric): under a speed model the speed part's speed
+ *            includes it (its run time, moves, re-timings and work
+ *            integral follow); with --speed none its run time here /
+ *            fabric_speed, rounded to the microsecond, a moved or
+ *            restarted job's run time left converted from the factor of
+ *            its last placement (work x last / new);
+ *            under a speed model a multi-GPU job with a composed GPU runs
+ *            at the table's unconsolidated speed (speed.c asks
+ *            pools_composed: pool GPUs sit on PCIe/CXL, outside the host's
+ *            NVLink, whatever their chassis).
  *
  * The part follows the cluster as a libsched observer: an allocation
  * composes `mask & slots & ~attached` (read before libsched attaches),
@@ -45,6 +56,11 @@ typedef struct pools_part {
   pool_timer *heap;
   size_t nheap, capheap;
   int oom, dirty;
+  /* Per slot: the fabric factor its run time was last converted at (1
+   * before its first start): a move or a restart hands over a run time
+   * left at that factor. */
+  double *fab;
+  size_t nfab;
   int64_t attached; /* pool GPUs attached to some host now */
   sim_i128 composed_us;
   uint64_t attaches;
@@ -99,6 +115,8 @@ static pool_timer timer_pop(pools_part *pp) {
     pp->heap[i] = last;
   return top;
 }
+
+static const sim_part_ops pools_ops;
 
 /* ------------------------------------------------------------- observer */
 
@@ -208,26 +226,75 @@ static int64_t pools_start(void *self, const slot *s,
   return wait;
 }
 
+int pools_composed(const engine *e, const lsched_placement *p) {
+  if (e->sc->npools == 0 || p->node < 0 || p->gpu_count <= 0)
+    return 0;
+  uint64_t slots = 0;
+  if (lsched_pool_of_node(e->sc->c, p->node, &slots, NULL) < 0)
+    return 0;
+  return __builtin_popcountll(p->gpu_mask & slots);
+}
+
+double pools_fabric(const engine *e, const lsched_placement *parts, int n) {
+  const sim_cluster *sc = e->sc;
+  double f = 1.0;
+  for (int k = 0; sc->npools > 0 && k < n; k++) {
+    if (!pools_composed(e, &parts[k]))
+      continue;
+    int pool = lsched_pool_of_node(sc->c, parts[k].node, NULL, NULL);
+    for (int i = 0; i < sc->npools; i++)
+      if (pool >= sc->pools[i].first_pool &&
+          pool < sc->pools[i].first_pool + sc->pools[i].count &&
+          sc->pools[i].fabric_speed < f)
+        f = sc->pools[i].fabric_speed;
+  }
+  return f;
+}
+
 static int64_t pools_run_time(void *self, engine *e, uint32_t sl,
                               const lsched_placement *parts, int n,
                               int64_t begin, int64_t work) {
-  (void)e;
-  (void)sl;
   (void)begin;
   pools_part *pp = self;
-  double f = 1.0;
-  for (int k = 0; k < n; k++) {
-    int node = parts[k].node;
-    if (node >= 0 && node < pp->n && pp->spec_of[node] >= 0 &&
-        (parts[k].gpu_mask & pp->slots[node])) {
-      double fs = pp->sc->pools[pp->spec_of[node]].fabric_speed;
-      if (fs < f)
-        f = fs;
+  if (e->speed)
+    return work; /* the speed part's speed includes the fabric factor */
+  double f = pools_fabric(e, parts, n);
+  if (sl >= pp->nfab) {
+    size_t nc = pp->nfab ? pp->nfab : 256;
+    while (nc <= sl)
+      nc *= 2;
+    double *nf = realloc(pp->fab, nc * sizeof *nf);
+    if (!nf) {
+      snprintf(e->err, e->errlen, "out of memory");
+      return -1;
     }
+    for (size_t i = pp->nfab; i < nc; i++)
+      nf[i] = 1.0;
+    pp->fab = nf;
+    pp->nfab = nc;
   }
-  if (f >= 1.0)
+  /* work is the run time left at the last placement's factor (a move or
+   * a restart after a preemption; the trace duration at the first start):
+   * the fabric part of it is not counted twice. */
+  double last = pp->fab[sl];
+  pp->fab[sl] = f < 1.0 ? f : 1.0;
+  if (f >= 1.0 && last >= 1.0)
     return work;
-  return llround((double)work / f);
+  return llround((double)work * last / pp->fab[sl]);
+}
+
+static void pools_arrival(void *self, engine *e, const slot *s) {
+  pools_part *pp = self;
+  size_t sl = (size_t)(s - e->slots);
+  if (sl < pp->nfab)
+    pp->fab[sl] = 1.0; /* a new occupant of the slot */
+}
+
+int64_t pools_move_attach(engine *e, const lsched_placement *to) {
+  for (int i = 0; i < e->nparts; i++)
+    if (e->parts[i].ops == &pools_ops)
+      return pools_start(e->parts[i].self, NULL, to, 1, e->now);
+  return 0;
 }
 
 static int pools_results(void *self, const engine *e, sim_result *out) {
@@ -255,11 +322,13 @@ static void pools_close(void *self) {
   free(pp->pending);
   free(pp->due);
   free(pp->heap);
+  free(pp->fab);
   free(pp);
 }
 
 static const sim_part_ops pools_ops = {
     .name = "pools",
+    .on_arrival = pools_arrival,
     .on_start = pools_start,
     .on_advance = pools_advance,
     .results = pools_results,

@@ -4,8 +4,10 @@
  * = its trace duration x the speed of the GPU type it was measured on
  * (reference-GPU-seconds, V100 = 1); on a placement it runs for work /
  * speed, the speed being its class's on the node's model for its GPU
- * count (unconsolidated when spread over nodes), times its MIG share,
- * times the interference of its co-runners on a shared GPU. When the
+ * count (unconsolidated when spread over nodes or, on a pool host, when
+ * a multi-GPU job has a composed GPU: pools_composed), times its MIG share,
+ * times the fabric factor of composed pool GPUs (pools_fabric), times the
+ * interference of its co-runners on a shared GPU. When the
  * co-runners of a running job change, its remaining time is re-timed:
  * at time t a job ending at E at speed s goes on at s' and ends at
  * t + round((E - t) x s / s') (round half away from zero, whole us).
@@ -58,6 +60,7 @@ struct sim_speed {
   uint8_t *node_shared; /* per node: fractional GPU sharing */
   uint8_t *node_mig;   /* per node: MIG GPUs */
   int oom;             /* a slot table could not grow */
+  int pools;           /* the cluster has composable pools */
   int meas_model;      /* trace-wide measured type, -1 = "same" */
   int by_spec;         /* single-model specs name the measured type */
   int *spec_model;     /* per trace spec: table model, or -2 (not one) */
@@ -246,9 +249,15 @@ static double place_speed(const struct sim_speed *sp, const engine *e,
   if (x->same) {
     v = x->meas; /* "same": the type does not matter */
   } else {
+    /* Not all on one host's NVLink: spread over nodes, or a multi-GPU
+     * job on one pool host with a composed GPU (pool GPUs sit on
+     * PCIe/CXL, not on the host's NVLink, even all from one chassis). */
+    int spread = n > 1;
+    if (__builtin_expect(sp->pools, 0) && !spread && j->num_gpu >= 2)
+      spread = pools_composed(e, &parts[0]) > 0;
     for (int i = 0; i < n; i++) {
       double s = type_speed(sp, x->cls, sp->node_model[parts[i].node],
-                            j->num_gpu, n > 1);
+                            j->num_gpu, spread);
       if (i == 0 || s < v)
         v = s; /* a gang runs at its slowest part's pace */
     }
@@ -265,6 +274,9 @@ static double place_speed(const struct sim_speed *sp, const engine *e,
     if (share < need)
       v *= share / need;
   }
+  /* Composed pool GPUs: times the fabric factor (1 elsewhere). */
+  if (__builtin_expect(sp->pools, 0))
+    v *= pools_fabric(e, parts, n); /* (x 1 exact) */
   return v;
 }
 
@@ -763,6 +775,7 @@ static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
   if (rc) /* an input error, unless memory ran out */
     return strstr(err, "out of memory") ? -2 : -1;
   sp->seed = opt->seed;
+  sp->pools = e->sc->npools > 0;
   sp->def_class = opt->class_mix ? -1 : speed_table_class(&sp->tab, "default");
   if ((rc = load_mix(sp, opt->class_mix, err, errlen)))
     return rc == -1 && strstr(err, "out of memory") ? -2 : rc;
