@@ -77,6 +77,58 @@ int research_pool_replay(const research_replay *rr, pool_slot *slot) {
   return st;
 }
 
+
+int research_load_inputs(const run_config *o, const char *trace_path,
+                         const gpu_catalog *cat, char **clusters, int ncl,
+                         sim_cluster *scs, int *nloaded, trace *t,
+                         trace *from) {
+  char err[ERRLEN] = "";
+  int synthetic = o->synth_load > 0 || o->durations_from;
+  for (; *nloaded < ncl; (*nloaded)++)
+    if (cli_load_cluster(&scs[*nloaded], clusters[*nloaded], cat, o->check,
+                         err, sizeof err)) {
+      fprintf(stderr, "schedsim: %s\n", err);
+      return cli_load_status(err);
+    }
+  if (cli_load_trace_as(t, trace_path, o->seed, &o->load, err, sizeof err)) {
+    fprintf(stderr, "schedsim: %s\n", err);
+    return cli_load_status(err);
+  }
+  cli_note_skipped(t);
+  if (synthetic) {
+    trace_error te;
+    te.msg[0] = 0;
+    if (trace_load(from, o->durations_from, &te)) {
+      fprintf(stderr, "schedsim: %s\n", te.msg);
+      return cli_load_status(te.msg);
+    }
+    /* the times come from --durations-from, per run */
+    fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x each "
+                    "cluster's GPUs, durations drawn from %s (seed %" PRIu64
+                    ")\n", t->path, o->synth_load, o->durations_from, o->seed);
+  } else if (!t->has_times) {
+    fprintf(stderr, "note: %s has no times: every job arrives at 0%s\n",
+            t->path, o->unknown_us >= 0 ? " and runs for --unknown-duration"
+                                         : "");
+  }
+  sim_options so;
+  char sn[512];
+  run_config_sim_options(o, &so);
+  sim_speed_note(&so, t, sn, sizeof sn);
+  if (sn[0] && !o->quiet)
+    fprintf(stderr, "note: %s\n", sn);
+  if (o->unknown_us < 0 && !synthetic)
+    for (size_t j = 0; j < t->n; j++)
+      if (t->jobs[j].duration_us < 0) {
+        fprintf(stderr,
+                "schedsim: %s:%" PRId64 ": job %s has no duration (this trace "
+                "format has no times); replay needs --unknown-duration "
+                "SECONDS\n",
+                t->path, t->jobs[j].line, trace_job_name(t, j));
+        return 2;
+      }
+  return 0;
+}
 static int cmp_task(size_t i, pool_slot *slot, void *user) {
   cmp_ctx *c = user;
   cmp_run *r = &c->runs[i];
@@ -156,9 +208,7 @@ int cmd_compare(int argc, char **argv) {
   int every_policy = npol == 0; /* then each cluster gets those that apply */
   char **prices = o.prices;
   int nprices = o.nprices, plots = !o.no_plots, quiet = o.quiet;
-  int check = o.check;
   uint64_t seed = o.seed, workers = o.workers;
-  int64_t unknown_us = o.unknown_us;
   int synthetic = o.synth_load > 0 || o.durations_from;
   if (synthetic && !(o.synth_load > 0 && o.durations_from)) {
     fprintf(stderr, "schedsim compare: --synthetic-load and --durations-from "
@@ -211,53 +261,10 @@ int cmd_compare(int argc, char **argv) {
       fprintf(stderr, ")\n");
       goto done;
     }
-  for (; ncl_loaded < ncl; ncl_loaded++)
-    if (cli_load_cluster(&scs[ncl_loaded], clusters[ncl_loaded], &cat, check,
-                         err, sizeof err)) {
-      fprintf(stderr, "schedsim: %s\n", err);
-      status = cli_load_status(err);
-      goto done;
-    }
-  if (cli_load_trace_as(&t, trace_path, seed, &o.load, err, sizeof err)) {
-    fprintf(stderr, "schedsim: %s\n", err);
-    status = cli_load_status(err);
+  if ((status = research_load_inputs(&o, trace_path, &cat, clusters, ncl, scs,
+                                     &ncl_loaded, &t, &from)) != 0)
     goto done;
-  }
-  cli_note_skipped(&t);
-  if (synthetic) {
-    trace_error te;
-    te.msg[0] = 0;
-    if (trace_load(&from, o.durations_from, &te)) {
-      fprintf(stderr, "schedsim: %s\n", te.msg);
-      status = cli_load_status(te.msg);
-      goto done;
-    }
-  }
-  if (synthetic) /* the times come from --durations-from, per run */
-    fprintf(stderr, "note: %s: synthetic Poisson arrivals at %.2f x each "
-                    "cluster's GPUs, durations drawn from %s (seed %" PRIu64
-                    ")\n", t.path, o.synth_load, o.durations_from, seed);
-  else if (!t.has_times)
-    fprintf(stderr, "note: %s has no times: every job arrives at 0%s\n", t.path,
-            unknown_us >= 0 ? " and runs for --unknown-duration" : "");
-  {
-    sim_options so;
-    char sn[512];
-    run_config_sim_options(&o, &so);
-    sim_speed_note(&so, &t, sn, sizeof sn);
-    if (sn[0] && !o.quiet)
-      fprintf(stderr, "note: %s\n", sn);
-  }
-  if (unknown_us < 0 && !synthetic)
-    for (size_t j = 0; j < t.n; j++)
-      if (t.jobs[j].duration_us < 0) {
-        fprintf(stderr,
-                "schedsim: %s:%" PRId64 ": job %s has no duration (this trace "
-                "format has no times); replay needs --unknown-duration "
-                "SECONDS\n",
-                t.path, t.jobs[j].line, trace_job_name(&t, j));
-        goto done;
-      }
+  status = 2;
 
   /* ---- the runs: cluster x queue x policy, labels ---- */
   size_t n = 0;

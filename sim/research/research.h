@@ -102,6 +102,19 @@ typedef struct research_replay {
 /* The run's status (0, or the cli_replay / option error status). */
 int research_pool_replay(const research_replay *rr, pool_slot *slot);
 
+/* What compare and rightsize load after the catalog, each checked before
+ * any run: clusters[0..ncl) into scs (*nloaded of them, for freeing), the
+ * trace into t and, with --synthetic-load, --durations-from's into from;
+ * prints the trace's notes (skipped jobs, synthetic times or no times, the
+ * speed model) and refuses a job without a duration unless
+ * --unknown-duration or synthetic times give it one. 0, or the exit
+ * status after the error is printed. */
+struct gpu_catalog;
+int research_load_inputs(const struct run_config *o, const char *trace_path,
+                         const struct gpu_catalog *cat, char **clusters,
+                         int ncl, struct sim_cluster *scs, int *nloaded,
+                         struct trace *t, struct trace *from);
+
 /* --------------------------------------------------------- runtable.c */
 
 /* The numbers of one run's summary.json that the merged tables carry:

@@ -466,49 +466,10 @@ int cmd_rightsize(int argc, char **argv) {
   }
   sim_queue_kind queue;
   sim_queue_parse(queue_name, &queue); /* checked by the parser */
-  for (; ncl_loaded < ncl; ncl_loaded++)
-    if (cli_load_cluster(&scs[ncl_loaded], clusters[ncl_loaded], &cat, o.check,
-                         err, sizeof err)) {
-      fprintf(stderr, "schedsim: %s\n", err);
-      status = cli_load_status(err);
-      goto done;
-    }
-  if (cli_load_trace_as(&t, trace_path, o.seed, &o.load, err, sizeof err)) {
-    fprintf(stderr, "schedsim: %s\n", err);
-    status = cli_load_status(err);
+  if ((status = research_load_inputs(&o, trace_path, &cat, clusters, ncl, scs,
+                                     &ncl_loaded, &t, &from)) != 0)
     goto done;
-  }
-  cli_note_skipped(&t);
-  if (synthetic) {
-    trace_error te;
-    te.msg[0] = 0;
-    if (trace_load(&from, o.durations_from, &te)) {
-      fprintf(stderr, "schedsim: %s\n", te.msg);
-      status = cli_load_status(te.msg);
-      goto done;
-    }
-  } else if (!t.has_times) {
-    fprintf(stderr, "note: %s has no times: every job arrives at 0%s\n", t.path,
-            o.unknown_us >= 0 ? " and runs for --unknown-duration" : "");
-  }
-  {
-    sim_options so;
-    char sn[512];
-    run_config_sim_options(&o, &so);
-    sim_speed_note(&so, &t, sn, sizeof sn);
-    if (sn[0] && !o.quiet)
-      fprintf(stderr, "note: %s\n", sn);
-  }
-  if (o.unknown_us < 0 && !synthetic)
-    for (size_t j = 0; j < t.n; j++)
-      if (t.jobs[j].duration_us < 0) {
-        fprintf(stderr,
-                "schedsim: %s:%" PRId64 ": job %s has no duration (this trace "
-                "format has no times); replay needs --unknown-duration "
-                "SECONDS\n",
-                t.path, t.jobs[j].line, trace_job_name(&t, j));
-        goto done;
-      }
+  status = 2;
 
   /* ---- one run per cluster, labelled as compare labels clusters */
   for (int i = 0; i < ncl; i++) {
