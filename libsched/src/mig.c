@@ -294,6 +294,18 @@ uint8_t lsched__mig_node_fit(const lsched_cluster *c,
   return (uint8_t)f;
 }
 
+/* Node `node`'s MIG instances or offered kinds changed outside an alloc or
+ * release: its aggregates and fit index follow, and policies and observers
+ * are told LSCHED_NODE_UPDATED, as for a pool's open slots (pool.c), so
+ * that what they keep about MIG state (a score index's trees, a policy's
+ * cache) is brought up to date. A policy that cannot follow reports
+ * LSCHED_ESTATE from place (lsched__node_changed_notify). */
+static void mig_node_changed(lsched_cluster *c, int node) {
+  lsched__node_changed(c, node);
+  if (c->nattached > 0 || c->nobservers > 0)
+    (void)lsched__node_changed_notify(c, node, LSCHED_NODE_UPDATED);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Per-model profiles and request mapping                                  */
 
@@ -331,7 +343,7 @@ int lsched_mig_set_model_memory(lsched_cluster *c, int model,
       gpu_refresh(m, g);
       totals_add(m, g, 1);
     }
-    lsched__node_changed(c, i);
+    mig_node_changed(c, i);
   }
   return LSCHED_OK;
 }
@@ -680,7 +692,7 @@ int lsched_mig_set_layout(lsched_cluster *c, int node, int gpu,
     g->kind_at[v[i].start] = (uint8_t)v[i].kind;
   gpu_refresh(m, g);
   totals_add(m, g, 1);
-  lsched__node_changed(c, node);
+  mig_node_changed(c, node);
   return LSCHED_OK;
 }
 
