@@ -36,19 +36,46 @@ extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_cheapest_work;
 extern LSCHED_BUILTIN const lsched_policy_ops lsched_builtin_compose_aware;
 
 /* What mig-best-fit and mig-aware keep besides their own state: the
- * cluster's allocator and view, node-count scratch ints, and a best-fit
- * instance that places every request that is not a MIG one (mig_common.c).
+ * cluster's allocator and view, node-count scratch ints, a best-fit
+ * instance that places every request that is not a MIG one, and the score
+ * index of their MIG requests (mig_common.c): `score` ranks nodes for a
+ * one-GPU MIG request, lsched_builtin_mig_multi_score for more GPUs.
  * init: LSCHED_OK or LSCHED_ENOMEM (then nothing is held); fini frees what
- * init made. */
+ * init made. param: "index" (on/off) for both indexes. */
 struct lsched_builtin_mig_fb {
   lsched_allocator a;
   lsched_view v;
   int *scratch;
   void *fallback;
+  const lsched_cluster *c;
+  lsched_score_index *ix; /* MIG requests; NULL without MIG GPUs */
+  int use_index;
 };
 LSCHED_BUILTIN int lsched_builtin_mig_fb_init(struct lsched_builtin_mig_fb *f,
-                                              const lsched_cluster *c);
+                                              const lsched_cluster *c,
+                                              lsched_score_fn score,
+                                              void *ctx);
 LSCHED_BUILTIN void lsched_builtin_mig_fb_fini(struct lsched_builtin_mig_fb *f);
+LSCHED_BUILTIN int lsched_builtin_mig_fb_param(struct lsched_builtin_mig_fb *f,
+                                               const char *key,
+                                               const char *value);
+/* The index's node for MIG request req in *node: LSCHED_OK, LSCHED_ENOFIT,
+ * or LSCHED_ENOENT when the index is off or absent (the caller scans). */
+LSCHED_BUILTIN int lsched_builtin_mig_fb_best(struct lsched_builtin_mig_fb *f,
+                                              const lsched_request *req,
+                                              int *node);
+/* A MIG request of more than one GPU on a node that fits it, ranked as
+ * lsched_mig_place_multi(TIGHTEST) ranks: -(1024 x kind excess + free
+ * slices of the chosen GPUs). */
+LSCHED_BUILTIN int64_t lsched_builtin_mig_multi_score(const lsched_cluster *c,
+                                                      const lsched_view *v,
+                                                      int node,
+                                                      const lsched_request *req);
+/* Multi-GPU MIG requests as lsched_mig_place_multi(TIGHTEST) places them,
+ * the node from the index when it is on. */
+LSCHED_BUILTIN int lsched_builtin_mig_multi(struct lsched_builtin_mig_fb *f,
+                                            const lsched_request *req,
+                                            lsched_placement *out);
 
 /* fastest-fit and cheapest-work (fastest_fit.c): their shared state
  * (the cluster's allocator, node-count scratch ints), its init (LSCHED_OK

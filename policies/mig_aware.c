@@ -63,7 +63,7 @@
 #define NK LSCHED_MIG_KINDS
 
 struct maw_state {
-  struct lsched_builtin_mig_fb fb; /* scratch, and best-fit for other requests */
+  struct lsched_builtin_mig_fb fb; /* scratch, index, best-fit for others */
   int64_t w[NK];
   int fixed;
   int dirty;
@@ -71,6 +71,12 @@ struct maw_state {
   int64_t G[256];
   int64_t loss[256][NK];   /* INT64_MAX: kind cannot be created on b */
   uint8_t starts[256][NK]; /* starts reaching that loss */
+  /* The index's score packs the scan's order into one int64: the rank of
+   * a loss among the distinct losses of the tables (0 included: static
+   * GPUs lose 0) takes lbits bits, the node's leftover wbits. */
+  uint16_t rank[256][NK];
+  uint16_t rank0;
+  int lbits, wbits;
 };
 
 static void reset_online(struct maw_state *s) {
@@ -82,18 +88,84 @@ static void reset_online(struct maw_state *s) {
   s->dirty = 1;
 }
 
+static int bits_for(uint64_t x) { /* bits to hold 0..x */
+  int b = 0;
+  while (x) {
+    b++;
+    x >>= 1;
+  }
+  return b;
+}
+
+static int64_t maw_score(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx);
+
 static int maw_init(void *state, const lsched_cluster *c) {
   struct maw_state *s = state;
   reset_online(s);
-  return lsched_builtin_mig_fb_init(&s->fb, c);
+  int rc = lsched_builtin_mig_fb_init(&s->fb, c, maw_score, s);
+  if (rc == LSCHED_OK) {
+    /* The leftover is at most 100 A B (A, B as in maw_place). */
+    const lsched_view *v = &s->fb.v;
+    uint64_t A = v->max_cpu_cap > 0 ? (uint64_t)v->max_cpu_cap : 1;
+    uint64_t B = (uint64_t)(v->max_gpu_count > 0 ? v->max_gpu_count : 1) *
+                 LSCHED_GPU_MILLI;
+    s->wbits = bits_for(100 * A * B);
+  }
+  return rc;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Ranks of the losses (ascending, equal losses one rank) and their bits. */
+static void rank_losses(struct maw_state *s) {
+  int64_t vals[256 * NK + 1];
+  int n = 0;
+  vals[n++] = 0;
+  for (unsigned b = 0; b < 256; b++)
+    for (int k = 0; k < NK; k++)
+      if (s->loss[b][k] != INT64_MAX)
+        vals[n++] = s->loss[b][k];
+  qsort(vals, (size_t)n, sizeof vals[0], cmp_i64);
+  int u = 1;
+  for (int i = 1; i < n; i++)
+    if (vals[i] != vals[u - 1])
+      vals[u++] = vals[i];
+  for (unsigned b = 0; b < 256; b++)
+    for (int k = 0; k < NK; k++) {
+      int64_t l = s->loss[b][k];
+      int lo = 0, hi = u - 1;
+      if (l == INT64_MAX) {
+        s->rank[b][k] = (uint16_t)(u - 1); /* never read */
+        continue;
+      }
+      while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (vals[mid] < l)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      s->rank[b][k] = (uint16_t)lo;
+    }
+  s->rank0 = 0; /* 0 is the smallest loss: losses are never negative */
+  s->lbits = bits_for((uint64_t)(u - 1));
 }
 
 static void maw_fini(void *state) {
   lsched_builtin_mig_fb_fini(&((struct maw_state *)state)->fb);
 }
 
-/* Rebuilds G and the loss tables for the current mix. */
+/* Rebuilds G and the loss tables for the current mix; when the tables
+ * moved, every indexed score may have: the index starts afresh. */
 static void rebuild(struct maw_state *s) {
+  int64_t old_loss[256][NK];
+  uint8_t old_starts[256][NK];
+  memcpy(old_loss, s->loss, sizeof old_loss);
+  memcpy(old_starts, s->starts, sizeof old_starts);
   for (unsigned b = 0; b < 256; b++) {
     int64_t g = 0;
     for (int k = 1; k <= NK; k++)
@@ -122,12 +194,17 @@ static void rebuild(struct maw_state *s) {
       s->starts[b][k - 1] = (uint8_t)set;
     }
   s->dirty = 0;
+  if (memcmp(old_loss, s->loss, sizeof old_loss) ||
+      memcmp(old_starts, s->starts, sizeof old_starts)) {
+    rank_losses(s);
+    lsched_score_index_reset(s->fb.ix);
+  }
 }
 
 static int maw_set_param(void *state, const char *key, const char *value) {
   struct maw_state *s = state;
-  if (strcmp(key, "index") == 0) /* the best-fit of non-MIG requests */
-    return lsched_builtin_best_fit.set_param(s->fb.fallback, key, value);
+  if (strcmp(key, "index") == 0) /* the MIG index and best-fit's */
+    return lsched_builtin_mig_fb_param(&s->fb, key, value);
   if (strcmp(key, "mix") != 0)
     return LSCHED_ENOENT;
   if (strcmp(value, "online") == 0) {
@@ -224,25 +301,97 @@ static int best_start(const lsched_mig_gpu_view *g, int K, unsigned set,
   return bs;
 }
 
-static int maw_place(void *state, const lsched_cluster *c,
-                     const lsched_request *req, lsched_placement *out) {
-  struct maw_state *st = state;
-  if (!lsched_request_mig_kind(req) || req->gpu_count == 0)
-    return lsched_builtin_best_fit.place(st->fb.fallback, c, req, out);
+/* The best (GPU, start) of fitting node `node` for one-GPU MIG request
+ * req, compared as in maw_scan; its key in key[6]; *gpu -1 when none
+ * (not reached for a fitting node). */
+static void maw_node_best(const struct maw_state *st, const lsched_cluster *c,
+                          const lsched_view *v, int node,
+                          const lsched_request *req, int64_t key[6],
+                          int *gpu, int *start, int *kind) {
+  const lsched_node *nd = lsched_view_node(v, node);
+  int kmin = lsched_mig_model_kind(c, nd->model, req);
+  int K = lsched_node_mig_kind(nd, kmin);
+  const int64_t A = v->max_cpu_cap > 0 ? v->max_cpu_cap : 1;
+  const int64_t B =
+      (int64_t)(v->max_gpu_count > 0 ? v->max_gpu_count : 1) * LSCHED_GPU_MILLI;
+  const lsched_mig_gpu_view *gs = lsched_view_mig_gpus(v, nd);
+  const unsigned bit = 1u << (K - 1);
+  int64_t left = 50 * (nd->cpu_free - req->cpu_milli) * B +
+                 50 * (nd->gpu_free_sum - lsched_mig_milli_of(K)) * A;
+  key[0] = K - kmin;
+  key[1] = INT64_MAX;
+  key[4] = left;
+  *gpu = -1;
+  *kind = K;
+  for (int g = 0; g < nd->gpu_count; g++) {
+    const lsched_mig_gpu_view *gp = &gs[g];
+    if (!(gp->fit & bit))
+      continue;
+    int64_t loss = gp->dynamic ? st->loss[gp->occ_busy][K - 1] : 0;
+    if (loss > key[1])
+      continue;
+    int create = 0, destroyed = 0, at;
+    if (gp->dynamic)
+      at = best_start(gp, K, st->starts[gp->occ_busy][K - 1], &create,
+                      &destroyed);
+    else
+      at = lsched_mig_gpu_start(gp, K);
+    const int64_t k4[4] = {loss, create, destroyed, gp->free_cs};
+    const int64_t b4[4] = {key[1], key[2], key[3], key[5]};
+    int i = 0;
+    if (*gpu >= 0) {
+      while (i < 4 && k4[i] == b4[i])
+        i++;
+      if (i == 4 || k4[i] > b4[i])
+        continue;
+    }
+    key[1] = loss;
+    key[2] = create;
+    key[3] = destroyed;
+    key[5] = gp->free_cs;
+    *gpu = g;
+    *start = at;
+  }
+}
+
+/* The index's score: the key of the node's best GPU packed into one
+ * number (kind excess 3 bits, loss rank lbits, creation 1, destroyed 4,
+ * leftover wbits, free slices 3), negated: higher is better. maw_place
+ * uses the index only when the fields fit 62 bits. */
+static int64_t maw_score(const lsched_view *v, int node,
+                         const lsched_request *req, void *ctx) {
+  const struct maw_state *st = ctx;
   if (req->gpu_count > 1)
-    return lsched_mig_place_multi(c, req, st->fb.scratch, LSCHED_PICK_TIGHTEST,
-                                   out);
+    return lsched_builtin_mig_multi_score(st->fb.c, v, node, req);
+  int64_t key[6];
+  int g, at, K;
+  maw_node_best(st, st->fb.c, v, node, req, key, &g, &at, &K);
+  if (g < 0)
+    return INT64_MIN + 1; /* not reached: the node fits req */
+  const lsched_node *nd = lsched_view_node(v, node);
+  const lsched_mig_gpu_view *gp = lsched_view_mig_gpus(v, nd) + g;
+  uint64_t r = gp->dynamic ? st->rank[gp->occ_busy][K - 1] : st->rank0;
+  uint64_t x = (uint64_t)key[0];
+  x = x << st->lbits | r;
+  x = x << 1 | (uint64_t)key[2];
+  x = x << 4 | (uint64_t)key[3];
+  x = x << st->wbits | (uint64_t)key[4];
+  x = x << 3 | (uint64_t)key[5];
+  return -(int64_t)x;
+}
+
+/* The reference (index=off): one pass over the fitting nodes and their
+ * GPUs. */
+static int maw_scan(struct maw_state *st, const lsched_cluster *c,
+                    const lsched_request *req, int *b_node, int *b_gpu,
+                    int *b_start, int *b_k) {
   const lsched_view *v = &st->fb.v;
-  if (v->mig_ngpus == 0) /* no MIG GPU: nothing can fit */
-    return LSCHED_ENOFIT;
-  if (st->dirty)
-    rebuild(st);
   int m = lsched_collect_fits(c, req, st->fb.scratch);
   /* Best so far, compared in this order: kind excess d, loss, creation
    * (0 = reuse), idle instances destroyed, the node's leftover (as in
    * best-fit: CPU and GPU left after placing, half each), the GPU's free
    * slices; then the earlier node and GPU. */
-  int b_node = -1, b_gpu = -1, b_start = -1, b_k = 0;
+  *b_node = -1;
   int64_t best[6] = {INT64_MAX, 0, 0, 0, 0, 0};
   const int64_t A = v->max_cpu_cap > 0 ? v->max_cpu_cap : 1;
   const int64_t B =
@@ -282,14 +431,41 @@ static int maw_place(void *state, const lsched_cluster *c,
       if (k == 6 || key[k] > best[k])
         continue;
       memcpy(best, key, sizeof best);
-      b_node = st->fb.scratch[i];
-      b_gpu = g;
-      b_start = start;
-      b_k = K;
+      *b_node = st->fb.scratch[i];
+      *b_gpu = g;
+      *b_start = start;
+      *b_k = K;
     }
   }
-  if (b_node < 0)
+  return *b_node < 0 ? LSCHED_ENOFIT : LSCHED_OK;
+}
+
+static int maw_place(void *state, const lsched_cluster *c,
+                     const lsched_request *req, lsched_placement *out) {
+  struct maw_state *st = state;
+  if (!lsched_request_mig_kind(req) || req->gpu_count == 0)
+    return lsched_builtin_best_fit.place(st->fb.fallback, c, req, out);
+  if (req->gpu_count > 1)
+    return lsched_builtin_mig_multi(&st->fb, req, out);
+  const lsched_view *v = &st->fb.v;
+  if (v->mig_ngpus == 0) /* no MIG GPU: nothing can fit */
     return LSCHED_ENOFIT;
+  if (st->dirty)
+    rebuild(st);
+  int b_node = -1, b_gpu = -1, b_start = -1, b_k = 0;
+  int rc = LSCHED_ENOENT;
+  if (3 + st->lbits + 1 + 4 + st->wbits + 3 <= 62)
+    rc = lsched_builtin_mig_fb_best(&st->fb, req, &b_node);
+  if (rc == LSCHED_ENOENT) {
+    rc = maw_scan(st, c, req, &b_node, &b_gpu, &b_start, &b_k);
+  } else if (rc == LSCHED_OK) {
+    int64_t key[6];
+    maw_node_best(st, c, v, b_node, req, key, &b_gpu, &b_start, &b_k);
+    if (b_gpu < 0)
+      return LSCHED_ENOFIT; /* not reached: the node fits req */
+  }
+  if (rc)
+    return rc;
   out->node = b_node;
   out->cpu_milli = req->cpu_milli;
   out->memory_mib = req->memory_mib;

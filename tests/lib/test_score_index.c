@@ -553,6 +553,266 @@ static void test_log_compaction(void) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* MIG requests through the index (mig-best-fit, mig-aware)                */
+
+/* Instance memory per kind (MiB) of the two models: model 1 offers no
+ * 1g-2x. */
+static const int64_t mig_mem[2][LSCHED_MIG_KINDS] = {
+    {10240, 20480, 20480, 40960, 40960, 81920},
+    {5120, 0, 10240, 20480, 20480, 40960}};
+
+/* A random valid layout of kinds in `offered` (kind mask) into v; its
+ * length. */
+static int random_layout(struct rng *r, unsigned offered,
+                         lsched_mig_instance *v) {
+  unsigned used = 0;
+  int n = 0;
+  for (int tries = 0; tries < 6; tries++) {
+    int k = 1 + rbelow(r, LSCHED_MIG_KINDS);
+    int s = rbelow(r, LSCHED_MIG_SLOTS);
+    unsigned m = lsched_mig_slot_mask(k, s);
+    if (!((offered >> (k - 1)) & 1) || !m || (m & used))
+      continue;
+    used |= m;
+    v[n].kind = k;
+    v[n].start = s;
+    n++;
+  }
+  return n;
+}
+
+static unsigned model_offered(int model) {
+  unsigned o = 0;
+  for (int k = 0; k < LSCHED_MIG_KINDS; k++)
+    if (mig_mem[model][k] > 0)
+      o |= 1u << k;
+  return o;
+}
+
+/* A node on both clusters: a third plain (shared or exclusive), the others
+ * MIG, static with a random layout or dynamic, model 0 or 1. */
+static void random_mig_node(struct rng *r, struct pair *pr) {
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 8000 * (1 + rbelow(r, 8));
+  s.memory_mib = 16384 * (1 + rbelow(r, 8));
+  s.gpu_count = 1 + rbelow(r, 8);
+  s.gpu_model = rbelow(r, 2);
+  lsched_mig_instance lay[8];
+  int kind = rbelow(r, 3);
+  if (kind == 0) {
+    s.gpu_mode = rbelow(r, 2) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE;
+  } else {
+    s.gpu_mode = LSCHED_GPU_MIG;
+    s.mig_dynamic = kind == 1;
+    s.mig_layout_count = random_layout(r, model_offered(s.gpu_model), lay);
+    if (s.mig_layout_count == 0) { /* a static node needs a layout */
+      lay[0].kind = LSCHED_MIG_7G;
+      lay[0].start = 0;
+      s.mig_layout_count = 1;
+    }
+    s.mig_layout = lay;
+  }
+  int a = -1, b = -1;
+  OK(lsched_cluster_add_node(pr->c[0], &s, &a));
+  OK(lsched_cluster_add_node(pr->c[1], &s, &b));
+  MT_EQ(a, b);
+}
+
+/* A MIG request (one to three GPUs; kind, compute and memory needs drawn)
+ * or, one time in four, a plain one. */
+static lsched_request random_mig_shape(struct rng *r) {
+  if (rbelow(r, 4) == 0)
+    return random_shape(r, 0);
+  static const int compute[] = {0, 0, 100, 300, 500, 800};
+  static const int64_t memory[] = {0, 0, 8000, 16000, 30000, 60000};
+  lsched_request q = mkreq(1000 * rbelow(r, 9), 2048 * rbelow(r, 10),
+                           rbelow(r, 5) ? 1 : 2 + rbelow(r, 2), 0);
+  q.mig_kind = 1 + rbelow(r, rbelow(r, 3) ? 3 : LSCHED_MIG_KINDS);
+  q.mig_compute_milli = compute[rbelow(r, 6)];
+  q.mig_memory_mib = memory[rbelow(r, 6)];
+  if (rbelow(r, 6) == 0)
+    q.model_mask = UINT64_C(1) << rbelow(r, 2);
+  return q;
+}
+
+/* One MIG replay: `policy` indexed against index=off on two identical
+ * random clusters (MIG and plain nodes, both models with memory tables),
+ * through placements (compared), releases, layout changes of idle GPUs
+ * (lsched_mig_set_layout), new memory tables (lsched_mig_set_model_memory),
+ * node states, visit orders and added nodes. */
+static void replay_mig(const char *policy, uint64_t seed, int n, int ops) {
+  struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 3};
+  struct pair pr;
+  memset(&pr, 0, sizeof pr);
+  for (int i = 0; i < 2; i++) {
+    pr.c[i] = new_cluster(1);
+    for (int m = 0; m < 2; m++)
+      OK(lsched_mig_set_model_memory(pr.c[i], m, mig_mem[m]));
+  }
+  for (int i = 0; i < n; i++)
+    random_mig_node(&r, &pr);
+  pr.p[0] = attach(pr.c[0], policy, NULL);
+  pr.p[1] = attach(pr.c[1], policy, "off");
+  if (rbelow(&r, 2)) { /* mig-aware: a fixed mix (else online) */
+    for (int i = 0; i < 2; i++) {
+      int rc = lsched_policy_set_param(pr.p[i], "mix", "1g:50,2g:20,3g:30");
+      MT_ASSERT(rc == LSCHED_OK || rc == LSCHED_ENOENT);
+    }
+  }
+  lsched_request pool[16];
+  for (int i = 0; i < 16; i++)
+    pool[i] = random_mig_shape(&r);
+  for (int step = 0; step < ops; step++) {
+    int what = rbelow(&r, 100);
+    int nn = lsched_cluster_node_count(pr.c[0]);
+    if (what < 50) { /* place */
+      lsched_request q =
+          rbelow(&r, 8) == 0 ? random_mig_shape(&r) : pool[rbelow(&r, 16)];
+      same_answer(&pr, &q, policy, step);
+    } else if (what < 75) { /* release */
+      if (pr.nlive == 0)
+        continue;
+      int i = rbelow(&r, pr.nlive);
+      OK(lsched_release(pr.c[0], &pr.live[i]));
+      OK(lsched_release(pr.c[1], &pr.live[i]));
+      pr.live[i] = pr.live[--pr.nlive];
+    } else if (what < 88) { /* a new layout on one GPU (idle or not) */
+      int node = rbelow(&r, nn);
+      lsched_view v = LSCHED_VIEW_INIT;
+      OK(lsched_cluster_view(pr.c[0], &v));
+      const lsched_node *nd = lsched_view_node(&v, node);
+      if (nd->mode != LSCHED_GPU_MIG || nd->gpu_count == 0)
+        continue;
+      int gpu = rbelow(&r, nd->gpu_count);
+      lsched_mig_instance lay[8];
+      int k = random_layout(&r, rbelow(&r, 8) ? model_offered(nd->model)
+                                              : 0x3Fu, lay);
+      int rc0 = lsched_mig_set_layout(pr.c[0], node, gpu, lay, k);
+      int rc1 = lsched_mig_set_layout(pr.c[1], node, gpu, lay, k);
+      MT_EQ(rc0, rc1);
+    } else if (what < 90) { /* a model's memory table */
+      int m = rbelow(&r, 2);
+      int64_t mem[LSCHED_MIG_KINDS];
+      for (int k = 0; k < LSCHED_MIG_KINDS; k++)
+        mem[k] = mig_mem[m][k] ? mig_mem[m][k] / (1 + rbelow(&r, 2)) : 0;
+      OK(lsched_mig_set_model_memory(pr.c[0], m, mem));
+      OK(lsched_mig_set_model_memory(pr.c[1], m, mem));
+    } else if (what < 95) { /* node state */
+      int node = rbelow(&r, nn);
+      lsched_node_state to = (lsched_node_state)rbelow(&r, 3);
+      OK(lsched_cluster_set_node_state(pr.c[0], node, to));
+      OK(lsched_cluster_set_node_state(pr.c[1], node, to));
+    } else if (what < 98) { /* visit order */
+      int perm[MAXN + 8];
+      for (int i = 0; i < nn; i++)
+        perm[i] = i;
+      for (int i = nn - 1; i > 0; i--) {
+        int j = rbelow(&r, i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+      }
+      OK(lsched_cluster_set_order(pr.c[0], perm, nn));
+      OK(lsched_cluster_set_order(pr.c[1], perm, nn));
+    } else if (nn < MAXN) { /* add a node */
+      random_mig_node(&r, &pr);
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    OK(lsched_cluster_check(pr.c[i]));
+    lsched_policy_destroy(pr.p[i]);
+    lsched_cluster_destroy(pr.c[i]);
+  }
+}
+
+/* The replays. Mutation check: without the LSCHED_NODE_UPDATED notice of
+ * lsched_mig_set_layout (libsched/src/mig.c, mig_node_changed) the
+ * indexed instance keeps scores of the old layout and these fail. */
+static void test_replay_mig_index(void) {
+  static const char *const mig[] = {"mig-best-fit", "mig-aware"};
+  for (size_t p = 0; p < 2; p++)
+    for (uint64_t seed = 61; seed <= 68; seed++)
+      replay_mig(mig[p], seed, 8 + (int)(seed * 5 % 30), 700);
+}
+
+struct seen {
+  int calls, node, change;
+};
+
+static void seen_change(void *user, const lsched_cluster *c, int node,
+                        int change) {
+  (void)c;
+  struct seen *s = user;
+  s->calls++;
+  s->node = node;
+  s->change = change;
+}
+
+/* A layout change is told to observers (LSCHED_NODE_UPDATED) and followed
+ * by an indexed mig-best-fit. Two static nodes of one GPU: node 0 all-1g
+ * (7 free slices), node 1 1g@0 + 3g@4 (4 free). A 1g request goes to the
+ * GPU with the fewest free slices: node 1. After node 1's GPU becomes
+ * all-1g too, both have 7 and the tie goes to node 0; an index that did
+ * not hear of the change would still answer node 1. A new memory table is
+ * told once per MIG node of the model. */
+static void test_mig_layout_notice(void) {
+  lsched_cluster *c = new_cluster(1);
+  OK(lsched_mig_set_model_memory(c, 0, mig_mem[0]));
+  lsched_mig_instance all1[7], mixed[2] = {{LSCHED_MIG_1G, 0},
+                                           {LSCHED_MIG_3G, 4}};
+  for (int s = 0; s < 7; s++) {
+    all1[s].kind = LSCHED_MIG_1G;
+    all1[s].start = s;
+  }
+  for (int i = 0; i < 2; i++) {
+    lsched_node_spec sp = LSCHED_NODE_SPEC_INIT;
+    sp.cpu_milli = 16000;
+    sp.memory_mib = 65536;
+    sp.gpu_count = 1;
+    sp.gpu_model = 0;
+    sp.gpu_mode = LSCHED_GPU_MIG;
+    sp.mig_layout = i == 0 ? all1 : mixed;
+    sp.mig_layout_count = i == 0 ? 7 : 2;
+    OK(lsched_cluster_add_node(c, &sp, NULL));
+  }
+  add_node(c, 16000, 65536, 2, 1, LSCHED_GPU_SHARED, 0); /* plain, model 1 */
+  struct seen seen = {0, -1, 0};
+  lsched_observer obs = LSCHED_OBSERVER_INIT;
+  obs.on_node_change = seen_change;
+  OK(lsched_cluster_add_observer(c, &obs, &seen));
+  lsched_policy *p[2] = {attach(c, "mig-best-fit", NULL),
+                         attach(c, "mig-best-fit", "off")};
+  lsched_request q = mkreq(1000, 1024, 1, 0);
+  q.mig_kind = LSCHED_MIG_1G;
+  lsched_placement out;
+  for (int i = 0; i < 2; i++) {
+    OK(lsched_policy_place(p[i], &q, &out));
+    MT_EQ(out.node, 1);
+    MT_EQ(out.mig_start, 0);
+  }
+  OK(lsched_mig_set_layout(c, 1, 0, all1, 7));
+  for (int i = 0; i < 2; i++) {
+    OK(lsched_policy_place(p[i], &q, &out));
+    MT_EQ(out.node, 0);
+  }
+  MT_EQ(seen.calls, 1);
+  MT_EQ(seen.node, 1);
+  MT_EQ(seen.change, LSCHED_NODE_UPDATED);
+  /* Refused changes tell nothing. */
+  MT_EQ(lsched_mig_set_layout(c, 2, 0, all1, 7), LSCHED_EINVAL);
+  MT_EQ(seen.calls, 1);
+  /* A memory table: nodes 0 and 1 (model 0, MIG), not node 2. */
+  OK(lsched_mig_set_model_memory(c, 0, mig_mem[1]));
+  MT_EQ(seen.calls, 3);
+  MT_EQ(seen.node, 1);
+  OK(lsched_mig_set_model_memory(c, 1, mig_mem[1]));
+  MT_EQ(seen.calls, 3);
+  for (int i = 0; i < 2; i++)
+    lsched_policy_destroy(p[i]);
+  OK(lsched_cluster_remove_observer(c, &obs, &seen));
+  lsched_cluster_destroy(c);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Invariants at 100,000 GPUs                                              */
 
 /* A score that reads every GPU: free milli of the tightest GPU that fits
@@ -642,6 +902,8 @@ int main(void) {
   MT_RUN(test_replay_many_shapes);
   MT_RUN(test_fgd_grouped);
   MT_RUN(test_log_compaction);
+  MT_RUN(test_mig_layout_notice);
+  MT_RUN(test_replay_mig_index);
   MT_RUN(test_invariants_100k);
   return mt_finish();
 }
