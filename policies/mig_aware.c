@@ -54,6 +54,18 @@
  *
  * Multi-GPU MIG requests and non-MIG requests are placed as mig-best-fit
  * and best-fit do.
+ *
+ * Speed: the key above, minimised over one node's GPUs, depends on that
+ * node's state alone (kind excess and leftover are per node), so the node
+ * comes from a score index (lsched_score_index, one tree per request
+ * shape, updated for the nodes an alloc, release or layout change
+ * touched): the key is packed into one int64 (maw_score), the loss as its
+ * rank among the distinct losses of the tables, and the index starts
+ * afresh whenever a rebuild changes the tables. When the packed fields
+ * would pass 62 bits (largest node CPU milli x 1000 x largest GPU count
+ * past 10^10 to 10^12, by the number of distinct losses) the scan
+ * places. index=off: the scan (maw_scan), the reference the tests
+ * replay against.
  */
 #include "builtin.h"
 

@@ -3,8 +3,10 @@
  * mig_aware.c): placement of MIG requests of more than one GPU. Such a job
  * gets one instance of the same kind at the same start on each of its GPUs
  * (in practice k x 7g), so the choice is per node (lsched_mig_place_multi
- * in policy_sdk.h); and the best-fit fallback of mig-best-fit and
- * mig-aware (builtin.h).
+ * in policy_sdk.h, the scan; lsched_builtin_mig_multi takes the node from
+ * the policy's score index); and what mig-best-fit and mig-aware share
+ * (builtin.h): the best-fit fallback of non-MIG requests and the score
+ * index of MIG requests.
  */
 #include "builtin.h"
 

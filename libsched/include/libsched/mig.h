@@ -158,8 +158,9 @@ LSCHED_API int lsched_mig_kind_for(int min_kind, int compute_milli,
  * model). lsched_mig_use_builtin() sets the table of a model the library
  * knows in one call. Allowed at any
  * time; it changes which kind later requests map to, not existing
- * instances. LSCHED_OK, LSCHED_ENOENT (bad model), LSCHED_EINVAL,
- * LSCHED_ENOMEM.
+ * instances; every MIG node of the model already in c is told to
+ * policies and observers as LSCHED_NODE_UPDATED. LSCHED_OK, LSCHED_ENOENT
+ * (bad model), LSCHED_EINVAL, LSCHED_ENOMEM.
  */
 LSCHED_API int lsched_mig_set_model_memory(lsched_cluster *c, int model,
                                            const int64_t *memory_mib);
@@ -289,7 +290,8 @@ LSCHED_API int lsched_mig_gpu_get(const lsched_cluster *c, int node, int gpu,
  * no instance in use (LSCHED_ESTATE), the layout must pass
  * lsched_mig_layout_check() (its code) and use only kinds the node's model
  * offers (LSCHED_EINVAL). Works on static and dynamic GPUs. Counts as no
- * creation.
+ * creation. The node is told to policies and observers as
+ * LSCHED_NODE_UPDATED (a refused call tells nothing).
  */
 LSCHED_API int lsched_mig_set_layout(lsched_cluster *c, int node, int gpu,
                                      const lsched_mig_instance *v, int n);
