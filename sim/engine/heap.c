@@ -16,9 +16,15 @@ static inline int ev_less(const sim_event *x, const sim_event *y) {
   return (x->time < y->time) | ((x->time == y->time) & (x->job < y->job));
 }
 
-/* The smaller of c[a] and c[b] (a on ties), as an index, by a mask. */
+/* The smaller of c[a] and c[b] (a on equal keys), as an index, by a mask;
+ * equal times (rare: microseconds) take a predictable branch to the job
+ * compare. */
 static inline size_t ev_min(const sim_event *c, size_t a, size_t b) {
-  return a ^ ((a ^ b) & ((size_t)0 - (size_t)ev_less(&c[b], &c[a])));
+  int64_t ta = c[a].time, tb = c[b].time;
+  size_t lt = tb < ta;
+  if (__builtin_expect(ta == tb, 0))
+    lt = c[b].job < c[a].job;
+  return a ^ ((a ^ b) & ((size_t)0 - lt));
 }
 
 void heap_init(event_heap *h) {
