@@ -53,6 +53,62 @@ START_TEST(heap_orders_by_time_then_job) {
 }
 END_TEST
 
+/* Pushes and pops interleaved as in a replay (each pop followed by pushes
+ * at or after the popped time, ties included, sizes crossing every number
+ * of children at the end of the array): the pops come out exactly in
+ * (time, job) order, checked against a sorted reference. */
+static int ev_cmp(const void *a, const void *b) {
+  const sim_event *x = a, *y = b;
+  if (x->time != y->time)
+    return x->time < y->time ? -1 : 1;
+  return x->job < y->job ? -1 : x->job > y->job;
+}
+
+START_TEST(heap_interleaved_matches_sorted_order) {
+  enum { N = 20000 };
+  event_heap h;
+  heap_init(&h);
+  static sim_event pushed[N], popped[N];
+  size_t np = 0, no = 0;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  uint32_t job = 0;
+  int64_t now = 0;
+  while (no < N) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int pushes = np < N ? (int)(x % 4) : 0; /* 0..3: the heap grows and shrinks */
+    if (h.n == 0 && np < N && pushes == 0)
+      pushes = 1;
+    for (int k = 0; k < pushes && np < N; k++) {
+      /* Jobs are distinct, so the order is total; after the last pop (so
+       * that the pops are the pushes sorted), many at equal times. */
+      uint32_t j = (job++ * 2654435761u) % 1000003u;
+      int64_t t = now + 1 + (int64_t)((x >> (20 + 6 * k)) % 64);
+      pushed[np++] = (sim_event){t, j, 0};
+      ck_assert_int_eq(heap_push(&h, t, j, 0), 0);
+    }
+    sim_event ev;
+    if (heap_pop(&h, &ev) == 0) {
+      ck_assert(ev.time >= now);
+      now = ev.time;
+      popped[no++] = ev;
+      if (no % 101 == 0)
+        ck_assert(heap_verify(&h));
+    }
+  }
+  ck_assert_uint_eq(h.n, 0);
+  /* Pushes never went below the last pop: the pops are the pushes
+   * sorted. */
+  qsort(pushed, N, sizeof *pushed, ev_cmp);
+  for (size_t i = 0; i < N; i++) {
+    ck_assert_int_eq(popped[i].time, pushed[i].time);
+    ck_assert_uint_eq(popped[i].job, pushed[i].job);
+  }
+  heap_free(&h);
+}
+END_TEST
+
 /* --------------------------------------------------------------- fixtures */
 
 static gpu_catalog cat;
@@ -993,6 +1049,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("sim");
   TCase *tc = tcase_create("heap");
   tcase_add_test(tc, heap_orders_by_time_then_job);
+  tcase_add_test(tc, heap_interleaved_matches_sorted_order);
   suite_add_tcase(s, tc);
   tc = tcase_create("replay");
   tcase_add_checked_fixture(tc, load_catalog, free_catalog);

