@@ -958,7 +958,9 @@ const int *lsched_cluster_order(const lsched_cluster *c) {
 int lsched_request_validate(const lsched_request *req) {
   if (!req || req->version == 0 || req->version > LSCHED_REQUEST_VERSION)
     return LSCHED_EINVAL;
-  if (req->cpu_milli < 0 || req->memory_mib < 0 || req->gpu_count < 0)
+  if (req->cpu_milli < 0 || req->memory_mib < 0 || req->gpu_count < 0 ||
+      (req->version >= 5 &&
+       (unsigned)req->speed_scope > (unsigned)LSCHED_SPEED_CONSTANT))
     return LSCHED_EINVAL;
   /* The common case first (it runs several times per placement): no MIG
    * fields set. */
