@@ -24,7 +24,12 @@
  * finish), then the higher best-fit score, then the earliest node in the
  * visit order.
  *
- * O(m) placements and speed calls for m fitting nodes (plus their GPUs).
+ * The scan: O(m) placements and speed calls for m fitting nodes (plus
+ * their GPUs). With the index (parameter index=on, the default) a request
+ * whose speed is the same everywhere (no callback, or speed_scope
+ * LSCHED_SPEED_CONSTANT) or depends on the node's model only
+ * (LSCHED_SPEED_BY_MODEL) costs one best-fit index query, one placement
+ * and one speed call per model instead (typed_indexed: the same node).
  */
 #include "builtin.h"
 
@@ -100,31 +105,53 @@ static int typed_better(const struct typed_cand *a, const struct typed_cand *b,
 /* The indexed answer, or TYPED_SCAN when only the scan is exact. */
 #define TYPED_SCAN 1000
 
+/* What the request's speed depends on, as far as the policy may use it:
+ * LSCHED_SPEED_CONSTANT without a callback (speed 1 everywhere), the
+ * declared scope (request version 5) for a non-MIG request with one,
+ * LSCHED_SPEED_ANY otherwise (the scan). */
+static int typed_scope(const lsched_request *req) {
+  if (req->version < 4 || !req->speed)
+    return LSCHED_SPEED_CONSTANT;
+  if (req->version < 5 || lsched_request_mig_kind(req))
+    return LSCHED_SPEED_ANY;
+  return req->speed_scope;
+}
+
 /* The node of the scan's answer through the best-fit score index, for a
- * request without a speed callback (speed 1 everywhere).
+ * request whose speed is the same on every placement (no callback, or
+ * LSCHED_SPEED_CONSTANT) or depends only on the node's GPU model
+ * (LSCHED_SPEED_BY_MODEL).
  *
- * fastest-fit: every candidate has speed 1, so the scan's answer is the
- * highest best-fit score, ties to the earliest node: the index's answer.
+ * Equal speeds everywhere: fastest-fit's answer is the highest best-fit
+ * score, ties to the earliest node: the index's answer; so is
+ * cheapest-work's for a request taking no GPU (every cost 0).
  *
- * cheapest-work: the cost of node x is price(model) x taken(x) / 1000,
- * taken(x) = gpu_count x (1000 on an exclusive node, gpu_milli on a shared
- * one); a non-MIG request never fits a MIG node. So for each model m the
- * index answers the same request restricted to m (model_mask = bit m): X_m,
- * the best best-fit score of model m, ties to the earliest. X_m is the best
- * candidate of model m when the model's cost does not vary (no price:
- * every node unknown; price 0; gpu_milli = 1000 or no GPU) or when X_m
- * takes the least of its model (k x min(1000, gpu_milli)); otherwise a
- * node of m with a smaller cost may have a lower score: the scan answers.
- * The X_m are then ranked as the scan ranks them (typed_better, then the
- * earlier visit position). MIG requests (the instance taken depends on the
- * node's layout), more than 64 models and requests with node_allowed or
- * node_filter go to the scan. */
+ * Otherwise (speed by model, or cheapest-work taking GPUs): for each
+ * model m the index answers the same request restricted to m (model_mask
+ * = bit m): X_m, the best best-fit score of model m, ties to the earliest.
+ * The speed s_m is asked once, on X_m's placement (the contract: every
+ * node of m gets the same). fastest-fit: every node of m has speed s_m, so
+ * X_m is the model's best. cheapest-work: the cost of node x is
+ * price(m) x taken(x) / 1000 / s_m, taken(x) = gpu_count x (1000 on an
+ * exclusive node, gpu_milli on a shared one); a non-MIG request never
+ * fits a MIG node. So X_m is the best candidate of model m when the
+ * model's cost does not vary (no price or s_m not > 0: every node
+ * unknown; price 0; gpu_milli = 1000) or when X_m takes the least of its
+ * model (k x min(1000, gpu_milli): the cost is nondecreasing in taken, and
+ * on an equal cost X_m wins on the score); otherwise a node of m with a
+ * smaller cost may have a lower score: the scan answers (and for a NaN
+ * cost, which does not order). The X_m are then ranked as the scan ranks
+ * them (typed_better, then the earlier visit position). MIG requests
+ * (the instance taken depends on the node's layout), more than 64 models,
+ * requests with node_allowed or node_filter, and speed-by-model requests
+ * taking no GPU (model_mask does not sort those by model) go to the
+ * scan. */
 static int typed_indexed(struct lsched_builtin_typed *s,
                          const lsched_cluster *c, const lsched_request *req,
-                         int by_cost, int *node_out) {
-  if (!by_cost || req->gpu_count <= 0) /* every cost 0 (no GPU taken) */
+                         int by_cost, int scope, int *node_out) {
+  if (scope == LSCHED_SPEED_CONSTANT && (!by_cost || req->gpu_count <= 0))
     return lsched_score_index_best(s->ix, req, node_out);
-  if (lsched_request_mig_kind(req) ||
+  if (req->gpu_count <= 0 || lsched_request_mig_kind(req) ||
       (req->version >= 3 && (req->node_allowed || req->node_filter)))
     return TYPED_SCAN;
   int nm = lsched_cluster_model_count(c);
@@ -133,6 +160,7 @@ static int typed_indexed(struct lsched_builtin_typed *s,
   lsched_view v = LSCHED_VIEW_INIT;
   if (lsched_cluster_view(c, &v) != LSCHED_OK)
     return TYPED_SCAN;
+  int has_speed = req->version >= 4 && req->speed;
   int64_t least = (int64_t)req->gpu_count *
                   (req->gpu_milli < LSCHED_GPU_MILLI ? req->gpu_milli
                                                      : LSCHED_GPU_MILLI);
@@ -153,16 +181,27 @@ static int typed_indexed(struct lsched_builtin_typed *s,
     const lsched_node *nd = lsched_view_node(&v, node);
     if (nd->mode == LSCHED_GPU_MIG)
       return TYPED_SCAN;
-    int64_t taken = (int64_t)req->gpu_count * lsched_node_eff_milli(nd, req);
     struct typed_cand k = {0, 0, 1.0, 0};
+    if (has_speed) {
+      lsched_placement pl;
+      if (lsched_pick_gpus(c, node, req, LSCHED_PICK_TIGHTEST, &pl) !=
+          LSCHED_OK)
+        return TYPED_SCAN; /* the scan skips it and looks further */
+      k.speed = typed_speed(c, req, &pl);
+    }
     k.fit = lsched_fit_score(&v, node, req, 0);
-    double price = lsched_cluster_model_price(c, nd->model);
-    if (isnan(price)) {
-      k.unknown = 1;
-    } else {
-      if (taken != least && price != 0)
-        return TYPED_SCAN;
-      k.cost = price * (double)taken / LSCHED_GPU_MILLI / k.speed;
+    if (by_cost) {
+      int64_t taken = (int64_t)req->gpu_count * lsched_node_eff_milli(nd, req);
+      double price = lsched_cluster_model_price(c, nd->model);
+      if (isnan(price) || !(k.speed > 0)) {
+        k.unknown = 1;
+      } else {
+        if (taken != least && price != 0)
+          return TYPED_SCAN;
+        k.cost = price * (double)taken / LSCHED_GPU_MILLI / k.speed;
+        if (isnan(k.cost))
+          return TYPED_SCAN;
+      }
     }
     if (best_node < 0 || typed_better(&k, &best, by_cost) ||
         (!typed_better(&best, &k, by_cost) &&
@@ -183,9 +222,10 @@ int lsched_builtin_typed_place(void *state, const lsched_cluster *c,
   if (lsched_cluster_view(c, &v) != LSCHED_OK)
     return LSCHED_EINVAL;
   int has_speed = req->version >= 4 && req->speed;
-  if (s->use_index && !has_speed) {
+  int scope = typed_scope(req);
+  if (s->use_index && scope != LSCHED_SPEED_ANY) {
     int node = -1;
-    int rc = typed_indexed(s, c, req, by_cost, &node);
+    int rc = typed_indexed(s, c, req, by_cost, scope, &node);
     if (rc == LSCHED_ENOFIT)
       return rc;
     /* A pick that fails (a MIG node) is skipped by the scan: its answer. */

@@ -961,7 +961,9 @@ int lsched_request_validate(const lsched_request *req) {
    * the three amounts as the sign of their OR): no MIG fields set. */
   if (!req || req->version - 1u >= (unsigned)LSCHED_REQUEST_VERSION)
     return LSCHED_EINVAL;
-  if ((req->cpu_milli | req->memory_mib | (int64_t)req->gpu_count) < 0)
+  if ((req->cpu_milli | req->memory_mib | (int64_t)req->gpu_count) < 0 ||
+      (req->version >= 5 &&
+       (unsigned)req->speed_scope > (unsigned)LSCHED_SPEED_CONSTANT))
     return LSCHED_EINVAL;
   if (req->version >= 2 &&
       ((int64_t)(req->mig_kind | req->mig_compute_milli) |

@@ -51,8 +51,9 @@
  * requests; until then they are answered by the scan (test_score_index's
  * hand case then fails: it requires no scan). Version 4 (on main beside
  * this branch) adds only `speed`, which decides no fit and which no indexed
- * score reads (the representative request of a shape has none): taken. */
-#define SIX_REQ_VERSION 4
+ * score reads (the representative request of a shape has none): taken.
+ * Version 5 adds only `speed_scope` (about the callback): taken too. */
+#define SIX_REQ_VERSION 5
 
 #define SIX_GHOSTS 1024u
 #define SIX_MAX_SHAPES 256

@@ -407,11 +407,11 @@ struct sim_engine {
   double work_ref_us;    /* completed jobs: work x GPUs asked (ref-us) */
   unsigned hooks;        /* SIM_HOOK_* of the registered parts */
   /* A job's speed on a placement, for type-aware policies (request.h:
-   * every request the engine builds carries it, with speed_user(e, slot)
-   * as its user pointer); NULL = speed 1. The speed part sets both when
-   * it opens (speed.c). */
+   * every request the engine builds carries it, with speed_user(e, slot,
+   * &scope) as its user pointer and scope as its speed_scope); NULL =
+   * speed 1. The speed part sets both when it opens (speed.c). */
   sim_speed_fn speed_fn;
-  void *(*speed_user)(const engine *e, uint32_t sl);
+  void *(*speed_user)(const engine *e, uint32_t sl, int *scope);
   /* metrics (metrics.c): time-weighted state and the sums of outcomes */
   int64_t now;
   int64_t total_milli;   /* the cluster's GPU milli */
@@ -702,9 +702,11 @@ static inline void slot_put(engine *e, uint32_t sl) {
 static inline void build_request(const engine *e, const slot *s, lsched_request *r) {
   const job_record *j = &s->rec;
   sim_job_request(j, j->gpu_spec >= 0 ? e->spec_mask[j->gpu_spec] : 0, r);
-  if (e->speed_fn)
-    sim_request_speed(r, e->speed_fn,
-                      e->speed_user(e, (uint32_t)(s - e->slots)));
+  if (e->speed_fn) {
+    int scope;
+    void *user = e->speed_user(e, (uint32_t)(s - e->slots), &scope);
+    sim_request_speed(r, e->speed_fn, user, scope);
+  }
   hook_request(e, s, r);
 }
 

@@ -37,12 +37,14 @@ typedef double (*sim_speed_fn)(void *user, const lsched_cluster *c,
                                const lsched_placement *pl);
 
 /* Gives request r the speed callback the replay holds (NULL: speed 1
- * everywhere, as without it), for type-aware policies (fastest-fit,
+ * everywhere, as without it) and what its answer depends on (scope, an
+ * lsched_speed_scope), for type-aware policies (fastest-fit,
  * cheapest-work). */
 static inline void sim_request_speed(lsched_request *r, sim_speed_fn speed,
-                                     void *user) {
+                                     void *user, int scope) {
   r->speed = speed;
   r->speed_user = user;
+  r->speed_scope = scope;
 }
 
 #endif

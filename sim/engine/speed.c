@@ -126,10 +126,37 @@ static int grow_calls(struct sim_speed *sp, const engine *e, size_t need) {
   return 0;
 }
 
-static void *speed_call_user(const engine *e, uint32_t sl) {
+/* What speed_call's answer for the job in slot sl depends on
+ * (lsched_request.speed_scope), from place_speed's rule with one part:
+ * - a CPU job: its measured speed anywhere: LSCHED_SPEED_CONSTANT;
+ * - on a cluster with composable pools: the placement's pool GPUs
+ *   (composed or not, fabric factor): LSCHED_SPEED_ANY;
+ * - measured on "same": its measured speed (the MIG share applies on MIG
+ *   nodes only, where a plain request never goes; libsched counts a MIG
+ *   request as LSCHED_SPEED_ANY whatever it declares):
+ *   LSCHED_SPEED_CONSTANT;
+ * - otherwise its class's speed on the node's model for its GPU count,
+ *   consolidated (or its measured speed where the table has none):
+ *   LSCHED_SPEED_BY_MODEL.
+ * Interference is not part of the answer (the callback rates the
+ * placement alone: sim_speed_on), so shared GPUs do not change it. */
+static int speed_scope_of(const struct sim_speed *sp, const engine *e,
+                          uint32_t sl) {
+  if (sl >= sp->cap)
+    return LSCHED_SPEED_ANY; /* after a failed allocation (oom) */
+  if (e->slots[sl].rec.num_gpu <= 0)
+    return LSCHED_SPEED_CONSTANT;
+  if (sp->pools)
+    return LSCHED_SPEED_ANY;
+  return sp->ss[sl].same ? LSCHED_SPEED_CONSTANT : LSCHED_SPEED_BY_MODEL;
+}
+
+static void *speed_call_user(const engine *e, uint32_t sl, int *scope) {
   const struct sim_speed *sp = e->speed;
+  *scope = LSCHED_SPEED_ANY;
   if (sl / SPEED_CALL_PAGE >= sp->ncall_pages)
     return NULL; /* after a failed allocation: the run fails (oom) */
+  *scope = speed_scope_of(sp, e, sl);
   return &sp->calls[sl / SPEED_CALL_PAGE][sl % SPEED_CALL_PAGE];
 }
 

@@ -134,7 +134,9 @@ static void layout_pools(void) {
 }
 
 static void layout_request(void) {
-  APPENDED(lsched_request, LSCHED_REQUEST_VERSION, 4, 120, 8);
+  /* Version 5 put speed_scope in the padding behind node_allowed_count:
+   * 120 bytes since version 4, no member moved. */
+  APPENDED(lsched_request, LSCHED_REQUEST_VERSION, 5, 120, 8);
   AT(lsched_request, version, 0);
   AT(lsched_request, cpu_milli, 8);
   AT(lsched_request, memory_mib, 16);
@@ -148,6 +150,7 @@ static void layout_request(void) {
   AT(lsched_request, features, 64);
   AT(lsched_request, node_allowed, 72);
   AT(lsched_request, node_allowed_count, 80);
+  AT(lsched_request, speed_scope, 84);
   AT(lsched_request, node_filter, 88);
   AT(lsched_request, node_filter_user, 96);
   AT(lsched_request, speed, 104);
@@ -405,6 +408,17 @@ static void init_macros(void) {
   MT_EQ(t.nodes + t.gpus + t.cpu_milli + t.gpu_milli_free, 0);
   lsched_request r = LSCHED_REQUEST_INIT;
   MT_EQ(r.version, LSCHED_REQUEST_VERSION);
+  MT_EQ(lsched_request_validate(&r), LSCHED_OK);
+  MT_EQ(r.speed_scope, LSCHED_SPEED_ANY);
+  MT_ASSERT(r.speed == NULL && r.speed_user == NULL && r.node_filter == NULL);
+  /* speed_scope: 0..2 from version 5; an older version never reads it. */
+  r.speed_scope = LSCHED_SPEED_CONSTANT;
+  MT_EQ(lsched_request_validate(&r), LSCHED_OK);
+  r.speed_scope = 3;
+  MT_EQ(lsched_request_validate(&r), LSCHED_EINVAL);
+  r.speed_scope = -1;
+  MT_EQ(lsched_request_validate(&r), LSCHED_EINVAL);
+  r.version = 4;
   MT_EQ(lsched_request_validate(&r), LSCHED_OK);
   lsched_placement p = LSCHED_PLACEMENT_INIT;
   MT_EQ(p.version, LSCHED_PLACEMENT_VERSION);

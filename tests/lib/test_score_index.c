@@ -191,6 +191,9 @@ struct pair {
   lsched_placement live[MAXLIVE];
   int nlive;
   unsigned char allowed[MAXN + 8];
+  /* count_only: a different answer is counted (and not placed), not a
+   * failure (the mutation check). */
+  int count_only, mismatches;
 };
 
 static int odd_filter(void *user, const lsched_cluster *c, int node) {
@@ -242,6 +245,12 @@ static void same_answer(struct pair *pr, const lsched_request *q,
   memset(out, 0, sizeof out);
   int rc0 = lsched_policy_place(pr->p[0], q, &out[0]);
   int rc1 = lsched_policy_place(pr->p[1], q, &out[1]);
+  if (pr->count_only &&
+      (rc0 != rc1 || (rc0 == LSCHED_OK && (out[0].node != out[1].node ||
+                                           out[0].gpu_mask != out[1].gpu_mask)))) {
+    pr->mismatches++;
+    return;
+  }
   MT_ASSERT_MSG(rc0 == rc1, "%s step %d: index %s, scan %s", policy, step,
                 lsched_err_name(rc0), lsched_err_name(rc1));
   if (rc0 != LSCHED_OK)
@@ -321,16 +330,62 @@ static double model_speed(void *user, const lsched_cluster *c,
   return (pl->node & 1) ? s / 2 : s;
 }
 
+/* Speeds that honour a declared scope (lsched_request.speed_scope, version
+ * 5): per model (index model + 1; 0 = no GPU), halved for 3+ GPUs (by
+ * model and GPU count), or `constant` everywhere. Drawn from few values
+ * (ties across models), 0, NaN and infinity included, and redrawn during
+ * the replay. `mutate`: also depends on the node id (odd nodes slower), a
+ * false BY_MODEL declaration. */
+struct scoped_speeds {
+  double by_model[4];
+  double constant;
+  int mutate;
+};
+
+static void random_speeds(struct rng *r, struct scoped_speeds *sp) {
+  static const double v[] = {1.0, 1.0, 2.0, 2.0, 0.5, 3.0, 0.0, NAN, INFINITY};
+  for (int m = 0; m < 4; m++)
+    sp->by_model[m] = v[rbelow(r, 9)];
+  sp->constant = v[rbelow(r, 9)];
+}
+
+static double scoped_speed(void *user, const lsched_cluster *c,
+                           const lsched_placement *pl) {
+  const struct scoped_speeds *sp = user;
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+  if (lsched_cluster_node_info(c, pl->node, &ni) != LSCHED_OK)
+    return 1;
+  double s = sp->by_model[ni.gpu_model + 1];
+  if (pl->gpu_count >= 3)
+    s /= 2;
+  if (sp->mutate && (pl->node & 1))
+    s /= 4;
+  return s;
+}
+
+static double constant_speed(void *user, const lsched_cluster *c,
+                             const lsched_placement *pl) {
+  (void)c;
+  (void)pl;
+  return ((const struct scoped_speeds *)user)->constant;
+}
+
 static int is_typed(const char *policy) {
   return strcmp(policy, "fastest-fit") == 0 ||
          strcmp(policy, "cheapest-work") == 0;
 }
 
-static void replay_eval(const char *policy, uint64_t seed, int n, int ops,
-                        int npool, int mig, int fgd_types) {
+/* Returns the answers that differed (0 unless `mutate`: then they are
+ * counted, not failed). */
+static int replay_eval(const char *policy, uint64_t seed, int n, int ops,
+                       int npool, int mig, int fgd_types, int mutate) {
   struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 7};
   struct pair pr;
   memset(&pr, 0, sizeof pr);
+  pr.count_only = mutate;
+  struct scoped_speeds sps;
+  memset(&sps, 0, sizeof sps);
+  sps.mutate = mutate;
   int typed = is_typed(policy);
   for (int i = 0; i < 2; i++) {
     pr.c[i] = new_cluster(1);
@@ -341,6 +396,7 @@ static void replay_eval(const char *policy, uint64_t seed, int n, int ops,
     random_node(&r, pr.c[0], pr.c[1], mig);
   if (typed) {
     random_prices(&r, &pr);
+    random_speeds(&r, &sps);
     for (int i = 0; i < n / 3; i++) { /* H100 nodes, exclusive or shared */
       lsched_gpu_mode mode = rbelow(&r, 3) == 0 ? LSCHED_GPU_EXCLUSIVE
                                                 : LSCHED_GPU_SHARED;
@@ -376,13 +432,25 @@ static void replay_eval(const char *policy, uint64_t seed, int n, int ops,
         q.node_filter = odd_filter;
         q.node_filter_user = &shift;
       }
-      if (typed && rbelow(&r, 4) == 0) { /* answered by the scan */
+      int cb = typed ? rbelow(&r, 8) : 8;
+      if (mutate && cb < 6)
+        cb = 2;
+      if (cb < 2) { /* version 4: any scope, answered by the scan */
         q.version = 4;
         q.speed = model_speed;
+      } else if (cb < 5) { /* by model and GPU count (index per model) */
+        q.speed = scoped_speed;
+        q.speed_user = &sps;
+        q.speed_scope = LSCHED_SPEED_BY_MODEL;
+      } else if (cb < 6) { /* the same everywhere */
+        q.speed = constant_speed;
+        q.speed_user = &sps;
+        q.speed_scope = LSCHED_SPEED_CONSTANT;
       }
       same_answer(&pr, &q, policy, step);
-    } else if (typed && what < 58) { /* new prices */
+    } else if (typed && what < 58) { /* new prices and speeds */
       random_prices(&r, &pr);
+      random_speeds(&r, &sps);
     } else if (what < 85) { /* release */
       if (pr.nlive == 0)
         continue;
@@ -439,11 +507,12 @@ static void replay_eval(const char *policy, uint64_t seed, int n, int ops,
     lsched_policy_destroy(pr.p[i]);
     lsched_cluster_destroy(pr.c[i]);
   }
+  return pr.mismatches;
 }
 
 static void replay(const char *policy, uint64_t seed, int n, int ops,
                    int npool, int mig) {
-  replay_eval(policy, seed, n, ops, npool, mig, 0);
+  replay_eval(policy, seed, n, ops, npool, mig, 0, 0);
 }
 
 static const char *const scoring[] = {
@@ -463,12 +532,18 @@ static void test_replay_mig(void) {
       replay(scoring[p], seed, 24, 400, 10, 1);
 }
 
-/* fastest-fit and cheapest-work (index for the requests without a speed
- * callback: best-fit's score index, per model for cheapest-work) on
- * three-model clusters with random prices (unknown, 0, equal across
- * models), exclusive and shared nodes (MIG ones in the second loop),
- * prices changed during the replay, a quarter of the requests with a
- * speed callback (always the scan). */
+/* fastest-fit and cheapest-work (best-fit's score index, per model
+ * where speeds or costs differ by model) on three-model clusters with
+ * random prices (unknown, 0, equal across models), exclusive and shared
+ * nodes (MIG ones in the second loop), prices and speeds changed during
+ * the replay. Requests: a quarter with a version-4 speed callback that
+ * reads the node id (the scan), three eighths with a callback by model
+ * and GPU count declared LSCHED_SPEED_BY_MODEL (tie-heavy speeds, 0, NaN,
+ * infinity), an eighth with a constant one declared
+ * LSCHED_SPEED_CONSTANT, a quarter without one. The mutation check: the
+ * same replays with a callback that also reads the node id but still
+ * declares BY_MODEL must give some different answer (so the comparison
+ * sees a false contract). */
 static void test_replay_typed(void) {
   static const char *const typed[] = {"fastest-fit", "cheapest-work"};
   for (size_t p = 0; p < 2; p++) {
@@ -476,6 +551,11 @@ static void test_replay_typed(void) {
       replay(typed[p], seed, 6 + (int)(seed * 7 % 30), 800, 14, 0);
     for (uint64_t seed = 51; seed <= 52; seed++)
       replay(typed[p], seed, 30, 600, 12, 1);
+    int differ = 0;
+    for (uint64_t seed = 41; seed <= 43; seed++)
+      differ += replay_eval(typed[p], seed, 30, 400, 14, 0, 0, 1);
+    MT_ASSERT_MSG(differ > 0, "%s: a speed by node id declared by model "
+                  "went unnoticed", typed[p]);
   }
 }
 
@@ -495,7 +575,7 @@ static void test_replay_many_shapes(void) {
 static void test_fgd_grouped(void) {
   for (uint64_t seed = 31; seed <= 36; seed++)
     replay_eval("fgd", seed, 12 + (int)(seed % 5) * 9, 800, 30, seed == 36,
-                1);
+                1, 0);
   lsched_cluster *c = new_cluster(0);
   add_node(c, 8000, 65536, 8, 0, LSCHED_GPU_SHARED, 0);
   lsched_policy *p = attach(c, "fgd", NULL);

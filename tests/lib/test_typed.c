@@ -4,7 +4,8 @@
  * version 4) and the per-model price (lsched_cluster_set_model_price), on
  * hand-computed cases: mixed models on shared and exclusive nodes, a
  * fractional share, sharing interference, MIG instances, unknown prices and
- * speeds, every tie rule, and old request versions. Public headers only, on
+ * speeds, every tie rule, old request versions, and the declared speed
+ * scope (request version 5: one speed call per model). Public headers only, on
  * the minitest harness (a libsched-only build runs it too). The generic
  * properties every policy must have (a valid placement, or ENOFIT exactly
  * when nothing fits, under every queue) are tests/test_conformance.c's,
@@ -148,12 +149,18 @@ static void test_model_price(void) {
 
 static void test_request_versions(void) {
   lsched_request r = req(1, 500);
-  MT_EQ(r.version, 4u);
+  MT_EQ(r.version, 5u);
   MT_ASSERT(r.speed == NULL && r.speed_user == NULL);
+  MT_EQ(r.speed_scope, LSCHED_SPEED_ANY);
   OK(lsched_request_validate(&r));
+  r.speed_scope = 3; /* not a scope */
+  MT_EQ(lsched_request_validate(&r), LSCHED_EINVAL);
+  r.version = 4; /* speed_scope is not read before version 5 */
+  OK(lsched_request_validate(&r));
+  r.speed_scope = 0;
   r.version = 3;
   OK(lsched_request_validate(&r));
-  r.version = 5;
+  r.version = 6;
   MT_EQ(lsched_request_validate(&r), LSCHED_EINVAL);
   /* A version-3 request's speed members are not read: a callback left
    * there by a caller of the old layout is never called. */
@@ -168,6 +175,81 @@ static void test_request_versions(void) {
   EXPECT(c, "fastest-fit", r, n1, 1);
   EXPECT(c, "cheapest-work", r, n1, 1);
   MT_EQ(never_calls, 0);
+  lsched_cluster_destroy(c);
+}
+
+/* ------------------------------------------------------- speed scope */
+
+/* Speeds per model (A100, V100), counting the calls. */
+struct counted {
+  double s[2];
+  int calls;
+};
+static double speed_counted(void *user, const lsched_cluster *c,
+                            const lsched_placement *pl) {
+  struct counted *x = user;
+  x->calls++;
+  lsched_node_info ni;
+  if (lsched_cluster_node_info(c, pl->node, &ni) != LSCHED_OK)
+    return 0;
+  return x->s[ni.gpu_model];
+}
+
+/* speed_scope (request version 5): the same answers as the scan, with one
+ * speed call per model (by model) or none (constant, fastest-fit) instead
+ * of one per fitting node. Four shared 2-GPU nodes A100, V100, A100, V100;
+ * nodes 0 and 3 hold 500 of GPU 0 (the tightest, best-fit's tie: node 0,
+ * the earlier). */
+static void test_speed_scope(void) {
+  lsched_cluster *c = lt_new_cluster();
+  int n0 = add_node(c, 2, A100, LSCHED_GPU_SHARED, 0);
+  add_node(c, 2, V100, LSCHED_GPU_SHARED, 0);
+  add_node(c, 2, A100, LSCHED_GPU_SHARED, 0);
+  int n3 = add_node(c, 2, V100, LSCHED_GPU_SHARED, 0);
+  hold(c, n0, 0, 500);
+  hold(c, n3, 0, 500);
+  struct counted x = {{1.0, 2.0}, 0};
+  lsched_request r = req(1, 500);
+  r.speed = speed_counted;
+  r.speed_user = &x;
+  /* Any: a call per fitting node; V100 the faster: node 3, GPU 0. */
+  EXPECT(c, "fastest-fit", r, n3, 1);
+  MT_EQ(x.calls, 4);
+  x.calls = 0;
+  r.speed_scope = LSCHED_SPEED_BY_MODEL;
+  EXPECT(c, "fastest-fit", r, n3, 1);
+  MT_EQ(x.calls, 2);
+  /* Equal speeds by model: best-fit's node 0. */
+  x.s[1] = 1.0;
+  x.calls = 0;
+  EXPECT(c, "fastest-fit", r, n0, 1);
+  MT_EQ(x.calls, 2);
+  /* Constant (it is: 1 everywhere now): never asked. */
+  r.speed_scope = LSCHED_SPEED_CONSTANT;
+  x.calls = 0;
+  EXPECT(c, "fastest-fit", r, n0, 1);
+  MT_EQ(x.calls, 0);
+  /* cheapest-work, A100 $4, V100 $1 per GPU-hour, V100 twice as fast:
+   * 4 x 0.5 / 1 = 2 against 1 x 0.5 / 2 = 0.25: node 3 (the tighter V100),
+   * one call per model. */
+  OK(lsched_cluster_set_model_price(c, A100, 4.0));
+  OK(lsched_cluster_set_model_price(c, V100, 1.0));
+  x.s[1] = 2.0;
+  r.speed_scope = LSCHED_SPEED_BY_MODEL;
+  x.calls = 0;
+  EXPECT(c, "cheapest-work", r, n3, 1);
+  MT_EQ(x.calls, 2);
+  /* A100 8 times as fast: 4 x 0.5 / 8 = 0.25, a tie on cost; then the
+   * higher speed: node 0. */
+  x.s[0] = 8.0;
+  x.calls = 0;
+  EXPECT(c, "cheapest-work", r, n0, 1);
+  MT_EQ(x.calls, 2);
+  /* Version 4 never reads the scope: every node is asked. */
+  r.version = 4;
+  x.calls = 0;
+  EXPECT(c, "cheapest-work", r, n0, 1);
+  MT_EQ(x.calls, 4);
   lsched_cluster_destroy(c);
 }
 
@@ -373,6 +455,7 @@ int main(void) {
   mt_begin("test_typed");
   MT_RUN(test_model_price);
   MT_RUN(test_request_versions);
+  MT_RUN(test_speed_scope);
   MT_RUN(test_fastest_fit);
   MT_RUN(test_fastest_fit_interference);
   MT_RUN(test_fastest_fit_ties);

@@ -410,7 +410,7 @@ LSCHED_API int lsched_cluster_check(const lsched_cluster *c);
 
 struct lsched_placement;
 typedef struct lsched_placement lsched_placement;
-#define LSCHED_REQUEST_VERSION 4
+#define LSCHED_REQUEST_VERSION 5
 /**
  * What one task (pod, job, or one node's part of a job) asks for.
  * - gpu_count GPUs, each with gpu_milli (1..1000) of its share; a
@@ -446,6 +446,11 @@ typedef struct lsched_request {
   uint64_t features;
   const unsigned char *node_allowed;
   int node_allowed_count;
+  /* version 5 (in what was padding: no member moved, the size stays): what
+   * the speed callback's answer depends on (lsched_speed_scope), declared
+   * by the caller so that a type-aware policy may ask it once per GPU
+   * model instead of once per node. LSCHED_SPEED_ANY (0) by default. */
+  int speed_scope;
   int (*node_filter)(void *user, const lsched_cluster *c, int node);
   void *node_filter_user;
   /* version 4: how fast the task runs on a candidate placement, relative
@@ -460,8 +465,33 @@ typedef struct lsched_request {
   void *speed_user;
 } lsched_request;
 #define LSCHED_REQUEST_INIT                                                    \
-  {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, NULL,  \
-   NULL, NULL}
+  {LSCHED_REQUEST_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL,     \
+   NULL, NULL, NULL}
+
+/**
+ * lsched_request.speed_scope (version 5): a contract on the request's
+ * speed callback, for the placements a policy asks it about. The answer
+ * is a function of the request and:
+ * - LSCHED_SPEED_ANY: anything in the placement (node, GPUs, MIG
+ *   instance) and the cluster's state. The default.
+ * - LSCHED_SPEED_BY_MODEL: the GPU model of the placement's node only
+ *   (lsched_node_info.gpu_model; -1 for a node without GPUs): two
+ *   placements on nodes of one model get the same answer, bit for bit,
+ *   whatever the node, its state, its GPU mode or the GPUs taken. (A
+ *   non-MIG request's placements all take its gpu_count GPUs on one node,
+ *   so a callback by model and GPU count, consolidated, qualifies.)
+ * - LSCHED_SPEED_CONSTANT: nothing: the same answer on every placement.
+ * A MIG request (mig_kind != 0) counts as LSCHED_SPEED_ANY whatever it
+ * declares (the instance taken differs per node); without a callback the
+ * speed is 1 everywhere anyway. Any other value is invalid
+ * (lsched_request_validate). A false declaration is not detected: the
+ * type-aware policies then place as if it held.
+ */
+typedef enum lsched_speed_scope {
+  LSCHED_SPEED_ANY = 0,
+  LSCHED_SPEED_BY_MODEL = 1,
+  LSCHED_SPEED_CONSTANT = 2
+} lsched_speed_scope;
 
 /** LSCHED_OK if the request is well-formed, else LSCHED_EINVAL. */
 LSCHED_API int lsched_request_validate(const lsched_request *req);
