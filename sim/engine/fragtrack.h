@@ -76,6 +76,11 @@ typedef struct fragtrack_values {
 } fragtrack_values;
 void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out);
 
+/* The classes of nodes in equal free state the stranded value is kept
+ * for, and the nodes in them (for tests: nodes > classes when nodes share
+ * a state). */
+void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
+
 /* Time moves on by dt microseconds with the current values. */
 void fragtrack_advance(sim_fragtrack *f, int64_t dt);
 /* A job completed now: the integrals so far are the ones reported. */
