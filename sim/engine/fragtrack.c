@@ -551,45 +551,75 @@ static int32_t rank_of(const int64_t *v, int n, int64_t x) {
   return lo;
 }
 
+#define CSWAP(a, b)                                                            \
+  do {                                                                         \
+    int lo_ = (a) < (b) ? (a) : (b), hi_ = (a) < (b) ? (b) : (a);              \
+    (a) = hi_;                                                                 \
+    (b) = lo_;                                                                 \
+  } while (0)
+
+/* fm[0..ng) into g, descending: up to 8 GPUs (the usual node) by a
+ * branch-free sorting network (19 compare-exchanges), more by insertion. */
+static void sort_desc(const int *fm, int ng, int16_t *g) {
+  if (ng <= 8) {
+    int v[8];
+    for (int j = 0; j < 8; j++)
+      v[j] = j < ng ? fm[j] : -1;
+    CSWAP(v[0], v[2]); CSWAP(v[1], v[3]); CSWAP(v[4], v[6]); CSWAP(v[5], v[7]);
+    CSWAP(v[0], v[4]); CSWAP(v[1], v[5]); CSWAP(v[2], v[6]); CSWAP(v[3], v[7]);
+    CSWAP(v[0], v[1]); CSWAP(v[2], v[3]); CSWAP(v[4], v[5]); CSWAP(v[6], v[7]);
+    CSWAP(v[2], v[4]); CSWAP(v[3], v[5]);
+    CSWAP(v[1], v[4]); CSWAP(v[3], v[6]);
+    CSWAP(v[1], v[2]); CSWAP(v[3], v[4]); CSWAP(v[5], v[6]);
+    for (int j = 0; j < ng; j++)
+      g[j] = (int16_t)v[j];
+    return;
+  }
+  for (int n = 0; n < ng; n++) {
+    int x = fm[n], p = n;
+    while (p > 0 && g[p - 1] < x) {
+      g[p] = g[p - 1];
+      p--;
+    }
+    g[p] = (int16_t)x;
+  }
+}
+
 /* The free state of node i as the value sees it (the free milli of its
  * GPUs sorted descending); 0 if it strands nothing whatever the queue (no
  * GPU milli free, no GPUs, MIG, removed). */
 static int node_key(const sim_fragtrack *f, int i, nkey *k) {
-  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
-  if (lsched_cluster_node_info(f->c, i, &ni) || ni.gpu_count <= 0 ||
-      ni.gpu_milli_free <= 0 ||
-      (ni.gpu_mode != LSCHED_GPU_SHARED && ni.gpu_mode != LSCHED_GPU_EXCLUSIVE))
-    return 0;
+  lsched_node_free nf = LSCHED_NODE_FREE_INIT;
   int fm[LSCHED_MAX_GPUS_PER_NODE];
-  int ng = lsched_cluster_gpus_free(f->c, i, fm, LSCHED_MAX_GPUS_PER_NODE);
-  if (ng <= 0)
+  int ng = lsched_cluster_node_free(f->c, i, &nf, fm, LSCHED_MAX_GPUS_PER_NODE);
+  if (ng <= 0 || nf.gpu_milli_free <= 0 ||
+      (nf.gpu_mode != LSCHED_GPU_SHARED && nf.gpu_mode != LSCHED_GPU_EXCLUSIVE))
     return 0;
   if (ng > LSCHED_MAX_GPUS_PER_NODE)
     ng = LSCHED_MAX_GPUS_PER_NODE;
-  for (int g = 0; g < ng; g++) {
-    int x = fm[g], p = g;
-    while (p > 0 && k->g[p - 1] < x) {
-      k->g[p] = k->g[p - 1];
-      p--;
-    }
-    k->g[p] = (int16_t)x;
-  }
-  k->cpu = ni.cpu_free;
-  k->mem = ni.memory_free;
-  k->milli = ni.gpu_milli_free;
-  k->cpur = rank_of(f->cthr, f->ncthr, ni.cpu_free);
-  k->memr = rank_of(f->mthr, f->nmthr, ni.memory_free);
-  k->model = (int16_t)ni.gpu_model;
-  k->mode = (uint8_t)ni.gpu_mode;
-  k->up = lsched_cluster_node_state(f->c, i) == LSCHED_NODE_UP;
+  sort_desc(fm, ng, k->g);
+  k->cpu = nf.cpu_free;
+  k->mem = nf.memory_free;
+  k->milli = nf.gpu_milli_free;
+  k->cpur = rank_of(f->cthr, f->ncthr, nf.cpu_free);
+  k->memr = rank_of(f->mthr, f->nmthr, nf.memory_free);
+  k->model = (int16_t)nf.gpu_model;
+  k->mode = (uint8_t)nf.gpu_mode;
+  k->up = nf.state == LSCHED_NODE_UP;
   k->ng = (uint8_t)ng;
   uint64_t h = (uint64_t)(uint32_t)k->cpur * UINT64_C(0x9E3779B97F4A7C15) ^
                (uint64_t)(uint32_t)k->memr * UINT64_C(0xC2B2AE3D27D4EB4F) ^
                ((uint64_t)(uint16_t)k->model << 24 | (uint64_t)k->mode << 16 |
                 (uint64_t)k->up << 8 | k->ng) *
                    UINT64_C(0x165667B19E3779F9);
-  for (int g = 0; g < ng; g++)
-    h = (h ^ (uint64_t)(uint16_t)k->g[g]) * UINT64_C(0x100000001B3);
+  /* the free milli four at a time (the tail padded with zeros) */
+  for (int n = 0; n < ng; n += 4) {
+    uint64_t w = 0;
+    for (int j = 0; j < 4 && n + j < ng; j++)
+      w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
+    h = (h ^ w) * UINT64_C(0x100000001B3);
+    h ^= h >> 29;
+  }
   h ^= h >> 31;
   k->hash = (uint32_t)h;
   return 1;
@@ -915,21 +945,29 @@ int fragtrack_update(sim_fragtrack *f) {
   if (!f)
     return 0;
   lsched_fragmeter_get(f->meter, &f->fr);
-  if (f->queued > 0 && (f->set_changed || !f->valid)) {
+  if (f->queued == 0) {
+    /* Stranded is 0 with an empty queue. The changed nodes wait in
+     * dirty_list: the next update with a queue syncs (valid is 0 then) and
+     * moves each to the class of its state then, which is what moving it
+     * at every update in between would have come to. */
+    f->valid = 0;
+    f->stranded = 0;
+    return 0;
+  }
+  if (f->set_changed || !f->valid) {
     sync_set(f);
     f->set_changed = 0;
   } else {
     for (int k = 0; k < f->ndirty; k++)
       rekey(f, f->dirty_list[k]);
   }
-  f->valid = f->queued > 0;
-  f->stranded = f->queued > 0 ? f->S : 0;
+  f->valid = 1;
+  f->stranded = f->S;
   for (int k = 0; k < f->ndirty; k++)
     f->dirty[f->dirty_list[k]] = 0;
   f->ndirty = 0;
 #ifdef FRAGTRACK_VERIFY
-  if (f->queued > 0)
-    verify(f);
+  verify(f);
 #endif
   return 0;
 }
