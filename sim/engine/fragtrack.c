@@ -108,6 +108,7 @@ struct sim_fragtrack {
   int size;
   int64_t S;
   int valid; /* the last update had a non-empty queue */
+  int inited; /* strand_init ran */
   /* current values and integrals */
   lsched_frag fr;
   int64_t stranded;
@@ -394,6 +395,7 @@ int fragtrack_ready(sim_fragtrack *f) {
   if (thresholds(f))
     return -2;
   strand_init(f);
+  f->inited = 1;
   lsched_fragmeter_get(f->meter, &f->fr);
   return 0;
 }
@@ -983,7 +985,7 @@ void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out) {
 
 void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes) {
   *classes = *nodes = 0;
-  if (!f || !f->cls)
+  if (!f || !f->inited) /* before fragtrack_ready */
     return;
   *classes = f->n - f->ncfree;
   for (int i = 0; i < f->n; i++)
