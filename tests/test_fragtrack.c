@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXN 48
+#define MAXN 160
 #define NSHAPES 14
 #define MAXLIVE 400
 
@@ -113,14 +113,60 @@ static lsched_request shape_req(struct rng *r, job_record *jr) {
   return q;
 }
 
-static void replay(uint64_t seed) {
-  struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 3};
+/* lsched_cluster_node_free (the meter's one accessor) against the calls it
+ * replaces, on every node of a replay's cluster. */
+static void check_node_free(lsched_cluster *c, int n) {
+  for (int i = 0; i < n; i++) {
+    lsched_node_free nf = LSCHED_NODE_FREE_INIT;
+    lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+    int fm[LSCHED_MAX_GPUS_PER_NODE], fw[LSCHED_MAX_GPUS_PER_NODE];
+    int ng = lsched_cluster_node_free(c, i, &nf, fm, LSCHED_MAX_GPUS_PER_NODE);
+    ck_assert_int_eq(lsched_cluster_node_info(c, i, &ni), 0);
+    ck_assert_int_eq(ng, ni.gpu_count);
+    ck_assert_int_eq(lsched_cluster_gpus_free(c, i, fw, LSCHED_MAX_GPUS_PER_NODE),
+                     ng);
+    ck_assert_int_eq(nf.state, lsched_cluster_node_state(c, i));
+    ck_assert_int_eq(nf.gpu_model, ni.gpu_model);
+    ck_assert_int_eq(nf.gpu_mode, ni.gpu_mode);
+    ck_assert(nf.cpu_free == ni.cpu_free && nf.memory_free == ni.memory_free &&
+              nf.gpu_milli_free == ni.gpu_milli_free);
+    ck_assert(ng == 0 || !memcmp(fm, fw, (size_t)ng * sizeof *fm));
+  }
+}
+
+/* The node where req fits with the most free GPU milli (lowest id among
+ * equals), -1 if none: worst-fit, which spreads jobs over identical nodes
+ * and so leaves many nodes in the same state. */
+static int worst_node(lsched_cluster *c, int n, const lsched_request *req) {
+  int best = -1;
+  int64_t bf = -1;
+  for (int i = 0; i < n; i++) {
+    lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+    if (!lsched_fits(c, i, req) || lsched_cluster_node_info(c, i, &ni))
+      continue;
+    if (ni.gpu_milli_free > bf) {
+      bf = ni.gpu_milli_free;
+      best = i;
+    }
+  }
+  return best;
+}
+
+/* homog 0: random clusters of up to 48 nodes of every kind, jobs placed
+ * on random nodes. homog 1: clusters of 64..159 nodes, nearly all of two
+ * identical kinds (8 shared GPUs; 8 exclusive GPUs) and a few others,
+ * jobs placed worst-fit, and a queue like fifo's behind a blocked head: a
+ * whole-node shape that waits nearly always while the smaller shapes,
+ * which fit many nodes, come and go. Most nodes then share their state
+ * with others (the meter's classes hold many nodes; checked). */
+static void replay(uint64_t seed, int homog) {
+  struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 3 + (uint64_t)homog};
   lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
   lsched_cluster *c = NULL;
   ck_assert_int_eq(lsched_cluster_create(&c, &o), 0);
   ck_assert_int_eq(lsched_cluster_model_id(c, "A100", 1), 0);
   ck_assert_int_eq(lsched_cluster_model_id(c, "V100", 1), 1);
-  int n = 8 + rbelow(&r, MAXN - 8);
+  int n = homog ? 64 + rbelow(&r, MAXN - 64) : 8 + rbelow(&r, 40);
   for (int i = 0; i < n; i++) {
     lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
     s.cpu_milli = 8000 * (1 + rbelow(&r, 4));
@@ -131,6 +177,14 @@ static void replay(uint64_t seed) {
     s.gpu_mode = m < 5 ? LSCHED_GPU_SHARED
                  : m < 7 ? LSCHED_GPU_EXCLUSIVE
                          : LSCHED_GPU_MIG;
+    if (homog && rbelow(&r, 16) != 0) { /* one of the two common kinds */
+      s.cpu_milli = 64000;
+      s.memory_mib = 262144;
+      s.gpu_count = 8;
+      s.gpu_model = 0;
+      s.gpu_mode =
+          rbelow(&r, 4) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE;
+    }
     if (s.gpu_mode == LSCHED_GPU_MIG) {
       s.gpu_model = 0;
       s.mig_dynamic = 1;
@@ -147,6 +201,13 @@ static void replay(uint64_t seed) {
   lsched_request req[NSHAPES];
   for (int k = 0; k < NSHAPES; k++) {
     req[k] = shape_req(&r, &jobs[k]);
+    if (homog && k == 0) { /* the head: a whole node */
+      jobs[k].num_gpu = 8;
+      jobs[k].gpu_milli = 1000;
+      jobs[k].cpu_milli = 64000;
+      jobs[k].gpu_spec = -1;
+      sim_job_request(&jobs[k], 0, &req[k]);
+    }
     ck_assert_int_eq(fragtrack_add(f, &jobs[k], req[k].model_mask, 0), 0);
   }
   ck_assert_int_eq(fragtrack_ready(f), 0);
@@ -167,10 +228,28 @@ static void replay(uint64_t seed) {
   uint8_t dirty[MAXN] = {0};
   int set_changed = 0;
   size_t nqueued = 0;
+  int shared_seen = 0; /* a class held several nodes at an update */
   for (int step = 0; step < 3000; step++) {
     int what = rbelow(&r, 100);
+    if (homog && what >= 60 && what < 90 && rbelow(&r, 8) == 0) {
+      /* keep the head queued nearly always */
+      uint32_t id = sid[0];
+      int delta = queued[id] > 0 && rbelow(&r, 4) == 0 ? -1 : 1;
+      if (delta > 0 && queued[id] > 0)
+        continue;
+      fragtrack_queued(f, id, delta);
+      nqueued += (size_t)delta;
+      set_changed |= delta > 0 ? queued[id]++ == 0 : --queued[id] == 0;
+      continue;
+    }
     if (what < 35) { /* place a random shape on a random node it fits */
       int k = rbelow(&r, NSHAPES), node = rbelow(&r, n);
+      if (homog) {
+        k = 1 + rbelow(&r, NSHAPES - 1);
+        node = worst_node(c, n, &req[k]);
+        if (node < 0)
+          continue;
+      }
       lsched_placement p;
       if (nlive < MAXLIVE && lsched_fits(c, node, &req[k]) &&
           lsched_pick_gpus(c, node, &req[k], LSCHED_PICK_TIGHTEST, &p) ==
@@ -218,15 +297,78 @@ static void replay(uint64_t seed) {
       if (nqueued > 0)
         set_changed = 0;
       memset(dirty, 0, sizeof dirty);
+      if (!homog)
+        check_node_free(c, n);
+      int ncls = 0, nin = 0;
+      fragtrack_classes(f, &ncls, &nin);
+      shared_seen |= nin > ncls;
     }
   }
+  if (homog)
+    ck_assert_msg(shared_seen, "seed %llu: no class held two nodes",
+                  (unsigned long long)seed);
   fragtrack_free(f);
   lsched_cluster_destroy(c);
 }
 
+START_TEST(node_free_by_hand) {
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  lsched_cluster *c = NULL;
+  ck_assert_int_eq(lsched_cluster_create(&c, &o), 0);
+  ck_assert_int_eq(lsched_cluster_model_id(c, "A100", 1), 0);
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 16000;
+  s.memory_mib = 65536;
+  s.gpu_count = 4;
+  s.gpu_model = 0;
+  s.gpu_mode = LSCHED_GPU_SHARED;
+  int id = -1;
+  ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), 0);
+  lsched_placement p = LSCHED_PLACEMENT_INIT;
+  p.node = 0;
+  p.cpu_milli = 4000;
+  p.memory_mib = 1024;
+  p.gpu_count = 2;
+  p.gpu_milli = 300;
+  p.gpu_mask = 0x5; /* GPUs 0 and 2 */
+  ck_assert_int_eq(lsched_alloc(c, &p), 0);
+  ck_assert_int_eq(lsched_cluster_set_node_state(c, 0, LSCHED_NODE_CORDONED),
+                   0);
+  lsched_node_free nf = LSCHED_NODE_FREE_INIT;
+  int g[4] = {0};
+  ck_assert_int_eq(lsched_cluster_node_free(c, 0, &nf, g, 4), 4);
+  ck_assert_int_eq(nf.state, LSCHED_NODE_CORDONED);
+  ck_assert_int_eq(nf.gpu_count, 4);
+  ck_assert_int_eq(nf.gpu_model, 0);
+  ck_assert_int_eq(nf.gpu_mode, LSCHED_GPU_SHARED);
+  ck_assert(nf.cpu_free == 12000 && nf.memory_free == 64512);
+  ck_assert(nf.gpu_milli_free == 700 + 1000 + 700 + 1000);
+  ck_assert(g[0] == 700 && g[1] == 1000 && g[2] == 700 && g[3] == 1000);
+  /* a short buffer gets the first GPUs; the count is still all of them */
+  int g1[1] = {0};
+  ck_assert_int_eq(lsched_cluster_node_free(c, 0, &nf, g1, 1), 4);
+  ck_assert_int_eq(g1[0], 700);
+  ck_assert_int_eq(lsched_cluster_node_free(c, 0, &nf, NULL, 0), 4);
+  ck_assert_int_eq(lsched_cluster_node_free(c, 1, &nf, g, 4), LSCHED_ENOENT);
+  ck_assert_int_eq(lsched_cluster_node_free(c, -1, &nf, g, 4), LSCHED_ENOENT);
+  ck_assert_int_eq(lsched_cluster_node_free(c, 0, NULL, g, 4), LSCHED_EINVAL);
+  ck_assert_int_eq(lsched_cluster_node_free(c, 0, &nf, NULL, 4), LSCHED_EINVAL);
+  ck_assert_int_eq(lsched_release(c, &p), 0);
+  ck_assert_int_eq(lsched_cluster_remove_node(c, 0), 0);
+  ck_assert_int_eq(lsched_cluster_node_free(c, 0, &nf, g, 4), LSCHED_ENOENT);
+  lsched_cluster_destroy(c);
+}
+END_TEST
+
 START_TEST(random_replays) {
   for (uint64_t seed = 1; seed <= 40; seed++)
-    replay(seed);
+    replay(seed, 0);
+}
+END_TEST
+
+START_TEST(identical_nodes_blocked_head) {
+  for (uint64_t seed = 1; seed <= 20; seed++)
+    replay(seed, 1);
 }
 END_TEST
 
@@ -235,6 +377,8 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("fragtrack");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, random_replays);
+  tcase_add_test(tc, identical_nodes_blocked_head);
+  tcase_add_test(tc, node_free_by_hand);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -138,10 +138,49 @@ void lsched_frag_cache_update(lsched_frag_cache *fs,
   fs->idle[node] = nd->gpu_free_sum;
 }
 
-void lsched_frag_cache_apply(lsched_frag_cache *fs,
-                             const lsched_cluster *c,
-                             const lsched_frag_types *fw,
-                             const lsched_placement *p, int sign) {
+/* lsched_frag_eval over types sorted by CPU need within each model (the
+ * meter's, frag_sort_by_cpu): the types a node's free CPU cannot hold are
+ * a tail, skipped at the first. The same integer sums in another order. */
+static int64_t frag_eval_by_cpu(const lsched_frag_types *fw, int model,
+                                int64_t cpu_free, const uint8_t *cnt,
+                                const int32_t *small, int64_t idle) {
+  if (idle <= 0 || fw->W == 0)
+    return 0;
+  if (model < 0)
+    return fw->W * idle;
+  int64_t okw = 0, acc = 0;
+  const lsched_frag_type *e = fw->ft + fw->moff[model];
+  const lsched_frag_type *end = fw->ft + fw->moff[model + 1];
+  for (; e < end && e->cpu <= cpu_free; e++)
+    if (cnt[e->ti] >= e->k) {
+      okw += e->w;
+      acc += e->w * small[e->ti];
+    }
+  return acc + (fw->W - okw) * idle;
+}
+
+static int cmp_type_cpu(const void *a, const void *b) {
+  const lsched_frag_type *x = a, *y = b;
+  if (x->cpu != y->cpu)
+    return x->cpu < y->cpu ? -1 : 1;
+  if (x->ti != y->ti)
+    return x->ti < y->ti ? -1 : 1;
+  if (x->k != y->k)
+    return x->k < y->k ? -1 : 1;
+  return (x->w > y->w) - (x->w < y->w);
+}
+
+static void frag_sort_by_cpu(lsched_frag_types *fw) {
+  for (int m = 0; m < LSCHED_MAX_MODELS; m++)
+    if (fw->moff[m + 1] > fw->moff[m])
+      qsort(fw->ft + fw->moff[m], (size_t)(fw->moff[m + 1] - fw->moff[m]),
+            sizeof *fw->ft, cmp_type_cpu);
+}
+
+/* lsched_frag_cache_apply; by_cpu: fw sorted by frag_sort_by_cpu. */
+static void cache_apply(lsched_frag_cache *fs, const lsched_cluster *c,
+                        const lsched_frag_types *fw, const lsched_placement *p,
+                        int sign, int by_cpu) {
   const struct lsched_node *nd = &c->nodes[p->node];
   if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE) {
     /* MIG: GPU shares do not move by gpu_milli there; recompute. */
@@ -153,24 +192,44 @@ void lsched_frag_cache_apply(lsched_frag_cache *fs,
     int32_t *small = fs->small + (size_t)p->node * (size_t)fs->nthr;
     const int *g = c->gpu_free + nd->gpu_off;
     const int D = fw->nthr;
+    const int *thr = fw->thr;
     for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
       int i = __builtin_ctzll(m);
-      int y = g[i], x = y + sign * p->gpu_milli; /* before -> after */
-      for (int j = 0; j < D; j++) {
-        int t = fw->thr[j];
-        cnt[j] = (uint8_t)(cnt[j] + (y >= t) - (x >= t));
-        small[j] += (y < t ? y : 0) - (x < t ? x : 0);
+      /* the GPU's free milli now and before this change */
+      int now = g[i], prev = now + sign * p->gpu_milli;
+      int lo = now < prev ? now : prev, hi = now < prev ? prev : now;
+      int up = now > prev ? 1 : -1;
+      /* thresholds up to lo: both at or above, nothing moves; up to hi:
+       * the GPU crossed it (counted on one side, lo small on the other);
+       * above hi: below it both times, small moves by now - prev */
+      int j = 0;
+      while (j < D && thr[j] <= lo)
+        j++;
+      for (; j < D && thr[j] <= hi; j++) {
+        cnt[j] = (uint8_t)(cnt[j] + up);
+        small[j] -= up * lo;
       }
+      for (; j < D; j++)
+        small[j] += now - prev;
     }
   }
   const uint8_t *cnt = fs->cnt + (size_t)p->node * (size_t)fs->nthr;
   const int32_t *small = fs->small + (size_t)p->node * (size_t)fs->nthr;
-  int64_t F = lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
-                                nd->gpu_free_sum);
+  int64_t F = by_cpu ? frag_eval_by_cpu(fw, nd->model, nd->cpu_free, cnt,
+                                        small, nd->gpu_free_sum)
+                     : lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt,
+                                        small, nd->gpu_free_sum);
   fs->sum += F - fs->F[p->node];
   fs->F[p->node] = F;
   fs->idle_sum += nd->gpu_free_sum - fs->idle[p->node];
   fs->idle[p->node] = nd->gpu_free_sum;
+}
+
+void lsched_frag_cache_apply(lsched_frag_cache *fs,
+                             const lsched_cluster *c,
+                             const lsched_frag_types *fw,
+                             const lsched_placement *p, int sign) {
+  cache_apply(fs, c, fw, p, sign, 0);
 }
 
 int lsched_frag_cache_init(lsched_frag_cache *fs,
@@ -193,6 +252,29 @@ int lsched_frag_cache_init(lsched_frag_cache *fs,
   for (int i = 0; i < c->n; i++)
     lsched_frag_cache_update(fs, c, fw, i);
   return LSCHED_OK;
+}
+
+int lsched_cluster_node_free(const lsched_cluster *c, int node,
+                             lsched_node_free *out, int *gpu_free, int n) {
+  if (!c || !out || (!gpu_free && n > 0) || n < 0)
+    return LSCHED_EINVAL;
+  if (node < 0 || node >= c->n || c->nodes[node].state == LSCHED_NODE_REMOVED)
+    return LSCHED_ENOENT;
+  const struct lsched_node *nd = &c->nodes[node];
+  /* One version so far: filled in place (as lsched__fill_out would copy
+   * the whole struct; this runs on every allocation of a replay). */
+  out->version = LSCHED_NODE_FREE_VERSION;
+  out->state = (int)nd->state;
+  out->gpu_count = nd->gpu_count;
+  out->gpu_model = nd->model;
+  out->gpu_mode = nd->mode;
+  out->cpu_free = nd->cpu_free;
+  out->memory_free = nd->mem_free;
+  out->gpu_milli_free = nd->gpu_free_sum;
+  int k = nd->gpu_count < n ? nd->gpu_count : n;
+  if (k > 0)
+    memcpy(gpu_free, c->gpu_free + nd->gpu_off, (size_t)k * sizeof *gpu_free);
+  return nd->gpu_count;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -296,13 +378,13 @@ static int meter_place(void *state, const lsched_cluster *c,
 static void meter_alloc(void *state, const lsched_cluster *c,
                         const lsched_placement *p) {
   struct meter_state *s = state;
-  lsched_frag_cache_apply(&s->fs, c, &s->fw, p, 1);
+  cache_apply(&s->fs, c, &s->fw, p, 1, 1);
 }
 
 static void meter_release(void *state, const lsched_cluster *c,
                           const lsched_placement *p) {
   struct meter_state *s = state;
-  lsched_frag_cache_apply(&s->fs, c, &s->fw, p, -1);
+  cache_apply(&s->fs, c, &s->fw, p, -1, 1);
 }
 
 static int meter_set_workload(void *state, const lsched_cluster *c,
@@ -313,6 +395,7 @@ static int meter_set_workload(void *state, const lsched_cluster *c,
   int rc = lsched_frag_types_build(&fw, &s->a, c, w);
   if (rc)
     return rc;
+  frag_sort_by_cpu(&fw);
   if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw))) {
     lsched_frag_types_free(&fw, &s->a);
     return rc;

@@ -16,14 +16,14 @@ typedef struct shape {
   lsched_request req;
   uint32_t queued; /* jobs of this shape in the queue */
   uint32_t rank;   /* index in calc[] while in_calc */
-  int32_t head;    /* first node of the bucket of this shape, -1 none */
+  int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
   uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
 } shape;
 
-/* A node's first fitting shape besides the shape ids: none of the computed
- * set fits it, or it strands nothing whatever the set (no GPU milli free,
- * no GPUs, MIG, removed). */
+/* A first fitting shape besides the shape ids: none of the computed set
+ * fits, or (a node in no class) it strands nothing whatever the set (no
+ * GPU milli free, no GPUs, MIG, removed). */
 #define FIRST_NONE (UINT32_MAX - 1)
 #define FIRST_INELIG UINT32_MAX
 #define CAPK 8 /* summary: the 8 largest usable free milli of a node */
@@ -39,6 +39,33 @@ typedef struct sumry {
   uint64_t models;
   int16_t cap[CAPK];
 } sumry;
+
+/* A class of nodes in the same free state (see "stranded" below); its GPU
+ * free milli, descending, are cg[id x LSCHED_MAX_GPUS_PER_NODE ..). */
+typedef struct cls {
+  int64_t cpu, mem;   /* free CPU and memory of the node that opened it */
+  int64_t milli;      /* free GPU milli of each node */
+  int64_t str;        /* stranded milli of each node for calc[] */
+  uint32_t hash;
+  int32_t hnext;      /* hash chain */
+  int32_t count;      /* nodes */
+  int32_t mhead;      /* first node (the list: mnxt/mprv) */
+  uint32_t first;     /* first fitting shape of calc[], or FIRST_NONE */
+  int32_t bnxt, bprv; /* bucket of first */
+  int32_t cpur, memr; /* ranks of cpu and mem among the shapes' needs */
+  int16_t model;
+  uint8_t mode, up, ng;
+} cls;
+
+/* A node's free state as a class key. */
+typedef struct nkey {
+  int64_t cpu, mem, milli;
+  int32_t cpur, memr;
+  uint32_t hash;
+  int16_t model;
+  uint8_t mode, up, ng;
+  int16_t g[LSCHED_MAX_GPUS_PER_NODE]; /* descending */
+} nkey;
 
 struct sim_fragtrack {
   lsched_cluster *c;
@@ -66,13 +93,22 @@ struct sim_fragtrack {
   uint8_t *nchg;       /* changed by lsched_node_change since the last sync */
   int *nchg_list;
   int nnchg;
-  int64_t *str;        /* stranded milli for the computed set */
-  uint32_t *first;     /* first fitting shape of calc[], FIRST_NONE/INELIG */
-  int32_t *nxt, *prv;  /* bucket lists (per first fitting shape) */
-  sumry *tree;         /* 2 x size entries, leaves at size + node */
+  int32_t *cid;        /* class of the node's state, -1 none */
+  int32_t *mnxt, *mprv; /* the nodes of a class */
+  /* classes (at most one per node) */
+  cls *cls;
+  int16_t *cg;         /* their GPUs' free milli */
+  int32_t *htab;       /* hash heads */
+  uint32_t hmask;
+  int32_t *cfree;      /* unused class ids */
+  int ncfree;
+  int64_t *cthr, *mthr; /* the shapes' CPU and memory needs, ascending */
+  int ncthr, nmthr;
+  sumry *tree;         /* 2 x size entries, leaves at size + class */
   int size;
   int64_t S;
   int valid; /* the last update had a non-empty queue */
+  int inited; /* strand_init ran */
   /* current values and integrals */
   lsched_frag fr;
   int64_t stranded;
@@ -195,6 +231,37 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
 
 static void strand_init(sim_fragtrack *f);
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The distinct CPU and memory needs of the shapes, ascending: a node's
+ * free CPU (memory) matters to lsched_fits of every shape only through its
+ * rank among them. */
+static int thresholds(sim_fragtrack *f) {
+  size_t ns = f->nshapes ? f->nshapes : 1;
+  f->cthr = malloc(ns * sizeof *f->cthr);
+  f->mthr = malloc(ns * sizeof *f->mthr);
+  if (!f->cthr || !f->mthr)
+    return -2;
+  for (uint32_t i = 0; i < f->nshapes; i++) {
+    f->cthr[i] = f->shapes[i].req.cpu_milli;
+    f->mthr[i] = f->shapes[i].req.memory_mib;
+  }
+  int64_t *v[2] = {f->cthr, f->mthr};
+  int *nv[2] = {&f->ncthr, &f->nmthr};
+  for (int j = 0; j < 2; j++) {
+    qsort(v[j], f->nshapes, sizeof *v[j], cmp_i64);
+    int d = 0;
+    for (uint32_t i = 0; i < f->nshapes; i++)
+      if (d == 0 || v[j][d - 1] != v[j][i])
+        v[j][d++] = v[j][i];
+    *nv[j] = d;
+  }
+  return 0;
+}
+
 void fragtrack_free(sim_fragtrack *f) {
   if (!f)
     return;
@@ -211,10 +278,15 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f->dirty_list);
   free(f->nchg);
   free(f->nchg_list);
-  free(f->str);
-  free(f->first);
-  free(f->nxt);
-  free(f->prv);
+  free(f->cid);
+  free(f->mnxt);
+  free(f->mprv);
+  free(f->cls);
+  free(f->cg);
+  free(f->htab);
+  free(f->cfree);
+  free(f->cthr);
+  free(f->mthr);
   free(f->tree);
   free(f);
 }
@@ -233,18 +305,26 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   f->present = nm >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nm) - 1;
   f->dirty = calloc(nz, 1);
   f->dirty_list = malloc(nz * sizeof *f->dirty_list);
-  f->str = calloc(nz, sizeof *f->str);
   f->nchg = calloc(nz, 1);
   f->nchg_list = malloc(nz * sizeof *f->nchg_list);
-  f->first = malloc(nz * sizeof *f->first);
-  f->nxt = malloc(nz * sizeof *f->nxt);
-  f->prv = malloc(nz * sizeof *f->prv);
+  f->cid = malloc(nz * sizeof *f->cid);
+  f->mnxt = malloc(nz * sizeof *f->mnxt);
+  f->mprv = malloc(nz * sizeof *f->mprv);
+  f->cls = malloc(nz * sizeof *f->cls);
+  f->cg = malloc(nz * LSCHED_MAX_GPUS_PER_NODE * sizeof *f->cg);
+  f->cfree = malloc(nz * sizeof *f->cfree);
   f->size = 1;
   while (f->size < f->n)
     f->size *= 2;
   f->tree = malloc(2 * (size_t)f->size * sizeof *f->tree);
-  if (!f->dirty || !f->dirty_list || !f->str || !f->nchg || !f->nchg_list ||
-      !f->first || !f->nxt || !f->prv || !f->tree) {
+  f->hmask = 1;
+  while (f->hmask < 2 * nz)
+    f->hmask *= 2;
+  f->htab = malloc(f->hmask * sizeof *f->htab);
+  f->hmask--;
+  if (!f->dirty || !f->dirty_list || !f->nchg || !f->nchg_list || !f->cid ||
+      !f->mnxt || !f->mprv || !f->cls || !f->cg || !f->cfree || !f->tree ||
+      !f->htab) {
     fragtrack_free(f);
     return -2;
   }
@@ -312,7 +392,10 @@ int fragtrack_ready(sim_fragtrack *f) {
     return -2;
   for (uint32_t i = 0; i < f->nshapes; i++)
     f->shapes[i].head = -1;
+  if (thresholds(f))
+    return -2;
   strand_init(f);
+  f->inited = 1;
   lsched_fragmeter_get(f->meter, &f->fr);
   return 0;
 }
@@ -357,19 +440,27 @@ void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
 }
 
 /* ---------------------------------------------------------------- stranded
- * Per node: str[i], its stranded milli for the computed set calc[] (the
- * shapes in the queue at the last sync, sorted by share then id), and
- * first[i], the first shape of calc[] that fits it (its bucket). A node's
- * value depends only on its own state and on that first fitting shape, so
- * - an allocation or release recomputes the node (dirty);
- * - a shape leaving the set recomputes the nodes of its bucket only;
- * - a shape joining it moves the nodes it fits whose first fitting shape
+ * A node's value depends only on its free state and on the computed set
+ * calc[] (the shapes in the queue at the last sync, sorted by share then
+ * id): its first fitting shape there and the free milli of its GPUs below
+ * that shape's share. Nodes are therefore grouped into classes of equal
+ * free state as lsched_fits and the value see it (state up or not, mode,
+ * model, the rank of free CPU and of free memory among the shapes' needs,
+ * the free milli of each GPU in descending order); a class holds the value
+ * of each of its nodes, its first fitting shape (its bucket) and a summary
+ * leaf. So
+ * - an allocation or release moves the node to the class of its new state
+ *   (a hash look-up; only a class that is new is evaluated);
+ * - a shape leaving the set re-evaluates the classes of its bucket only;
+ * - a shape joining it moves the classes it fits whose first fitting shape
  *   comes later (or that none fitted): they are found by a descent of a
- *   summary tree (sumry), which skips every subtree that cannot hold the
- *   shape; so a shape that fits nowhere, the usual reason to wait, costs
- *   about one root-to-leaf path.
- * The values are those of recomputing every node at each change of the
- * set (tests/cli_golden.sh: the replay outputs are byte-identical). */
+ *   summary tree over the classes (sumry), which skips every subtree that
+ *   cannot hold the shape; so a shape that fits nowhere, the usual reason
+ *   to wait, costs about one root-to-leaf path, and one that fits
+ *   thousands of identical nodes costs one class.
+ * Nodes with no GPU milli free, no GPUs, MIG or removed strand nothing and
+ * are in no class. The values are those of recomputing every node at each
+ * change of the set (tests/test_fragtrack.c; -DFRAGTRACK_VERIFY). */
 
 static int cmp_calc(const sim_fragtrack *f, uint32_t a, uint32_t b) {
   const lsched_request *x = &f->shapes[a].req;
@@ -379,28 +470,30 @@ static int cmp_calc(const sim_fragtrack *f, uint32_t a, uint32_t b) {
   return (a > b) - (a < b);
 }
 
-static void bucket_out(sim_fragtrack *f, int i) {
-  uint32_t b = f->first[i];
+static void bucket_out(sim_fragtrack *f, int32_t c) {
+  cls *e = &f->cls[c];
+  uint32_t b = e->first;
   if (b >= f->nshapes)
     return;
-  if (f->prv[i] >= 0)
-    f->nxt[f->prv[i]] = f->nxt[i];
+  if (e->bprv >= 0)
+    f->cls[e->bprv].bnxt = e->bnxt;
   else
-    f->shapes[b].head = f->nxt[i];
-  if (f->nxt[i] >= 0)
-    f->prv[f->nxt[i]] = f->prv[i];
+    f->shapes[b].head = e->bnxt;
+  if (e->bnxt >= 0)
+    f->cls[e->bnxt].bprv = e->bprv;
 }
 
-static void bucket_in(sim_fragtrack *f, int i, uint32_t b) {
-  f->first[i] = b;
+static void bucket_in(sim_fragtrack *f, int32_t c, uint32_t b) {
+  cls *e = &f->cls[c];
+  e->first = b;
   if (b >= f->nshapes)
     return;
-  int h = f->shapes[b].head;
-  f->prv[i] = -1;
-  f->nxt[i] = h;
+  int32_t h = f->shapes[b].head;
+  e->bprv = -1;
+  e->bnxt = h;
   if (h >= 0)
-    f->prv[h] = i;
-  f->shapes[b].head = i;
+    f->cls[h].bprv = c;
+  f->shapes[b].head = c;
 }
 
 static void sum_merge(sumry *t, const sumry *a, const sumry *b) {
@@ -411,6 +504,15 @@ static void sum_merge(sumry *t, const sumry *a, const sumry *b) {
     t->cap[k] = a->cap[k] > b->cap[k] ? a->cap[k] : b->cap[k];
 }
 
+static int sum_eq(const sumry *a, const sumry *b) {
+  if (a->cpu != b->cpu || a->mem != b->mem || a->models != b->models)
+    return 0;
+  for (int k = 0; k < CAPK; k++)
+    if (a->cap[k] != b->cap[k])
+      return 0;
+  return 1;
+}
+
 static void sum_empty(sumry *t) {
   t->cpu = t->mem = INT64_MIN;
   t->models = 0;
@@ -418,104 +520,264 @@ static void sum_empty(sumry *t) {
     t->cap[k] = -1;
 }
 
-static void sum_pull(sim_fragtrack *f, int i) {
-  for (int t = (f->size + i) / 2; t >= 1; t /= 2)
-    sum_merge(&f->tree[t], &f->tree[2 * t], &f->tree[2 * t + 1]);
+/* Leaf c changed: its ancestors up to the first that stays the same. */
+static void sum_pull(sim_fragtrack *f, int32_t c) {
+  for (int t = (f->size + c) / 2; t >= 1; t /= 2) {
+    sumry m;
+    sum_merge(&m, &f->tree[2 * t], &f->tree[2 * t + 1]);
+    if (sum_eq(&m, &f->tree[t]))
+      break;
+    f->tree[t] = m;
+  }
 }
 
-/* Free milli of the GPUs of node i below dmin (and above 0). */
-static int64_t below(const int *fm, int ng, int dmin) {
+/* Free milli of the GPUs g[0..ng) below dmin (and above 0). */
+static int64_t below(const int16_t *g, int ng, int dmin) {
   int64_t s = 0;
-  for (int g = 0; g < ng; g++)
-    if (fm[g] > 0 && fm[g] < dmin)
-      s += fm[g];
+  for (int k = 0; k < ng; k++)
+    if (g[k] > 0 && g[k] < dmin)
+      s += g[k];
   return s;
 }
 
-static int gpus_free(const sim_fragtrack *f, int i, int *fm) {
-  int ng = lsched_cluster_gpus_free(f->c, i, fm, LSCHED_MAX_GPUS_PER_NODE);
-  if (ng < 0)
-    return 0;
-  return ng < LSCHED_MAX_GPUS_PER_NODE ? ng : LSCHED_MAX_GPUS_PER_NODE;
+/* How many of the ascending values v[0..n) are <= x. */
+static int32_t rank_of(const int64_t *v, int n, int64_t x) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (v[mid] <= x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
-/* Sets node i's value, first fitting shape and summary leaf from scratch
- * (without pulling the summary up). */
-static void node_set(sim_fragtrack *f, int i) {
-  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
-  sumry *lf = &f->tree[f->size + i];
-  sum_empty(lf);
-  bucket_out(f, i);
-  int64_t v = 0;
-  uint32_t first = FIRST_INELIG;
-  if (!lsched_cluster_node_info(f->c, i, &ni) && ni.gpu_count > 0 &&
-      (ni.gpu_mode == LSCHED_GPU_SHARED ||
-       ni.gpu_mode == LSCHED_GPU_EXCLUSIVE)) {
-    int fm[LSCHED_MAX_GPUS_PER_NODE];
-    int ng = gpus_free(f, i, fm);
-    /* the CAPK largest, descending */
-    int top[CAPK];
-    int nt = 0;
-    for (int g = 0; g < ng; g++) {
-      int x = fm[g];
-      if (ni.gpu_mode == LSCHED_GPU_EXCLUSIVE)
-        x = x == 1000 ? 1000 : 0;
-      int p = nt < CAPK ? nt++ : CAPK;
-      while (p > 0 && top[p - 1] < x) {
-        if (p < CAPK)
-          top[p] = top[p - 1];
-        p--;
-      }
-      if (p < CAPK)
-        top[p] = x;
+#define CSWAP(a, b)                                                            \
+  do {                                                                         \
+    int lo_ = (a) < (b) ? (a) : (b), hi_ = (a) < (b) ? (b) : (a);              \
+    (a) = hi_;                                                                 \
+    (b) = lo_;                                                                 \
+  } while (0)
+
+/* fm[0..ng) into g, descending: up to 8 GPUs (the usual node) by a
+ * branch-free sorting network (19 compare-exchanges), more by insertion. */
+static void sort_desc(const int *fm, int ng, int16_t *g) {
+  if (ng <= 8) {
+    int v[8];
+    for (int j = 0; j < 8; j++)
+      v[j] = j < ng ? fm[j] : -1;
+    CSWAP(v[0], v[2]); CSWAP(v[1], v[3]); CSWAP(v[4], v[6]); CSWAP(v[5], v[7]);
+    CSWAP(v[0], v[4]); CSWAP(v[1], v[5]); CSWAP(v[2], v[6]); CSWAP(v[3], v[7]);
+    CSWAP(v[0], v[1]); CSWAP(v[2], v[3]); CSWAP(v[4], v[5]); CSWAP(v[6], v[7]);
+    CSWAP(v[2], v[4]); CSWAP(v[3], v[5]);
+    CSWAP(v[1], v[4]); CSWAP(v[3], v[6]);
+    CSWAP(v[1], v[2]); CSWAP(v[3], v[4]); CSWAP(v[5], v[6]);
+    for (int j = 0; j < ng; j++)
+      g[j] = (int16_t)v[j];
+    return;
+  }
+  for (int n = 0; n < ng; n++) {
+    int x = fm[n], p = n;
+    while (p > 0 && g[p - 1] < x) {
+      g[p] = g[p - 1];
+      p--;
     }
-    for (int k = 0; k < CAPK; k++)
-      lf->cap[k] = (int16_t)(k < nt ? top[k] : -1);
-    lf->cpu = ni.cpu_free;
-    lf->mem = ni.memory_free;
-    lf->models = ni.gpu_model >= 0 && ni.gpu_model < 64
-                     ? UINT64_C(1) << ni.gpu_model
-                     : ~UINT64_C(0);
-    if (ni.gpu_milli_free > 0) {
-      int dmin = -1;
-      first = FIRST_NONE;
-      for (uint32_t k = 0; k < f->ncalc; k++) {
-        const lsched_request *r = &f->shapes[f->calc[k]].req;
-        if (lsched_fits(f->c, i, r)) {
-          /* ascending share: the first that fits has the smallest */
-          dmin = lsched_effective_milli(f->c, i, r);
-          first = f->calc[k];
-          break;
-        }
-      }
-      v = dmin < 0 ? ni.gpu_milli_free : below(fm, ng, dmin);
+    g[p] = (int16_t)x;
+  }
+}
+
+/* The free state of node i as the value sees it (the free milli of its
+ * GPUs sorted descending); 0 if it strands nothing whatever the queue (no
+ * GPU milli free, no GPUs, MIG, removed). */
+static int node_key(const sim_fragtrack *f, int i, nkey *k) {
+  lsched_node_free nf = LSCHED_NODE_FREE_INIT;
+  int fm[LSCHED_MAX_GPUS_PER_NODE];
+  int ng = lsched_cluster_node_free(f->c, i, &nf, fm, LSCHED_MAX_GPUS_PER_NODE);
+  if (ng <= 0 || nf.gpu_milli_free <= 0 ||
+      (nf.gpu_mode != LSCHED_GPU_SHARED && nf.gpu_mode != LSCHED_GPU_EXCLUSIVE))
+    return 0;
+  if (ng > LSCHED_MAX_GPUS_PER_NODE)
+    ng = LSCHED_MAX_GPUS_PER_NODE;
+  sort_desc(fm, ng, k->g);
+  k->cpu = nf.cpu_free;
+  k->mem = nf.memory_free;
+  k->milli = nf.gpu_milli_free;
+  k->cpur = rank_of(f->cthr, f->ncthr, nf.cpu_free);
+  k->memr = rank_of(f->mthr, f->nmthr, nf.memory_free);
+  k->model = (int16_t)nf.gpu_model;
+  k->mode = (uint8_t)nf.gpu_mode;
+  k->up = nf.state == LSCHED_NODE_UP;
+  k->ng = (uint8_t)ng;
+  uint64_t h = (uint64_t)(uint32_t)k->cpur * UINT64_C(0x9E3779B97F4A7C15) ^
+               (uint64_t)(uint32_t)k->memr * UINT64_C(0xC2B2AE3D27D4EB4F) ^
+               ((uint64_t)(uint16_t)k->model << 24 | (uint64_t)k->mode << 16 |
+                (uint64_t)k->up << 8 | k->ng) *
+                   UINT64_C(0x165667B19E3779F9);
+  /* the free milli four at a time (the tail padded with zeros) */
+  for (int n = 0; n < ng; n += 4) {
+    uint64_t w = 0;
+    for (int j = 0; j < 4 && n + j < ng; j++)
+      w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
+    h = (h ^ w) * UINT64_C(0x100000001B3);
+    h ^= h >> 29;
+  }
+  h ^= h >> 31;
+  k->hash = (uint32_t)h;
+  return 1;
+}
+
+static const int16_t *cls_gpus(const sim_fragtrack *f, int32_t c) {
+  return f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE;
+}
+
+static int key_is(const sim_fragtrack *f, int32_t c, const nkey *k) {
+  const cls *e = &f->cls[c];
+  return e->hash == k->hash && e->cpur == k->cpur && e->memr == k->memr &&
+         e->model == k->model && e->mode == k->mode && e->up == k->up &&
+         e->ng == k->ng &&
+         !memcmp(cls_gpus(f, c), k->g, (size_t)k->ng * sizeof *k->g);
+}
+
+static int32_t cls_find(const sim_fragtrack *f, const nkey *k) {
+  int32_t c = f->htab[k->hash & f->hmask];
+  while (c >= 0 && !key_is(f, c, k))
+    c = f->cls[c].hnext;
+  return c;
+}
+
+/* A new class of state k, empty, its value not yet evaluated. */
+static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
+  int32_t c = f->cfree[--f->ncfree];
+  cls *e = &f->cls[c];
+  memset(e, 0, sizeof *e);
+  e->cpu = k->cpu;
+  e->mem = k->mem;
+  e->milli = k->milli;
+  e->hash = k->hash;
+  e->cpur = k->cpur;
+  e->memr = k->memr;
+  e->model = k->model;
+  e->mode = k->mode;
+  e->up = k->up;
+  e->ng = k->ng;
+  e->mhead = -1;
+  e->first = FIRST_NONE;
+  memcpy(f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE, k->g,
+         (size_t)k->ng * sizeof *k->g);
+  e->hnext = f->htab[k->hash & f->hmask];
+  f->htab[k->hash & f->hmask] = c;
+  /* summary leaf: an upper bound of what its nodes fit (the CPU and
+   * memory of one of them rank alike against every shape) */
+  sumry *lf = &f->tree[f->size + c];
+  lf->cpu = k->cpu;
+  lf->mem = k->mem;
+  lf->models = k->model >= 0 && k->model < 64 ? UINT64_C(1) << k->model
+                                              : ~UINT64_C(0);
+  for (int j = 0; j < CAPK; j++) {
+    int x = j < k->ng ? k->g[j] : -1;
+    if (x >= 0 && k->mode == LSCHED_GPU_EXCLUSIVE)
+      x = x == 1000 ? 1000 : 0;
+    lf->cap[j] = (int16_t)x;
+  }
+  sum_pull(f, c);
+  return c;
+}
+
+static void cls_del(sim_fragtrack *f, int32_t c) {
+  cls *e = &f->cls[c];
+  bucket_out(f, c);
+  e->first = FIRST_NONE;
+  int32_t *pp = &f->htab[e->hash & f->hmask];
+  while (*pp != c)
+    pp = &f->cls[*pp].hnext;
+  *pp = e->hnext;
+  sum_empty(&f->tree[f->size + c]);
+  sum_pull(f, c);
+  f->cfree[f->ncfree++] = c;
+}
+
+/* Class c's value and first fitting shape from scratch (every node of it
+ * in the state of its key). */
+static void cls_eval(sim_fragtrack *f, int32_t c) {
+  cls *e = &f->cls[c];
+  int rep = e->mhead;
+  uint32_t first = FIRST_NONE;
+  int64_t v = e->milli;
+  for (uint32_t k = 0; k < f->ncalc; k++) {
+    const lsched_request *r = &f->shapes[f->calc[k]].req;
+    if (lsched_fits(f->c, rep, r)) {
+      /* ascending share: the first that fits has the smallest */
+      first = f->calc[k];
+      v = below(cls_gpus(f, c), e->ng, lsched_effective_milli(f->c, rep, r));
+      break;
     }
   }
-  bucket_in(f, i, first);
-  f->S += v - f->str[i];
-  f->str[i] = v;
+  bucket_out(f, c);
+  bucket_in(f, c, first);
+  f->S += (int64_t)e->count * (v - e->str);
+  e->str = v;
 }
 
-static void node_recompute(sim_fragtrack *f, int i) {
-  node_set(f, i);
-  sum_pull(f, i);
+/* Node i into the class of its current state. */
+static void rekey(sim_fragtrack *f, int i) {
+  nkey k;
+  int32_t old = f->cid[i], nc = -1;
+  int elig = node_key(f, i, &k);
+  if (elig) {
+    if (old >= 0 && key_is(f, old, &k))
+      return;
+    nc = cls_find(f, &k);
+  } else if (old < 0) {
+    return;
+  }
+  if (old >= 0) {
+    cls *e = &f->cls[old];
+    if (f->mprv[i] >= 0)
+      f->mnxt[f->mprv[i]] = f->mnxt[i];
+    else
+      e->mhead = f->mnxt[i];
+    if (f->mnxt[i] >= 0)
+      f->mprv[f->mnxt[i]] = f->mprv[i];
+    f->S -= e->str;
+    if (--e->count == 0)
+      cls_del(f, old);
+  }
+  f->cid[i] = nc;
+  if (!elig)
+    return;
+  int fresh = nc < 0;
+  if (fresh)
+    nc = f->cid[i] = cls_new(f, &k);
+  cls *e = &f->cls[nc];
+  f->mprv[i] = -1;
+  f->mnxt[i] = e->mhead;
+  if (e->mhead >= 0)
+    f->mprv[e->mhead] = i;
+  e->mhead = i;
+  e->count++;
+  f->S += e->str;
+  if (fresh)
+    cls_eval(f, nc);
 }
 
 static void strand_init(sim_fragtrack *f) {
   for (int t = 0; t < 2 * f->size; t++)
     sum_empty(&f->tree[t]);
+  for (uint32_t h = 0; h <= f->hmask; h++)
+    f->htab[h] = -1;
+  f->ncfree = 0;
+  for (int c = f->n - 1; c >= 0; c--)
+    f->cfree[f->ncfree++] = c;
   f->S = 0;
   for (int i = 0; i < f->n; i++) {
-    f->first[i] = FIRST_INELIG;
-    f->str[i] = 0;
-    node_set(f, i);
+    f->cid[i] = -1;
+    rekey(f, i);
   }
-  for (int t = f->size - 1; t >= 1; t--)
-    sum_merge(&f->tree[t], &f->tree[2 * t], &f->tree[2 * t + 1]);
 }
 
-/* Shape a joined calc[]: the nodes it fits whose first fitting shape comes
- * after it (or that none fitted) now have it first. */
+/* Shape a joined calc[]: the classes it fits whose first fitting shape
+ * comes after it (or that none fitted) now have it first. */
 static void shape_joined(sim_fragtrack *f, uint32_t a) {
   const lsched_request *r = &f->shapes[a].req;
   int kk = r->gpu_count < 1 ? 1 : r->gpu_count > CAPK ? CAPK : r->gpu_count;
@@ -536,25 +798,24 @@ static void shape_joined(sim_fragtrack *f, uint32_t a) {
       stack[sp++] = 2 * t;
       continue;
     }
-    int i = t - f->size;
-    uint32_t cur = f->first[i];
-    if (i >= f->n || cur == FIRST_INELIG ||
-        (cur != FIRST_NONE && f->shapes[cur].rank <= ra))
+    int32_t c = t - f->size;
+    cls *x = &f->cls[c];
+    uint32_t cur = x->first;
+    if (cur != FIRST_NONE && f->shapes[cur].rank <= ra)
       continue;
-    if (!lsched_fits(f->c, i, r))
+    if (!lsched_fits(f->c, x->mhead, r))
       continue;
-    int fm[LSCHED_MAX_GPUS_PER_NODE];
-    int ng = gpus_free(f, i, fm);
-    int64_t v = below(fm, ng, lsched_effective_milli(f->c, i, r));
-    bucket_out(f, i);
-    bucket_in(f, i, a);
-    f->S += v - f->str[i];
-    f->str[i] = v;
+    int64_t v =
+        below(cls_gpus(f, c), x->ng, lsched_effective_milli(f->c, x->mhead, r));
+    bucket_out(f, c);
+    bucket_in(f, c, a);
+    f->S += (int64_t)x->count * (v - x->str);
+    x->str = v;
   }
 }
 
 /* The queue's shape set changed since the last sync: brings calc[] and
- * every node's value to the new set. */
+ * every class's value to the new set. */
 static void sync_set(sim_fragtrack *f) {
   uint32_t nrem = 0, nadd = 0;
   /* touched[] is split in place: removed shapes first, then added ones */
@@ -591,55 +852,124 @@ static void sync_set(sim_fragtrack *f) {
     for (uint32_t k = 0; k < m; k++)
       f->shapes[f->calc[k]].rank = k;
   }
-  /* A left shape's nodes did not change: their summary leaves stay (the
-   * changed ones among them are pulled up with the dirty nodes below). */
-  for (uint32_t k = 0; k < nrem; k++) {
-    shape *s = &f->shapes[f->touched[k]];
-    while (s->head >= 0)
-      node_set(f, s->head);
-  }
+  /* First every changed node into the class of its state (a new class is
+   * evaluated for the new set), so that every node of a class is in the
+   * state of its key when the classes are re-evaluated below. */
   for (int k = 0; k < f->nnchg; k++) {
     f->nchg[f->nchg_list[k]] = 0;
-    node_recompute(f, f->nchg_list[k]);
+    rekey(f, f->nchg_list[k]);
   }
   f->nnchg = 0;
   for (int k = 0; k < f->ndirty; k++)
-    node_recompute(f, f->dirty_list[k]);
+    rekey(f, f->dirty_list[k]);
+  for (uint32_t k = 0; k < nrem; k++) {
+    shape *s = &f->shapes[f->touched[k]];
+    while (s->head >= 0)
+      cls_eval(f, s->head);
+  }
   for (uint32_t k = 0; k < nadd; k++)
     shape_joined(f, f->touched[nrem + k]);
 }
+
+#ifdef FRAGTRACK_VERIFY
+/* Node i's value and first fitting shape computed on its own (as before
+ * the classes). */
+static void node_ref(const sim_fragtrack *f, int i, int64_t *v,
+                     uint32_t *first) {
+  lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+  *v = 0;
+  *first = FIRST_INELIG;
+  if (lsched_cluster_node_info(f->c, i, &ni) || ni.gpu_count <= 0 ||
+      ni.gpu_milli_free <= 0 ||
+      (ni.gpu_mode != LSCHED_GPU_SHARED && ni.gpu_mode != LSCHED_GPU_EXCLUSIVE))
+    return;
+  int fm[LSCHED_MAX_GPUS_PER_NODE];
+  int16_t g[LSCHED_MAX_GPUS_PER_NODE];
+  int ng = lsched_cluster_gpus_free(f->c, i, fm, LSCHED_MAX_GPUS_PER_NODE);
+  ng = ng < 0 ? 0 : ng > LSCHED_MAX_GPUS_PER_NODE ? LSCHED_MAX_GPUS_PER_NODE : ng;
+  for (int k = 0; k < ng; k++)
+    g[k] = (int16_t)fm[k];
+  *first = FIRST_NONE;
+  *v = ni.gpu_milli_free;
+  for (uint32_t k = 0; k < f->ncalc; k++) {
+    const lsched_request *r = &f->shapes[f->calc[k]].req;
+    if (lsched_fits(f->c, i, r)) {
+      *first = f->calc[k];
+      *v = below(g, ng, lsched_effective_milli(f->c, i, r));
+      return;
+    }
+  }
+}
+
+/* Debug build (-DFRAGTRACK_VERIFY): every node against its own
+ * computation (the nodes changed by lsched_node_change wait for the next
+ * change of the set, as documented), the classes' counts and the sum. */
+static void verify(const sim_fragtrack *f) {
+  int64_t S = 0;
+  int32_t *cnt = calloc(f->n ? (size_t)f->n : 1, sizeof *cnt);
+  if (!cnt)
+    abort();
+  for (int i = 0; i < f->n; i++) {
+    int32_t c = f->cid[i];
+    int64_t have = c >= 0 ? f->cls[c].str : 0;
+    uint32_t hf = c >= 0 ? f->cls[c].first : FIRST_INELIG;
+    S += have;
+    if (c >= 0)
+      cnt[c]++;
+    if (f->nchg[i])
+      continue;
+    int64_t v;
+    uint32_t first;
+    node_ref(f, i, &v, &first);
+    nkey k;
+    if (v != have || first != hf ||
+        (c >= 0 && (!node_key(f, i, &k) || !key_is(f, c, &k)))) {
+      fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n", i,
+              have, v);
+      abort();
+    }
+  }
+  for (int c = 0; c < f->n; c++)
+    if (cnt[c] && cnt[c] != f->cls[c].count) {
+      fprintf(stderr, "fragtrack: class %d: %d nodes, counted %d\n", c,
+              (int)cnt[c], (int)f->cls[c].count);
+      abort();
+    }
+  free(cnt);
+  if (S != f->S) {
+    fprintf(stderr, "fragtrack: sum %" PRId64 " != %" PRId64 "\n", f->S, S);
+    abort();
+  }
+}
+#endif
 
 int fragtrack_update(sim_fragtrack *f) {
   if (!f)
     return 0;
   lsched_fragmeter_get(f->meter, &f->fr);
-  if (f->queued > 0 && (f->set_changed || !f->valid)) {
+  if (f->queued == 0) {
+    /* Stranded is 0 with an empty queue. The changed nodes wait in
+     * dirty_list: the next update with a queue syncs (valid is 0 then) and
+     * moves each to the class of its state then, which is what moving it
+     * at every update in between would have come to. */
+    f->valid = 0;
+    f->stranded = 0;
+    return 0;
+  }
+  if (f->set_changed || !f->valid) {
     sync_set(f);
     f->set_changed = 0;
   } else {
     for (int k = 0; k < f->ndirty; k++)
-      node_recompute(f, f->dirty_list[k]);
+      rekey(f, f->dirty_list[k]);
   }
-  f->valid = f->queued > 0;
-  f->stranded = f->queued > 0 ? f->S : 0;
+  f->valid = 1;
+  f->stranded = f->S;
   for (int k = 0; k < f->ndirty; k++)
     f->dirty[f->dirty_list[k]] = 0;
   f->ndirty = 0;
 #ifdef FRAGTRACK_VERIFY
-  /* Debug build (-DFRAGTRACK_VERIFY): every value against a scan. */
-  if (f->queued > 0)
-    for (int i = 0; i < f->n; i++) {
-      if (f->nchg[i])
-        continue;
-      int64_t old = f->str[i], oldS = f->S;
-      uint32_t of = f->first[i];
-      node_recompute(f, i);
-      if (f->str[i] != old || f->first[i] != of || f->S != oldS) {
-        fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n",
-                i, old, f->str[i]);
-        abort();
-      }
-    }
+  verify(f);
 #endif
   return 0;
 }
@@ -651,6 +981,15 @@ void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out) {
   out->frag_amount = f->fr.amount;
   out->frag_rate = f->fr.rate;
   out->stranded_gpu_milli = f->stranded;
+}
+
+void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes) {
+  *classes = *nodes = 0;
+  if (!f || !f->inited) /* before fragtrack_ready */
+    return;
+  *classes = f->n - f->ncfree;
+  for (int i = 0; i < f->n; i++)
+    *nodes += f->cid[i] >= 0;
 }
 
 void fragtrack_advance(sim_fragtrack *f, int64_t dt) {

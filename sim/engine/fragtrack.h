@@ -14,18 +14,25 @@
  * strands the slivers below the smallest share among them. MIG nodes are
  * left out.
  *
- * Cost: the meter updates the changed node on every alloc/release
- * (O(types + GPUs x shares)). Stranded is kept per node with the node's
- * first fitting queued shape (a bucket per shape): at a timeline point the
- * nodes changed since the last point are recomputed (O(queued shapes until
- * the first that fits + log nodes)); when the set of queued shapes
- * changed, a shape that left recomputes the nodes of its bucket only, and
- * a shape that joined visits only the nodes it may fit, found through a
- * tree of per-subtree maxima (free CPU, memory, k-th largest free GPU
- * share, models), so a shape that fits nowhere costs about log nodes. The
- * values are exactly those of recomputing every node at every change of
- * the set (tests/test_fragtrack.c; build with -DFRAGTRACK_VERIFY to check
- * every node after every update of a run).
+ * Cost: the FGD meter updates the changed node on every alloc/release
+ * (O(GPUs x shares crossed + types whose CPU need the node holds)).
+ * Stranded is kept per class of nodes in the same free state (as
+ * lsched_fits and the value see it: up or not, mode, model, the ranks of
+ * free CPU and memory among the shapes' needs, the GPUs' free milli
+ * sorted), with the class's first fitting queued shape (a bucket per
+ * shape): at a timeline point with a queue, each node changed since the
+ * last such point moves to the class of its state (a hash look-up; a new
+ * class is evaluated: O(queued shapes until the first that fits + log
+ * nodes)); with an empty queue nothing is done (the value is 0). When the
+ * set of queued shapes changed, a shape that left re-evaluates the
+ * classes of its bucket only, and a shape that joined visits only the
+ * classes it may fit, found through a tree of per-subtree maxima (free
+ * CPU, memory, k-th largest free GPU share, models), so a shape that fits
+ * nowhere costs about log nodes and one that fits thousands of identical
+ * nodes costs one class. The values are exactly those of recomputing
+ * every node at every change of the set (tests/test_fragtrack.c; build
+ * with -DFRAGTRACK_VERIFY to check every node after every update of a
+ * run).
  */
 #ifndef SCHEDSIM_FRAGTRACK_H
 #define SCHEDSIM_FRAGTRACK_H
@@ -75,6 +82,11 @@ typedef struct fragtrack_values {
   int64_t stranded_gpu_milli;
 } fragtrack_values;
 void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out);
+
+/* The classes of nodes in equal free state the stranded value is kept
+ * for, and the nodes in them (for tests: nodes > classes when nodes share
+ * a state). */
+void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
 
 /* Time moves on by dt microseconds with the current values. */
 void fragtrack_advance(sim_fragtrack *f, int64_t dt);

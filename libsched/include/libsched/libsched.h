@@ -755,6 +755,28 @@ LSCHED_API void lsched_fragmeter_destroy(lsched_fragmeter *m);
 LSCHED_API void lsched_fragmeter_get(const lsched_fragmeter *m,
                                      lsched_frag *out);
 
+#define LSCHED_NODE_FREE_VERSION 1
+/** What is free on a node, for meters kept per node state (schedsim's
+ * stranded GPU capacity): one call instead of lsched_cluster_node_info(),
+ * lsched_cluster_node_state() and lsched_cluster_gpus_free(). */
+typedef struct lsched_node_free {
+  unsigned version;
+  int state;                     /* lsched_node_state */
+  int gpu_count, gpu_model;      /* model id, -1 without GPUs */
+  lsched_gpu_mode gpu_mode;
+  int64_t cpu_free, memory_free;
+  int64_t gpu_milli_free;        /* sum over the node's GPUs */
+} lsched_node_free;
+#define LSCHED_NODE_FREE_INIT                                                  \
+  {LSCHED_NODE_FREE_VERSION, 0, 0, 0, LSCHED_GPU_EXCLUSIVE, 0, 0, 0}
+/** Fills *out for node `node` and the free milli of its GPUs into
+ * gpu_free[0 .. min(n, GPUs)) (gpu_free may be NULL when n is 0). Returns
+ * the node's GPU count, or LSCHED_EINVAL, or LSCHED_ENOENT for a bad or
+ * removed id (as lsched_cluster_node_info()). O(GPUs). */
+LSCHED_API int lsched_cluster_node_free(const lsched_cluster *c, int node,
+                                        lsched_node_free *out, int *gpu_free,
+                                        int n);
+
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
 
