@@ -19,7 +19,13 @@
  * This frees a whole node for a multi-GPU job and consolidates shared GPUs
  * for a fractional one with the same mechanism. Jobs on several nodes
  * (gangs) are never moved, and gang waiting jobs get no plan.
- * Cost O(nodes x moves x base place) per decision.
+ * The default planner (plan_bucketed) buckets the candidates by node and
+ * tries on the cluster only the nodes that pass exact necessary tests
+ * (fit after the releases, cost, room to re-place), so it finds the plan
+ * of the reference scan (plan_scan, parameter plan_index=off) in
+ * O(running jobs + nodes) plus one trial (moves x base place) per node
+ * worth trying, instead of O(nodes x running jobs) plus a trial on every
+ * node with candidates.
  */
 #include "builtin.h"
 
