@@ -75,17 +75,20 @@ static int find_base(const struct defrag_state *s, const char *name,
   return rc;
 }
 
-/* Is ops one of the built-in policies (not merely one of the same name)?
- * 0 when that cannot be told (out of memory). */
+/* *yes: is ops one of the built-in policies (not merely one of the same
+ * name)? LSCHED_OK or LSCHED_ENOMEM. */
 static int is_builtin(const struct defrag_state *s,
-                      const lsched_policy_ops *ops) {
+                      const lsched_policy_ops *ops, int *yes) {
   lsched_registry *r;
-  if (lsched_registry_create(&r, &s->a) != LSCHED_OK)
-    return 0;
-  int yes = lsched_registry_add_builtins(r) == LSCHED_OK &&
-            lsched_registry_find(r, ops->name) == ops;
+  *yes = 0;
+  int rc = lsched_registry_create(&r, &s->a);
+  if (rc)
+    return rc;
+  rc = lsched_registry_add_builtins(r);
+  if (rc == LSCHED_OK)
+    *yes = lsched_registry_find(r, ops->name) == ops;
   lsched_registry_destroy(r);
-  return yes;
+  return rc;
 }
 
 static void drop_base(struct defrag_state *s) {
@@ -103,6 +106,9 @@ static int set_base(struct defrag_state *s, const char *name) {
     return rc;
   if (strcmp(ops->name, "defrag") == 0 || ops == &lsched_builtin_defrag)
     return LSCHED_EINVAL;
+  int builtin;
+  if ((rc = is_builtin(s, ops, &builtin)) != LSCHED_OK)
+    return rc;
   void *st = NULL;
   if (ops->state_size) {
     st = lsched_mem_calloc(&s->a, 1, ops->state_size);
@@ -121,7 +127,7 @@ static int set_base(struct defrag_state *s, const char *name) {
   drop_base(s);
   s->base = ops;
   s->base_state = st;
-  s->base_builtin = is_builtin(s, ops);
+  s->base_builtin = builtin;
   return LSCHED_OK;
 }
 
