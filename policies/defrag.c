@@ -19,7 +19,13 @@
  * This frees a whole node for a multi-GPU job and consolidates shared GPUs
  * for a fractional one with the same mechanism. Jobs on several nodes
  * (gangs) are never moved, and gang waiting jobs get no plan.
- * Cost O(nodes x moves x base place) per decision.
+ * The default planner (plan_bucketed) buckets the candidates by node and
+ * tries on the cluster only the nodes that pass exact necessary tests
+ * (fit after the releases, cost, room to re-place), so it finds the plan
+ * of the reference scan (plan_scan, parameter plan_index=off) in
+ * O(running jobs + nodes) plus one trial (moves x base place) per node
+ * worth trying, instead of O(nodes x running jobs) plus a trial on every
+ * node with candidates.
  */
 #include "builtin.h"
 
@@ -34,6 +40,14 @@ struct defrag_state {
   void *base_state;
   const lsched_cluster *c;
   const lsched_registry *reg; /* set_registry's; NULL: built-ins only */
+  int use_index;    /* "plan_index": 1 (default) bucketed + bounded, 0 scan */
+  int base_builtin; /* the base is a built-in (places only where it fits) */
+  /* The bucketed planner's scratch (grown, never shrunk): candidates by
+   * node, and where each node's bucket starts (n + 1 entries). */
+  struct cand *cs;
+  size_t cs_cap;
+  size_t *start;
+  int start_cap;
 };
 
 /* The policy `name`: from the instance's registry when it has one, else
@@ -61,6 +75,22 @@ static int find_base(const struct defrag_state *s, const char *name,
   return rc;
 }
 
+/* *yes: is ops one of the built-in policies (not merely one of the same
+ * name)? LSCHED_OK or LSCHED_ENOMEM. */
+static int is_builtin(const struct defrag_state *s,
+                      const lsched_policy_ops *ops, int *yes) {
+  lsched_registry *r;
+  *yes = 0;
+  int rc = lsched_registry_create(&r, &s->a);
+  if (rc)
+    return rc;
+  rc = lsched_registry_add_builtins(r);
+  if (rc == LSCHED_OK)
+    *yes = lsched_registry_find(r, ops->name) == ops;
+  lsched_registry_destroy(r);
+  return rc;
+}
+
 static void drop_base(struct defrag_state *s) {
   if (s->base && s->base->fini)
     s->base->fini(s->base_state);
@@ -76,6 +106,9 @@ static int set_base(struct defrag_state *s, const char *name) {
     return rc;
   if (strcmp(ops->name, "defrag") == 0 || ops == &lsched_builtin_defrag)
     return LSCHED_EINVAL;
+  int builtin;
+  if ((rc = is_builtin(s, ops, &builtin)) != LSCHED_OK)
+    return rc;
   void *st = NULL;
   if (ops->state_size) {
     st = lsched_mem_calloc(&s->a, 1, ops->state_size);
@@ -94,6 +127,7 @@ static int set_base(struct defrag_state *s, const char *name) {
   drop_base(s);
   s->base = ops;
   s->base_state = st;
+  s->base_builtin = builtin;
   return LSCHED_OK;
 }
 
@@ -102,6 +136,7 @@ static int defrag_init(void *state, const lsched_cluster *c) {
   lsched_cluster_allocator(c, &s->a);
   s->c = c;
   s->v = (lsched_view)LSCHED_VIEW_INIT;
+  s->use_index = 1;
   if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
     return LSCHED_EINVAL;
   return set_base(s, "best-fit");
@@ -115,12 +150,25 @@ static int defrag_set_registry(void *state, const lsched_registry *r) {
   return LSCHED_OK;
 }
 
-static void defrag_fini(void *state) { drop_base(state); }
+static void defrag_fini(void *state) {
+  struct defrag_state *s = state;
+  drop_base(s);
+  lsched_mem_free(&s->a, s->cs);
+  lsched_mem_free(&s->a, s->start);
+  s->cs = NULL;
+  s->start = NULL;
+}
 
 static int defrag_set_param(void *state, const char *key, const char *value) {
   struct defrag_state *s = state;
   if (strcmp(key, "base") == 0)
     return set_base(s, value);
+  if (strcmp(key, "plan_index") == 0) {
+    if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+      return LSCHED_EINVAL;
+    s->use_index = value[1] == 'n';
+    return LSCHED_OK;
+  }
   if (s->base->set_param)
     return s->base->set_param(s->base_state, key, value);
   return LSCHED_ENOENT;
@@ -184,10 +232,319 @@ static int cmp_cand(const void *a, const void *b) {
   return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int defrag_plan(void *state, lsched_cluster *c,
-                        const lsched_request *w, const lsched_running *run,
-                        size_t nrun, const lsched_defrag_budget *b,
-                        lsched_move *out, size_t max_out, size_t *nout) {
+/* The plan's budgets and the best plan so far (shared by both planners). */
+typedef struct plan_ctx {
+  const lsched_request *w;
+  const lsched_running *run;
+  int max_moves;
+  double best; /* cost to beat: starts at the expected wait x GPUs */
+  int best_pos, best_n;
+  lsched_move best_moves[64], moves[64];
+} plan_ctx;
+
+/* Node n (visit position pos), its candidates cs[0 .. k) cheapest first:
+ * releases them one by one until the waiting job fits (at most max_moves),
+ * and if the cost beats the best, reserves the job's GPUs there and
+ * re-places the released jobs with the base policy; keeps the plan if all
+ * placed; undoes everything. LSCHED_OK or LSCHED_ESTATE. */
+static int try_node(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
+                    int pos, int n, const cand *cs, size_t k) {
+  const lsched_request *w = p->w;
+  lsched_move *moves = p->moves;
+  int released = 0, fits = 0, rc = LSCHED_OK;
+  double cost = 0;
+  for (size_t i = 0; i < k && released < p->max_moves; i++) {
+    const lsched_running *r = &p->run[cs[i].idx];
+    if (lsched_release(c, &r->parts[0]) != LSCHED_OK) {
+      rc = LSCHED_ESTATE;
+      break;
+    }
+    moves[released].version = LSCHED_MOVE_VERSION;
+    moves[released].index = cs[i].idx;
+    moves[released].from = r->parts[0];
+    released++;
+    cost += cs[i].cost;
+    if (lsched_fits(c, n, w)) {
+      fits = 1;
+      break;
+    }
+  }
+  int placed = 0;
+  lsched_placement wp;
+  int reserved = 0;
+  if (fits && rc == LSCHED_OK && cost < p->best &&
+      lsched_pick_gpus(c, n, w, LSCHED_PICK_TIGHTEST, &wp) == LSCHED_OK &&
+      lsched_alloc(c, &wp) == LSCHED_OK) {
+    reserved = 1;
+    for (; placed < released; placed++) {
+      const lsched_running *r = &p->run[moves[placed].index];
+      if (s->base->place(s->base_state, c, &r->request, &moves[placed].to) !=
+              LSCHED_OK ||
+          lsched_alloc(c, &moves[placed].to) != LSCHED_OK)
+        break;
+    }
+    if (placed == released) {
+      p->best = cost;
+      p->best_pos = pos;
+      p->best_n = released;
+      memcpy(p->best_moves, moves, (size_t)released * sizeof *moves);
+    }
+  }
+  /* Undo: targets, the reservation, then the sources. */
+  while (placed > 0)
+    lsched_release(c, &moves[--placed].to);
+  if (reserved)
+    lsched_release(c, &wp);
+  while (released > 0)
+    if (lsched_alloc(c, &moves[--released].from) != LSCHED_OK)
+      rc = LSCHED_ESTATE;
+  return rc;
+}
+
+/* Is run[i] a candidate (one part on a known node, moves left)? */
+static int movable(const struct defrag_state *s, const lsched_running *r,
+                   int per_job) {
+  return r->nparts == 1 && r->moves < per_job && r->parts[0].node >= 0 &&
+         r->parts[0].node < s->v.n;
+}
+
+/* The reference planner (plan_index=off): every candidate sorted by
+ * (node, cost, index), each node's run found by a scan from the start.
+ * O(nodes x candidates) per decision. */
+static int plan_scan(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
+                     size_t nrun, int per_job) {
+  const lsched_running *run = p->run;
+  cand *cs = lsched_mem_alloc(&s->a, (nrun ? nrun : 1) * sizeof *cs);
+  if (!cs)
+    return LSCHED_ENOMEM;
+  size_t nc = 0;
+  for (size_t i = 0; i < nrun; i++) {
+    const lsched_running *r = &run[i];
+    if (!movable(s, r, per_job))
+      continue;
+    cs[nc].idx = i;
+    cs[nc].node = r->parts[0].node;
+    cs[nc].cost = r->move_cost_s * held_gpus(&r->parts[0]);
+    nc++;
+  }
+  qsort(cs, nc, sizeof *cs, cmp_cand);
+  int rc = LSCHED_OK;
+  for (int pos = 0; pos < s->v.n && rc == LSCHED_OK; pos++) {
+    int n = s->v.order[pos];
+    if (!could_hold(lsched_view_node(&s->v, n), p->w))
+      continue;
+    size_t lo = 0;
+    while (lo < nc && cs[lo].node < n)
+      lo++;
+    size_t hi = lo;
+    while (hi < nc && cs[hi].node == n)
+      hi++;
+    if (hi > lo)
+      rc = try_node(s, c, p, pos, n, cs + lo, hi - lo);
+  }
+  lsched_mem_free(&s->a, cs);
+  return rc;
+}
+
+/* Grows the bucketed planner's scratch to nc candidates and n nodes. */
+static int grow_scratch(struct defrag_state *s, size_t nc, int n) {
+  if (nc > s->cs_cap) {
+    size_t cap = s->cs_cap ? s->cs_cap : 256;
+    while (cap < nc)
+      cap *= 2;
+    cand *cs = lsched_mem_alloc(&s->a, cap * sizeof *cs);
+    if (!cs)
+      return LSCHED_ENOMEM;
+    lsched_mem_free(&s->a, s->cs);
+    s->cs = cs;
+    s->cs_cap = cap;
+  }
+  if (n + 1 > s->start_cap) {
+    size_t *st = lsched_mem_alloc(&s->a, (size_t)(n + 1) * sizeof *st);
+    if (!st)
+      return LSCHED_ENOMEM;
+    lsched_mem_free(&s->a, s->start);
+    s->start = st;
+    s->start_cap = n + 1;
+  }
+  return LSCHED_OK;
+}
+
+/* Effective GPU share of a non-MIG request on non-MIG node nd. */
+static int eff_milli(const lsched_node *nd, const lsched_request *r) {
+  if (r->gpu_count == 0)
+    return 0;
+  return nd->mode == LSCHED_GPU_EXCLUSIVE ? 1000 : r->gpu_milli;
+}
+
+static int is_mig(const lsched_request *r) {
+  return r->version >= 2 && r->mig_kind != LSCHED_MIG_NONE;
+}
+
+/* The shortest prefix cs[0 .. j) (1 <= j <= m) of node nd's candidates
+ * whose release could let w fit there, or 0 if none: a necessary condition
+ * for try_node's fit test after the same releases. It replays the releases
+ * on a copy of the node's free amounts: node up, CPU and memory, and, for a
+ * non-MIG request on a non-MIG node, w's GPU count of GPUs each with its
+ * effective share free (a whole GPU on an exclusive node); exact there but
+ * for the request's node filters (features, allowed nodes), which only
+ * make a fit less likely. MIG requests and MIG nodes: CPU and memory only. */
+static size_t fit_prefix(const lsched_view *v, const lsched_node *nd,
+                         const lsched_request *w, const lsched_running *run,
+                         const cand *cs, size_t m) {
+  if (nd->state != LSCHED_NODE_UP)
+    return 0;
+  int gpus = w->gpu_count > 0 && !is_mig(w) && nd->mode != LSCHED_GPU_MIG;
+  int g[LSCHED_MAX_GPUS_PER_NODE], d = 0;
+  if (gpus) {
+    memcpy(g, lsched_view_gpus(v, nd), (size_t)nd->gpu_count * sizeof *g);
+    d = eff_milli(nd, w);
+  }
+  int64_t cpu = nd->cpu_free, mem = nd->mem_free;
+  for (size_t j = 0; j < m; j++) {
+    const lsched_placement *q = &run[cs[j].idx].parts[0];
+    cpu += q->cpu_milli;
+    mem += q->memory_mib;
+    if (gpus)
+      for (uint64_t mk = q->gpu_mask; mk; mk &= mk - 1)
+        g[__builtin_ctzll(mk)] += q->gpu_milli;
+    if (cpu < w->cpu_milli || mem < w->memory_mib)
+      continue;
+    if (!gpus)
+      return j + 1;
+    int cnt = 0;
+    for (int i = 0; i < nd->gpu_count; i++)
+      cnt += g[i] >= d;
+    if (cnt >= w->gpu_count)
+      return j + 1;
+  }
+  return 0;
+}
+
+/* Is fit_prefix exact for w on nd (up to the releases)? */
+static int exact_fit(const lsched_node *nd, const lsched_request *w) {
+  return !is_mig(w) && nd->mode != LSCHED_GPU_MIG &&
+         !(w->version >= 3 &&
+           (w->features || w->node_allowed || w->node_filter));
+}
+
+/* Could try_node re-place the released jobs cs[0 .. jc) once w holds node
+ * nd (n) and at most cs[0 .. jroom) are released there? A necessary
+ * condition, used only with a built-in base (it places a job only where
+ * lsched_fits says it fits) and no composable pools (so node n's releases
+ * leave every other node as it is): a job that fits no node now can only
+ * go to node n, and all such jobs must fit together in what is left there
+ * (CPU, memory and, off MIG, GPU milli in all). */
+static int may_replace(const lsched_cluster *c, const lsched_node *nd,
+                       const lsched_request *w, const lsched_running *run,
+                       const cand *cs, size_t jc, size_t jroom) {
+  int gpus = !is_mig(w) && nd->mode != LSCHED_GPU_MIG;
+  int64_t cpu = nd->cpu_free - w->cpu_milli;
+  int64_t mem = nd->mem_free - w->memory_mib;
+  int64_t milli =
+      gpus ? nd->gpu_free_sum - (int64_t)w->gpu_count * eff_milli(nd, w) : 0;
+  for (size_t i = 0; i < jroom; i++) {
+    const lsched_placement *q = &run[cs[i].idx].parts[0];
+    cpu += q->cpu_milli;
+    mem += q->memory_mib;
+    milli += (int64_t)q->gpu_count * q->gpu_milli;
+  }
+  for (size_t i = 0; i < jc; i++) {
+    const lsched_request *r = &run[cs[i].idx].request;
+    if (lsched_next_fit(c, r, 0) >= 0)
+      continue;
+    cpu -= r->cpu_milli;
+    mem -= r->memory_mib;
+    if (gpus && !is_mig(r))
+      milli -= (int64_t)r->gpu_count * eff_milli(nd, r);
+    if (cpu < 0 || mem < 0 || milli < 0)
+      return 0;
+  }
+  return 1;
+}
+
+/* The bucketed planner (plan_index=on, the default): the same nodes in the
+ * same order with the same candidates, so the same plan; what differs is
+ * the work. Candidates are bucketed by node (a counting sort, then each
+ * bucket sorted by cost: O(candidates)); a node is tried on the cluster
+ * only if the job may fit there once some prefix of its cheapest
+ * max_moves candidates is released (fit_prefix) and, when no cost is
+ * negative, that prefix's cost is below the best plan's (try_node stops
+ * at a prefix no shorter, which costs no less). */
+static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
+                         size_t nrun, int per_job) {
+  const lsched_running *run = p->run;
+  int nn = s->v.n;
+  int rc = grow_scratch(s, nrun, nn);
+  if (rc)
+    return rc;
+  size_t *start = s->start;
+  memset(start, 0, (size_t)(nn + 1) * sizeof *start);
+  int negative = 0;
+  for (size_t i = 0; i < nrun; i++)
+    if (movable(s, &run[i], per_job))
+      start[run[i].parts[0].node + 1]++;
+  for (int n = 0; n < nn; n++)
+    start[n + 1] += start[n];
+  for (size_t i = 0; i < nrun; i++) {
+    const lsched_running *r = &run[i];
+    if (!movable(s, r, per_job))
+      continue;
+    /* start[n] walks node n's bucket; rewound below. */
+    cand *x = &s->cs[start[r->parts[0].node]++];
+    x->idx = i;
+    x->node = r->parts[0].node;
+    x->cost = r->move_cost_s * held_gpus(&r->parts[0]);
+    negative |= !(x->cost >= 0);
+  }
+  for (int n = nn; n > 0; n--)
+    start[n] = start[n - 1];
+  start[0] = 0;
+  int screen = s->base_builtin && lsched_cluster_pool_count(c) == 0;
+  for (int pos = 0; pos < nn && rc == LSCHED_OK; pos++) {
+    int n = s->v.order[pos];
+    size_t lo = start[n], hi = start[n + 1];
+    const lsched_node *nd = lsched_view_node(&s->v, n);
+    if (hi == lo || !could_hold(nd, p->w))
+      continue;
+    /* Sort the bucket by (cost, index): insertion, buckets are short and
+     * filled in index order. */
+    cand *b = s->cs + lo;
+    size_t k = hi - lo;
+    for (size_t i = 1; i < k; i++) {
+      cand t = b[i];
+      size_t j = i;
+      while (j > 0 && cmp_cand(&b[j - 1], &t) > 0) {
+        b[j] = b[j - 1];
+        j--;
+      }
+      b[j] = t;
+    }
+    size_t m = k < (size_t)p->max_moves ? k : (size_t)p->max_moves;
+    size_t j = fit_prefix(&s->v, nd, p->w, run, b, m);
+    if (j == 0)
+      continue;
+    if (!negative) {
+      double lb = 0;
+      for (size_t i = 0; i < j; i++)
+        lb += b[i].cost;
+      if (!(lb < p->best))
+        continue;
+    }
+    /* fit_prefix is exact for a non-MIG request without node filters on a
+     * non-MIG node: try_node then releases exactly j jobs. */
+    size_t jroom = exact_fit(nd, p->w) ? j : m;
+    if (screen && !may_replace(c, nd, p->w, run, b, j, jroom))
+      continue;
+    rc = try_node(s, c, p, pos, n, b, k);
+  }
+  return rc;
+}
+
+static int defrag_plan(void *state, lsched_cluster *c, const lsched_request *w,
+                       const lsched_running *run, size_t nrun,
+                       const lsched_defrag_budget *b, lsched_move *out,
+                       size_t max_out, size_t *nout) {
   struct defrag_state *s = state;
   *nout = 0;
   if (lsched_next_fit(c, w, 0) >= 0)
@@ -206,94 +563,23 @@ static int defrag_plan(void *state, lsched_cluster *c,
     max_moves = (int)max_out;
   if (max_moves > 64)
     max_moves = 64;
-  cand *cs = lsched_mem_alloc(&s->a, (nrun ? nrun : 1) * sizeof *cs);
-  if (!cs)
-    return LSCHED_ENOMEM;
-  size_t nc = 0;
-  for (size_t i = 0; i < nrun; i++) {
-    const lsched_running *r = &run[i];
-    if (r->nparts != 1 || r->moves >= per_job || r->parts[0].node < 0 ||
-        r->parts[0].node >= s->v.n)
-      continue;
-    cs[nc].idx = i;
-    cs[nc].node = r->parts[0].node;
-    cs[nc].cost = r->move_cost_s * held_gpus(&r->parts[0]);
-    nc++;
-  }
-  qsort(cs, nc, sizeof *cs, cmp_cand);
+  plan_ctx p;
+  p.w = w;
+  p.run = run;
+  p.max_moves = max_moves;
   /* Plans are compared by cost; the budget: cost below the expected
    * waiting GPU-seconds. */
-  double best = wait * wgpus;
-  int best_pos = -1, best_n = 0;
-  lsched_move best_moves[64], moves[64];
-  int rc = LSCHED_OK;
-  for (int pos = 0; pos < s->v.n && rc == LSCHED_OK; pos++) {
-    int n = s->v.order[pos];
-    if (!could_hold(lsched_view_node(&s->v, n), w))
-      continue;
-    /* this node's candidates */
-    size_t lo = 0;
-    while (lo < nc && cs[lo].node < n)
-      lo++;
-    size_t hi = lo;
-    while (hi < nc && cs[hi].node == n)
-      hi++;
-    if (hi == lo)
-      continue;
-    int released = 0, fits = 0;
-    double cost = 0;
-    for (size_t k = lo; k < hi && released < max_moves; k++) {
-      const lsched_running *r = &run[cs[k].idx];
-      if (lsched_release(c, &r->parts[0]) != LSCHED_OK) {
-        rc = LSCHED_ESTATE;
-        break;
-      }
-      moves[released].index = cs[k].idx;
-      moves[released].from = r->parts[0];
-      released++;
-      cost += cs[k].cost;
-      if (lsched_fits(c, n, w)) {
-        fits = 1;
-        break;
-      }
-    }
-    int placed = 0;
-    lsched_placement wp;
-    int reserved = 0;
-    if (fits && rc == LSCHED_OK && cost < best &&
-        lsched_pick_gpus(c, n, w, LSCHED_PICK_TIGHTEST, &wp) == LSCHED_OK &&
-        lsched_alloc(c, &wp) == LSCHED_OK) {
-      reserved = 1;
-      for (; placed < released; placed++) {
-        const lsched_running *r = &run[moves[placed].index];
-        if (s->base->place(s->base_state, c, &r->request,
-                           &moves[placed].to) != LSCHED_OK ||
-            lsched_alloc(c, &moves[placed].to) != LSCHED_OK)
-          break;
-      }
-      if (placed == released) {
-        best = cost;
-        best_pos = pos;
-        best_n = released;
-        memcpy(best_moves, moves, (size_t)released * sizeof *moves);
-      }
-    }
-    /* Undo: targets, the reservation, then the sources. */
-    while (placed > 0)
-      lsched_release(c, &moves[--placed].to);
-    if (reserved)
-      lsched_release(c, &wp);
-    while (released > 0)
-      if (lsched_alloc(c, &moves[--released].from) != LSCHED_OK)
-        rc = LSCHED_ESTATE;
-  }
-  lsched_mem_free(&s->a, cs);
+  p.best = wait * wgpus;
+  p.best_pos = -1;
+  p.best_n = 0;
+  int rc = s->use_index ? plan_bucketed(s, c, &p, nrun, per_job)
+                        : plan_scan(s, c, &p, nrun, per_job);
   if (rc != LSCHED_OK)
     return rc;
-  if (best_pos < 0)
+  if (p.best_pos < 0)
     return LSCHED_ENOFIT;
-  memcpy(out, best_moves, (size_t)best_n * sizeof *out);
-  *nout = (size_t)best_n;
+  memcpy(out, p.best_moves, (size_t)p.best_n * sizeof *out);
+  *nout = (size_t)p.best_n;
   return LSCHED_OK;
 }
 
