@@ -109,6 +109,8 @@ struct fgd_state {
   const lsched_cluster *c;
   lsched_score_index *ix;
   int use_index;
+  lsched_workload *wl;      /* a copy of the last set_workload's */
+  lsched_node_watch *watch; /* on_node_change: one node or a rebuild */
   struct shape_key last_key; /* fgd_index_score's last shape and its id */
   uint32_t last_sid;
   int last_sid_ok;
@@ -225,6 +227,8 @@ static void fgd_fini(void *state) {
   lsched_mem_free(&s->a, s->memo);
   lsched_mem_free(&s->a, s->shapes);
   lsched_mem_free(&s->a, s->shape_slot);
+  lsched_workload_destroy(s->wl);
+  lsched_node_watch_destroy(s->watch);
 }
 
 /* Every memo entry becomes stale: a fresh version for every node. */
@@ -277,6 +281,8 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   s->use_index = 1;
   if (rc == LSCHED_OK)
     rc = lsched_score_index_create(&s->ix, c, fgd_index_score, s);
+  if (rc == LSCHED_OK)
+    rc = lsched_node_watch_create(&s->watch, c);
   if (rc) {
     /* The library frees the state but does not call fini after a failed
      * init: release what was acquired here. */
@@ -287,6 +293,26 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   return LSCHED_OK;
 }
 
+/* A copy of w through the public calls (the types in w's order), or NULL
+ * for NULL. */
+static int workload_copy(const lsched_allocator *a, const lsched_workload *w,
+                         lsched_workload **out) {
+  *out = NULL;
+  if (!w)
+    return LSCHED_OK;
+  lsched_workload *cp;
+  int rc = lsched_workload_create(&cp, a);
+  size_t nt = lsched_workload_count(w);
+  for (size_t i = 0; rc == LSCHED_OK && i < nt; i++)
+    rc = lsched_workload_add(cp, lsched_workload_at(w, i));
+  if (rc) {
+    lsched_workload_destroy(cp);
+    return rc;
+  }
+  *out = cp;
+  return LSCHED_OK;
+}
+
 static int fgd_set_workload(void *state, const lsched_cluster *c,
                             const lsched_workload *w) {
   struct fgd_state *s = state;
@@ -294,17 +320,24 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   lsched_frag_cache fs;
   uint8_t *tcnt;
   int32_t *tsmall;
-  int rc = lsched_frag_types_build(&fw, &s->a, c, w);
+  lsched_workload *wl;
+  int rc = workload_copy(&s->a, w, &wl);
   if (rc)
     return rc;
+  if ((rc = lsched_frag_types_build(&fw, &s->a, c, w))) {
+    lsched_workload_destroy(wl);
+    return rc;
+  }
   if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw))) {
     lsched_frag_types_free(&fw, &s->a);
+    lsched_workload_destroy(wl);
     return rc;
   }
   struct fgd_groups gr;
   if ((rc = scratch_alloc(&s->a, fw.nthr, &tcnt, &tsmall))) {
     lsched_frag_cache_free(&fs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
+    lsched_workload_destroy(wl);
     return rc;
   }
   if ((rc = groups_build(&gr, &s->a, &fw))) {
@@ -312,8 +345,11 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
     lsched_mem_free(&s->a, tsmall);
     lsched_frag_cache_free(&fs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
+    lsched_workload_destroy(wl);
     return rc;
   }
+  lsched_workload_destroy(s->wl);
+  s->wl = wl;
   groups_free(&s->gr, &s->a);
   s->gr = gr;
   lsched_frag_cache_free(&s->fs, &s->a);
@@ -326,6 +362,102 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   s->tsmall = tsmall;
   memo_invalidate(s);
   lsched_score_index_reset(s->ix);
+  return LSCHED_OK;
+}
+
+/* After a change of the node set or of a node's capacity, GPUs or model:
+ * what init and set_workload (with the copy of its workload) would build,
+ * built anew (the score index follows the change itself; its trees are
+ * rebuilt). Everything is allocated before anything is replaced. */
+static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
+  lsched_view v = LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  size_t n = v.n ? (size_t)v.n : 1;
+  uint32_t S = 256;
+  while (S > 1 && n * S > ((size_t)4 << 20))
+    S /= 2;
+  lsched_frag_types fw;
+  lsched_frag_cache fs;
+  struct fgd_groups gr;
+  uint8_t *tcnt = NULL;
+  int32_t *tsmall = NULL;
+  int *scratch = lsched_mem_calloc(&s->a, n, sizeof *scratch);
+  uint32_t *ver = lsched_mem_calloc(&s->a, n, sizeof *ver);
+  struct memo_entry *memo = lsched_mem_calloc(&s->a, n * S, sizeof *memo);
+  int rc = scratch && ver && memo ? LSCHED_OK : LSCHED_ENOMEM;
+  int have_fw = 0, have_fs = 0, have_gr = 0;
+  if (rc == LSCHED_OK) {
+    if (s->wl) {
+      rc = lsched_frag_types_build(&fw, &s->a, c, s->wl);
+    } else { /* no workload: as init leaves it */
+      memset(&fw, 0, sizeof fw);
+      fw.version = s->fw.version;
+    }
+    have_fw = rc == LSCHED_OK;
+  }
+  if (rc == LSCHED_OK)
+    have_fs = (rc = lsched_frag_cache_init(&fs, &s->a, c, &fw)) == LSCHED_OK;
+  if (rc == LSCHED_OK)
+    rc = scratch_alloc(&s->a, fw.nthr, &tcnt, &tsmall);
+  if (rc == LSCHED_OK)
+    have_gr = (rc = groups_build(&gr, &s->a, &fw)) == LSCHED_OK;
+  if (rc) {
+    if (have_gr)
+      groups_free(&gr, &s->a);
+    if (have_fs)
+      lsched_frag_cache_free(&fs, &s->a);
+    if (have_fw)
+      lsched_frag_types_free(&fw, &s->a);
+    lsched_mem_free(&s->a, tcnt);
+    lsched_mem_free(&s->a, tsmall);
+    lsched_mem_free(&s->a, scratch);
+    lsched_mem_free(&s->a, ver);
+    lsched_mem_free(&s->a, memo);
+    return rc;
+  }
+  groups_free(&s->gr, &s->a);
+  lsched_frag_cache_free(&s->fs, &s->a);
+  lsched_frag_types_free(&s->fw, &s->a);
+  lsched_mem_free(&s->a, s->tcnt);
+  lsched_mem_free(&s->a, s->tsmall);
+  lsched_mem_free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->ver);
+  lsched_mem_free(&s->a, s->memo);
+  s->v = v;
+  s->n = v.n;
+  s->S = S;
+  s->gr = gr;
+  s->fw = fw;
+  s->fs = fs;
+  s->tcnt = tcnt;
+  s->tsmall = tsmall;
+  s->scratch = scratch;
+  s->ver = ver;
+  s->memo = memo;
+  s->clock = 0;
+  memo_invalidate(s);
+  lsched_score_index_reset(s->ix);
+  return LSCHED_OK;
+}
+
+/* A node change. A state change moves no score input; a pool's compose
+ * or detach (lsched_node_watch: only node's free shares moved) is followed
+ * as an alloc on that node is, in O(types); anything else rebuilds. The
+ * placements are those of the refresh that followed every node change
+ * before this hook (tests/lib/test_node_hook.c). */
+static int fgd_node_change(void *state, const lsched_cluster *c, int node,
+                           int change) {
+  struct fgd_state *s = state;
+  if (change == LSCHED_NODE_STATE)
+    return LSCHED_OK;
+  if (!lsched_node_watch_free_only(s->watch, c, node, change))
+    return fgd_rebuild(s, c);
+  lsched_frag_cache_update(&s->fs, c, &s->fw, node);
+  if (s->clock == UINT32_MAX)
+    memo_invalidate(s);
+  else
+    s->ver[node] = ++s->clock;
   return LSCHED_OK;
 }
 
@@ -601,4 +733,5 @@ const lsched_policy_ops lsched_builtin_fgd = {
     .on_release = fgd_release,
     .set_workload = fgd_set_workload,
     .set_param = fgd_set_param,
+    .on_node_change = fgd_node_change,
 };

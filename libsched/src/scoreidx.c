@@ -24,8 +24,9 @@
  * told after the policies, and trees are read only in place(), so a score
  * that reads state the policy keeps in its own on_alloc/on_release hooks
  * (gpu-clustering's tags, fgd's fragmentation cache) is read up to date. A
- * node added, updated or removed, or a new visit order (order_gen), makes
- * every tree stale; stale trees are rebuilt, O(n) scores each, when next
+ * node added, updated or removed (but an update that moved only the node's
+ * free shares, a pool's compose: lsched_node_watch, logged as an alloc),
+ * or a new visit order (order_gen), makes every tree stale; stale trees are rebuilt, O(n) scores each, when next
  * asked. The log holds at most max(4096, 4n) entries: when it is full,
  * entries every tree has replayed are dropped, and trees still further
  * behind (rarely asked shapes) are marked for a rebuild.
@@ -103,6 +104,7 @@ struct lsched_score_index {
   int *scratch; /* n ints for the scan */
   int scratch_n, last_n;
   lsched_score_index_stats st;
+  lsched_node_watch *watch; /* a pool's compose: one node, not stale */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -343,9 +345,8 @@ static void six_on_alloc(void *user, const lsched_cluster *c,
 
 static void six_on_node_change(void *user, const lsched_cluster *c, int node,
                                int change) {
-  (void)c;
   struct lsched_score_index *ix = user;
-  if (change == LSCHED_NODE_STATE)
+  if (lsched_node_watch_free_only(ix->watch, c, node, change))
     six_touch(ix, node);
   else
     ix->stale = 1;
@@ -389,8 +390,11 @@ int lsched_score_index_create(lsched_score_index **out,
     rc = ix->sh ? LSCHED_OK : LSCHED_ENOMEM;
   }
   if (rc == LSCHED_OK)
+    rc = lsched_node_watch_create(&ix->watch, c);
+  if (rc == LSCHED_OK)
     rc = lsched_cluster_add_observer(c, &six_observer_ops, ix);
   if (rc) {
+    lsched_node_watch_destroy(ix->watch);
     lsched__free(&ix->a, ix->sh);
     lsched__free(&ix->a, ix->scratch);
     lsched__free(&ix->a, ix->log);
@@ -409,6 +413,7 @@ void lsched_score_index_destroy(lsched_score_index *ix) {
   for (int i = 0; i < ix->nsh; i++)
     shape_free(ix, &ix->sh[i]);
   lsched_allocator a = ix->a;
+  lsched_node_watch_destroy(ix->watch);
   lsched__free(&a, ix->sh);
   lsched__free(&a, ix->scratch);
   lsched__free(&a, ix->log);
