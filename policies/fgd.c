@@ -30,7 +30,12 @@
  * from a global clock), so after a placement only the changed node is
  * re-evaluated for each shape, and place() costs O(m) lookups for m
  * candidate nodes. The memo holds S slots per node (shape id mod S, S = 256
- * up to 16384 nodes, fewer beyond so that it stays under ~48 MiB).
+ * up to 16384 nodes, fewer beyond so that it stays under ~48 MiB). An idle
+ * node (all CPU and every GPU free) scores for a shape what every idle node
+ * of its class (CPU capacity, GPU count, model, mode) scores: a second memo
+ * per (class, shape) answers those (in fill mode three in four scores were
+ * of idle nodes, each shape's first tree scoring every node); eval=types,
+ * the reference, does without it.
  *
  * Evaluation of F (lsched_frag_eval walks every task type allowed on the
  * node's model: O(types), so a trace of many distinct shapes made every
@@ -65,6 +70,14 @@ struct memo_entry {
   int8_t gpu; /* chosen GPU for a fraction of one GPU, else -1 */
   int8_t pad_;
 };
+
+/* The score of an idle node of one class for one shape (valid = 1). */
+struct idle_entry {
+  int16_t score;
+  int8_t gpu;
+  uint8_t valid;
+};
+#define FGD_CLASSES 16
 
 struct shape_key {
   int64_t cpu;
@@ -114,6 +127,15 @@ struct fgd_state {
   struct shape_key last_key; /* fgd_index_score's last shape and its id */
   uint32_t last_sid;
   int last_sid_ok;
+  /* Idle nodes of one class score alike (idle_score). */
+  int16_t *cls; /* per node: its class, -1 none */
+  struct fgd_class {
+    int64_t cpu_cap;
+    int gpu_count, model, mode;
+  } classes[FGD_CLASSES];
+  int ncls;
+  struct idle_entry *imemo; /* [sid x FGD_CLASSES + class], icap sids */
+  uint32_t icap;
 };
 
 static int64_t fgd_index_score(const lsched_view *v, int node,
@@ -229,6 +251,8 @@ static void fgd_fini(void *state) {
   lsched_mem_free(&s->a, s->shape_slot);
   lsched_workload_destroy(s->wl);
   lsched_node_watch_destroy(s->watch);
+  lsched_mem_free(&s->a, s->cls);
+  lsched_mem_free(&s->a, s->imemo);
 }
 
 /* Every memo entry becomes stale: a fresh version for every node. */
@@ -239,6 +263,43 @@ static void memo_invalidate(struct fgd_state *s) {
   }
   for (int i = 0; i < s->n; i++)
     s->ver[i] = ++s->clock;
+}
+
+/* Idle nodes (every CPU milli and every GPU free) of one class (CPU
+ * capacity, GPU count, model, mode) score alike for a shape: node_score
+ * reads nothing else of the node (memory only decides where it fits, and
+ * only nodes that fit are scored). The first FGD_CLASSES classes of the
+ * cluster are kept; nodes of other classes and MIG nodes have none. On
+ * ENOMEM cls stays NULL: no idle memo, the same scores. */
+static void classes_build(struct fgd_state *s) {
+  lsched_mem_free(&s->a, s->cls);
+  s->cls = lsched_mem_calloc(&s->a, s->n ? (size_t)s->n : 1, sizeof *s->cls);
+  s->ncls = 0;
+  if (s->imemo)
+    memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
+  for (int i = 0; s->cls && i < s->n; i++) {
+    const lsched_node *nd = lsched_view_node(&s->v, i);
+    s->cls[i] = -1;
+    if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE)
+      continue;
+    int k = 0;
+    for (; k < s->ncls; k++) {
+      const struct fgd_class *e = &s->classes[k];
+      if (e->cpu_cap == nd->cpu_cap && e->gpu_count == nd->gpu_count &&
+          e->model == nd->model && e->mode == (int)nd->mode)
+        break;
+    }
+    if (k == s->ncls) {
+      if (k == FGD_CLASSES)
+        continue;
+      s->classes[k].cpu_cap = nd->cpu_cap;
+      s->classes[k].gpu_count = nd->gpu_count;
+      s->classes[k].model = nd->model;
+      s->classes[k].mode = (int)nd->mode;
+      s->ncls++;
+    }
+    s->cls[i] = (int16_t)k;
+  }
 }
 
 /* Scratch arrays of one entry per threshold for D thresholds. */
@@ -290,6 +351,7 @@ static int fgd_init(void *state, const lsched_cluster *c) {
     return rc;
   }
   memo_invalidate(s);
+  classes_build(s);
   return LSCHED_OK;
 }
 
@@ -361,6 +423,8 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   s->tcnt = tcnt;
   s->tsmall = tsmall;
   memo_invalidate(s);
+  if (s->imemo) /* the scores of idle nodes too */
+    memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
   lsched_score_index_reset(s->ix);
   return LSCHED_OK;
 }
@@ -437,6 +501,7 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   s->memo = memo;
   s->clock = 0;
   memo_invalidate(s);
+  classes_build(s);
   lsched_score_index_reset(s->ix);
   return LSCHED_OK;
 }
@@ -622,7 +687,34 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   return (int16_t)sc;
 }
 
-/* node_score through the memo of (node, shape id sid). */
+/* The idle memo's entry for node and shape id sid when the node is idle
+ * and has a class (classes_build), else NULL. */
+static struct idle_entry *idle_entry(struct fgd_state *s, int node,
+                                     uint32_t sid) {
+  if (!s->cls || sid == SHAPE_NONE || s->cls[node] < 0 || s->use_types)
+    return NULL; /* eval=types, the reference, scores every node itself */
+  const lsched_node *nd = lsched_view_node(&s->v, node);
+  if (nd->cpu_free != nd->cpu_cap ||
+      nd->gpu_free_sum != (int64_t)nd->gpu_count * LSCHED_GPU_MILLI)
+    return NULL;
+  if (sid >= s->icap) {
+    uint32_t nc = s->icap ? s->icap : 64;
+    while (nc <= sid)
+      nc *= 2;
+    struct idle_entry *ni = lsched_mem_realloc(
+        &s->a, s->imemo, (size_t)nc * FGD_CLASSES * sizeof *ni);
+    if (!ni)
+      return NULL;
+    memset(ni + (size_t)s->icap * FGD_CLASSES, 0,
+           (size_t)(nc - s->icap) * FGD_CLASSES * sizeof *ni);
+    s->imemo = ni;
+    s->icap = nc;
+  }
+  return &s->imemo[(size_t)sid * FGD_CLASSES + (size_t)s->cls[node]];
+}
+
+/* node_score through the memo of (node, shape id sid), then through the
+ * idle memo of (class, sid). */
 static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
                           int node, const lsched_request *req, uint32_t sid,
                           int8_t *gpu) {
@@ -633,7 +725,19 @@ static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
     *gpu = e->gpu;
     return e->score;
   }
-  int16_t sc = node_score(s, c, node, req, gpu);
+  struct idle_entry *ie = idle_entry(s, node, sid);
+  int16_t sc;
+  if (ie && ie->valid) {
+    sc = ie->score;
+    *gpu = ie->gpu;
+  } else {
+    sc = node_score(s, c, node, req, gpu);
+    if (ie) {
+      ie->score = sc;
+      ie->gpu = *gpu;
+      ie->valid = 1;
+    }
+  }
   if (e) {
     e->ver = s->ver[node];
     e->shape = sid;

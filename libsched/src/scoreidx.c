@@ -18,18 +18,21 @@
  * shape is asked for: the log entries since it was last synchronised are
  * replayed (each node once, at its latest entry: leaf pos_of[x] recomputed
  * and its path climbed until an entry's winner does not change), or the
- * tree is rebuilt when more than n/4 entries wait. So a shape asked at
- * every decision costs O(changes since the last decision x (score +
- * log n)), and a rare shape costs nothing until it is asked. Observers are
- * told after the policies, and trees are read only in place(), so a score
- * that reads state the policy keeps in its own on_alloc/on_release hooks
- * (gpu-clustering's tags, fgd's fragmentation cache) is read up to date. A
- * node added, updated or removed (but an update that moved only the node's
- * free shares, a pool's compose: lsched_node_watch, logged as an alloc),
- * or a new visit order (order_gen), makes every tree stale; stale trees are rebuilt, O(n) scores each, when next
- * asked. The log holds at most max(4096, 4n) entries: when it is full,
- * entries every tree has replayed are dropped, and trees still further
- * behind (rarely asked shapes) are marked for a rebuild.
+ * tree is rebuilt when more than n/4 distinct nodes wait (the nodes are
+ * read from the log, or from last[] when more than n entries wait). So a
+ * shape asked at every decision costs O(changes since the last decision x
+ * (score + log n)), and a rare shape costs nothing until it is asked.
+ * Observers are told after the policies, and trees are read only in
+ * place(), so a score that reads state the policy keeps in its own
+ * on_alloc/on_release hooks (gpu-clustering's tags, fgd's fragmentation
+ * cache) is read up to date. A node added, updated or removed (but an
+ * update that moved only the node's free shares, a pool's compose:
+ * lsched_node_watch, logged as an alloc is), or a new visit order
+ * (order_gen), makes every tree stale; stale trees are rebuilt, O(n)
+ * scores each, when next asked. The log holds at most max(4096, 4n)
+ * entries: when it is full, entries every tree has replayed are dropped,
+ * and trees still further behind (rarely asked shapes) are marked for a
+ * rebuild.
  *
  * Shapes: at most max_shapes trees (256, fewer when 32 MiB of trees would
  * not hold them), found through a small hash table. A shape seen for the
@@ -322,17 +325,41 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
   uint64_t pending = ix->seq - s->synced;
   if (pending == 0)
     return;
-  if (pending > (uint64_t)ix->n / 4 + 1) {
-    tree_build(ix, s);
-    ix->st.builds++;
-    return;
-  }
+  /* Each node once, at its latest entry. Entries repeat nodes (fill mode
+   * packs one node for a while): what a replay costs is the distinct
+   * nodes, collected first (scratch holds n); more than n/4: rebuild.
+   * They are the nodes whose latest entry is not yet replayed: read from
+   * the log, or from last[] when more than n entries wait. */
   const int *pos_of = ix->c->pos_of;
-  for (uint64_t q = s->synced; q < ix->seq; q++) {
-    int x = ix->log[q - ix->log_lo];
-    if (ix->last[x] == q + 1) /* x's latest entry: replay it once */
-      tree_touch(ix, s, pos_of[x]);
+  int *todo = ix->scratch, m = 0, most = ix->n / 4 + 1;
+  if (most > ix->scratch_n)
+    most = ix->scratch_n;
+  if (pending > (uint64_t)ix->n) {
+    for (int x = 0; x < ix->n; x++) {
+      if (ix->last[x] <= s->synced)
+        continue;
+      if (m == most) {
+        tree_build(ix, s);
+        ix->st.builds++;
+        return;
+      }
+      todo[m++] = x;
+    }
+  } else {
+    for (uint64_t q = s->synced; q < ix->seq; q++) {
+      int x = ix->log[q - ix->log_lo];
+      if (ix->last[x] != q + 1)
+        continue;
+      if (m == most) {
+        tree_build(ix, s);
+        ix->st.builds++;
+        return;
+      }
+      todo[m++] = x;
+    }
   }
+  for (int i = 0; i < m; i++)
+    tree_touch(ix, s, pos_of[todo[i]]);
   s->synced = ix->seq;
 }
 
