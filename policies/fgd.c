@@ -269,11 +269,11 @@ static void memo_invalidate(struct fgd_state *s) {
  * capacity, GPU count, model, mode) score alike for a shape: node_score
  * reads nothing else of the node (memory only decides where it fits, and
  * only nodes that fit are scored). The first FGD_CLASSES classes of the
- * cluster are kept; nodes of other classes and MIG nodes have none. On
- * ENOMEM cls stays NULL: no idle memo, the same scores. */
-static void classes_build(struct fgd_state *s) {
+ * cluster are kept; nodes of other classes and MIG nodes have none. cls:
+ * s->n entries (at least 1), taken over. */
+static void classes_build(struct fgd_state *s, int16_t *cls) {
   lsched_mem_free(&s->a, s->cls);
-  s->cls = lsched_mem_calloc(&s->a, s->n ? (size_t)s->n : 1, sizeof *s->cls);
+  s->cls = cls;
   s->ncls = 0;
   if (s->imemo)
     memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
@@ -344,6 +344,10 @@ static int fgd_init(void *state, const lsched_cluster *c) {
     rc = lsched_score_index_create(&s->ix, c, fgd_index_score, s);
   if (rc == LSCHED_OK)
     rc = lsched_node_watch_create(&s->watch, c);
+  int16_t *cls = NULL;
+  if (rc == LSCHED_OK &&
+      !(cls = lsched_mem_calloc(&s->a, n, sizeof *cls)))
+    rc = LSCHED_ENOMEM;
   if (rc) {
     /* The library frees the state but does not call fini after a failed
      * init: release what was acquired here. */
@@ -351,7 +355,7 @@ static int fgd_init(void *state, const lsched_cluster *c) {
     return rc;
   }
   memo_invalidate(s);
-  classes_build(s);
+  classes_build(s, cls);
   return LSCHED_OK;
 }
 
@@ -449,7 +453,8 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   int *scratch = lsched_mem_calloc(&s->a, n, sizeof *scratch);
   uint32_t *ver = lsched_mem_calloc(&s->a, n, sizeof *ver);
   struct memo_entry *memo = lsched_mem_calloc(&s->a, n * S, sizeof *memo);
-  int rc = scratch && ver && memo ? LSCHED_OK : LSCHED_ENOMEM;
+  int16_t *cls = lsched_mem_calloc(&s->a, n, sizeof *cls);
+  int rc = scratch && ver && memo && cls ? LSCHED_OK : LSCHED_ENOMEM;
   int have_fw = 0, have_fs = 0, have_gr = 0;
   if (rc == LSCHED_OK) {
     if (s->wl) {
@@ -478,6 +483,7 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
     lsched_mem_free(&s->a, scratch);
     lsched_mem_free(&s->a, ver);
     lsched_mem_free(&s->a, memo);
+    lsched_mem_free(&s->a, cls);
     return rc;
   }
   groups_free(&s->gr, &s->a);
@@ -501,7 +507,7 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   s->memo = memo;
   s->clock = 0;
   memo_invalidate(s);
-  classes_build(s);
+  classes_build(s, cls);
   lsched_score_index_reset(s->ix);
   return LSCHED_OK;
 }
@@ -516,7 +522,10 @@ static int fgd_node_change(void *state, const lsched_cluster *c, int node,
   struct fgd_state *s = state;
   if (change == LSCHED_NODE_STATE)
     return LSCHED_OK;
-  if (!lsched_node_watch_free_only(s->watch, c, node, change))
+  int free_only = lsched_node_watch_free_only(s->watch, c, node, change);
+  if (free_only < 0)
+    return free_only;
+  if (!free_only)
     return fgd_rebuild(s, c);
   lsched_frag_cache_update(&s->fs, c, &s->fw, node);
   if (s->clock == UINT32_MAX)

@@ -358,7 +358,10 @@ static int meter_node_change(void *state, const lsched_cluster *c, int node,
   struct meter_state *s = state;
   if (change == LSCHED_NODE_STATE)
     return LSCHED_OK;
-  if (!lsched_node_watch_free_only(s->watch, c, node, change))
+  int free_only = lsched_node_watch_free_only(s->watch, c, node, change);
+  if (free_only < 0)
+    return free_only;
+  if (!free_only)
     return meter_build(s, c, s->wl, 0);
   lsched_frag_cache_update(&s->fs, c, &s->fw, node);
   return LSCHED_OK;

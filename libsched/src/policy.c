@@ -518,7 +518,7 @@ int lsched_node_watch_free_only(lsched_node_watch *w, const lsched_cluster *c,
       lsched__free(&w->a, w->r);
       w->r = NULL;
       w->cap = 0;
-      return 0;
+      return LSCHED_ENOMEM;
     }
     w->r = nr;
     w->cap = c->n;
@@ -526,7 +526,7 @@ int lsched_node_watch_free_only(lsched_node_watch *w, const lsched_cluster *c,
   if (!w->r) { /* no node at all yet */
     w->r = lsched__calloc(&w->a, 1, sizeof *w->r);
     if (!w->r)
-      return 0;
+      return LSCHED_ENOMEM;
     w->cap = 1;
   }
   for (int i = 0; i < c->n; i++)

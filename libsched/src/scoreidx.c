@@ -373,7 +373,7 @@ static void six_on_alloc(void *user, const lsched_cluster *c,
 static void six_on_node_change(void *user, const lsched_cluster *c, int node,
                                int change) {
   struct lsched_score_index *ix = user;
-  if (lsched_node_watch_free_only(ix->watch, c, node, change))
+  if (lsched_node_watch_free_only(ix->watch, c, node, change) > 0)
     six_touch(ix, node);
   else
     ix->stale = 1;

@@ -384,9 +384,9 @@ LSCHED_API void lsched_node_watch_destroy(lsched_node_watch *w);
  * member of the cluster's view (lsched_cluster_view(): node and GPU
  * counts, pointers, constants) and node's capacity, GPU count, model,
  * mode, features and GPU and MIG offsets as they were. 0 otherwise (and at
- * the first non-state call, and when a snapshot cannot be allocated): the
- * watch then keeps the new state for the next call. O(1) when 1; O(nodes)
- * when the node set changed.
+ * the first non-state call): the watch then keeps the new state for the
+ * next call. LSCHED_ENOMEM when that snapshot could not be allocated (take
+ * it as 0; the next call tries again). O(1) when 1; O(nodes) otherwise.
  */
 LSCHED_API int lsched_node_watch_free_only(lsched_node_watch *w,
                                            const lsched_cluster *c, int node,
