@@ -105,4 +105,14 @@ LSCHED_BUILTIN int lsched_builtin_typed_place(void *state,
 LSCHED_BUILTIN int lsched_builtin_index_param(int *use_index, const char *key,
                                               const char *value);
 
+/* The scratch of a scoring built-in after a node change: grows *scratch
+ * (*cap ints) to per_node x the node count of c (at least 1) ints, content
+ * undefined. LSCHED_OK or LSCHED_ENOMEM (*scratch kept). Their
+ * on_node_change hooks use it: the score index follows node changes
+ * itself, so a scan's scratch is all they size by the node count. */
+LSCHED_BUILTIN int lsched_builtin_scratch_fit(const lsched_allocator *a,
+                                              const lsched_cluster *c,
+                                              size_t per_node, int **scratch,
+                                              size_t *cap);
+
 #endif

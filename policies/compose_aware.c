@@ -34,6 +34,14 @@ static int ca_init(void *state, const lsched_cluster *c) {
   return lsched_cluster_view(c, &s->v);
 }
 
+/* A node change: the view is taken again (all that init keeps). */
+static int ca_node_change(void *state, const lsched_cluster *c, int node,
+                          int change) {
+  (void)node;
+  (void)change;
+  return ca_init(state, c);
+}
+
 typedef struct ca_eval {
   int64_t composed, pooled, left;
   double stranded;
@@ -150,4 +158,5 @@ const lsched_policy_ops lsched_builtin_compose_aware = {
     .state_size = sizeof(struct ca_state),
     .init = ca_init,
     .place = ca_place,
+    .on_node_change = ca_node_change,
 };

@@ -24,6 +24,7 @@ __extension__ typedef __int128 i128;
 struct dot_state {
   lsched_allocator a;
   int *scratch;
+  size_t scratch_cap;
   lsched_score_index *ix;
   int use_index;
 };
@@ -58,12 +59,22 @@ static int dot_init(void *state, const lsched_cluster *c) {
   int n = lsched_cluster_node_count(c);
   lsched_cluster_allocator(c, &s->a);
   s->use_index = 1;
-  s->scratch = lsched_mem_calloc(&s->a, n ? (size_t)n : 1, sizeof(int));
+  s->scratch_cap = n ? (size_t)n : 1;
+  s->scratch = lsched_mem_calloc(&s->a, s->scratch_cap, sizeof(int));
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, dot_score, NULL)
                       : LSCHED_ENOMEM;
   if (rc) /* no fini after a failed init */
     dot_fini(s);
   return rc;
+}
+
+/* The index follows node changes itself; the scratch follows the count. */
+static int dot_node_change(void *state, const lsched_cluster *c, int node,
+                           int change) {
+  struct dot_state *s = state;
+  (void)node;
+  (void)change;
+  return lsched_builtin_scratch_fit(&s->a, c, 1, &s->scratch, &s->scratch_cap);
 }
 
 static int dot_place(void *state, const lsched_cluster *c,
@@ -89,4 +100,5 @@ const lsched_policy_ops lsched_builtin_dot_product = {
     .fini = dot_fini,
     .place = dot_place,
     .set_param = dot_set_param,
+    .on_node_change = dot_node_change,
 };

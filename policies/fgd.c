@@ -30,7 +30,12 @@
  * from a global clock), so after a placement only the changed node is
  * re-evaluated for each shape, and place() costs O(m) lookups for m
  * candidate nodes. The memo holds S slots per node (shape id mod S, S = 256
- * up to 16384 nodes, fewer beyond so that it stays under ~48 MiB).
+ * up to 16384 nodes, fewer beyond so that it stays under ~48 MiB). An idle
+ * node (all CPU and every GPU free) scores for a shape what every idle node
+ * of its class (CPU capacity, GPU count, model, mode) scores: a second memo
+ * per (class, shape) answers those (in fill mode three in four scores were
+ * of idle nodes, each shape's first tree scoring every node); eval=types,
+ * the reference, does without it.
  *
  * Evaluation of F (lsched_frag_eval walks every task type allowed on the
  * node's model: O(types), so a trace of many distinct shapes made every
@@ -65,6 +70,14 @@ struct memo_entry {
   int8_t gpu; /* chosen GPU for a fraction of one GPU, else -1 */
   int8_t pad_;
 };
+
+/* The score of an idle node of one class for one shape (valid = 1). */
+struct idle_entry {
+  int16_t score;
+  int8_t gpu;
+  uint8_t valid;
+};
+#define FGD_CLASSES 16
 
 struct shape_key {
   int64_t cpu;
@@ -109,9 +122,20 @@ struct fgd_state {
   const lsched_cluster *c;
   lsched_score_index *ix;
   int use_index;
+  lsched_workload *wl;      /* a copy of the last set_workload's */
+  lsched_node_watch *watch; /* on_node_change: one node or a rebuild */
   struct shape_key last_key; /* fgd_index_score's last shape and its id */
   uint32_t last_sid;
   int last_sid_ok;
+  /* Idle nodes of one class score alike (idle_score). */
+  int16_t *cls; /* per node: its class, -1 none */
+  struct fgd_class {
+    int64_t cpu_cap;
+    int gpu_count, model, mode;
+  } classes[FGD_CLASSES];
+  int ncls;
+  struct idle_entry *imemo; /* [sid x FGD_CLASSES + class], icap sids */
+  uint32_t icap;
 };
 
 static int64_t fgd_index_score(const lsched_view *v, int node,
@@ -225,6 +249,10 @@ static void fgd_fini(void *state) {
   lsched_mem_free(&s->a, s->memo);
   lsched_mem_free(&s->a, s->shapes);
   lsched_mem_free(&s->a, s->shape_slot);
+  lsched_workload_destroy(s->wl);
+  lsched_node_watch_destroy(s->watch);
+  lsched_mem_free(&s->a, s->cls);
+  lsched_mem_free(&s->a, s->imemo);
 }
 
 /* Every memo entry becomes stale: a fresh version for every node. */
@@ -235,6 +263,43 @@ static void memo_invalidate(struct fgd_state *s) {
   }
   for (int i = 0; i < s->n; i++)
     s->ver[i] = ++s->clock;
+}
+
+/* Idle nodes (every CPU milli and every GPU free) of one class (CPU
+ * capacity, GPU count, model, mode) score alike for a shape: node_score
+ * reads nothing else of the node (memory only decides where it fits, and
+ * only nodes that fit are scored). The first FGD_CLASSES classes of the
+ * cluster are kept; nodes of other classes and MIG nodes have none. cls:
+ * s->n entries (at least 1), taken over. */
+static void classes_build(struct fgd_state *s, int16_t *cls) {
+  lsched_mem_free(&s->a, s->cls);
+  s->cls = cls;
+  s->ncls = 0;
+  if (s->imemo)
+    memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
+  for (int i = 0; s->cls && i < s->n; i++) {
+    const lsched_node *nd = lsched_view_node(&s->v, i);
+    s->cls[i] = -1;
+    if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE)
+      continue;
+    int k = 0;
+    for (; k < s->ncls; k++) {
+      const struct fgd_class *e = &s->classes[k];
+      if (e->cpu_cap == nd->cpu_cap && e->gpu_count == nd->gpu_count &&
+          e->model == nd->model && e->mode == (int)nd->mode)
+        break;
+    }
+    if (k == s->ncls) {
+      if (k == FGD_CLASSES)
+        continue;
+      s->classes[k].cpu_cap = nd->cpu_cap;
+      s->classes[k].gpu_count = nd->gpu_count;
+      s->classes[k].model = nd->model;
+      s->classes[k].mode = (int)nd->mode;
+      s->ncls++;
+    }
+    s->cls[i] = (int16_t)k;
+  }
 }
 
 /* Scratch arrays of one entry per threshold for D thresholds. */
@@ -277,6 +342,12 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   s->use_index = 1;
   if (rc == LSCHED_OK)
     rc = lsched_score_index_create(&s->ix, c, fgd_index_score, s);
+  if (rc == LSCHED_OK)
+    rc = lsched_node_watch_create(&s->watch, c);
+  int16_t *cls = NULL;
+  if (rc == LSCHED_OK &&
+      !(cls = lsched_mem_calloc(&s->a, n, sizeof *cls)))
+    rc = LSCHED_ENOMEM;
   if (rc) {
     /* The library frees the state but does not call fini after a failed
      * init: release what was acquired here. */
@@ -284,6 +355,27 @@ static int fgd_init(void *state, const lsched_cluster *c) {
     return rc;
   }
   memo_invalidate(s);
+  classes_build(s, cls);
+  return LSCHED_OK;
+}
+
+/* A copy of w through the public calls (the types in w's order), or NULL
+ * for NULL. */
+static int workload_copy(const lsched_allocator *a, const lsched_workload *w,
+                         lsched_workload **out) {
+  *out = NULL;
+  if (!w)
+    return LSCHED_OK;
+  lsched_workload *cp;
+  int rc = lsched_workload_create(&cp, a);
+  size_t nt = lsched_workload_count(w);
+  for (size_t i = 0; rc == LSCHED_OK && i < nt; i++)
+    rc = lsched_workload_add(cp, lsched_workload_at(w, i));
+  if (rc) {
+    lsched_workload_destroy(cp);
+    return rc;
+  }
+  *out = cp;
   return LSCHED_OK;
 }
 
@@ -294,17 +386,24 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   lsched_frag_cache fs;
   uint8_t *tcnt;
   int32_t *tsmall;
-  int rc = lsched_frag_types_build(&fw, &s->a, c, w);
+  lsched_workload *wl;
+  int rc = workload_copy(&s->a, w, &wl);
   if (rc)
     return rc;
+  if ((rc = lsched_frag_types_build(&fw, &s->a, c, w))) {
+    lsched_workload_destroy(wl);
+    return rc;
+  }
   if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw))) {
     lsched_frag_types_free(&fw, &s->a);
+    lsched_workload_destroy(wl);
     return rc;
   }
   struct fgd_groups gr;
   if ((rc = scratch_alloc(&s->a, fw.nthr, &tcnt, &tsmall))) {
     lsched_frag_cache_free(&fs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
+    lsched_workload_destroy(wl);
     return rc;
   }
   if ((rc = groups_build(&gr, &s->a, &fw))) {
@@ -312,8 +411,11 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
     lsched_mem_free(&s->a, tsmall);
     lsched_frag_cache_free(&fs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
+    lsched_workload_destroy(wl);
     return rc;
   }
+  lsched_workload_destroy(s->wl);
+  s->wl = wl;
   groups_free(&s->gr, &s->a);
   s->gr = gr;
   lsched_frag_cache_free(&s->fs, &s->a);
@@ -325,7 +427,111 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   s->tcnt = tcnt;
   s->tsmall = tsmall;
   memo_invalidate(s);
+  if (s->imemo) /* the scores of idle nodes too */
+    memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
   lsched_score_index_reset(s->ix);
+  return LSCHED_OK;
+}
+
+/* After a change of the node set or of a node's capacity, GPUs or model:
+ * what init and set_workload (with the copy of its workload) would build,
+ * built anew (the score index follows the change itself; its trees are
+ * rebuilt). Everything is allocated before anything is replaced. */
+static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
+  lsched_view v = LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  size_t n = v.n ? (size_t)v.n : 1;
+  uint32_t S = 256;
+  while (S > 1 && n * S > ((size_t)4 << 20))
+    S /= 2;
+  lsched_frag_types fw;
+  lsched_frag_cache fs;
+  struct fgd_groups gr;
+  uint8_t *tcnt = NULL;
+  int32_t *tsmall = NULL;
+  int *scratch = lsched_mem_calloc(&s->a, n, sizeof *scratch);
+  uint32_t *ver = lsched_mem_calloc(&s->a, n, sizeof *ver);
+  struct memo_entry *memo = lsched_mem_calloc(&s->a, n * S, sizeof *memo);
+  int16_t *cls = lsched_mem_calloc(&s->a, n, sizeof *cls);
+  int rc = scratch && ver && memo && cls ? LSCHED_OK : LSCHED_ENOMEM;
+  int have_fw = 0, have_fs = 0, have_gr = 0;
+  if (rc == LSCHED_OK) {
+    if (s->wl) {
+      rc = lsched_frag_types_build(&fw, &s->a, c, s->wl);
+    } else { /* no workload: as init leaves it */
+      memset(&fw, 0, sizeof fw);
+      fw.version = s->fw.version;
+    }
+    have_fw = rc == LSCHED_OK;
+  }
+  if (rc == LSCHED_OK)
+    have_fs = (rc = lsched_frag_cache_init(&fs, &s->a, c, &fw)) == LSCHED_OK;
+  if (rc == LSCHED_OK)
+    rc = scratch_alloc(&s->a, fw.nthr, &tcnt, &tsmall);
+  if (rc == LSCHED_OK)
+    have_gr = (rc = groups_build(&gr, &s->a, &fw)) == LSCHED_OK;
+  if (rc) {
+    if (have_gr)
+      groups_free(&gr, &s->a);
+    if (have_fs)
+      lsched_frag_cache_free(&fs, &s->a);
+    if (have_fw)
+      lsched_frag_types_free(&fw, &s->a);
+    lsched_mem_free(&s->a, tcnt);
+    lsched_mem_free(&s->a, tsmall);
+    lsched_mem_free(&s->a, scratch);
+    lsched_mem_free(&s->a, ver);
+    lsched_mem_free(&s->a, memo);
+    lsched_mem_free(&s->a, cls);
+    return rc;
+  }
+  groups_free(&s->gr, &s->a);
+  lsched_frag_cache_free(&s->fs, &s->a);
+  lsched_frag_types_free(&s->fw, &s->a);
+  lsched_mem_free(&s->a, s->tcnt);
+  lsched_mem_free(&s->a, s->tsmall);
+  lsched_mem_free(&s->a, s->scratch);
+  lsched_mem_free(&s->a, s->ver);
+  lsched_mem_free(&s->a, s->memo);
+  s->v = v;
+  s->n = v.n;
+  s->S = S;
+  s->gr = gr;
+  s->fw = fw;
+  s->fs = fs;
+  s->tcnt = tcnt;
+  s->tsmall = tsmall;
+  s->scratch = scratch;
+  s->ver = ver;
+  s->memo = memo;
+  s->clock = 0;
+  memo_invalidate(s);
+  classes_build(s, cls);
+  lsched_score_index_reset(s->ix);
+  return LSCHED_OK;
+}
+
+/* A node change. A state change moves no score input; a pool's compose
+ * or detach (lsched_node_watch: only node's free shares moved) is followed
+ * as an alloc on that node is, in O(types); anything else rebuilds. The
+ * placements are those of the refresh that followed every node change
+ * before this hook (tests/lib/test_node_hook.c). */
+static int fgd_node_change(void *state, const lsched_cluster *c, int node,
+                           int change) {
+  struct fgd_state *s = state;
+  if (change == LSCHED_NODE_STATE)
+    return LSCHED_OK;
+  int free_only = lsched_node_watch_free_only(s->watch, c, node, change);
+  if (free_only < 0)
+    return free_only;
+  if (!free_only)
+    return fgd_rebuild(s, c);
+  lsched_frag_cache_update(&s->fs, c, &s->fw, node);
+  if (s->clock == UINT32_MAX)
+    memo_invalidate(s);
+  else
+    s->ver[node] = ++s->clock;
   return LSCHED_OK;
 }
 
@@ -490,7 +696,34 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   return (int16_t)sc;
 }
 
-/* node_score through the memo of (node, shape id sid). */
+/* The idle memo's entry for node and shape id sid when the node is idle
+ * and has a class (classes_build), else NULL. */
+static struct idle_entry *idle_entry(struct fgd_state *s, int node,
+                                     uint32_t sid) {
+  if (!s->cls || sid == SHAPE_NONE || s->cls[node] < 0 || s->use_types)
+    return NULL; /* eval=types, the reference, scores every node itself */
+  const lsched_node *nd = lsched_view_node(&s->v, node);
+  if (nd->cpu_free != nd->cpu_cap ||
+      nd->gpu_free_sum != (int64_t)nd->gpu_count * LSCHED_GPU_MILLI)
+    return NULL;
+  if (sid >= s->icap) {
+    uint32_t nc = s->icap ? s->icap : 64;
+    while (nc <= sid)
+      nc *= 2;
+    struct idle_entry *ni = lsched_mem_realloc(
+        &s->a, s->imemo, (size_t)nc * FGD_CLASSES * sizeof *ni);
+    if (!ni)
+      return NULL;
+    memset(ni + (size_t)s->icap * FGD_CLASSES, 0,
+           (size_t)(nc - s->icap) * FGD_CLASSES * sizeof *ni);
+    s->imemo = ni;
+    s->icap = nc;
+  }
+  return &s->imemo[(size_t)sid * FGD_CLASSES + (size_t)s->cls[node]];
+}
+
+/* node_score through the memo of (node, shape id sid), then through the
+ * idle memo of (class, sid). */
 static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
                           int node, const lsched_request *req, uint32_t sid,
                           int8_t *gpu) {
@@ -501,7 +734,19 @@ static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
     *gpu = e->gpu;
     return e->score;
   }
-  int16_t sc = node_score(s, c, node, req, gpu);
+  struct idle_entry *ie = idle_entry(s, node, sid);
+  int16_t sc;
+  if (ie && ie->valid) {
+    sc = ie->score;
+    *gpu = ie->gpu;
+  } else {
+    sc = node_score(s, c, node, req, gpu);
+    if (ie) {
+      ie->score = sc;
+      ie->gpu = *gpu;
+      ie->valid = 1;
+    }
+  }
   if (e) {
     e->ver = s->ver[node];
     e->shape = sid;
@@ -601,4 +846,5 @@ const lsched_policy_ops lsched_builtin_fgd = {
     .on_release = fgd_release,
     .set_workload = fgd_set_workload,
     .set_param = fgd_set_param,
+    .on_node_change = fgd_node_change,
 };

@@ -24,6 +24,7 @@
 struct fit_state {
   lsched_allocator a;
   int *scratch;
+  size_t scratch_cap;
   lsched_score_index *ix;
   int use_index;
 };
@@ -39,7 +40,8 @@ static int fit_init(struct fit_state *s, const lsched_cluster *c,
   int n = lsched_cluster_node_count(c);
   lsched_cluster_allocator(c, &s->a);
   s->use_index = 1;
-  s->scratch = lsched_mem_calloc(&s->a, 2 * (size_t)(n ? n : 1), sizeof(int));
+  s->scratch_cap = 2 * (size_t)(n ? n : 1);
+  s->scratch = lsched_mem_calloc(&s->a, s->scratch_cap, sizeof(int));
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, score, NULL)
                       : LSCHED_ENOMEM;
   if (rc) /* no fini after a failed init */
@@ -50,6 +52,17 @@ static int fit_init(struct fit_state *s, const lsched_cluster *c,
 static int fit_set_param(void *state, const char *key, const char *value) {
   struct fit_state *s = state;
   return lsched_builtin_index_param(&s->use_index, key, value);
+}
+
+/* A node change: the index follows it (stale trees after a real change, one
+ * node re-scored after a pool's compose); the scan's scratch follows the
+ * node count. What a refresh would rebuild, without the rebuild. */
+static int fit_node_change(void *state, const lsched_cluster *c, int node,
+                           int change) {
+  struct fit_state *s = state;
+  (void)node;
+  (void)change;
+  return lsched_builtin_scratch_fit(&s->a, c, 2, &s->scratch, &s->scratch_cap);
 }
 
 /* The score itself is lsched_fit_score() (policy_sdk.h). */
@@ -106,6 +119,7 @@ const lsched_policy_ops lsched_builtin_best_fit = {
     .fini = fit_fini,
     .place = best_place,
     .set_param = fit_set_param,
+    .on_node_change = fit_node_change,
 };
 
 const lsched_policy_ops lsched_builtin_worst_fit = {
@@ -117,4 +131,5 @@ const lsched_policy_ops lsched_builtin_worst_fit = {
     .fini = fit_fini,
     .place = worst_place,
     .set_param = fit_set_param,
+    .on_node_change = fit_node_change,
 };

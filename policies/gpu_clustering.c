@@ -26,12 +26,15 @@
  */
 #include "builtin.h"
 
+#include <string.h>
+
 struct clu_state {
   lsched_allocator a;
   lsched_view v;
   int *scratch;
   uint32_t *tags;     /* per-node tag counters, see above */
   uint16_t *distinct; /* per node: tags with a non-zero count */
+  size_t n_cap, tags_cap; /* entries held by scratch and distinct; tags */
   lsched_score_index *ix;
   int use_index;
 };
@@ -46,8 +49,10 @@ static int clu_init(void *state, const lsched_cluster *c) {
   if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
     return LSCHED_EINVAL;
   size_t n = s->v.n ? (size_t)s->v.n : 1;
+  s->n_cap = n;
+  s->tags_cap = (size_t)s->v.ngpus + n;
   s->scratch = lsched_mem_calloc(&s->a, n, sizeof(int));
-  s->tags = lsched_mem_calloc(&s->a, (size_t)s->v.ngpus + n, sizeof *s->tags);
+  s->tags = lsched_mem_calloc(&s->a, s->tags_cap, sizeof *s->tags);
   s->distinct = lsched_mem_calloc(&s->a, n, sizeof *s->distinct);
   s->use_index = 1;
   int rc = s->scratch && s->tags && s->distinct
@@ -74,6 +79,45 @@ static void clu_fini(void *state) {
 static int clu_set_param(void *state, const char *key, const char *value) {
   struct clu_state *s = state;
   return lsched_builtin_index_param(&s->use_index, key, value);
+}
+
+/* A node change (not a state change): the view is taken again, the arrays
+ * follow the node and GPU counts, and every tag count starts again from
+ * zero, as the refresh that followed every node change before this hook
+ * did (so a run's placements, pooled clusters' included, stay what they
+ * were); every score may then have changed: the index is reset. O(nodes +
+ * GPUs) of zeroing instead of a new state and index. */
+static int clu_node_change(void *state, const lsched_cluster *c, int node,
+                           int change) {
+  struct clu_state *s = state;
+  (void)node;
+  if (change == LSCHED_NODE_STATE)
+    return LSCHED_OK;
+  if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  size_t n = s->v.n ? (size_t)s->v.n : 1, nt = (size_t)s->v.ngpus + n;
+  if (n > s->n_cap) {
+    int *ns = lsched_mem_realloc(&s->a, s->scratch, n * sizeof *ns);
+    if (!ns)
+      return LSCHED_ENOMEM;
+    s->scratch = ns;
+    uint16_t *nd = lsched_mem_realloc(&s->a, s->distinct, n * sizeof *nd);
+    if (!nd)
+      return LSCHED_ENOMEM;
+    s->distinct = nd;
+    s->n_cap = n;
+  }
+  if (nt > s->tags_cap) {
+    uint32_t *nt_ = lsched_mem_realloc(&s->a, s->tags, nt * sizeof *nt_);
+    if (!nt_)
+      return LSCHED_ENOMEM;
+    s->tags = nt_;
+    s->tags_cap = nt;
+  }
+  memset(s->tags, 0, nt * sizeof *s->tags);
+  memset(s->distinct, 0, n * sizeof *s->distinct);
+  lsched_score_index_reset(s->ix);
+  return LSCHED_OK;
 }
 
 /* Tag slot of a GPU share on a node: 0 = share-GPU, k = k-GPU. */
@@ -151,4 +195,5 @@ const lsched_policy_ops lsched_builtin_gpu_clustering = {
     .on_alloc = clu_alloc,
     .on_release = clu_release,
     .set_param = clu_set_param,
+    .on_node_change = clu_node_change,
 };

@@ -20,6 +20,7 @@
 struct pack_state {
   lsched_allocator a;
   int *scratch;
+  size_t scratch_cap;
   lsched_score_index *ix;
   int use_index;
 };
@@ -67,13 +68,23 @@ static int pack_init(void *state, const lsched_cluster *c) {
   int n = lsched_cluster_node_count(c);
   lsched_cluster_allocator(c, &s->a);
   s->use_index = 1;
-  s->scratch = lsched_mem_calloc(&s->a, n ? (size_t)n : 1, sizeof(int));
+  s->scratch_cap = n ? (size_t)n : 1;
+  s->scratch = lsched_mem_calloc(&s->a, s->scratch_cap, sizeof(int));
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, pack_score,
                                                   (void *)c)
                       : LSCHED_ENOMEM;
   if (rc) /* no fini after a failed init */
     pack_fini(s);
   return rc;
+}
+
+/* The index follows node changes itself; the scratch follows the count. */
+static int pack_node_change(void *state, const lsched_cluster *c, int node,
+                            int change) {
+  struct pack_state *s = state;
+  (void)node;
+  (void)change;
+  return lsched_builtin_scratch_fit(&s->a, c, 1, &s->scratch, &s->scratch_cap);
 }
 
 static int pack_place(void *state, const lsched_cluster *c,
@@ -98,4 +109,5 @@ const lsched_policy_ops lsched_builtin_gpu_packing = {
     .fini = pack_fini,
     .place = pack_place,
     .set_param = pack_set_param,
+    .on_node_change = pack_node_change,
 };

@@ -13,3 +13,18 @@ int lsched_builtin_index_param(int *use_index, const char *key,
   }
   return LSCHED_EINVAL;
 }
+
+int lsched_builtin_scratch_fit(const lsched_allocator *a,
+                               const lsched_cluster *c, size_t per_node,
+                               int **scratch, size_t *cap) {
+  int n = lsched_cluster_node_count(c);
+  size_t need = per_node * (n > 0 ? (size_t)n : 1);
+  if (need <= *cap)
+    return LSCHED_OK;
+  int *ns = lsched_mem_realloc(a, *scratch, need * sizeof *ns);
+  if (!ns)
+    return LSCHED_ENOMEM;
+  *scratch = ns;
+  *cap = need;
+  return LSCHED_OK;
+}

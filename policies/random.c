@@ -29,7 +29,9 @@ struct rnd_state {
   lsched_allocator a;
   lsched_view v;
   uint64_t s;
+  uint64_t seed; /* the generator's start (param seed) */
   int *scratch;
+  size_t scratch_cap;
   lsched_score_index *ix;
   int use_index;
 };
@@ -64,11 +66,13 @@ static uint64_t rnd_draw(void *user, uint64_t m) {
 static int rnd_init(void *state, const lsched_cluster *c) {
   struct rnd_state *s = state;
   lsched_cluster_allocator(c, &s->a);
-  s->s = 1;
+  s->s = s->seed = 1;
   s->v = (lsched_view)LSCHED_VIEW_INIT;
   if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
     return LSCHED_EINVAL;
-  s->scratch = lsched_mem_calloc(&s->a, lsched_cluster_node_count(c) ? (size_t)lsched_cluster_node_count(c) : 1, sizeof(int));
+  int n = lsched_cluster_node_count(c);
+  s->scratch_cap = n ? (size_t)n : 1;
+  s->scratch = lsched_mem_calloc(&s->a, s->scratch_cap, sizeof(int));
   if (!s->scratch)
     return LSCHED_ENOMEM;
   s->use_index = 1;
@@ -100,8 +104,25 @@ static int rnd_set_param(void *state, const char *key, const char *value) {
   unsigned long long v = strtoull(value, &end, 10);
   if (errno || *end)
     return LSCHED_EINVAL;
-  s->s = (uint64_t)v;
+  s->s = s->seed = (uint64_t)v;
   return LSCHED_OK;
+}
+
+/* A node change (not a state change): the view is taken again, the scratch
+ * follows the node count, the index follows the change itself, and the
+ * generator starts again from the seed, as the refresh that followed every
+ * node change before this hook did (so that a run's draws, pooled clusters'
+ * included, stay what they were). */
+static int rnd_node_change(void *state, const lsched_cluster *c, int node,
+                           int change) {
+  struct rnd_state *s = state;
+  (void)node;
+  if (change == LSCHED_NODE_STATE)
+    return LSCHED_OK;
+  s->s = s->seed;
+  if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
+    return LSCHED_EINVAL;
+  return lsched_builtin_scratch_fit(&s->a, c, 1, &s->scratch, &s->scratch_cap);
 }
 
 static int rnd_place(void *state, const lsched_cluster *c,
@@ -156,4 +177,5 @@ const lsched_policy_ops lsched_builtin_random = {
     .fini = rnd_fini,
     .set_param = rnd_set_param,
     .place = rnd_place,
+    .on_node_change = rnd_node_change,
 };

@@ -352,18 +352,26 @@ struct meter_state {
   lsched_allocator a;
   lsched_frag_types fw;
   lsched_frag_cache fs;
+  lsched_workload *wl;      /* copy of the workload, for a rebuild */
+  lsched_node_watch *watch; /* meter_node_change */
 };
 
 static int meter_init(void *state, const lsched_cluster *c) {
   struct meter_state *s = state;
   s->a = c->a;
-  return lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw);
+  int rc = lsched_node_watch_create(&s->watch, c);
+  if (rc == LSCHED_OK &&
+      (rc = lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw)))
+    lsched_node_watch_destroy(s->watch);
+  return rc;
 }
 
 static void meter_fini(void *state) {
   struct meter_state *s = state;
   lsched_frag_cache_free(&s->fs, &s->a);
   lsched_frag_types_free(&s->fw, &s->a);
+  lsched_workload_destroy(s->wl);
+  lsched_node_watch_destroy(s->watch);
 }
 
 static int meter_place(void *state, const lsched_cluster *c,
@@ -387,22 +395,59 @@ static void meter_release(void *state, const lsched_cluster *c,
   cache_apply(&s->fs, c, &s->fw, p, -1, 1);
 }
 
-static int meter_set_workload(void *state, const lsched_cluster *c,
-                              const lsched_workload *w) {
-  struct meter_state *s = state;
+/* Types and cache of w on c, then the copy of w kept (copy: 1) or w
+ * taken as it is (0, w is s->wl itself). */
+static int meter_build(struct meter_state *s, const lsched_cluster *c,
+                       const lsched_workload *w, int copy) {
   lsched_frag_types fw;
   lsched_frag_cache fs;
-  int rc = lsched_frag_types_build(&fw, &s->a, c, w);
-  if (rc)
-    return rc;
-  frag_sort_by_cpu(&fw);
-  if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw))) {
-    lsched_frag_types_free(&fw, &s->a);
+  lsched_workload *wl = NULL;
+  int rc = LSCHED_OK;
+  if (copy && w) {
+    rc = lsched_workload_create(&wl, &s->a);
+    for (size_t i = 0; rc == LSCHED_OK && i < lsched_workload_count(w); i++)
+      rc = lsched_workload_add(wl, lsched_workload_at(w, i));
+  }
+  if (rc == LSCHED_OK &&
+      (rc = lsched_frag_types_build(&fw, &s->a, c, w)) == LSCHED_OK) {
+    frag_sort_by_cpu(&fw);
+    if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw)))
+      lsched_frag_types_free(&fw, &s->a);
+  }
+  if (rc) {
+    lsched_workload_destroy(wl);
     return rc;
   }
-  meter_fini(s);
+  lsched_frag_cache_free(&s->fs, &s->a);
+  lsched_frag_types_free(&s->fw, &s->a);
   s->fw = fw;
   s->fs = fs;
+  if (copy) {
+    lsched_workload_destroy(s->wl);
+    s->wl = wl;
+  }
+  return LSCHED_OK;
+}
+
+static int meter_set_workload(void *state, const lsched_cluster *c,
+                              const lsched_workload *w) {
+  return meter_build(state, c, w, 1);
+}
+
+/* A node change: a pool's compose moved only node's free shares (the
+ * watch): that node's entry is recomputed, O(GPUs x thresholds); any
+ * other change (not a state change) rebuilds, as the refresh did. */
+static int meter_node_change(void *state, const lsched_cluster *c, int node,
+                             int change) {
+  struct meter_state *s = state;
+  if (change == LSCHED_NODE_STATE)
+    return LSCHED_OK;
+  int free_only = lsched_node_watch_free_only(s->watch, c, node, change);
+  if (free_only < 0)
+    return free_only;
+  if (!free_only)
+    return meter_build(s, c, s->wl, 0);
+  lsched_frag_cache_update(&s->fs, c, &s->fw, node);
   return LSCHED_OK;
 }
 
@@ -417,6 +462,7 @@ static const lsched_policy_ops meter_ops = {
     .on_alloc = meter_alloc,
     .on_release = meter_release,
     .set_workload = meter_set_workload,
+    .on_node_change = meter_node_change,
 };
 
 struct lsched_fragmeter {

@@ -435,3 +435,102 @@ int lsched_cluster_remove_observer(lsched_cluster *c,
     }
   return LSCHED_ENOENT;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Node watch (policy_sdk.h): did a notice move only a node's free state?  */
+
+struct watch_rec {
+  int64_t cpu_cap, mem_cap;
+  uint64_t features;
+  int gpu_count, model, mode, gpu_off, mig_off, removed;
+};
+
+struct lsched_node_watch {
+  lsched_allocator a;
+  lsched_view v; /* as at the last call; valid when r != NULL */
+  struct watch_rec *r;
+  int cap;
+};
+
+static void watch_rec_of(const struct lsched_node *nd, struct watch_rec *r) {
+  memset(r, 0, sizeof *r);
+  r->cpu_cap = nd->cpu_cap;
+  r->mem_cap = nd->mem_cap;
+  r->features = nd->features;
+  r->gpu_count = nd->gpu_count;
+  r->model = nd->model;
+  r->mode = (int)nd->mode;
+  r->gpu_off = nd->gpu_off;
+  r->mig_off = nd->mig_off;
+  r->removed = nd->state == LSCHED_NODE_REMOVED;
+}
+
+static int view_same(const lsched_view *a, const lsched_view *b) {
+  return a->n == b->n && a->ngpus == b->ngpus && a->nodes == b->nodes &&
+         a->gpu_free == b->gpu_free && a->order == b->order &&
+         a->pos_of == b->pos_of && a->max_cpu_cap == b->max_cpu_cap &&
+         a->max_gpu_count == b->max_gpu_count &&
+         a->mig_ngpus == b->mig_ngpus && a->mig_gpus == b->mig_gpus;
+}
+
+int lsched_node_watch_create(lsched_node_watch **out, const lsched_cluster *c) {
+  if (!out)
+    return LSCHED_EINVAL;
+  *out = NULL;
+  if (!c)
+    return LSCHED_EINVAL;
+  lsched_node_watch *w = lsched__calloc(&c->a, 1, sizeof *w);
+  if (!w)
+    return LSCHED_ENOMEM;
+  w->a = c->a;
+  *out = w;
+  return LSCHED_OK;
+}
+
+void lsched_node_watch_destroy(lsched_node_watch *w) {
+  if (!w)
+    return;
+  lsched_allocator a = w->a;
+  lsched__free(&a, w->r);
+  lsched__free(&a, w);
+}
+
+int lsched_node_watch_free_only(lsched_node_watch *w, const lsched_cluster *c,
+                                int node, int change) {
+  if (!w || !c)
+    return 0;
+  if (change == LSCHED_NODE_STATE)
+    return 1;
+  lsched_view v = LSCHED_VIEW_INIT;
+  (void)lsched_cluster_view(c, &v);
+  if (change == LSCHED_NODE_UPDATED && w->r && node >= 0 && node < c->n &&
+      view_same(&v, &w->v)) {
+    struct watch_rec now;
+    watch_rec_of(&c->nodes[node], &now);
+    if (memcmp(&now, &w->r[node], sizeof now) == 0)
+      return 1;
+  }
+  /* Something else moved: take the whole snapshot again. */
+  if (c->n > w->cap) {
+    struct watch_rec *nr =
+        lsched__realloc(&w->a, w->r, (size_t)c->n * sizeof *nr);
+    if (!nr) {
+      lsched__free(&w->a, w->r);
+      w->r = NULL;
+      w->cap = 0;
+      return LSCHED_ENOMEM;
+    }
+    w->r = nr;
+    w->cap = c->n;
+  }
+  if (!w->r) { /* no node at all yet */
+    w->r = lsched__calloc(&w->a, 1, sizeof *w->r);
+    if (!w->r)
+      return LSCHED_ENOMEM;
+    w->cap = 1;
+  }
+  for (int i = 0; i < c->n; i++)
+    watch_rec_of(&c->nodes[i], &w->r[i]);
+  w->v = v;
+  return 0;
+}

@@ -18,17 +18,21 @@
  * shape is asked for: the log entries since it was last synchronised are
  * replayed (each node once, at its latest entry: leaf pos_of[x] recomputed
  * and its path climbed until an entry's winner does not change), or the
- * tree is rebuilt when more than n/4 entries wait. So a shape asked at
- * every decision costs O(changes since the last decision x (score +
- * log n)), and a rare shape costs nothing until it is asked. Observers are
- * told after the policies, and trees are read only in place(), so a score
- * that reads state the policy keeps in its own on_alloc/on_release hooks
- * (gpu-clustering's tags, fgd's fragmentation cache) is read up to date. A
- * node added, updated or removed, or a new visit order (order_gen), makes
- * every tree stale; stale trees are rebuilt, O(n) scores each, when next
- * asked. The log holds at most max(4096, 4n) entries: when it is full,
- * entries every tree has replayed are dropped, and trees still further
- * behind (rarely asked shapes) are marked for a rebuild.
+ * tree is rebuilt when more than n/4 distinct nodes wait (the nodes are
+ * read from the log, or from last[] when more than n entries wait). So a
+ * shape asked at every decision costs O(changes since the last decision x
+ * (score + log n)), and a rare shape costs nothing until it is asked.
+ * Observers are told after the policies, and trees are read only in
+ * place(), so a score that reads state the policy keeps in its own
+ * on_alloc/on_release hooks (gpu-clustering's tags, fgd's fragmentation
+ * cache) is read up to date. A node added, updated or removed (but an
+ * update that moved only the node's free shares, a pool's compose:
+ * lsched_node_watch, logged as an alloc is), or a new visit order
+ * (order_gen), makes every tree stale; stale trees are rebuilt, O(n)
+ * scores each, when next asked. The log holds at most max(4096, 4n)
+ * entries: when it is full, entries every tree has replayed are dropped,
+ * and trees still further behind (rarely asked shapes) are marked for a
+ * rebuild.
  *
  * Shapes: at most max_shapes trees (256, fewer when 32 MiB of trees would
  * not hold them), found through a small hash table. A shape seen for the
@@ -104,6 +108,7 @@ struct lsched_score_index {
   int *scratch; /* n ints for the scan */
   int scratch_n, last_n;
   lsched_score_index_stats st;
+  lsched_node_watch *watch; /* a pool's compose: one node, not stale */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -321,17 +326,41 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
   uint64_t pending = ix->seq - s->synced;
   if (pending == 0)
     return;
-  if (pending > (uint64_t)ix->n / 4 + 1) {
-    tree_build(ix, s);
-    ix->st.builds++;
-    return;
-  }
+  /* Each node once, at its latest entry. Entries repeat nodes (fill mode
+   * packs one node for a while): what a replay costs is the distinct
+   * nodes, collected first (scratch holds n); more than n/4: rebuild.
+   * They are the nodes whose latest entry is not yet replayed: read from
+   * the log, or from last[] when more than n entries wait. */
   const int *pos_of = ix->c->pos_of;
-  for (uint64_t q = s->synced; q < ix->seq; q++) {
-    int x = ix->log[q - ix->log_lo];
-    if (ix->last[x] == q + 1) /* x's latest entry: replay it once */
-      tree_touch(ix, s, pos_of[x]);
+  int *todo = ix->scratch, m = 0, most = ix->n / 4 + 1;
+  if (most > ix->scratch_n)
+    most = ix->scratch_n;
+  if (pending > (uint64_t)ix->n) {
+    for (int x = 0; x < ix->n; x++) {
+      if (ix->last[x] <= s->synced)
+        continue;
+      if (m == most) {
+        tree_build(ix, s);
+        ix->st.builds++;
+        return;
+      }
+      todo[m++] = x;
+    }
+  } else {
+    for (uint64_t q = s->synced; q < ix->seq; q++) {
+      int x = ix->log[q - ix->log_lo];
+      if (ix->last[x] != q + 1)
+        continue;
+      if (m == most) {
+        tree_build(ix, s);
+        ix->st.builds++;
+        return;
+      }
+      todo[m++] = x;
+    }
   }
+  for (int i = 0; i < m; i++)
+    tree_touch(ix, s, pos_of[todo[i]]);
   s->synced = ix->seq;
 }
 
@@ -344,9 +373,8 @@ static void six_on_alloc(void *user, const lsched_cluster *c,
 
 static void six_on_node_change(void *user, const lsched_cluster *c, int node,
                                int change) {
-  (void)c;
   struct lsched_score_index *ix = user;
-  if (change == LSCHED_NODE_STATE)
+  if (lsched_node_watch_free_only(ix->watch, c, node, change) > 0)
     six_touch(ix, node);
   else
     ix->stale = 1;
@@ -390,8 +418,11 @@ int lsched_score_index_create(lsched_score_index **out,
     rc = ix->sh ? LSCHED_OK : LSCHED_ENOMEM;
   }
   if (rc == LSCHED_OK)
+    rc = lsched_node_watch_create(&ix->watch, c);
+  if (rc == LSCHED_OK)
     rc = lsched_cluster_add_observer(c, &six_observer_ops, ix);
   if (rc) {
+    lsched_node_watch_destroy(ix->watch);
     lsched__free(&ix->a, ix->sh);
     lsched__free(&ix->a, ix->scratch);
     lsched__free(&ix->a, ix->log);
@@ -410,6 +441,7 @@ void lsched_score_index_destroy(lsched_score_index *ix) {
   for (int i = 0; i < ix->nsh; i++)
     shape_free(ix, &ix->sh[i]);
   lsched_allocator a = ix->a;
+  lsched_node_watch_destroy(ix->watch);
   lsched__free(&a, ix->sh);
   lsched__free(&a, ix->scratch);
   lsched__free(&a, ix->log);

@@ -310,6 +310,10 @@ internal:
            lsched_strerror(lrc), lsched_cluster_errmsg(c));
   rc = -2;
 out:
+  /* The policy and the meter go first: the releases below need not be
+   * followed by their hooks and indexes (their state dies with them). */
+  lsched_fragmeter_destroy(meter);
+  lsched_policy_destroy(pol);
   /* Release everything (in reverse), so the cluster is idle again. */
   if (placed)
     for (size_t i = n; i-- > 0;)
@@ -323,8 +327,6 @@ out:
                   i < lsched_cluster_node_count(c);
        i++)
     lsched_pool_detach(c, i, ~UINT64_C(0));
-  lsched_fragmeter_destroy(meter);
-  lsched_policy_destroy(pol);
   lsched_registry_destroy(reg);
   free(placed);
   free(pl);

@@ -41,9 +41,9 @@ extern "C" {
 #endif
 
 /** Version of the SDK surface described here (structs and helpers). */
-#define LSCHED_SDK_VERSION 2 /* 2 (0.2): lsched_frag_types and
+#define LSCHED_SDK_VERSION 3 /* 2 (0.2): lsched_frag_types and
                                 lsched_frag_cache start with a version;
-                                lsched_score_index */
+                                lsched_score_index; 3: lsched_node_watch */
 /** The SDK version of the library actually linked. */
 LSCHED_API unsigned lsched_sdk_version(void);
 
@@ -357,6 +357,40 @@ typedef struct lsched_score_index_stats {
 } lsched_score_index_stats;
 LSCHED_API int lsched_score_index_stats_get(const lsched_score_index *ix,
                                             lsched_score_index_stats *out);
+
+/* ---------------------------------------------------------------------- */
+/* Node changes                                                            */
+
+/**
+ * What a node change notice (the ops table's on_node_change, an observer's
+ * on_node_change) moved. A composable pool attaching or detaching a GPU
+ * (libsched.h "Composable GPU pools") reports the other hosts whose open
+ * slots opened or closed as LSCHED_NODE_UPDATED, yet only their free GPU
+ * shares moved: nothing a policy derived from capacities, models, GPU
+ * counts or offsets is stale, and every view stays valid. A watch tells
+ * the two apart, so that a hook can follow such a notice for that one
+ * node (as after an alloc on it) and rebuild only after a real change.
+ */
+typedef struct lsched_node_watch lsched_node_watch;
+/** Creates a watch of c: O(1) (the snapshot is taken at the first
+ * notice). LSCHED_OK, LSCHED_EINVAL, LSCHED_ENOMEM. */
+LSCHED_API int lsched_node_watch_create(lsched_node_watch **out,
+                                        const lsched_cluster *c);
+LSCHED_API void lsched_node_watch_destroy(lsched_node_watch *w);
+/**
+ * Call on every node change notice of c, after the change (from the hook).
+ * 1 when only node `node`'s free state moved since the previous call: a
+ * LSCHED_NODE_STATE change, or a LSCHED_NODE_UPDATED one that left every
+ * member of the cluster's view (lsched_cluster_view(): node and GPU
+ * counts, pointers, constants) and node's capacity, GPU count, model,
+ * mode, features and GPU and MIG offsets as they were. 0 otherwise (and at
+ * the first non-state call): the watch then keeps the new state for the
+ * next call. LSCHED_ENOMEM when that snapshot could not be allocated (take
+ * it as 0; the next call tries again). O(1) when 1; O(nodes) otherwise.
+ */
+LSCHED_API int lsched_node_watch_free_only(lsched_node_watch *w,
+                                           const lsched_cluster *c, int node,
+                                           int change);
 
 /* ---------------------------------------------------------------------- */
 /* MIG view                                                                */
