@@ -79,6 +79,20 @@ struct idle_entry {
 };
 #define FGD_CLASSES 16
 
+/* The score of a node state for one shape (state_entry): the node's class,
+ * free CPU and free shares of its GPUs in ascending order (node_score does
+ * not depend on their order, see state_score), request shape id sid; gen =
+ * the workload generation it was computed under (0 = empty). */
+#define FGD_SGPUS 8
+#define FGD_SMEMO_BITS 15
+struct state_entry {
+  int64_t cpu;
+  uint32_t sid, gen;
+  int16_t g[FGD_SGPUS];
+  int16_t cls, score;
+  uint8_t ties; /* bit j: g[j] is a share of least increase (one GPU) */
+};
+
 struct shape_key {
   int64_t cpu;
   int32_t k, milli;
@@ -136,6 +150,8 @@ struct fgd_state {
   int ncls;
   struct idle_entry *imemo; /* [sid x FGD_CLASSES + class], icap sids */
   uint32_t icap;
+  struct state_entry *smemo; /* 1 << FGD_SMEMO_BITS, direct-mapped */
+  uint32_t sgen;             /* bumped when the scores change meaning */
 };
 
 static int64_t fgd_index_score(const lsched_view *v, int node,
@@ -253,6 +269,7 @@ static void fgd_fini(void *state) {
   lsched_node_watch_destroy(s->watch);
   lsched_mem_free(&s->a, s->cls);
   lsched_mem_free(&s->a, s->imemo);
+  lsched_mem_free(&s->a, s->smemo);
 }
 
 /* Every memo entry becomes stale: a fresh version for every node. */
@@ -263,6 +280,15 @@ static void memo_invalidate(struct fgd_state *s) {
   }
   for (int i = 0; i < s->n; i++)
     s->ver[i] = ++s->clock;
+}
+
+/* Every state memo entry becomes stale (a new workload generation). */
+static void state_memo_clear(struct fgd_state *s) {
+  if (++s->sgen == 0) { /* wrapped: empty the table, start again */
+    if (s->smemo)
+      memset(s->smemo, 0, ((size_t)1 << FGD_SMEMO_BITS) * sizeof *s->smemo);
+    s->sgen = 1;
+  }
 }
 
 /* Idle nodes (every CPU milli and every GPU free) of one class (CPU
@@ -277,6 +303,7 @@ static void classes_build(struct fgd_state *s, int16_t *cls) {
   s->ncls = 0;
   if (s->imemo)
     memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
+  state_memo_clear(s);
   for (int i = 0; s->cls && i < s->n; i++) {
     const lsched_node *nd = lsched_view_node(&s->v, i);
     s->cls[i] = -1;
@@ -347,6 +374,10 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   int16_t *cls = NULL;
   if (rc == LSCHED_OK &&
       !(cls = lsched_mem_calloc(&s->a, n, sizeof *cls)))
+    rc = LSCHED_ENOMEM;
+  if (rc == LSCHED_OK &&
+      !(s->smemo = lsched_mem_calloc(&s->a, (size_t)1 << FGD_SMEMO_BITS,
+                                     sizeof *s->smemo)))
     rc = LSCHED_ENOMEM;
   if (rc) {
     /* The library frees the state but does not call fini after a failed
@@ -429,6 +460,7 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   memo_invalidate(s);
   if (s->imemo) /* the scores of idle nodes too */
     memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
+  state_memo_clear(s); /* and of every state */
   lsched_score_index_reset(s->ix);
   return LSCHED_OK;
 }
@@ -631,9 +663,13 @@ static int64_t eval_one_gpu(struct fgd_state *s, const lsched_node *nd,
 }
 
 /* The FGD score of a node for req and the GPU it would take (fraction of
- * one GPU), from the cached aggregates. */
-static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
-                          int node, const lsched_request *req, int8_t *gpu) {
+ * one GPU), from the cached aggregates. For a fraction of one GPU on a
+ * shared node, ties[0 .. *nties) = the distinct free shares whose GPUs
+ * give the least increase (the GPU is the lowest-index one with any of
+ * them); else *nties = 0. */
+static int16_t node_score_ties(struct fgd_state *s, const lsched_cluster *c,
+                               int node, const lsched_request *req,
+                               int8_t *gpu, int *ties, int *nties) {
   const lsched_node *nd = lsched_view_node(&s->v, node);
   *gpu = -1;
   /* MIG nodes are outside the FGD model (instances, not shares): neutral. */
@@ -647,6 +683,7 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   int k = req->gpu_count, d = lsched_node_eff_milli(nd, req);
   int64_t F1;
   *gpu = -1;
+  *nties = 0;
   if (k == 0) {
     F1 = fgd_eval(s, nd->model, cpu_after, cnt, small,
                            nd->gpu_free_sum);
@@ -673,7 +710,10 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
       if (f < F1) {
         F1 = f;
         *gpu = (int8_t)i;
+        *nties = 0;
       }
+      if (f == F1)
+        ties[(*nties)++] = g[i];
     }
   } else {
     lsched_placement p;
@@ -694,6 +734,12 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   double x = (double)(F0 - F1) / (double)s->fw.W / 1000.0;
   double sc = 1.0 / (1.0 + exp(-x)) * 100.0;
   return (int16_t)sc;
+}
+
+static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
+                          int node, const lsched_request *req, int8_t *gpu) {
+  int ties[LSCHED_MAX_GPUS_PER_NODE], nties;
+  return node_score_ties(s, c, node, req, gpu, ties, &nties);
 }
 
 /* The idle memo's entry for node and shape id sid when the node is idle
@@ -722,8 +768,71 @@ static struct idle_entry *idle_entry(struct fgd_state *s, int node,
   return &s->imemo[(size_t)sid * FGD_CLASSES + (size_t)s->cls[node]];
 }
 
+/* node_score through the state memo: the entry of (class, free CPU, sorted
+ * free shares, sid). The score is a function of that key: F before and
+ * after (frag.c's aggregates and fgd_eval) read the node's model, free CPU
+ * and the multiset of its free shares, never their order; a fraction of one
+ * GPU takes the minimum over the distinct shares, a fraction of several
+ * the tightest ones (the same multiset after the take, whatever their
+ * order), whole GPUs k fully free ones; class holds the model, mode (the
+ * effective share) and capacities. The chosen GPU does depend on the order
+ * (ties between shares go to the lower index): the entry keeps which of
+ * the sorted shares tie for the least increase, and a hit with want_gpu
+ * names the lowest-index GPU holding one of them (node_score's choice);
+ * without want_gpu a hit reports none (-1) and fgd_place asks winner_gpu. Nodes without a
+ * class or with more than FGD_SGPUS GPUs go to node_score. */
+static int16_t state_score(struct fgd_state *s, const lsched_cluster *c,
+                           int node, const lsched_request *req, uint32_t sid,
+                           int want_gpu, int8_t *gpu) {
+  const lsched_node *nd = lsched_view_node(&s->v, node);
+  int cl = s->cls ? s->cls[node] : -1;
+  if (cl < 0 || nd->gpu_count > FGD_SGPUS)
+    return node_score(s, c, node, req, gpu);
+  int16_t g[FGD_SGPUS] = {0};
+  const int *gv = lsched_view_gpus(&s->v, nd);
+  for (int i = 0; i < nd->gpu_count; i++) { /* insertion sort, ascending */
+    int x = gv[i], j = i;
+    for (; j > 0 && g[j - 1] > x; j--)
+      g[j] = g[j - 1];
+    g[j] = (int16_t)x;
+  }
+  uint64_t h = (uint64_t)nd->cpu_free * UINT64_C(0x9E3779B97F4A7C15) ^
+               ((uint64_t)sid << 8 | (uint64_t)cl);
+  for (int i = 0; i < FGD_SGPUS; i++)
+    h = (h ^ (uint16_t)g[i]) * UINT64_C(0xC2B2AE3D27D4EB4F);
+  h ^= h >> 31;
+  struct state_entry *e =
+      &s->smemo[h & (((uint64_t)1 << FGD_SMEMO_BITS) - 1)];
+  if (e->gen == s->sgen && e->sid == sid && e->cls == cl &&
+      e->cpu == nd->cpu_free && memcmp(e->g, g, sizeof g) == 0) {
+    *gpu = -1;
+    if (want_gpu && e->ties) /* the lowest index holding a tied share */
+      for (int i = 0; i < nd->gpu_count && *gpu < 0; i++)
+        for (int j = 0; j < nd->gpu_count; j++)
+          if ((e->ties >> j & 1) && gv[i] == g[j]) {
+            *gpu = (int8_t)i;
+            break;
+          }
+    return e->score;
+  }
+  int ties[LSCHED_MAX_GPUS_PER_NODE], nties;
+  int16_t sc = node_score_ties(s, c, node, req, gpu, ties, &nties);
+  e->ties = 0;
+  for (int q = 0; q < nties; q++)
+    for (int j = 0; j < nd->gpu_count; j++)
+      if (g[j] == ties[q])
+        e->ties |= (uint8_t)(1u << j);
+  e->gen = s->sgen;
+  e->sid = sid;
+  e->cls = (int16_t)cl;
+  e->cpu = nd->cpu_free;
+  memcpy(e->g, g, sizeof g);
+  e->score = sc;
+  return sc;
+}
+
 /* node_score through the memo of (node, shape id sid), then through the
- * idle memo of (class, sid). */
+ * idle memo of (class, sid), then through the state memo (state_score). */
 static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
                           int node, const lsched_request *req, uint32_t sid,
                           int8_t *gpu) {
@@ -739,6 +848,8 @@ static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
   if (ie && ie->valid) {
     sc = ie->score;
     *gpu = ie->gpu;
+  } else if (!ie && sid != SHAPE_NONE && !s->use_types) {
+    sc = state_score(s, c, node, req, sid, 0, gpu);
   } else {
     sc = node_score(s, c, node, req, gpu);
     if (ie) {
@@ -756,12 +867,8 @@ static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
   return sc;
 }
 
-/* The index's score: the memoised node_score (a tree build right after a
- * scan of the same shape, or after a reset, reuses the scan's scores). */
-static int64_t fgd_index_score(const lsched_view *v, int node,
-                               const lsched_request *req, void *ctx) {
-  (void)v;
-  struct fgd_state *s = ctx;
+/* The shape id of req, remembered for the index's run of one shape. */
+static uint32_t index_sid(struct fgd_state *s, const lsched_request *req) {
   if (!s->last_sid_ok || s->last_key.cpu != req->cpu_milli ||
       s->last_key.k != req->gpu_count || s->last_key.milli != req->gpu_milli) {
     s->last_key.cpu = req->cpu_milli;
@@ -770,8 +877,34 @@ static int64_t fgd_index_score(const lsched_view *v, int node,
     s->last_sid = shape_id(s, req);
     s->last_sid_ok = 1;
   }
+  return s->last_sid;
+}
+
+/* The index's score: the memoised node_score (a tree build right after a
+ * scan of the same shape, or after a reset, reuses the scan's scores). */
+static int64_t fgd_index_score(const lsched_view *v, int node,
+                               const lsched_request *req, void *ctx) {
+  (void)v;
+  struct fgd_state *s = ctx;
+  (void)index_sid(s, req);
   int8_t gpu;
   return memo_score(s, s->c, node, req, s->last_sid, &gpu);
+}
+
+/* The GPU node_score chooses on node best for req: -1 unless req is a
+ * fraction of one GPU on a shared node; then through the state memo. */
+static int8_t winner_gpu(struct fgd_state *s, const lsched_cluster *c,
+                         int best, const lsched_request *req, uint32_t sid) {
+  const lsched_node *nd = lsched_view_node(&s->v, best);
+  int8_t gpu = -1;
+  if (req->gpu_count != 1 || nd->mode != LSCHED_GPU_SHARED ||
+      lsched_node_eff_milli(nd, req) == LSCHED_GPU_MILLI)
+    return -1;
+  if (sid != SHAPE_NONE && !s->use_types)
+    (void)state_score(s, c, best, req, sid, 1, &gpu);
+  else
+    (void)node_score(s, c, best, req, &gpu);
+  return gpu;
 }
 
 static int fgd_set_param(void *state, const char *key, const char *value) {
@@ -794,7 +927,7 @@ static int fgd_place(void *state, const lsched_cluster *c,
     int rc = lsched_score_index_best(s->ix, req, &best);
     if (rc)
       return rc;
-    (void)node_score(s, c, best, req, &best_gpu);
+    best_gpu = winner_gpu(s, c, best, req, index_sid(s, req));
     return fgd_finish(s, c, req, best, best_gpu, out);
   }
   int m = lsched_collect_fits(c, req, s->scratch);
@@ -812,6 +945,7 @@ static int fgd_place(void *state, const lsched_cluster *c,
       best_gpu = gpu;
     }
   }
+  best_gpu = winner_gpu(s, c, best, req, sid);
   return fgd_finish(s, c, req, best, best_gpu, out);
 }
 
