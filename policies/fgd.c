@@ -79,18 +79,27 @@ struct idle_entry {
 };
 #define FGD_CLASSES 16
 
-/* The score of a node state for one shape (state_entry): the node's class,
- * free CPU and free shares of its GPUs in ascending order (node_score does
- * not depend on their order, see state_score), request shape id sid; gen =
- * the workload generation it was computed under (0 = empty). */
+/* Node states (node_state): a node's class, free CPU and the free shares of
+ * its GPUs in ascending order, interned in an open-addressed table whose
+ * slot is the state's id (emptied when 3/4 full); used = 1 in a taken slot.
+ * The score of a state for a shape (state_score): a direct-mapped table
+ * keyed by (state id, shape id), gen = the generation it was computed under
+ * (0 = empty; a new generation on a new workload or a new state table). */
 #define FGD_SGPUS 8
-#define FGD_SMEMO_BITS 15
-struct state_entry {
+#define FGD_STATE_BITS 16
+#define FGD_SMEMO_BITS 16
+struct node_state {
   int64_t cpu;
-  uint32_t sid, gen;
   int16_t g[FGD_SGPUS];
-  int16_t cls, score;
+  int16_t cls;
+  uint16_t used;
+  uint32_t pad_;
+};
+struct state_entry {
+  uint32_t st, sid, gen;
+  int16_t score;
   uint8_t ties; /* bit j: g[j] is a share of least increase (one GPU) */
+  uint8_t pad_;
 };
 
 struct shape_key {
@@ -150,6 +159,9 @@ struct fgd_state {
   int ncls;
   struct idle_entry *imemo; /* [sid x FGD_CLASSES + class], icap sids */
   uint32_t icap;
+  struct node_state *stab;   /* 1 << FGD_STATE_BITS */
+  uint32_t nst;              /* taken slots of stab */
+  uint32_t *st_ver, *st_id;  /* per node: its state id at version st_ver */
   struct state_entry *smemo; /* 1 << FGD_SMEMO_BITS, direct-mapped */
   uint32_t sgen;             /* bumped when the scores change meaning */
 };
@@ -270,25 +282,40 @@ static void fgd_fini(void *state) {
   lsched_mem_free(&s->a, s->cls);
   lsched_mem_free(&s->a, s->imemo);
   lsched_mem_free(&s->a, s->smemo);
+  lsched_mem_free(&s->a, s->stab);
+  lsched_mem_free(&s->a, s->st_ver);
+  lsched_mem_free(&s->a, s->st_id);
 }
 
 /* Every memo entry becomes stale: a fresh version for every node. */
 static void memo_invalidate(struct fgd_state *s) {
   if (s->clock > UINT32_MAX - (uint32_t)s->n - 2) {
     memset(s->memo, 0, (size_t)s->n * s->S * sizeof *s->memo);
+    if (s->st_ver) /* the versions start again: no node's state is known */
+      memset(s->st_ver, 0, (size_t)s->n * sizeof *s->st_ver);
     s->clock = 0;
   }
   for (int i = 0; i < s->n; i++)
     s->ver[i] = ++s->clock;
 }
 
-/* Every state memo entry becomes stale (a new workload generation). */
+/* Every state score becomes stale (a new generation). */
 static void state_memo_clear(struct fgd_state *s) {
   if (++s->sgen == 0) { /* wrapped: empty the table, start again */
     if (s->smemo)
       memset(s->smemo, 0, ((size_t)1 << FGD_SMEMO_BITS) * sizeof *s->smemo);
     s->sgen = 1;
   }
+}
+
+/* The state table emptied: no node's state known, no score valid. */
+static void state_table_clear(struct fgd_state *s) {
+  if (s->nst && s->stab) /* (empty: nothing to clear) */
+    memset(s->stab, 0, ((size_t)1 << FGD_STATE_BITS) * sizeof *s->stab);
+  if (s->nst && s->st_ver)
+    memset(s->st_ver, 0, (size_t)s->n * sizeof *s->st_ver);
+  s->nst = 0;
+  state_memo_clear(s);
 }
 
 /* Idle nodes (every CPU milli and every GPU free) of one class (CPU
@@ -303,7 +330,7 @@ static void classes_build(struct fgd_state *s, int16_t *cls) {
   s->ncls = 0;
   if (s->imemo)
     memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
-  state_memo_clear(s);
+  state_table_clear(s); /* class ids are part of the states */
   for (int i = 0; s->cls && i < s->n; i++) {
     const lsched_node *nd = lsched_view_node(&s->v, i);
     s->cls[i] = -1;
@@ -376,8 +403,12 @@ static int fgd_init(void *state, const lsched_cluster *c) {
       !(cls = lsched_mem_calloc(&s->a, n, sizeof *cls)))
     rc = LSCHED_ENOMEM;
   if (rc == LSCHED_OK &&
-      !(s->smemo = lsched_mem_calloc(&s->a, (size_t)1 << FGD_SMEMO_BITS,
-                                     sizeof *s->smemo)))
+      (!(s->smemo = lsched_mem_calloc(&s->a, (size_t)1 << FGD_SMEMO_BITS,
+                                      sizeof *s->smemo)) ||
+       !(s->stab = lsched_mem_calloc(&s->a, (size_t)1 << FGD_STATE_BITS,
+                                     sizeof *s->stab)) ||
+       !(s->st_ver = lsched_mem_calloc(&s->a, n, sizeof *s->st_ver)) ||
+       !(s->st_id = lsched_mem_calloc(&s->a, n, sizeof *s->st_id))))
     rc = LSCHED_ENOMEM;
   if (rc) {
     /* The library frees the state but does not call fini after a failed
@@ -486,7 +517,10 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   uint32_t *ver = lsched_mem_calloc(&s->a, n, sizeof *ver);
   struct memo_entry *memo = lsched_mem_calloc(&s->a, n * S, sizeof *memo);
   int16_t *cls = lsched_mem_calloc(&s->a, n, sizeof *cls);
-  int rc = scratch && ver && memo && cls ? LSCHED_OK : LSCHED_ENOMEM;
+  uint32_t *st_ver = lsched_mem_calloc(&s->a, n, sizeof *st_ver);
+  uint32_t *st_id = lsched_mem_calloc(&s->a, n, sizeof *st_id);
+  int rc = scratch && ver && memo && cls && st_ver && st_id ? LSCHED_OK
+                                                            : LSCHED_ENOMEM;
   int have_fw = 0, have_fs = 0, have_gr = 0;
   if (rc == LSCHED_OK) {
     if (s->wl) {
@@ -516,6 +550,8 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
     lsched_mem_free(&s->a, ver);
     lsched_mem_free(&s->a, memo);
     lsched_mem_free(&s->a, cls);
+    lsched_mem_free(&s->a, st_ver);
+    lsched_mem_free(&s->a, st_id);
     return rc;
   }
   groups_free(&s->gr, &s->a);
@@ -526,6 +562,10 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   lsched_mem_free(&s->a, s->scratch);
   lsched_mem_free(&s->a, s->ver);
   lsched_mem_free(&s->a, s->memo);
+  lsched_mem_free(&s->a, s->st_ver);
+  lsched_mem_free(&s->a, s->st_id);
+  s->st_ver = st_ver;
+  s->st_id = st_id;
   s->v = v;
   s->n = v.n;
   s->S = S;
@@ -788,23 +828,47 @@ static int16_t state_score(struct fgd_state *s, const lsched_cluster *c,
   int cl = s->cls ? s->cls[node] : -1;
   if (cl < 0 || nd->gpu_count > FGD_SGPUS)
     return node_score(s, c, node, req, gpu);
-  int16_t g[FGD_SGPUS] = {0};
   const int *gv = lsched_view_gpus(&s->v, nd);
-  for (int i = 0; i < nd->gpu_count; i++) { /* insertion sort, ascending */
-    int x = gv[i], j = i;
-    for (; j > 0 && g[j - 1] > x; j--)
-      g[j] = g[j - 1];
-    g[j] = (int16_t)x;
+  uint32_t st;
+  if (s->st_ver[node] == s->ver[node]) {
+    st = s->st_id[node]; /* unchanged since its state was last looked up */
+  } else {
+    int16_t g[FGD_SGPUS] = {0};
+    for (int i = 0; i < nd->gpu_count; i++) { /* insertion sort */
+      int x = gv[i], j = i;
+      for (; j > 0 && g[j - 1] > x; j--)
+        g[j] = g[j - 1];
+      g[j] = (int16_t)x;
+    }
+    uint64_t h = (uint64_t)nd->cpu_free * UINT64_C(0x9E3779B97F4A7C15) ^
+                 (uint64_t)cl;
+    for (int i = 0; i < FGD_SGPUS; i++)
+      h = (h ^ (uint16_t)g[i]) * UINT64_C(0xC2B2AE3D27D4EB4F);
+    h ^= h >> 29;
+    const uint32_t mask = ((uint32_t)1 << FGD_STATE_BITS) - 1;
+    if (s->nst >= mask / 4 * 3)
+      state_table_clear(s);
+    for (st = (uint32_t)h & mask;; st = (st + 1) & mask) {
+      struct node_state *e = &s->stab[st];
+      if (!e->used) {
+        e->used = 1;
+        e->cpu = nd->cpu_free;
+        e->cls = (int16_t)cl;
+        memcpy(e->g, g, sizeof g);
+        s->nst++;
+        break;
+      }
+      if (e->cpu == nd->cpu_free && e->cls == cl &&
+          memcmp(e->g, g, sizeof g) == 0)
+        break;
+    }
+    s->st_ver[node] = s->ver[node];
+    s->st_id[node] = st;
   }
-  uint64_t h = (uint64_t)nd->cpu_free * UINT64_C(0x9E3779B97F4A7C15) ^
-               ((uint64_t)sid << 8 | (uint64_t)cl);
-  for (int i = 0; i < FGD_SGPUS; i++)
-    h = (h ^ (uint16_t)g[i]) * UINT64_C(0xC2B2AE3D27D4EB4F);
-  h ^= h >> 31;
-  struct state_entry *e =
-      &s->smemo[h & (((uint64_t)1 << FGD_SMEMO_BITS) - 1)];
-  if (e->gen == s->sgen && e->sid == sid && e->cls == cl &&
-      e->cpu == nd->cpu_free && memcmp(e->g, g, sizeof g) == 0) {
+  const int16_t *g = s->stab[st].g;
+  uint64_t h2 = ((uint64_t)st << 32 | sid) * UINT64_C(0x9E3779B97F4A7C15);
+  struct state_entry *e = &s->smemo[h2 >> (64 - FGD_SMEMO_BITS)];
+  if (e->gen == s->sgen && e->st == st && e->sid == sid) {
     *gpu = -1;
     if (want_gpu && e->ties) /* the lowest index holding a tied share */
       for (int i = 0; i < nd->gpu_count && *gpu < 0; i++)
@@ -823,10 +887,8 @@ static int16_t state_score(struct fgd_state *s, const lsched_cluster *c,
       if (g[j] == ties[q])
         e->ties |= (uint8_t)(1u << j);
   e->gen = s->sgen;
+  e->st = st;
   e->sid = sid;
-  e->cls = (int16_t)cl;
-  e->cpu = nd->cpu_free;
-  memcpy(e->g, g, sizeof g);
   e->score = sc;
   return sc;
 }
