@@ -82,12 +82,14 @@ struct idle_entry {
 /* Node states (node_state): a node's class, free CPU and the free shares of
  * its GPUs in ascending order, interned in an open-addressed table whose
  * slot is the state's id (emptied when 3/4 full); used = 1 in a taken slot.
+ * Both tables have 1 << sbits entries, the least power of two >= 2 x nodes
+ * within [2^FGD_SBITS_MIN, 2^FGD_SBITS_MAX] (3 MiB at most).
  * The score of a state for a shape (state_score): a direct-mapped table
  * keyed by (state id, shape id), gen = the generation it was computed under
  * (0 = empty; a new generation on a new workload or a new state table). */
 #define FGD_SGPUS 8
-#define FGD_STATE_BITS 16
-#define FGD_SMEMO_BITS 16
+#define FGD_SBITS_MIN 10
+#define FGD_SBITS_MAX 16
 struct node_state {
   int64_t cpu;
   int16_t g[FGD_SGPUS];
@@ -159,10 +161,11 @@ struct fgd_state {
   int ncls;
   struct idle_entry *imemo; /* [sid x FGD_CLASSES + class], icap sids */
   uint32_t icap;
-  struct node_state *stab;   /* 1 << FGD_STATE_BITS */
+  int sbits;                 /* table_bits(n) */
+  struct node_state *stab;   /* 1 << sbits */
   uint32_t nst;              /* taken slots of stab */
   uint32_t *st_ver, *st_id;  /* per node: its state id at version st_ver */
-  struct state_entry *smemo; /* 1 << FGD_SMEMO_BITS, direct-mapped */
+  struct state_entry *smemo; /* 1 << sbits, direct-mapped */
   uint32_t sgen;             /* bumped when the scores change meaning */
 };
 
@@ -299,11 +302,19 @@ static void memo_invalidate(struct fgd_state *s) {
     s->ver[i] = ++s->clock;
 }
 
+/* The size of the state tables for n nodes (log2). */
+static int table_bits(size_t n) {
+  int b = FGD_SBITS_MIN;
+  while (b < FGD_SBITS_MAX && ((size_t)1 << b) < 2 * n)
+    b++;
+  return b;
+}
+
 /* Every state score becomes stale (a new generation). */
 static void state_memo_clear(struct fgd_state *s) {
   if (++s->sgen == 0) { /* wrapped: empty the table, start again */
     if (s->smemo)
-      memset(s->smemo, 0, ((size_t)1 << FGD_SMEMO_BITS) * sizeof *s->smemo);
+      memset(s->smemo, 0, ((size_t)1 << s->sbits) * sizeof *s->smemo);
     s->sgen = 1;
   }
 }
@@ -311,7 +322,7 @@ static void state_memo_clear(struct fgd_state *s) {
 /* The state table emptied: no node's state known, no score valid. */
 static void state_table_clear(struct fgd_state *s) {
   if (s->nst && s->stab) /* (empty: nothing to clear) */
-    memset(s->stab, 0, ((size_t)1 << FGD_STATE_BITS) * sizeof *s->stab);
+    memset(s->stab, 0, ((size_t)1 << s->sbits) * sizeof *s->stab);
   if (s->nst && s->st_ver)
     memset(s->st_ver, 0, (size_t)s->n * sizeof *s->st_ver);
   s->nst = 0;
@@ -382,6 +393,7 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   s->S = 256;
   while (s->S > 1 && n * s->S > ((size_t)4 << 20))
     s->S /= 2;
+  s->sbits = table_bits(n);
   s->scratch = lsched_mem_calloc(&s->a, n, sizeof *s->scratch);
   s->ver = lsched_mem_calloc(&s->a, n, sizeof *s->ver);
   s->memo = lsched_mem_calloc(&s->a, n * s->S, sizeof *s->memo);
@@ -403,9 +415,9 @@ static int fgd_init(void *state, const lsched_cluster *c) {
       !(cls = lsched_mem_calloc(&s->a, n, sizeof *cls)))
     rc = LSCHED_ENOMEM;
   if (rc == LSCHED_OK &&
-      (!(s->smemo = lsched_mem_calloc(&s->a, (size_t)1 << FGD_SMEMO_BITS,
+      (!(s->smemo = lsched_mem_calloc(&s->a, (size_t)1 << s->sbits,
                                       sizeof *s->smemo)) ||
-       !(s->stab = lsched_mem_calloc(&s->a, (size_t)1 << FGD_STATE_BITS,
+       !(s->stab = lsched_mem_calloc(&s->a, (size_t)1 << s->sbits,
                                      sizeof *s->stab)) ||
        !(s->st_ver = lsched_mem_calloc(&s->a, n, sizeof *s->st_ver)) ||
        !(s->st_id = lsched_mem_calloc(&s->a, n, sizeof *s->st_id))))
@@ -519,8 +531,17 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   int16_t *cls = lsched_mem_calloc(&s->a, n, sizeof *cls);
   uint32_t *st_ver = lsched_mem_calloc(&s->a, n, sizeof *st_ver);
   uint32_t *st_id = lsched_mem_calloc(&s->a, n, sizeof *st_id);
-  int rc = scratch && ver && memo && cls && st_ver && st_id ? LSCHED_OK
-                                                            : LSCHED_ENOMEM;
+  int sbits = table_bits(n);
+  struct node_state *stab = NULL;
+  struct state_entry *smemo = NULL;
+  if (sbits != s->sbits) {
+    stab = lsched_mem_calloc(&s->a, (size_t)1 << sbits, sizeof *stab);
+    smemo = lsched_mem_calloc(&s->a, (size_t)1 << sbits, sizeof *smemo);
+  }
+  int rc = scratch && ver && memo && cls && st_ver && st_id &&
+                   (sbits == s->sbits || (stab && smemo))
+               ? LSCHED_OK
+               : LSCHED_ENOMEM;
   int have_fw = 0, have_fs = 0, have_gr = 0;
   if (rc == LSCHED_OK) {
     if (s->wl) {
@@ -552,6 +573,8 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
     lsched_mem_free(&s->a, cls);
     lsched_mem_free(&s->a, st_ver);
     lsched_mem_free(&s->a, st_id);
+    lsched_mem_free(&s->a, stab);
+    lsched_mem_free(&s->a, smemo);
     return rc;
   }
   groups_free(&s->gr, &s->a);
@@ -566,6 +589,14 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   lsched_mem_free(&s->a, s->st_id);
   s->st_ver = st_ver;
   s->st_id = st_id;
+  if (sbits != s->sbits) { /* fresh tables: empty (gen 0 is no entry) */
+    lsched_mem_free(&s->a, s->stab);
+    lsched_mem_free(&s->a, s->smemo);
+    s->stab = stab;
+    s->smemo = smemo;
+    s->sbits = sbits;
+    s->nst = 0;
+  }
   s->v = v;
   s->n = v.n;
   s->S = S;
@@ -845,7 +876,7 @@ static int16_t state_score(struct fgd_state *s, const lsched_cluster *c,
     for (int i = 0; i < FGD_SGPUS; i++)
       h = (h ^ (uint16_t)g[i]) * UINT64_C(0xC2B2AE3D27D4EB4F);
     h ^= h >> 29;
-    const uint32_t mask = ((uint32_t)1 << FGD_STATE_BITS) - 1;
+    const uint32_t mask = ((uint32_t)1 << s->sbits) - 1;
     if (s->nst >= mask / 4 * 3)
       state_table_clear(s);
     for (st = (uint32_t)h & mask;; st = (st + 1) & mask) {
@@ -867,7 +898,7 @@ static int16_t state_score(struct fgd_state *s, const lsched_cluster *c,
   }
   const int16_t *g = s->stab[st].g;
   uint64_t h2 = ((uint64_t)st << 32 | sid) * UINT64_C(0x9E3779B97F4A7C15);
-  struct state_entry *e = &s->smemo[h2 >> (64 - FGD_SMEMO_BITS)];
+  struct state_entry *e = &s->smemo[h2 >> (64 - s->sbits)];
   if (e->gen == s->sgen && e->st == st && e->sid == sid) {
     *gpu = -1;
     if (want_gpu && e->ties) /* the lowest index holding a tied share */
