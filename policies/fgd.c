@@ -34,8 +34,12 @@
  * node (all CPU and every GPU free) scores for a shape what every idle node
  * of its class (CPU capacity, GPU count, model, mode) scores: a second memo
  * per (class, shape) answers those (in fill mode three in four scores were
- * of idle nodes, each shape's first tree scoring every node); eval=types,
- * the reference, does without it.
+ * of idle nodes, each shape's first tree scoring every node). Generally a
+ * node's score is a function of its state (class, free CPU, multiset of
+ * free shares): a third memo per (state, shape) answers the nodes of a
+ * state met before (state_score; at 100,000 GPUs nearly every re-score of
+ * a node a placement changed). eval=types, the reference, does without
+ * the last two.
  *
  * Evaluation of F (lsched_frag_eval walks every task type allowed on the
  * node's model: O(types), so a trace of many distinct shapes made every
