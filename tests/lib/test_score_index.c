@@ -593,8 +593,9 @@ static void test_fgd_grouped(void) {
  * workloads mid-run. The index (default) and the scan (index=off), both
  * through the memo, against the scan with eval=types (no memo). The
  * mutation check (by hand, see policies/README.md): a memo key without the
- * free CPU, or a hit naming the first tied share's GPU in sorted order
- * instead of the lowest index, fails here. */
+ * free CPU, a hit naming the first tied share's GPU in sorted order
+ * instead of the lowest index, or a new workload that keeps the state
+ * scores, fails here. */
 static void test_fgd_state_memo(void) {
   static const int64_t cpus[] = {0, 1000, 2000, 4000, 6000};
   static const int shares[] = {250, 300, 500, 700};
