@@ -429,6 +429,7 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   if (rc) {
     /* The library frees the state but does not call fini after a failed
      * init: release what was acquired here. */
+    lsched_mem_free(&s->a, cls);
     fgd_fini(s);
     return rc;
   }
