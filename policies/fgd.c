@@ -34,8 +34,12 @@
  * node (all CPU and every GPU free) scores for a shape what every idle node
  * of its class (CPU capacity, GPU count, model, mode) scores: a second memo
  * per (class, shape) answers those (in fill mode three in four scores were
- * of idle nodes, each shape's first tree scoring every node); eval=types,
- * the reference, does without it.
+ * of idle nodes, each shape's first tree scoring every node). Generally a
+ * node's score is a function of its state (class, free CPU, multiset of
+ * free shares): a third memo per (state, shape) answers the nodes of a
+ * state met before (state_score; at 100,000 GPUs nearly every re-score of
+ * a node a placement changed). eval=types, the reference, does without
+ * the last two.
  *
  * Evaluation of F (lsched_frag_eval walks every task type allowed on the
  * node's model: O(types), so a trace of many distinct shapes made every
@@ -78,6 +82,31 @@ struct idle_entry {
   uint8_t valid;
 };
 #define FGD_CLASSES 16
+
+/* Node states (node_state): a node's class, free CPU and the free shares of
+ * its GPUs in ascending order, interned in an open-addressed table whose
+ * slot is the state's id (emptied when 3/4 full); used = 1 in a taken slot.
+ * Both tables have 1 << sbits entries, the least power of two >= 2 x nodes
+ * within [2^FGD_SBITS_MIN, 2^FGD_SBITS_MAX] (3 MiB at most).
+ * The score of a state for a shape (state_score): a direct-mapped table
+ * keyed by (state id, shape id), gen = the generation it was computed under
+ * (0 = empty; a new generation on a new workload or a new state table). */
+#define FGD_SGPUS 8
+#define FGD_SBITS_MIN 10
+#define FGD_SBITS_MAX 16
+struct node_state {
+  int64_t cpu;
+  int16_t g[FGD_SGPUS];
+  int16_t cls;
+  uint16_t used;
+  uint32_t pad_;
+};
+struct state_entry {
+  uint32_t st, sid, gen;
+  int16_t score;
+  uint8_t ties; /* bit j: g[j] is a share of least increase (one GPU) */
+  uint8_t pad_;
+};
 
 struct shape_key {
   int64_t cpu;
@@ -136,6 +165,12 @@ struct fgd_state {
   int ncls;
   struct idle_entry *imemo; /* [sid x FGD_CLASSES + class], icap sids */
   uint32_t icap;
+  int sbits;                 /* table_bits(n) */
+  struct node_state *stab;   /* 1 << sbits */
+  uint32_t nst;              /* taken slots of stab */
+  uint32_t *st_ver, *st_id;  /* per node: its state id at version st_ver */
+  struct state_entry *smemo; /* 1 << sbits, direct-mapped */
+  uint32_t sgen;             /* bumped when the scores change meaning */
 };
 
 static int64_t fgd_index_score(const lsched_view *v, int node,
@@ -253,16 +288,49 @@ static void fgd_fini(void *state) {
   lsched_node_watch_destroy(s->watch);
   lsched_mem_free(&s->a, s->cls);
   lsched_mem_free(&s->a, s->imemo);
+  lsched_mem_free(&s->a, s->smemo);
+  lsched_mem_free(&s->a, s->stab);
+  lsched_mem_free(&s->a, s->st_ver);
+  lsched_mem_free(&s->a, s->st_id);
 }
 
 /* Every memo entry becomes stale: a fresh version for every node. */
 static void memo_invalidate(struct fgd_state *s) {
   if (s->clock > UINT32_MAX - (uint32_t)s->n - 2) {
     memset(s->memo, 0, (size_t)s->n * s->S * sizeof *s->memo);
+    if (s->st_ver) /* the versions start again: no node's state is known */
+      memset(s->st_ver, 0, (size_t)s->n * sizeof *s->st_ver);
     s->clock = 0;
   }
   for (int i = 0; i < s->n; i++)
     s->ver[i] = ++s->clock;
+}
+
+/* The size of the state tables for n nodes (log2). */
+static int table_bits(size_t n) {
+  int b = FGD_SBITS_MIN;
+  while (b < FGD_SBITS_MAX && ((size_t)1 << b) < 2 * n)
+    b++;
+  return b;
+}
+
+/* Every state score becomes stale (a new generation). */
+static void state_memo_clear(struct fgd_state *s) {
+  if (++s->sgen == 0) { /* wrapped: empty the table, start again */
+    if (s->smemo)
+      memset(s->smemo, 0, ((size_t)1 << s->sbits) * sizeof *s->smemo);
+    s->sgen = 1;
+  }
+}
+
+/* The state table emptied: no node's state known, no score valid. */
+static void state_table_clear(struct fgd_state *s) {
+  if (s->nst && s->stab) /* (empty: nothing to clear) */
+    memset(s->stab, 0, ((size_t)1 << s->sbits) * sizeof *s->stab);
+  if (s->nst && s->st_ver)
+    memset(s->st_ver, 0, (size_t)s->n * sizeof *s->st_ver);
+  s->nst = 0;
+  state_memo_clear(s);
 }
 
 /* Idle nodes (every CPU milli and every GPU free) of one class (CPU
@@ -277,6 +345,7 @@ static void classes_build(struct fgd_state *s, int16_t *cls) {
   s->ncls = 0;
   if (s->imemo)
     memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
+  state_table_clear(s); /* class ids are part of the states */
   for (int i = 0; s->cls && i < s->n; i++) {
     const lsched_node *nd = lsched_view_node(&s->v, i);
     s->cls[i] = -1;
@@ -328,6 +397,7 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   s->S = 256;
   while (s->S > 1 && n * s->S > ((size_t)4 << 20))
     s->S /= 2;
+  s->sbits = table_bits(n);
   s->scratch = lsched_mem_calloc(&s->a, n, sizeof *s->scratch);
   s->ver = lsched_mem_calloc(&s->a, n, sizeof *s->ver);
   s->memo = lsched_mem_calloc(&s->a, n * s->S, sizeof *s->memo);
@@ -348,9 +418,18 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   if (rc == LSCHED_OK &&
       !(cls = lsched_mem_calloc(&s->a, n, sizeof *cls)))
     rc = LSCHED_ENOMEM;
+  if (rc == LSCHED_OK &&
+      (!(s->smemo = lsched_mem_calloc(&s->a, (size_t)1 << s->sbits,
+                                      sizeof *s->smemo)) ||
+       !(s->stab = lsched_mem_calloc(&s->a, (size_t)1 << s->sbits,
+                                     sizeof *s->stab)) ||
+       !(s->st_ver = lsched_mem_calloc(&s->a, n, sizeof *s->st_ver)) ||
+       !(s->st_id = lsched_mem_calloc(&s->a, n, sizeof *s->st_id))))
+    rc = LSCHED_ENOMEM;
   if (rc) {
     /* The library frees the state but does not call fini after a failed
      * init: release what was acquired here. */
+    lsched_mem_free(&s->a, cls);
     fgd_fini(s);
     return rc;
   }
@@ -429,6 +508,7 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   memo_invalidate(s);
   if (s->imemo) /* the scores of idle nodes too */
     memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
+  state_memo_clear(s); /* and of every state */
   lsched_score_index_reset(s->ix);
   return LSCHED_OK;
 }
@@ -454,7 +534,19 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   uint32_t *ver = lsched_mem_calloc(&s->a, n, sizeof *ver);
   struct memo_entry *memo = lsched_mem_calloc(&s->a, n * S, sizeof *memo);
   int16_t *cls = lsched_mem_calloc(&s->a, n, sizeof *cls);
-  int rc = scratch && ver && memo && cls ? LSCHED_OK : LSCHED_ENOMEM;
+  uint32_t *st_ver = lsched_mem_calloc(&s->a, n, sizeof *st_ver);
+  uint32_t *st_id = lsched_mem_calloc(&s->a, n, sizeof *st_id);
+  int sbits = table_bits(n);
+  struct node_state *stab = NULL;
+  struct state_entry *smemo = NULL;
+  if (sbits != s->sbits) {
+    stab = lsched_mem_calloc(&s->a, (size_t)1 << sbits, sizeof *stab);
+    smemo = lsched_mem_calloc(&s->a, (size_t)1 << sbits, sizeof *smemo);
+  }
+  int rc = scratch && ver && memo && cls && st_ver && st_id &&
+                   (sbits == s->sbits || (stab && smemo))
+               ? LSCHED_OK
+               : LSCHED_ENOMEM;
   int have_fw = 0, have_fs = 0, have_gr = 0;
   if (rc == LSCHED_OK) {
     if (s->wl) {
@@ -484,6 +576,10 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
     lsched_mem_free(&s->a, ver);
     lsched_mem_free(&s->a, memo);
     lsched_mem_free(&s->a, cls);
+    lsched_mem_free(&s->a, st_ver);
+    lsched_mem_free(&s->a, st_id);
+    lsched_mem_free(&s->a, stab);
+    lsched_mem_free(&s->a, smemo);
     return rc;
   }
   groups_free(&s->gr, &s->a);
@@ -494,6 +590,18 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   lsched_mem_free(&s->a, s->scratch);
   lsched_mem_free(&s->a, s->ver);
   lsched_mem_free(&s->a, s->memo);
+  lsched_mem_free(&s->a, s->st_ver);
+  lsched_mem_free(&s->a, s->st_id);
+  s->st_ver = st_ver;
+  s->st_id = st_id;
+  if (sbits != s->sbits) { /* fresh tables: empty (gen 0 is no entry) */
+    lsched_mem_free(&s->a, s->stab);
+    lsched_mem_free(&s->a, s->smemo);
+    s->stab = stab;
+    s->smemo = smemo;
+    s->sbits = sbits;
+    s->nst = 0;
+  }
   s->v = v;
   s->n = v.n;
   s->S = S;
@@ -631,9 +739,13 @@ static int64_t eval_one_gpu(struct fgd_state *s, const lsched_node *nd,
 }
 
 /* The FGD score of a node for req and the GPU it would take (fraction of
- * one GPU), from the cached aggregates. */
-static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
-                          int node, const lsched_request *req, int8_t *gpu) {
+ * one GPU), from the cached aggregates. For a fraction of one GPU on a
+ * shared node, ties[0 .. *nties) = the distinct free shares whose GPUs
+ * give the least increase (the GPU is the lowest-index one with any of
+ * them); else *nties = 0. */
+static int16_t node_score_ties(struct fgd_state *s, const lsched_cluster *c,
+                               int node, const lsched_request *req,
+                               int8_t *gpu, int *ties, int *nties) {
   const lsched_node *nd = lsched_view_node(&s->v, node);
   *gpu = -1;
   /* MIG nodes are outside the FGD model (instances, not shares): neutral. */
@@ -647,6 +759,7 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   int k = req->gpu_count, d = lsched_node_eff_milli(nd, req);
   int64_t F1;
   *gpu = -1;
+  *nties = 0;
   if (k == 0) {
     F1 = fgd_eval(s, nd->model, cpu_after, cnt, small,
                            nd->gpu_free_sum);
@@ -673,7 +786,10 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
       if (f < F1) {
         F1 = f;
         *gpu = (int8_t)i;
+        *nties = 0;
       }
+      if (f == F1)
+        ties[(*nties)++] = g[i];
     }
   } else {
     lsched_placement p;
@@ -694,6 +810,12 @@ static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
   double x = (double)(F0 - F1) / (double)s->fw.W / 1000.0;
   double sc = 1.0 / (1.0 + exp(-x)) * 100.0;
   return (int16_t)sc;
+}
+
+static int16_t node_score(struct fgd_state *s, const lsched_cluster *c,
+                          int node, const lsched_request *req, int8_t *gpu) {
+  int ties[LSCHED_MAX_GPUS_PER_NODE], nties;
+  return node_score_ties(s, c, node, req, gpu, ties, &nties);
 }
 
 /* The idle memo's entry for node and shape id sid when the node is idle
@@ -722,8 +844,93 @@ static struct idle_entry *idle_entry(struct fgd_state *s, int node,
   return &s->imemo[(size_t)sid * FGD_CLASSES + (size_t)s->cls[node]];
 }
 
+/* node_score through the state memo: the entry of (class, free CPU, sorted
+ * free shares, sid). The score is a function of that key: F before and
+ * after (frag.c's aggregates and fgd_eval) read the node's model, free CPU
+ * and the multiset of its free shares, never their order; a fraction of one
+ * GPU takes the minimum over the distinct shares, a fraction of several
+ * the tightest ones (the same multiset after the take, whatever their
+ * order), whole GPUs k fully free ones; class holds the model, mode (the
+ * effective share) and capacities. The chosen GPU does depend on the order
+ * (ties between shares go to the lower index): the entry keeps which of
+ * the sorted shares tie for the least increase, and a hit with want_gpu
+ * names the lowest-index GPU holding one of them (node_score's choice);
+ * without want_gpu a hit reports none (-1) and fgd_place asks winner_gpu. Nodes without a
+ * class or with more than FGD_SGPUS GPUs go to node_score. */
+static int16_t state_score(struct fgd_state *s, const lsched_cluster *c,
+                           int node, const lsched_request *req, uint32_t sid,
+                           int want_gpu, int8_t *gpu) {
+  const lsched_node *nd = lsched_view_node(&s->v, node);
+  int cl = s->cls ? s->cls[node] : -1;
+  if (cl < 0 || nd->gpu_count > FGD_SGPUS)
+    return node_score(s, c, node, req, gpu);
+  const int *gv = lsched_view_gpus(&s->v, nd);
+  uint32_t st;
+  if (s->st_ver[node] == s->ver[node]) {
+    st = s->st_id[node]; /* unchanged since its state was last looked up */
+  } else {
+    int16_t g[FGD_SGPUS] = {0};
+    for (int i = 0; i < nd->gpu_count; i++) { /* insertion sort */
+      int x = gv[i], j = i;
+      for (; j > 0 && g[j - 1] > x; j--)
+        g[j] = g[j - 1];
+      g[j] = (int16_t)x;
+    }
+    uint64_t h = (uint64_t)nd->cpu_free * UINT64_C(0x9E3779B97F4A7C15) ^
+                 (uint64_t)cl;
+    for (int i = 0; i < FGD_SGPUS; i++)
+      h = (h ^ (uint16_t)g[i]) * UINT64_C(0xC2B2AE3D27D4EB4F);
+    h ^= h >> 29;
+    const uint32_t mask = ((uint32_t)1 << s->sbits) - 1;
+    if (s->nst >= mask / 4 * 3)
+      state_table_clear(s);
+    for (st = (uint32_t)h & mask;; st = (st + 1) & mask) {
+      struct node_state *e = &s->stab[st];
+      if (!e->used) {
+        e->used = 1;
+        e->cpu = nd->cpu_free;
+        e->cls = (int16_t)cl;
+        memcpy(e->g, g, sizeof g);
+        s->nst++;
+        break;
+      }
+      if (e->cpu == nd->cpu_free && e->cls == cl &&
+          memcmp(e->g, g, sizeof g) == 0)
+        break;
+    }
+    s->st_ver[node] = s->ver[node];
+    s->st_id[node] = st;
+  }
+  const int16_t *g = s->stab[st].g;
+  uint64_t h2 = ((uint64_t)st << 32 | sid) * UINT64_C(0x9E3779B97F4A7C15);
+  struct state_entry *e = &s->smemo[h2 >> (64 - s->sbits)];
+  if (e->gen == s->sgen && e->st == st && e->sid == sid) {
+    *gpu = -1;
+    if (want_gpu && e->ties) /* the lowest index holding a tied share */
+      for (int i = 0; i < nd->gpu_count && *gpu < 0; i++)
+        for (int j = 0; j < nd->gpu_count; j++)
+          if ((e->ties >> j & 1) && gv[i] == g[j]) {
+            *gpu = (int8_t)i;
+            break;
+          }
+    return e->score;
+  }
+  int ties[LSCHED_MAX_GPUS_PER_NODE], nties;
+  int16_t sc = node_score_ties(s, c, node, req, gpu, ties, &nties);
+  e->ties = 0;
+  for (int q = 0; q < nties; q++)
+    for (int j = 0; j < nd->gpu_count; j++)
+      if (g[j] == ties[q])
+        e->ties |= (uint8_t)(1u << j);
+  e->gen = s->sgen;
+  e->st = st;
+  e->sid = sid;
+  e->score = sc;
+  return sc;
+}
+
 /* node_score through the memo of (node, shape id sid), then through the
- * idle memo of (class, sid). */
+ * idle memo of (class, sid), then through the state memo (state_score). */
 static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
                           int node, const lsched_request *req, uint32_t sid,
                           int8_t *gpu) {
@@ -739,6 +946,8 @@ static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
   if (ie && ie->valid) {
     sc = ie->score;
     *gpu = ie->gpu;
+  } else if (!ie && sid != SHAPE_NONE && !s->use_types) {
+    sc = state_score(s, c, node, req, sid, 0, gpu);
   } else {
     sc = node_score(s, c, node, req, gpu);
     if (ie) {
@@ -756,12 +965,8 @@ static int16_t memo_score(struct fgd_state *s, const lsched_cluster *c,
   return sc;
 }
 
-/* The index's score: the memoised node_score (a tree build right after a
- * scan of the same shape, or after a reset, reuses the scan's scores). */
-static int64_t fgd_index_score(const lsched_view *v, int node,
-                               const lsched_request *req, void *ctx) {
-  (void)v;
-  struct fgd_state *s = ctx;
+/* The shape id of req, remembered for the index's run of one shape. */
+static uint32_t index_sid(struct fgd_state *s, const lsched_request *req) {
   if (!s->last_sid_ok || s->last_key.cpu != req->cpu_milli ||
       s->last_key.k != req->gpu_count || s->last_key.milli != req->gpu_milli) {
     s->last_key.cpu = req->cpu_milli;
@@ -770,8 +975,34 @@ static int64_t fgd_index_score(const lsched_view *v, int node,
     s->last_sid = shape_id(s, req);
     s->last_sid_ok = 1;
   }
+  return s->last_sid;
+}
+
+/* The index's score: the memoised node_score (a tree build right after a
+ * scan of the same shape, or after a reset, reuses the scan's scores). */
+static int64_t fgd_index_score(const lsched_view *v, int node,
+                               const lsched_request *req, void *ctx) {
+  (void)v;
+  struct fgd_state *s = ctx;
+  (void)index_sid(s, req);
   int8_t gpu;
   return memo_score(s, s->c, node, req, s->last_sid, &gpu);
+}
+
+/* The GPU node_score chooses on node best for req: -1 unless req is a
+ * fraction of one GPU on a shared node; then through the state memo. */
+static int8_t winner_gpu(struct fgd_state *s, const lsched_cluster *c,
+                         int best, const lsched_request *req, uint32_t sid) {
+  const lsched_node *nd = lsched_view_node(&s->v, best);
+  int8_t gpu = -1;
+  if (req->gpu_count != 1 || nd->mode != LSCHED_GPU_SHARED ||
+      lsched_node_eff_milli(nd, req) == LSCHED_GPU_MILLI)
+    return -1;
+  if (sid != SHAPE_NONE && !s->use_types)
+    (void)state_score(s, c, best, req, sid, 1, &gpu);
+  else
+    (void)node_score(s, c, best, req, &gpu);
+  return gpu;
 }
 
 static int fgd_set_param(void *state, const char *key, const char *value) {
@@ -794,7 +1025,7 @@ static int fgd_place(void *state, const lsched_cluster *c,
     int rc = lsched_score_index_best(s->ix, req, &best);
     if (rc)
       return rc;
-    (void)node_score(s, c, best, req, &best_gpu);
+    best_gpu = winner_gpu(s, c, best, req, index_sid(s, req));
     return fgd_finish(s, c, req, best, best_gpu, out);
   }
   int m = lsched_collect_fits(c, req, s->scratch);
@@ -812,6 +1043,7 @@ static int fgd_place(void *state, const lsched_cluster *c,
       best_gpu = gpu;
     }
   }
+  best_gpu = winner_gpu(s, c, best, req, sid);
   return fgd_finish(s, c, req, best, best_gpu, out);
 }
 

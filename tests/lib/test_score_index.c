@@ -585,6 +585,69 @@ static void test_fgd_grouped(void) {
   lsched_cluster_destroy(c);
 }
 
+/* fgd's memo of scores by node state (class, free CPU, sorted free shares,
+ * shape): 72 nodes of three classes (8-GPU shared, 4-GPU shared, 2-GPU
+ * exclusive) and a few shapes (fractions of one GPU with several CPU
+ * sizes, whole GPUs, a fraction of two GPUs, CPU only), so that many nodes
+ * are in equal states with their shares in different GPU orders, and new
+ * workloads mid-run. The index (default) and the scan (index=off), both
+ * through the memo, against the scan with eval=types (no memo). The
+ * mutation check (by hand, see policies/README.md): a memo key without the
+ * free CPU, a hit naming the first tied share's GPU in sorted order
+ * instead of the lowest index, or a new workload that keeps the state
+ * scores, fails here. */
+static void test_fgd_state_memo(void) {
+  static const int64_t cpus[] = {0, 1000, 2000, 4000, 6000};
+  static const int shares[] = {250, 300, 500, 700};
+  for (int side = 0; side < 2; side++) {
+    for (uint64_t seed = 61; seed <= 64; seed++) {
+      struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 11};
+      struct pair pr;
+      memset(&pr, 0, sizeof pr);
+      for (int i = 0; i < 2; i++) {
+        pr.c[i] = new_cluster(1);
+        for (int n = 0; n < 72; n++) {
+          int cls = n % 6 < 4 ? 0 : n % 6 == 4 ? 1 : 2;
+          add_node(pr.c[i], cls == 0 ? 64000 : 32000, 262144,
+                   cls == 0 ? 8 : cls == 1 ? 4 : 2, cls == 1,
+                   cls == 2 ? LSCHED_GPU_EXCLUSIVE : LSCHED_GPU_SHARED, 0);
+        }
+      }
+      pr.p[0] = attach(pr.c[0], "fgd", side ? "off" : NULL);
+      pr.p[1] = attach(pr.c[1], "fgd", "off");
+      OK(lsched_policy_set_param(pr.p[1], "eval", "types"));
+      set_workload(&r, &pr, 1);
+      for (int step = 0; step < 3000; step++) {
+        int what = rbelow(&r, 100);
+        if (what < 60) {
+          int kind = rbelow(&r, 10);
+          int64_t cpu = cpus[rbelow(&r, 5)];
+          lsched_request q =
+              kind < 6   ? mkreq(cpu, 1024, 1, shares[rbelow(&r, 4)])
+              : kind < 8 ? mkreq(cpu, 1024, 1 + rbelow(&r, 2), 1000)
+              : kind < 9 ? mkreq(cpu, 1024, 2, 500)
+                         : mkreq(cpu, 1024, 0, 0);
+          same_answer(&pr, &q, "fgd", step);
+        } else if (what < 97) {
+          if (pr.nlive == 0)
+            continue;
+          int i = rbelow(&r, pr.nlive);
+          OK(lsched_release(pr.c[0], &pr.live[i]));
+          OK(lsched_release(pr.c[1], &pr.live[i]));
+          pr.live[i] = pr.live[--pr.nlive];
+        } else {
+          set_workload(&r, &pr, rbelow(&r, 2));
+        }
+      }
+      for (int i = 0; i < 2; i++) {
+        OK(lsched_cluster_check(pr.c[i]));
+        lsched_policy_destroy(pr.p[i]);
+        lsched_cluster_destroy(pr.c[i]);
+      }
+    }
+  }
+}
+
 /* The log of touched nodes past its capacity (4096 entries): a shape asked
  * at every step (replayed), one asked every 1,500 steps (rebuilt: more
  * than n/4 behind), one asked at step 5 and then right after the log
@@ -994,6 +1057,7 @@ int main(void) {
   MT_RUN(test_replay_typed);
   MT_RUN(test_replay_many_shapes);
   MT_RUN(test_fgd_grouped);
+  MT_RUN(test_fgd_state_memo);
   MT_RUN(test_log_compaction);
   MT_RUN(test_mig_layout_notice);
   MT_RUN(test_replay_mig_index);
