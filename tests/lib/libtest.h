@@ -10,6 +10,8 @@
 
 #include <libsched/libsched.h>
 
+#include <stdint.h>
+
 /* A library call that must succeed; prints the code's name otherwise. */
 #define OK(call)                                                               \
   do {                                                                         \
@@ -30,6 +32,36 @@ static inline lsched_cluster *lt_new_cluster(void) {
   MT_EQ(lsched_cluster_model_id(c, "A100", 1), A100);
   MT_EQ(lsched_cluster_model_id(c, "V100", 1), V100);
   return c;
+}
+
+/* A small deterministic generator (xorshift64*) for the random replays. */
+struct rng {
+  uint64_t s;
+};
+
+static inline uint64_t rnext(struct rng *r) {
+  uint64_t x = r->s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  r->s = x;
+  return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* Uniform in 0..n-1 (0 when n <= 0). */
+static inline int rbelow(struct rng *r, int n) {
+  return n > 0 ? (int)((rnext(r) >> 11) % (uint64_t)n) : 0;
+}
+
+/* A plain request: CPU milli, memory MiB, GPU count, GPU milli. */
+static inline lsched_request lt_req(int64_t cpu, int64_t mem, int k,
+                                    int milli) {
+  lsched_request q = LSCHED_REQUEST_INIT;
+  q.cpu_milli = cpu;
+  q.memory_mib = mem;
+  q.gpu_count = k;
+  q.gpu_milli = milli;
+  return q;
 }
 
 #endif

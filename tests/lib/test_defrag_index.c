@@ -39,32 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct rng {
-  uint64_t s;
-};
-
-static uint64_t rnext(struct rng *r) {
-  uint64_t x = r->s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  r->s = x;
-  return x * UINT64_C(0x2545F4914F6CDD1D);
-}
-
-static int rbelow(struct rng *r, int n) {
-  return n > 0 ? (int)((rnext(r) >> 11) % (uint64_t)n) : 0;
-}
-
-static lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli) {
-  lsched_request q = LSCHED_REQUEST_INIT;
-  q.cpu_milli = cpu;
-  q.memory_mib = mem;
-  q.gpu_count = k;
-  q.gpu_milli = milli;
-  return q;
-}
-
 /* "last-node": the last node in the visit order that fits, lowest GPUs (a
  * base that is not a built-in). */
 static int last_place(void *state, const lsched_cluster *cl,
@@ -142,7 +116,7 @@ static void test_hand(void) {
     lsched_placement held[6];
     lsched_running run[6];
     for (int k = 0; k < 6; k++) {
-      lsched_request r = mkreq(1000, 1000, 1, 1000);
+      lsched_request r = lt_req(1000, 1000, 1, 1000);
       OK(lsched_pick_gpus(c, k / 2, &r, LSCHED_PICK_LOWEST, &held[k]));
       OK(lsched_alloc(c, &held[k]));
       run[k] = (lsched_running)LSCHED_RUNNING_INIT;
@@ -152,7 +126,7 @@ static void test_hand(void) {
       run[k].nparts = 1;
       run[k].move_cost_s = cost[k];
     }
-    lsched_request w = mkreq(4000, 4000, 4, 1000);
+    lsched_request w = lt_req(4000, 4000, 4, 1000);
     lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
     b.max_moves = 2;
     b.expected_wait_s = 100; /* budget: 100 s x 4 GPUs = 400 GPU-s */
@@ -204,22 +178,22 @@ static const lsched_request *shape(struct rng *g, lsched_request *q) {
   static const int fr[] = {100, 250, 500, 700, 1000};
   switch (rbelow(g, 6)) {
   case 0:
-    *q = mkreq(1000 + 500 * rbelow(g, 4), 2048, 1, 1000);
+    *q = lt_req(1000 + 500 * rbelow(g, 4), 2048, 1, 1000);
     break;
   case 1:
-    *q = mkreq(1000, 1024 * (1 + rbelow(g, 4)), 1, fr[rbelow(g, 5)]);
+    *q = lt_req(1000, 1024 * (1 + rbelow(g, 4)), 1, fr[rbelow(g, 5)]);
     break;
   case 2:
-    *q = mkreq(2000 * (1 + rbelow(g, 3)), 4096, 2 + rbelow(g, 3), 1000);
+    *q = lt_req(2000 * (1 + rbelow(g, 3)), 4096, 2 + rbelow(g, 3), 1000);
     break;
   case 3:
-    *q = mkreq(4000, 8192, 1 + rbelow(g, 4), fr[rbelow(g, 5)]);
+    *q = lt_req(4000, 8192, 1 + rbelow(g, 4), fr[rbelow(g, 5)]);
     break;
   case 4:
-    *q = mkreq(2000 * (1 + rbelow(g, 4)), 4096, 0, 0);
+    *q = lt_req(2000 * (1 + rbelow(g, 4)), 4096, 0, 0);
     break;
   default:
-    *q = mkreq(1000, 2048, 1 + rbelow(g, 8), 1000);
+    *q = lt_req(1000, 2048, 1 + rbelow(g, 8), 1000);
     break;
   }
   if (q->gpu_count > 0 && rbelow(g, 6) == 0)

@@ -44,32 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct rng {
-  uint64_t s;
-};
-
-static uint64_t rnext(struct rng *r) {
-  uint64_t x = r->s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  r->s = x;
-  return x * UINT64_C(0x2545F4914F6CDD1D);
-}
-
-static int rbelow(struct rng *r, int n) {
-  return n > 0 ? (int)((rnext(r) >> 11) % (uint64_t)n) : 0;
-}
-
-static lsched_request mkreq(int64_t cpu, int64_t mem, int k, int milli) {
-  lsched_request q = LSCHED_REQUEST_INIT;
-  q.cpu_milli = cpu;
-  q.memory_mib = mem;
-  q.gpu_count = k;
-  q.gpu_milli = milli;
-  return q;
-}
-
 static lsched_cluster *new_cluster(int check) {
   lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
   o.check_invariants = check;
@@ -140,7 +114,7 @@ static void test_hand(void) {
     p.node = i;
     OK(lsched_alloc(c, &p));
   }
-  lsched_request q = mkreq(8000, 0, 1, 1000);
+  lsched_request q = lt_req(8000, 0, 1, 1000);
   lsched_view v = LSCHED_VIEW_INIT;
   OK(lsched_cluster_view(c, &v));
   MT_EQ(lsched_fit_score(&v, 0, &q, 0), 75);
@@ -160,7 +134,7 @@ static void test_hand(void) {
   OK(lsched_score_index_best(ix, &q, &node));
   MT_EQ(node, 2);
   /* Nothing fits 33 cores: ENOFIT and -1. */
-  lsched_request big = mkreq(33000, 0, 0, 0);
+  lsched_request big = lt_req(33000, 0, 0, 0);
   MT_EQ(lsched_score_index_best(ix, &big, &node), LSCHED_ENOFIT);
   MT_EQ(node, -1);
   OK(lsched_score_index_check(ix));
@@ -225,7 +199,7 @@ static lsched_request random_shape(struct rng *r, int mig_ok) {
   int64_t mem = 2048 * rbelow(r, 20);
   int k = rbelow(r, 4) == 0 ? 0 : 1 + rbelow(r, 3) * rbelow(r, 3);
   int milli = k == 0 ? 0 : k > 1 ? 1000 : shares[rbelow(r, 6)];
-  lsched_request q = mkreq(cpu, mem, k, milli);
+  lsched_request q = lt_req(cpu, mem, k, milli);
   if (k > 0 && rbelow(r, 5) == 0)
     q.model_mask = UINT64_C(1) << rbelow(r, 2);
   if (rbelow(r, 6) == 0)
@@ -623,10 +597,10 @@ static void test_fgd_state_memo(void) {
           int kind = rbelow(&r, 10);
           int64_t cpu = cpus[rbelow(&r, 5)];
           lsched_request q =
-              kind < 6   ? mkreq(cpu, 1024, 1, shares[rbelow(&r, 4)])
-              : kind < 8 ? mkreq(cpu, 1024, 1 + rbelow(&r, 2), 1000)
-              : kind < 9 ? mkreq(cpu, 1024, 2, 500)
-                         : mkreq(cpu, 1024, 0, 0);
+              kind < 6   ? lt_req(cpu, 1024, 1, shares[rbelow(&r, 4)])
+              : kind < 8 ? lt_req(cpu, 1024, 1 + rbelow(&r, 2), 1000)
+              : kind < 9 ? lt_req(cpu, 1024, 2, 500)
+                         : lt_req(cpu, 1024, 0, 0);
           same_answer(&pr, &q, "fgd", step);
         } else if (what < 97) {
           if (pr.nlive == 0)
@@ -660,8 +634,8 @@ static void test_log_compaction(void) {
   lsched_score_index *ix = NULL;
   OK(lsched_score_index_create(&ix, c, tight_gpu_fwd, NULL));
   int scratch[N];
-  lsched_request q[3] = {mkreq(2000, 0, 1, 250), mkreq(8000, 0, 2, 1000),
-                         mkreq(1000, 0, 1, 100)};
+  lsched_request q[3] = {lt_req(2000, 0, 1, 250), lt_req(8000, 0, 2, 1000),
+                         lt_req(1000, 0, 1, 100)};
   lsched_placement live[LIVE];
   int nlive = 0;
   struct rng r = {99};
@@ -775,7 +749,7 @@ static lsched_request random_mig_shape(struct rng *r) {
     return random_shape(r, 0);
   static const int compute[] = {0, 0, 100, 300, 500, 800};
   static const int64_t memory[] = {0, 0, 8000, 16000, 30000, 60000};
-  lsched_request q = mkreq(1000 * rbelow(r, 9), 2048 * rbelow(r, 10),
+  lsched_request q = lt_req(1000 * rbelow(r, 9), 2048 * rbelow(r, 10),
                            rbelow(r, 5) ? 1 : 2 + rbelow(r, 2), 0);
   q.mig_kind = 1 + rbelow(r, rbelow(r, 3) ? 3 : LSCHED_MIG_KINDS);
   q.mig_compute_milli = compute[rbelow(r, 6)];
@@ -937,7 +911,7 @@ static void test_mig_layout_notice(void) {
   OK(lsched_cluster_add_observer(c, &obs, &seen));
   lsched_policy *p[2] = {attach(c, "mig-best-fit", NULL),
                          attach(c, "mig-best-fit", "off")};
-  lsched_request q = mkreq(1000, 1024, 1, 0);
+  lsched_request q = lt_req(1000, 1024, 1, 0);
   q.mig_kind = LSCHED_MIG_1G;
   lsched_placement out;
   for (int i = 0; i < 2; i++) {
@@ -1007,7 +981,7 @@ static void test_invariants_100k(void) {
       live[i] = live[--nlive];
     } else {
       int k = 1 + rbelow(&r, 4) / 3 * rbelow(&r, 4);
-      lsched_request q = mkreq(4000 * (1 + rbelow(&r, 8)), 8192 * rbelow(&r, 4),
+      lsched_request q = lt_req(4000 * (1 + rbelow(&r, 8)), 8192 * rbelow(&r, 4),
                                k, k > 1 ? 1000 : shares[rbelow(&r, 4)]);
       if (rbelow(&r, 6) == 0)
         q.model_mask = 1;
