@@ -170,6 +170,20 @@ struct pair {
   int count_only, mismatches;
 };
 
+/* The same random visit order on both clusters of the pair. */
+static void random_order(struct rng *r, struct pair *pr, int nn) {
+  int perm[MAXN + 8];
+  for (int i = 0; i < nn; i++)
+    perm[i] = i;
+  for (int i = nn - 1; i > 0; i--) {
+    int j = rbelow(r, i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  OK(lsched_cluster_set_order(pr->c[0], perm, nn));
+  OK(lsched_cluster_set_order(pr->c[1], perm, nn));
+}
+
 static int odd_filter(void *user, const lsched_cluster *c, int node) {
   (void)c;
   return ((node + *(const int *)user) & 1) == 0;
@@ -441,16 +455,7 @@ static int replay_eval(const char *policy, uint64_t seed, int n, int ops,
       OK(lsched_cluster_set_node_state(pr.c[0], node, to));
       OK(lsched_cluster_set_node_state(pr.c[1], node, to));
     } else if (what < 95) { /* visit order */
-      int perm[MAXN + 8];
-      for (int i = 0; i < nn; i++)
-        perm[i] = i;
-      for (int i = nn - 1; i > 0; i--) {
-        int j = rbelow(&r, i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-      }
-      OK(lsched_cluster_set_order(pr.c[0], perm, nn));
-      OK(lsched_cluster_set_order(pr.c[1], perm, nn));
+      random_order(&r, &pr, nn);
     } else if (what < 97) { /* add a node */
       if (nn < MAXN)
         random_node(&r, pr.c[0], pr.c[1], mig);
@@ -830,16 +835,7 @@ static void replay_mig(const char *policy, uint64_t seed, int n, int ops,
       OK(lsched_cluster_set_node_state(pr.c[0], node, to));
       OK(lsched_cluster_set_node_state(pr.c[1], node, to));
     } else if (what < 98) { /* visit order */
-      int perm[MAXN + 8];
-      for (int i = 0; i < nn; i++)
-        perm[i] = i;
-      for (int i = nn - 1; i > 0; i--) {
-        int j = rbelow(&r, i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-      }
-      OK(lsched_cluster_set_order(pr.c[0], perm, nn));
-      OK(lsched_cluster_set_order(pr.c[1], perm, nn));
+      random_order(&r, &pr, nn);
     } else if (nn < MAXN) { /* add a node */
       random_mig_node(&r, &pr);
     }
