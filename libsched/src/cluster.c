@@ -1036,8 +1036,7 @@ int lsched_effective_milli(const lsched_cluster *c, int node,
 }
 
 int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
-  if (!c || !req || node < 0 || node >= c->n ||
-      lsched_request_validate(req) != LSCHED_OK)
+  if (!c || node < 0 || node >= c->n || !lsched__req_valid(c, req))
     return 0;
   return lsched__node_fits(c, &c->nodes[node], req);
 }
@@ -1070,8 +1069,12 @@ static int node_ever_plain(const struct lsched_node *nd,
 }
 
 int lsched_can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
-  if (!c || lsched_request_validate(req) != LSCHED_OK)
+  if (!c || !lsched__req_valid(c, req))
     return 0;
+  return lsched__can_ever_fit(c, req);
+}
+
+int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
   if (req->version >= 3 &&
       (req->features || req->node_allowed || req->node_filter)) {
     /* Restricted to some nodes: one pass over them, O(nodes). */
@@ -1241,8 +1244,7 @@ int lsched_next_fit(const lsched_cluster *c, const lsched_request *req,
   /* A malformed request fits nowhere, as lsched_fits() says; before, a
    * negative CPU or memory ask was found a node (tests/fuzz/
    * fuzz_libsched.c). O(1). */
-  if (!c || lsched_request_validate(req) != LSCHED_OK || c->n == 0 ||
-      from >= c->n)
+  if (!c || c->n == 0 || from >= c->n || !lsched__req_valid(c, req))
     return -1;
   if (from < 0)
     from = 0;
@@ -1259,7 +1261,7 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
     return LSCHED_EINVAL;
   if (node < 0 || node >= c->n)
     return LSCHED_ENOENT;
-  if (lsched_request_validate(req) != LSCHED_OK)
+  if (!lsched__req_valid(c, req))
     return LSCHED_EINVAL;
   const struct lsched_node *nd = &c->nodes[node];
   if (!lsched__node_fits(c, nd, req))

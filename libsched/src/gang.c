@@ -52,15 +52,19 @@ static void confirm_parts(lsched_cluster *c, const lsched_placement *parts,
 
 int lsched_place_gang(lsched_policy *p, const lsched_request *req,
                       lsched_placement *out, int max_out, int *nout) {
-  if (!p || !out || !nout || max_out < 1 ||
-      lsched_request_validate(req) != LSCHED_OK)
+  if (!p || !out || !nout || max_out < 1 || !lsched__req_valid(p->c, req))
     return LSCHED_EINVAL;
   *nout = 0;
   lsched_cluster *c = p->c;
   int w = widest_node(c, req);
   if (req->gpu_count <= w || req->gpu_count == 0 ||
       req->gpu_milli < LSCHED_GPU_MILLI) {
+    /* Validated above: lsched_policy_place and the policy's fit and pick
+     * calls skip it (c->valid_req). */
+    const lsched_request *outer = c->valid_req;
+    c->valid_req = req;
     int rc = lsched_policy_place(p, req, &out[0]);
+    c->valid_req = outer;
     /* The gang contract stays LSCHED_ENOFIT (lsched_can_ever_fit_gang()
      * tells "never" apart). */
     if (rc == LSCHED_ENEVER)
@@ -108,12 +112,12 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
 
 int lsched_can_ever_fit_gang(const lsched_cluster *c,
                              const lsched_request *req) {
-  if (!c || lsched_request_validate(req) != LSCHED_OK)
+  if (!c || !lsched__req_valid(c, req))
     return 0;
   int w = widest_node(c, req);
   if (req->gpu_count <= w || req->gpu_count == 0 ||
       req->gpu_milli < LSCHED_GPU_MILLI)
-    return lsched_can_ever_fit(c, req);
+    return lsched__can_ever_fit(c, req);
   /* On an empty cluster parts go widest first; count how many GPUs the
    * nodes that can hold a part of their own size offer. */
   int64_t g = req->gpu_count, avail = 0;

@@ -73,6 +73,13 @@ struct lsched_cluster {
    * before returning: observers get trial = 1 (lsched__trial_begin). */
   int trial_depth;
 
+  /* The request a placement in progress already validated (place_gang,
+   * policy_place: set for the policy's place call and restored after), or
+   * NULL: the fit and pick calls skip their own lsched_request_validate()
+   * for it (lsched__req_valid). A request is const to the policy, so the
+   * one validation holds for the whole call. */
+  const lsched_request *valid_req;
+
   int64_t max_cpu_cap;   /* largest node CPU capacity */
   int max_gpu_count;     /* largest node GPU count */
   int model_max_gpus[LSCHED_MAX_MODELS]; /* largest GPU count per model */
@@ -190,6 +197,18 @@ static inline int lsched__eff_milli(const struct lsched_node *nd,
     return lsched__mig_milli_lb(req);
   return nd->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : req->gpu_milli;
 }
+
+/* lsched_request_validate(req) == LSCHED_OK, without the work when req is
+ * the request being placed (c->valid_req). */
+static inline int lsched__req_valid(const lsched_cluster *c,
+                                    const lsched_request *req) {
+  return (req && req == c->valid_req) ||
+         lsched_request_validate(req) == LSCHED_OK;
+}
+
+/* lsched_can_ever_fit() for a request known valid. cluster.c. */
+LSCHED_HIDDEN int lsched__can_ever_fit(const lsched_cluster *c,
+                                       const lsched_request *req);
 
 /* Exact fit test on a node; the fast paths avoid touching the GPU pool. */
 LSCHED_HIDDEN int lsched__node_fits(const lsched_cluster *c,

@@ -231,7 +231,7 @@ int lsched_policy_place(lsched_policy *p, const lsched_request *req,
   if (!p || !out)
     return LSCHED_EINVAL;
   lsched_cluster *c = p->c;
-  if (lsched_request_validate(req) != LSCHED_OK) {
+  if (!lsched__req_valid(c, req)) {
     snprintf(c->errmsg, sizeof c->errmsg, "place: malformed request");
     return LSCHED_EINVAL;
   }
@@ -241,13 +241,17 @@ int lsched_policy_place(lsched_policy *p, const lsched_request *req,
              p->ops->name);
     return LSCHED_ESTATE;
   }
+  /* Validated once: the fit and pick calls of the policy skip it. */
+  const lsched_request *outer = c->valid_req;
+  c->valid_req = req;
   int rc = p->ops->place(p->state, c, req, out);
+  c->valid_req = outer;
   if (rc == LSCHED_OK) {
     out->version = LSCHED_PLACEMENT_VERSION; /* whatever the policy wrote */
     c->errmsg[0] = '\0';
     return LSCHED_OK;
   }
-  if (rc == LSCHED_ENOFIT && !lsched_can_ever_fit(c, req)) {
+  if (rc == LSCHED_ENOFIT && !lsched__can_ever_fit(c, req)) {
     if (lsched__mig_never_reason(c, req, c->errmsg, sizeof c->errmsg))
       return LSCHED_ENEVER;
     snprintf(c->errmsg, sizeof c->errmsg,
