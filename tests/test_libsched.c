@@ -1264,9 +1264,9 @@ START_TEST(test_check_detects_corruption) {
   ck_assert_int_eq(lsched_cluster_check(fx), LSCHED_ESTATE);
   fx->nodes[0].gpu_free_sum -= 1;
   /* A stale fit index entry. */
-  fx->seg[1].cpu_free += 1;
+  fx->seg[1].res += 1;
   ck_assert_int_eq(lsched_cluster_check(fx), LSCHED_ESTATE);
-  fx->seg[1].cpu_free -= 1;
+  fx->seg[1].res -= 1;
   ck_assert_int_eq(lsched_cluster_check(fx), LSCHED_OK);
 }
 END_TEST

@@ -75,6 +75,7 @@ void lsched_cluster_destroy(lsched_cluster *c) {
   lsched__free(&a, c->order);
   lsched__free(&a, c->pos_of);
   lsched__free(&a, c->seg);
+  lsched__free(&a, c->segc);
   lsched__free(&a, c->shapes);
   lsched__free(&a, c->attached);
   lsched__free(&a, c->hooked);
@@ -195,7 +196,8 @@ static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
   }
   nd->gpu_free_sum += (int64_t)d * p->gpu_count;
   if (rescan) {
-    int mx = 0;
+    /* A whole free GPU is the largest share there can be. */
+    int mx = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI : 0;
     for (int i = 0; i < nd->gpu_count; i++)
       if (g[i] > mx)
         mx = g[i];
@@ -203,49 +205,136 @@ static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
   }
 }
 
-static void seg_leaf(struct lsched_seg *s, const struct lsched_node *nd) {
-  s->cpu_free = nd->cpu_free;
-  s->mem_free = nd->mem_free;
-  s->max_gpu_free = nd->max_gpu_free;
-  s->gpus_full_free = nd->gpus_full_free;
-  s->gpus_nonzero_free = nd->gpus_nonzero_free;
-  s->gpu_count = nd->gpu_count;
-  s->models = nd->gpu_count > 0 ? (UINT64_C(1) << nd->model) : 0;
-  s->mig_fit = nd->mig_fit;
+/*
+ * Lanes. A word of lanes whose top bits are 0 is compared with another
+ * lane by lane in one subtraction: with the guard bits G set in a, lane
+ * a - b cannot borrow from its neighbour, and its guard bit stays set
+ * exactly where a >= b. The same test gives the lane-wise maximum.
+ */
+#define G32 UINT64_C(0x8000000080000000)
+#define G16 UINT64_C(0x8000800080008000)
+
+/* Every lane of a >= the same lane of b. */
+static inline int lanes_ge(uint64_t a, uint64_t b, uint64_t g) {
+  return (((a | g) - b) & g) == g;
+}
+
+static inline uint64_t lanes_max32(uint64_t a, uint64_t b) {
+  uint64_t m = ((((a | G32) - b) & G32) >> 31) * UINT64_C(0xFFFFFFFF);
+  return (a & m) | (b & ~m);
+}
+
+static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
+  uint64_t m = ((((a | G16) - b) & G16) >> 15) * UINT64_C(0xFFFF);
+  return (a & m) | (b & ~m);
+}
+
+/* The lane-wise maximum of two entries. With the compiler's vector types
+ * (GCC, Clang: SSE2 on x86-64) both words in a few vector operations:
+ * the 32-bit and the 16-bit signed maxima of the pair (every lane's top
+ * bit is 0, so signed order is lane order), each kept for its lanes. */
+#if defined(__GNUC__)
+typedef int32_t seg_v4 __attribute__((vector_size(16)));
+typedef int16_t seg_v8 __attribute__((vector_size(16)));
+
+static inline struct lsched_seg seg_max(const struct lsched_seg *a,
+                                        const struct lsched_seg *b) {
+  seg_v4 x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
+  const seg_v4 big = {-1, -1, 0, 0}; /* res: the 32-bit lanes */
+  seg_v4 m32 = x > y;
+  seg_v8 x8 = (seg_v8)x, y8 = (seg_v8)y;
+  seg_v8 m16 = x8 > y8;
+  seg_v4 mx32 = (x & m32) | (y & ~m32);
+  seg_v4 mx16 = (seg_v4)((x8 & m16) | (y8 & ~m16));
+  seg_v4 r = (mx32 & big) | (mx16 & ~big);
+  struct lsched_seg out;
+  memcpy(&out, &r, sizeof out);
+  return out;
+}
+#else
+static inline struct lsched_seg seg_max(const struct lsched_seg *a,
+                                        const struct lsched_seg *b) {
+  struct lsched_seg out = {lanes_max32(a->res, b->res),
+                           lanes_max16(a->gpu, b->gpu)};
+  return out;
+}
+#endif
+
+/* v + 1 for v >= -1, capped at 2^31 - 1: a 32-bit lane. */
+static inline uint64_t lane31(int64_t v) {
+  return v >= INT64_C(0x7FFFFFFE) ? UINT64_C(0x7FFFFFFF) : (uint64_t)(v + 1);
+}
+
+/* 0..2^15 - 1 (larger counts are capped): a 16-bit lane. */
+static inline uint64_t lane15(int64_t v) {
+  return v >= 0x7FFF ? 0x7FFF : (uint64_t)v;
+}
+
+static inline uint64_t res_lanes(int64_t cpu, int64_t mem) {
+  return lane31(cpu) | lane31(mem) << 32;
+}
+
+static inline uint64_t gpu_lanes(int64_t mx, int64_t full, int64_t nonzero,
+                                 int64_t count) {
+  return lane15(mx) | lane15(full) << 16 | lane15(nonzero) << 32 |
+         lane15(count) << 48;
+}
+
+/* An entry with its cold fields, for the full (re)computations. */
+struct seg_pair {
+  struct lsched_seg h;
+  struct lsched_segc k;
+};
+
+static void seg_leaf(struct seg_pair *s, const struct lsched_node *nd) {
+  s->k.models = nd->gpu_count > 0 ? (UINT64_C(1) << nd->model) : 0;
   if (__builtin_expect(nd->state != LSCHED_NODE_UP, 0)) {
     /* Cordoned, draining or removed: no request may descend here. */
-    s->cpu_free = -1;
-    s->mem_free = -1;
-    s->max_gpu_free = 0;
-    s->gpus_full_free = 0;
-    s->gpus_nonzero_free = 0;
-    s->mig_fit = 0;
+    s->h.res = res_lanes(-1, -1);
+    s->h.gpu = gpu_lanes(0, 0, 0, nd->gpu_count);
+    s->k.mig_fit = 0;
     return;
   }
-  if (nd->mode == LSCHED_GPU_MIG) {
-    /* MIG GPUs serve MIG requests only: hide them from the others. */
-    s->max_gpu_free = 0;
-    s->gpus_full_free = 0;
-    s->gpus_nonzero_free = 0;
-  }
+  s->h.res = res_lanes(nd->cpu_free, nd->mem_free);
+  s->k.mig_fit = nd->mig_fit;
+  /* MIG GPUs serve MIG requests only: hide them from the others. */
+  s->h.gpu = nd->mode == LSCHED_GPU_MIG
+                 ? gpu_lanes(0, 0, 0, nd->gpu_count)
+                 : gpu_lanes(nd->max_gpu_free, nd->gpus_full_free,
+                             nd->gpus_nonzero_free, nd->gpu_count);
 }
 
-#define MAX_(a, b) ((a) > (b) ? (a) : (b))
-
-static void seg_combine(struct lsched_seg *out, const struct lsched_seg *l,
-                        const struct lsched_seg *r) {
-  out->cpu_free = MAX_(l->cpu_free, r->cpu_free);
-  out->mem_free = MAX_(l->mem_free, r->mem_free);
-  out->max_gpu_free = MAX_(l->max_gpu_free, r->max_gpu_free);
-  out->gpus_full_free = MAX_(l->gpus_full_free, r->gpus_full_free);
-  out->gpus_nonzero_free = MAX_(l->gpus_nonzero_free, r->gpus_nonzero_free);
-  out->gpu_count = MAX_(l->gpu_count, r->gpu_count);
-  out->models = l->models | r->models;
-  out->mig_fit = (uint8_t)(l->mig_fit | r->mig_fit);
+/* seg_leaf's hot half on an UP non-MIG node (an allocation or release
+ * there leaves the cold half as it was). */
+static inline void seg_leaf_hot(struct lsched_seg *s,
+                                const struct lsched_node *nd) {
+  s->res = res_lanes(nd->cpu_free, nd->mem_free);
+  /* Bounded (1000 milli, 64 GPUs): no cap needed (gpu_lanes less its). */
+  s->gpu = (uint64_t)nd->max_gpu_free | (uint64_t)nd->gpus_full_free << 16 |
+           (uint64_t)nd->gpus_nonzero_free << 32 |
+           (uint64_t)nd->gpu_count << 48;
 }
 
-static void seg_pull(struct lsched_seg *s, int i) {
-  seg_combine(&s[i], &s[2 * i], &s[2 * i + 1]);
+static void seg_combine(struct seg_pair *out, const lsched_cluster *c,
+                        int i) {
+  const struct lsched_seg *l = &c->seg[2 * i], *r = &c->seg[2 * i + 1];
+  const struct lsched_segc *lk = &c->segc[2 * i], *rk = &c->segc[2 * i + 1];
+  out->h = seg_max(l, r);
+  out->k.models = lk->models | rk->models;
+  out->k.mig_fit = (uint8_t)(lk->mig_fit | rk->mig_fit);
+}
+
+static int seg_equal(const struct seg_pair *a, const lsched_cluster *c,
+                     int i) {
+  return a->h.res == c->seg[i].res && a->h.gpu == c->seg[i].gpu &&
+         a->k.models == c->segc[i].models && a->k.mig_fit == c->segc[i].mig_fit;
+}
+
+static void seg_store(lsched_cluster *c, int i, const struct seg_pair *v) {
+  c->seg[i] = v->h;
+  c->segc[i] = v->k;
 }
 
 /* (Re)builds the tree over the current order: O(n). */
@@ -255,78 +344,79 @@ static int seg_build(lsched_cluster *c) {
     size *= 2;
   if (size != c->seg_size) {
     struct lsched_seg *s = lsched__calloc(&c->a, 2 * (size_t)size, sizeof *s);
-    if (!s)
+    struct lsched_segc *k =
+        s ? lsched__calloc(&c->a, 2 * (size_t)size, sizeof *k) : NULL;
+    if (!k) {
+      lsched__free(&c->a, s);
       return LSCHED_ENOMEM;
+    }
     lsched__free(&c->a, c->seg);
+    lsched__free(&c->a, c->segc);
     c->seg = s;
+    c->segc = k;
     c->seg_size = size;
   } else {
     memset(c->seg, 0, 2 * (size_t)size * sizeof *c->seg);
+    memset(c->segc, 0, 2 * (size_t)size * sizeof *c->segc);
   }
-  for (int p = 0; p < c->n; p++)
-    seg_leaf(&c->seg[size + p], &c->nodes[c->order[p]]);
-  for (int i = size - 1; i >= 1; i--)
-    seg_pull(c->seg, i);
+  struct seg_pair v;
+  for (int p = 0; p < c->n; p++) {
+    seg_leaf(&v, &c->nodes[c->order[p]]);
+    seg_store(c, size + p, &v);
+  }
+  for (int i = size - 1; i >= 1; i--) {
+    seg_combine(&v, c, i);
+    seg_store(c, i, &v);
+  }
   return LSCHED_OK;
 }
-
-static int seg_equal(const struct lsched_seg *a, const struct lsched_seg *b);
 
 /* Refreshes a leaf and its ancestors, stopping at the first ancestor whose
  * maxima do not change (its own ancestors then cannot change either). */
 static void seg_update(lsched_cluster *c, int node) {
   int i = c->seg_size + c->pos_of[node];
-  seg_leaf(&c->seg[i], &c->nodes[node]);
+  struct seg_pair v;
+  seg_leaf(&v, &c->nodes[node]);
+  seg_store(c, i, &v);
   for (i /= 2; i >= 1; i /= 2) {
-    struct lsched_seg v;
-    seg_combine(&v, &c->seg[2 * i], &c->seg[2 * i + 1]);
-    if (seg_equal(&v, &c->seg[i]))
+    seg_combine(&v, c, i);
+    if (seg_equal(&v, c, i))
       break;
-    c->seg[i] = v;
+    seg_store(c, i, &v);
   }
 }
 
 /*
  * seg_update after an allocation (grew 0) or a release (grew 1) on a
- * non-MIG node: only the dynamic fields move, all in one direction. After
- * a release every field of the leaf went up or stayed, so an ancestor's
- * new maximum is the larger of its old one and the leaf's, with no look at
+ * non-MIG node: only the hot lanes move, all in one direction. After a
+ * release every lane of the leaf went up or stayed, so an ancestor's new
+ * maximum is the larger of its old one and the leaf's, with no look at
  * the sibling; the climb stops at the first ancestor that already held it.
  * After an allocation the ancestors are recombined from both children, as
- * seg_update does, over the five dynamic fields only. (seg_update took 10%
- * of a million-job first-fit replay.)
+ * seg_update does, over the hot words only. (seg_update took 10% of a
+ * million-job first-fit replay; the lane words halved what was left.)
  */
 static void seg_update_alloc(lsched_cluster *c, int node, int grew) {
+  const struct lsched_node *nd = &c->nodes[node];
   struct lsched_seg *seg = c->seg;
   int i = c->seg_size + c->pos_of[node];
-  seg_leaf(&seg[i], &c->nodes[node]);
-  const struct lsched_seg *leaf = &seg[i];
+  struct lsched_seg leaf;
+  if (__builtin_expect(nd->state == LSCHED_NODE_UP &&
+                           nd->mode != LSCHED_GPU_MIG, 1)) {
+    seg_leaf_hot(&leaf, nd);
+  } else { /* closed, or CPU only on a MIG node: its GPU lanes stay hidden */
+    struct seg_pair v;
+    seg_leaf(&v, nd);
+    leaf = v.h;
+  }
+  seg[i] = leaf;
   for (i /= 2; i >= 1; i /= 2) {
     struct lsched_seg *a = &seg[i];
-    int64_t cpu, mem;
-    int mx, full, nonzero;
-    if (grew) {
-      cpu = MAX_(a->cpu_free, leaf->cpu_free);
-      mem = MAX_(a->mem_free, leaf->mem_free);
-      mx = MAX_(a->max_gpu_free, leaf->max_gpu_free);
-      full = MAX_(a->gpus_full_free, leaf->gpus_full_free);
-      nonzero = MAX_(a->gpus_nonzero_free, leaf->gpus_nonzero_free);
-    } else {
-      const struct lsched_seg *l = &seg[2 * i], *r = &seg[2 * i + 1];
-      cpu = MAX_(l->cpu_free, r->cpu_free);
-      mem = MAX_(l->mem_free, r->mem_free);
-      mx = MAX_(l->max_gpu_free, r->max_gpu_free);
-      full = MAX_(l->gpus_full_free, r->gpus_full_free);
-      nonzero = MAX_(l->gpus_nonzero_free, r->gpus_nonzero_free);
-    }
-    if (cpu == a->cpu_free && mem == a->mem_free && mx == a->max_gpu_free &&
-        full == a->gpus_full_free && nonzero == a->gpus_nonzero_free)
+    struct lsched_seg v = grew ? seg_max(a, &leaf)
+                               : seg_max(&seg[2 * i], &seg[2 * i + 1]);
+    if (v.res == a->res && v.gpu == a->gpu)
       break;
-    a->cpu_free = cpu;
-    a->mem_free = mem;
-    a->max_gpu_free = mx;
-    a->gpus_full_free = full;
-    a->gpus_nonzero_free = nonzero;
+    *a = v;
   }
 }
 
@@ -1111,84 +1201,69 @@ int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
   return 0;
 }
 
-/* Could some node under segment entry s fit req? Necessary, not sufficient. */
-static int seg_may_fit(const struct lsched_seg *s, const lsched_request *req) {
-  if (s->cpu_free < req->cpu_milli || s->mem_free < req->memory_mib)
-    return 0;
-  int k = req->gpu_count;
-  if (k == 0)
-    return 1;
-  if (s->gpu_count < k)
-    return 0;
-  if (req->model_mask && !(req->model_mask & s->models))
-    return 0;
-  if (lsched__req_mig(req))
-    return (s->mig_fit >> (lsched__mig_kind_lb(req) - 1)) != 0;
-  if (req->gpu_milli == LSCHED_GPU_MILLI)
-    return s->gpus_full_free >= k;
-  /* On exclusive nodes a fractional request needs whole free GPUs, which
-   * still implies max_gpu_free >= gpu_milli and nonzero >= k. */
-  return s->max_gpu_free >= req->gpu_milli && s->gpus_nonzero_free >= k;
-}
-
 /*
- * seg_may_fit for a plain (non-MIG) request, with the request turned once
- * into the minimum each subtree maximum must reach: a zero where a field
- * does not matter (every maximum is >= 0 but CPU and memory, which are
- * compared as before), the model mask only when GPUs are asked. The same
- * conjunction as seg_may_fit, as one pass of comparisons without branches
- * (seg_may_fit re-derived the request's case at each of the ~28 entries a
- * descent on 12,500 nodes visits; lsched_next_fit: 17% fewer instructions).
+ * A request turned once into the minimum each subtree maximum must reach
+ * (a zero lane where a field does not matter; every lane of an entry is
+ * >= 0), tested per entry as two lane comparisons: could some node under
+ * the entry fit? Necessary, not sufficient. The cold fields are read only
+ * for a model-restricted or a MIG request. (Re-deriving the request's case
+ * at each of the ~28 entries a descent on 12,500 nodes visits cost 17%
+ * more instructions in lsched_next_fit; the lane words halved the rest.)
  */
 struct seg_need {
-  int64_t cpu, mem;
-  int mx, full, nonzero, count;
+  uint64_t res, gpu;
   uint64_t models; /* 0: any */
+  int mig_shift;   /* MIG: the mig_fit bit of the smallest kind; else -1 */
+  int cold;        /* models or mig_shift matter */
 };
 
 static void seg_need_of(struct seg_need *n, const lsched_request *req) {
   int k = req->gpu_count;
-  n->cpu = req->cpu_milli;
-  n->mem = req->memory_mib;
-  n->count = k;
+  n->res = res_lanes(req->cpu_milli, req->memory_mib);
   n->models = k > 0 ? req->model_mask : 0;
-  int whole = k > 0 && req->gpu_milli == LSCHED_GPU_MILLI;
-  int part = k > 0 && !whole;
-  n->full = whole ? k : 0;
-  n->mx = part ? req->gpu_milli : 0;
-  n->nonzero = part ? k : 0;
+  n->mig_shift = -1;
+  if (k > 0 && lsched__req_mig(req)) {
+    n->gpu = gpu_lanes(0, 0, 0, k);
+    n->mig_shift = lsched__mig_kind_lb(req) - 1;
+  } else {
+    int whole = k > 0 && req->gpu_milli == LSCHED_GPU_MILLI;
+    int part = k > 0 && !whole;
+    /* On exclusive nodes a fractional request needs whole free GPUs,
+     * which still implies max_gpu_free >= gpu_milli and nonzero >= k. */
+    n->gpu = gpu_lanes(part ? req->gpu_milli : 0, whole ? k : 0,
+                       part ? k : 0, k);
+  }
+  n->cold = n->models != 0 || n->mig_shift >= 0;
 }
 
-static inline int seg_may_fit_plain(const struct lsched_seg *s,
-                                    const struct seg_need *n) {
-  int ok = (s->cpu_free >= n->cpu) & (s->mem_free >= n->mem) &
-           (s->max_gpu_free >= n->mx) & (s->gpus_full_free >= n->full) &
-           (s->gpus_nonzero_free >= n->nonzero) & (s->gpu_count >= n->count);
-  return ok && (!n->models || (n->models & s->models));
-}
-
-static inline int seg_fits_at(const struct lsched_seg *seg, int i,
-                              const lsched_request *req,
-                              const struct seg_need *plain) {
-  return plain ? seg_may_fit_plain(&seg[i], plain) : seg_may_fit(&seg[i], req);
+/* cold: n->cold, a constant where the caller is specialised on it. */
+static inline int seg_fits_at(const lsched_cluster *c, int i,
+                              const struct seg_need *n, int cold) {
+  const struct lsched_seg *s = &c->seg[i];
+  if (!lanes_ge(s->res, n->res, G32) || !lanes_ge(s->gpu, n->gpu, G16))
+    return 0;
+  if (!cold)
+    return 1;
+  const struct lsched_segc *k = &c->segc[i];
+  if (n->models && !(n->models & k->models))
+    return 0;
+  return n->mig_shift < 0 || (k->mig_fit >> n->mig_shift) != 0;
 }
 
 /* The first position >= from whose node fits req, or -1. Iterative: from
  * the largest subtree starting at `from`, a subtree that cannot fit is
  * skipped by moving to the next subtree on the right (up while a right
  * child, then to the sibling); one that may fit is entered at its left
- * child. `plain` (non-NULL for a non-MIG request) is seg_may_fit's test
- * precomputed. (Testing both children and selecting without a branch was
+ * child. (Testing both children and selecting without a branch was
  * measured: 50% more instructions, 15% fewer mispredictions.) */
 static inline int seg_find_in(const lsched_cluster *c, int from,
                               const lsched_request *req,
-                              const struct seg_need *plain) {
-  const struct lsched_seg *seg = c->seg;
+                              const struct seg_need *need, const int cold) {
   const int size = c->seg_size;
   int i = size + from; /* > 0: the trailing zeros go in one shift */
   i >>= __builtin_ctz((unsigned)i);
   for (;;) {
-    if (seg_fits_at(seg, i, req, plain)) {
+    if (seg_fits_at(c, i, need, cold)) {
       if (i < size) {
         i *= 2;
         continue;
@@ -1209,17 +1284,17 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
 
 static int seg_find(const lsched_cluster *c, int from,
                     const lsched_request *req) {
-  if (lsched__req_mig(req) && req->gpu_count > 0)
-    return seg_find_in(c, from, req, NULL);
   struct seg_need need;
   seg_need_of(&need, req);
-  return seg_find_in(c, from, req, &need);
+  return need.cold ? seg_find_in(c, from, req, &need, 1)
+                   : seg_find_in(c, from, req, &need, 0);
 }
 
 /* Appends every fitting position under segment entry i, in order. */
 static void seg_collect(const lsched_cluster *c, int i, int lo, int hi,
-                        const lsched_request *req, int *out, int *m) {
-  if (lo >= c->n || !seg_may_fit(&c->seg[i], req))
+                        const lsched_request *req, const struct seg_need *n,
+                        int *out, int *m) {
+  if (lo >= c->n || !seg_fits_at(c, i, n, n->cold))
     return;
   if (hi - lo == 1) {
     if (lsched__node_fits(c, &c->nodes[c->order[lo]], req))
@@ -1227,15 +1302,18 @@ static void seg_collect(const lsched_cluster *c, int i, int lo, int hi,
     return;
   }
   int mid = lo + (hi - lo) / 2;
-  seg_collect(c, 2 * i, lo, mid, req, out, m);
-  seg_collect(c, 2 * i + 1, mid, hi, req, out, m);
+  seg_collect(c, 2 * i, lo, mid, req, n, out, m);
+  seg_collect(c, 2 * i + 1, mid, hi, req, n, out, m);
 }
 
 int lsched_collect_fits(const lsched_cluster *c, const lsched_request *req,
                          int *out) {
   int m = 0;
-  if (c->n > 0)
-    seg_collect(c, 1, 0, c->seg_size, req, out, &m);
+  if (c->n > 0) {
+    struct seg_need need;
+    seg_need_of(&need, req);
+    seg_collect(c, 1, 0, c->seg_size, req, &need, out, &m);
+  }
   return m;
 }
 
@@ -1514,15 +1592,6 @@ int lsched_release(lsched_cluster *c, const lsched_placement *p) {
 /* ---------------------------------------------------------------------- */
 /* Invariants                                                              */
 
-static int seg_equal(const struct lsched_seg *a, const struct lsched_seg *b) {
-  return a->cpu_free == b->cpu_free && a->mem_free == b->mem_free &&
-         a->max_gpu_free == b->max_gpu_free &&
-         a->gpus_full_free == b->gpus_full_free &&
-         a->gpus_nonzero_free == b->gpus_nonzero_free &&
-         a->gpu_count == b->gpu_count && a->models == b->models &&
-         a->mig_fit == b->mig_fit;
-}
-
 /* Every invariant of node id alone: ranges, exclusive shares, cached
  * aggregates, order and its index leaf. O(GPUs of the node). */
 static int check_node(lsched_cluster *c, int id) {
@@ -1556,9 +1625,9 @@ static int check_node(lsched_cluster *c, int id) {
     set_err(c, "node %d: order and position disagree", id);
     return LSCHED_ESTATE;
   }
-  struct lsched_seg leaf;
+  struct seg_pair leaf;
   seg_leaf(&leaf, nd);
-  if (!seg_equal(&leaf, &c->seg[c->seg_size + c->pos_of[id]])) {
+  if (!seg_equal(&leaf, c, c->seg_size + c->pos_of[id])) {
     set_err(c, "node %d: index leaf is stale", id);
     return LSCHED_ESTATE;
   }
@@ -1569,9 +1638,9 @@ static int check_node(lsched_cluster *c, int id) {
  * combination. O(log n). */
 static int check_path(lsched_cluster *c, int id) {
   for (int i = (c->seg_size + c->pos_of[id]) / 2; i >= 1; i /= 2) {
-    struct lsched_seg want;
-    seg_combine(&want, &c->seg[2 * i], &c->seg[2 * i + 1]);
-    if (!seg_equal(&want, &c->seg[i])) {
+    struct seg_pair want;
+    seg_combine(&want, c, i);
+    if (!seg_equal(&want, c, i)) {
       set_err(c, "index entry %d is stale", i);
       return LSCHED_ESTATE;
     }
@@ -1619,9 +1688,9 @@ int lsched_cluster_check(const lsched_cluster *cc) {
     }
   }
   for (int i = c->seg_size - 1; i >= 1; i--) {
-    struct lsched_seg want;
-    seg_combine(&want, &c->seg[2 * i], &c->seg[2 * i + 1]);
-    if (!seg_equal(&want, &c->seg[i])) {
+    struct seg_pair want;
+    seg_combine(&want, c, i);
+    if (!seg_equal(&want, c, i)) {
       set_err(c, "index entry %d is stale", i);
       return LSCHED_ESTATE;
     }

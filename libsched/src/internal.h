@@ -15,13 +15,22 @@
  * through an lsched_view. */
 
 /* Segment-tree entry over visit-order positions: maxima over the subtree,
- * used to prune lsched_next_fit(). */
+ * used to prune lsched_next_fit(). 16 bytes (four to a cache line), in
+ * lanes compared and combined a word at a time (cluster.c "Lanes"):
+ * res holds two 32-bit lanes, CPU milli free + 1 (low) and memory MiB
+ * free + 1 (high), each capped at 2^31 - 1 (-1, a node no request may
+ * enter, is 0); gpu holds four 16-bit lanes, max_gpu_free, gpus_full_free,
+ * gpus_nonzero_free and gpu_count (low to high), each < 2^15. The top bit
+ * of every lane is 0 (the guard of the word-wide tests). A cap keeps the
+ * test a necessary one: the leaf's exact test decides. */
 struct lsched_seg {
-  int64_t cpu_free, mem_free;
-  int max_gpu_free;
-  int gpus_full_free;
-  int gpus_nonzero_free;
-  int gpu_count;
+  uint64_t res, gpu;
+};
+
+/* The entry's fields that only MIG or model-restricted requests read and
+ * that an allocation on a non-MIG node never changes, apart so that the
+ * common descent and update touch 16 bytes per entry. */
+struct lsched_segc {
   uint64_t models; /* OR of model bits of nodes with GPUs */
   uint8_t mig_fit; /* OR of the MIG nodes' mig_fit */
 };
@@ -54,6 +63,7 @@ struct lsched_cluster {
   uint64_t order_gen;
 
   struct lsched_seg *seg; /* 2 * seg_size entries, 1-based heap layout */
+  struct lsched_segc *segc; /* their cold fields, same indexes */
   int seg_size;            /* power of two >= n, 0 = not built */
 
   struct lsched_shape *shapes;
