@@ -214,11 +214,6 @@ static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
 #define G32 UINT64_C(0x8000000080000000)
 #define G16 UINT64_C(0x8000800080008000)
 
-/* Every lane of a >= the same lane of b. */
-static inline int lanes_ge(uint64_t a, uint64_t b, uint64_t g) {
-  return (((a | g) - b) & g) == g;
-}
-
 static inline uint64_t lanes_max32(uint64_t a, uint64_t b) {
   uint64_t m = ((((a | G32) - b) & G32) >> 31) * UINT64_C(0xFFFFFFFF);
   return (a & m) | (b & ~m);
@@ -1076,8 +1071,20 @@ int lsched_request_validate(const lsched_request *req) {
              : LSCHED_EINVAL;
 }
 
+/* lsched__node_fits, inlined in this file's hot callers (seg_find and
+ * lsched_pick_gpus: a call each per placement). */
+static inline int node_fits(const lsched_cluster *c,
+                            const struct lsched_node *nd,
+                            const lsched_request *req);
+
 int lsched__node_fits(const lsched_cluster *c, const struct lsched_node *nd,
                       const lsched_request *req) {
+  return node_fits(c, nd, req);
+}
+
+static inline int node_fits(const lsched_cluster *c,
+                            const struct lsched_node *nd,
+                            const lsched_request *req) {
   if (nd->cpu_free < req->cpu_milli || nd->mem_free < req->memory_mib)
     return 0;
   if (__builtin_expect(nd->state != LSCHED_NODE_UP, 0))
@@ -1240,7 +1247,11 @@ static void seg_need_of(struct seg_need *n, const lsched_request *req) {
 static inline int seg_fits_at(const lsched_cluster *c, int i,
                               const struct seg_need *n, int cold) {
   const struct lsched_seg *s = &c->seg[i];
-  if (!lanes_ge(s->res, n->res, G32) || !lanes_ge(s->gpu, n->gpu, G16))
+  /* Both words at once, one branch: a guard bit cleared in either
+   * difference is a lane below the need. */
+  uint64_t below = (~((s->res | G32) - n->res) & G32) |
+                   (~((s->gpu | G16) - n->gpu) & G16);
+  if (below)
     return 0;
   if (!cold)
     return 1;
@@ -1271,7 +1282,7 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
       int pos = i - size;
       if (pos >= c->n)
         return -1; /* padding leaves: nothing further right */
-      if (lsched__node_fits(c, &c->nodes[c->order[pos]], req))
+      if (node_fits(c, &c->nodes[c->order[pos]], req))
         return pos;
     }
     while (i & 1)
@@ -1342,7 +1353,7 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
   if (!lsched__req_valid(c, req))
     return LSCHED_EINVAL;
   const struct lsched_node *nd = &c->nodes[node];
-  if (!lsched__node_fits(c, nd, req))
+  if (!node_fits(c, nd, req))
     return LSCHED_ENOFIT;
   out->version = LSCHED_PLACEMENT_VERSION;
   out->node = node;
@@ -1401,8 +1412,9 @@ static int popcount64(uint64_t x) {
 }
 
 /* Shape checks common to alloc and release. */
-static int check_placement(lsched_cluster *c, const lsched_placement *p,
-                           const char *what) {
+static inline __attribute__((always_inline)) int
+check_placement(lsched_cluster *c, const lsched_placement *p,
+                const char *what) {
   if (!p) {
     set_err(c, "%s: NULL placement", what);
     return LSCHED_EINVAL;

@@ -56,9 +56,10 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
     return LSCHED_EINVAL;
   *nout = 0;
   lsched_cluster *c = p->c;
-  int w = widest_node(c, req);
-  if (req->gpu_count <= w || req->gpu_count == 0 ||
-      req->gpu_milli < LSCHED_GPU_MILLI) {
+  /* One node, or parts: the O(models) widest_node() only for whole GPUs. */
+  int w = 0;
+  if (req->gpu_count == 0 || req->gpu_milli < LSCHED_GPU_MILLI ||
+      req->gpu_count <= (w = widest_node(c, req))) {
     /* Validated above: lsched_policy_place and the policy's fit and pick
      * calls skip it (c->valid_req). */
     const lsched_request *outer = c->valid_req;
