@@ -1,0 +1,223 @@
+/*
+ * The placement path (issue #19, session 25): the fit index in lanes and
+ * the request validated once per placement.
+ *
+ * The fit index (cluster.c) keeps CPU and memory maxima in 32-bit lanes
+ * capped at 2^31 - 1 and the GPU maxima in 16-bit lanes, a necessary test
+ * that the exact per-node test completes. test_index_wide replays random
+ * placements, releases, cordons and order changes on nodes whose CPU and
+ * memory go past the caps (and requests past them, and GPU counts past 64)
+ * and checks every lsched_next_fit() against a scan of the visit order
+ * with lsched_fits(), and lsched_collect_fits() against the same scan.
+ *
+ * A request is validated once per placement: lsched_place_gang() and
+ * lsched_policy_place() mark the request they validated, and the fit and
+ * pick calls skip their own check for that request only, while the
+ * policy's place runs. test_validate_once checks that every entry point
+ * still rejects a malformed request with its former answer and message,
+ * that a policy's other (malformed) requests are still rejected during a
+ * placement, and that the mark ends with the call: the same request object
+ * made malformed afterwards is rejected again.
+ *
+ * A mutation this catches: in cluster.c lane31, cap at 2^32 - 1 (the
+ * guard bit then borrows into the next lane: wrong nodes pruned); in
+ * seg_update_alloc, skip the climb on release; in lsched__req_valid,
+ * accept any request while c->valid_req is set.
+ */
+#include "libtest.h"
+
+#include <libsched/policy_sdk.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIG LSCHED_MAX_CPU_MILLI /* past the 2^31 - 1 lane cap */
+
+static int scan_first(const lsched_cluster *c, const lsched_request *q) {
+  const int *order = lsched_cluster_order(c);
+  for (int p = 0; p < lsched_cluster_node_count(c); p++)
+    if (lsched_fits(c, order[p], q))
+      return p;
+  return -1;
+}
+
+static lsched_request random_req(struct rng *r) {
+  static const int64_t amounts[] = {0,          1,          500,
+                                    4000,       64000,      INT64_C(2147483646),
+                                    INT64_C(2147483647), INT64_C(2147483648),
+                                    INT64_C(4000000000), BIG, BIG + 1};
+  static const int counts[] = {0, 1, 1, 2, 3, 4, 8, 64, 65, 40000};
+  int n = (int)(sizeof amounts / sizeof amounts[0]);
+  int k = counts[rbelow(r, (int)(sizeof counts / sizeof counts[0]))];
+  int milli = k == 0 ? 0 : rbelow(r, 2) ? 1000 : 1 + rbelow(r, 999);
+  lsched_request q = lt_req(amounts[rbelow(r, n)], amounts[rbelow(r, n)], k,
+                            milli);
+  if (k > 0 && rbelow(r, 4) == 0)
+    q.model_mask = UINT64_C(1) << rbelow(r, 2);
+  return q;
+}
+
+static void test_index_wide(void) {
+  lsched_cluster *c = lt_new_cluster();
+  static const int64_t caps[] = {8000, INT64_C(3000000000), BIG};
+  static const int gpus[] = {0, 1, 2, 4, 8, 64};
+  struct rng r = {0x5eed2025};
+  int n = 0;
+  for (int i = 0; i < 48; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = caps[rbelow(&r, 3)];
+    s.memory_mib = caps[rbelow(&r, 3)];
+    s.gpu_count = gpus[rbelow(&r, 6)];
+    s.gpu_model = s.gpu_count > 0 ? rbelow(&r, 2) : -1;
+    s.gpu_mode = rbelow(&r, 3) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE;
+    OK(lsched_cluster_add_node(c, &s, NULL));
+    n++;
+  }
+  lsched_placement live[512];
+  int nlive = 0, found = 0, collected = 0;
+  int *all = malloc((size_t)n * sizeof *all);
+  MT_ASSERT(all != NULL);
+  for (int step = 0; step < 20000; step++) {
+    int op = rbelow(&r, 20);
+    if (op == 0) { /* a new visit order */
+      int order[64];
+      for (int i = 0; i < n; i++)
+        order[i] = i;
+      for (int i = n - 1; i > 0; i--) {
+        int j = rbelow(&r, i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+      }
+      OK(lsched_cluster_set_order(c, order, n));
+    } else if (op == 1) { /* cordon or reopen a node */
+      int node = rbelow(&r, n);
+      OK(lsched_cluster_set_node_state(
+          c, node, rbelow(&r, 2) ? LSCHED_NODE_UP : LSCHED_NODE_CORDONED));
+    } else if (op < 8 && nlive > 0) { /* a release */
+      int i = rbelow(&r, nlive);
+      OK(lsched_release(c, &live[i]));
+      live[i] = live[--nlive];
+    } else { /* a first-fit placement, checked against the scan */
+      lsched_request q = random_req(&r);
+      int want = scan_first(c, &q);
+      int got = lsched_next_fit(c, &q, 0);
+      MT_EQ(got, want);
+      int from = rbelow(&r, n + 1);
+      int want_from = -1;
+      const int *order = lsched_cluster_order(c);
+      for (int p = from; p < n && want_from < 0; p++)
+        if (lsched_fits(c, order[p], &q))
+          want_from = p;
+      MT_EQ(lsched_next_fit(c, &q, from), want_from);
+      int m = lsched_collect_fits(c, &q, all), want_m = 0;
+      for (int p = 0; p < n; p++)
+        if (lsched_fits(c, order[p], &q)) {
+          MT_ASSERT(want_m < m && all[want_m] == order[p]);
+          want_m++;
+        }
+      MT_EQ(m, want_m);
+      collected += m;
+      if (got >= 0 && nlive < 512) {
+        found++;
+        OK(lsched_pick_gpus(c, order[got], &q, LSCHED_PICK_LOWEST,
+                            &live[nlive]));
+        OK(lsched_alloc(c, &live[nlive]));
+        nlive++;
+      }
+    }
+  }
+  MT_ASSERT(found > 1000); /* the replay placed, and also found no node */
+  MT_ASSERT(collected > found);
+  OK(lsched_cluster_check(c));
+  free(all);
+  lsched_cluster_destroy(c);
+}
+
+/* A policy that, while placing, asks the fit and pick calls about a
+ * malformed request of its own, then places first-fit. */
+struct probe {
+  int next_fit, pick, fits, ever;
+};
+
+static struct probe probe_seen; /* what the last probe_place saw */
+
+static int probe_place(void *state, const lsched_cluster *c,
+                       const lsched_request *req, lsched_placement *out) {
+  (void)state;
+  struct probe *pr = &probe_seen;
+  lsched_request bad = *req;
+  bad.gpu_count = 1;
+  bad.gpu_milli = 0; /* GPUs without a share: malformed */
+  pr->next_fit = lsched_next_fit(c, &bad, 0);
+  pr->pick = lsched_pick_gpus(c, 0, &bad, LSCHED_PICK_LOWEST, out);
+  pr->fits = lsched_fits(c, 0, &bad);
+  pr->ever = lsched_can_ever_fit(c, &bad);
+  int p = lsched_next_fit(c, req, 0);
+  if (p < 0)
+    return LSCHED_ENOFIT;
+  return lsched_pick_gpus(c, lsched_cluster_order(c)[p], req,
+                          LSCHED_PICK_LOWEST, out);
+}
+
+static void test_validate_once(void) {
+  lsched_cluster *c = lt_new_cluster();
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 32000;
+  s.memory_mib = 65536;
+  s.gpu_count = 4;
+  s.gpu_model = A100;
+  OK(lsched_cluster_add_node(c, &s, NULL));
+  lsched_policy_ops ops = LSCHED_POLICY_OPS_INIT;
+  ops.name = "probe";
+  ops.place = probe_place;
+  lsched_policy *p = NULL;
+  OK(lsched_policy_create(&p, c, &ops));
+  const struct probe *pr = &probe_seen;
+
+  /* A good request: placed; the probe's malformed one rejected inside. */
+  lsched_request q = lt_req(1000, 1024, 1, 500);
+  lsched_placement out[4];
+  int nout = 0;
+  OK(lsched_place_gang(p, &q, out, 4, &nout));
+  MT_EQ(nout, 1);
+  MT_EQ(pr->next_fit, -1);
+  MT_EQ(pr->pick, LSCHED_EINVAL);
+  MT_EQ(pr->fits, 0);
+  MT_EQ(pr->ever, 0);
+  lsched_placement one;
+  OK(lsched_policy_place(p, &q, &one));
+  MT_EQ(pr->next_fit, -1);
+  MT_EQ(pr->pick, LSCHED_EINVAL);
+
+  /* The same object made malformed after the calls: rejected everywhere,
+   * with the former answers and message. */
+  q.gpu_milli = 0;
+  MT_EQ(lsched_request_validate(&q), LSCHED_EINVAL);
+  MT_EQ(lsched_place_gang(p, &q, out, 4, &nout), LSCHED_EINVAL);
+  MT_EQ(lsched_policy_place(p, &q, &one), LSCHED_EINVAL);
+  MT_ASSERT(strcmp(lsched_cluster_errmsg(c), "place: malformed request") == 0);
+  MT_EQ(lsched_next_fit(c, &q, 0), -1);
+  MT_EQ(lsched_pick_gpus(c, 0, &q, LSCHED_PICK_LOWEST, &one), LSCHED_EINVAL);
+  MT_EQ(lsched_fits(c, 0, &q), 0);
+  MT_EQ(lsched_can_ever_fit(c, &q), 0);
+  MT_EQ(lsched_can_ever_fit_gang(c, &q), 0);
+  MT_EQ(lsched_next_fit(c, NULL, 0), -1);
+  MT_EQ(lsched_place_gang(p, NULL, out, 4, &nout), LSCHED_EINVAL);
+  MT_EQ(lsched_policy_place(p, NULL, &one), LSCHED_EINVAL);
+
+  /* The request that never fits is still told apart by the single place,
+   * and stays ENOFIT for the gang call. */
+  lsched_request never = lt_req(64000, 1024, 1, 500);
+  MT_EQ(lsched_policy_place(p, &never, &one), LSCHED_ENEVER);
+  MT_EQ(lsched_place_gang(p, &never, out, 4, &nout), LSCHED_ENOFIT);
+  OK(lsched_release(c, &out[0]));
+  OK(lsched_cluster_check(c));
+  lsched_policy_destroy(p);
+  lsched_cluster_destroy(c);
+}
+
+int main(void) {
+  mt_begin("test_placepath");
+  MT_RUN(test_index_wide);
+  MT_RUN(test_validate_once);
+  return mt_finish();
+}
