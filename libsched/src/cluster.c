@@ -224,29 +224,52 @@ static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
   return (a & m) | (b & ~m);
 }
 
-/* The lane-wise maximum of two entries. With the compiler's vector types
- * (GCC, Clang: SSE2 on x86-64) both words in a few vector operations:
- * the 32-bit and the 16-bit signed maxima of the pair (every lane's top
- * bit is 0, so signed order is lane order), each kept for its lanes. */
-#if defined(__GNUC__)
-typedef int32_t seg_v4 __attribute__((vector_size(16)));
-typedef int16_t seg_v8 __attribute__((vector_size(16)));
+/* Entry-wide operations: with SSE2 (every x86-64) an entry is one
+ * register, its 32-bit lanes (res) in the low half and its 16-bit lanes
+ * (gpu) in the high half; every lane's top bit is 0, so the signed
+ * compares and maxima are the lane order. Elsewhere the guard-bit words. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+static inline __m128i seg_load(const struct lsched_seg *s) {
+  return _mm_loadu_si128((const __m128i *)(const void *)s);
+}
+
+/* The 32-bit lanes of x, the 16-bit lanes of y. */
+static inline __m128i seg_halves(__m128i x, __m128i y) {
+  return _mm_castpd_si128(
+      _mm_move_sd(_mm_castsi128_pd(y), _mm_castsi128_pd(x)));
+}
+
+static inline __m128i seg_maxv(__m128i x, __m128i y) {
+  __m128i gt = _mm_cmpgt_epi32(x, y);
+  __m128i m32 = _mm_or_si128(_mm_and_si128(gt, x), _mm_andnot_si128(gt, y));
+  return seg_halves(m32, _mm_max_epi16(x, y));
+}
+
+/* *a = the maximum of x and y; 0 if *a already held it. */
+static inline int seg_set_max(struct lsched_seg *a, __m128i x, __m128i y) {
+  __m128i v = seg_maxv(x, y);
+  if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, seg_load(a))) == 0xFFFF)
+    return 0;
+  _mm_storeu_si128((__m128i *)(void *)a, v);
+  return 1;
+}
 
 static inline struct lsched_seg seg_max(const struct lsched_seg *a,
                                         const struct lsched_seg *b) {
-  seg_v4 x, y;
-  memcpy(&x, a, sizeof x);
-  memcpy(&y, b, sizeof y);
-  const seg_v4 big = {-1, -1, 0, 0}; /* res: the 32-bit lanes */
-  seg_v4 m32 = x > y;
-  seg_v8 x8 = (seg_v8)x, y8 = (seg_v8)y;
-  seg_v8 m16 = x8 > y8;
-  seg_v4 mx32 = (x & m32) | (y & ~m32);
-  seg_v4 mx16 = (seg_v4)((x8 & m16) | (y8 & ~m16));
-  seg_v4 r = (mx32 & big) | (mx16 & ~big);
   struct lsched_seg out;
-  memcpy(&out, &r, sizeof out);
+  _mm_storeu_si128((__m128i *)(void *)&out,
+                   seg_maxv(seg_load(a), seg_load(b)));
   return out;
+}
+
+/* Some lane of s below the same lane of need. */
+static inline int seg_below(const struct lsched_seg *s,
+                            const struct lsched_seg *need) {
+  __m128i x = seg_load(s), n = seg_load(need);
+  __m128i lt = seg_halves(_mm_cmpgt_epi32(n, x), _mm_cmpgt_epi16(n, x));
+  return _mm_movemask_epi8(lt) != 0;
 }
 #else
 static inline struct lsched_seg seg_max(const struct lsched_seg *a,
@@ -254,6 +277,21 @@ static inline struct lsched_seg seg_max(const struct lsched_seg *a,
   struct lsched_seg out = {lanes_max32(a->res, b->res),
                            lanes_max16(a->gpu, b->gpu)};
   return out;
+}
+
+static inline int seg_set_max2(struct lsched_seg *a, struct lsched_seg v) {
+  if (v.res == a->res && v.gpu == a->gpu)
+    return 0;
+  *a = v;
+  return 1;
+}
+
+/* Both words at once: a guard bit cleared in either difference is a lane
+ * below the need. */
+static inline int seg_below(const struct lsched_seg *s,
+                            const struct lsched_seg *need) {
+  return ((~((s->res | G32) - need->res) & G32) |
+          (~((s->gpu | G16) - need->gpu) & G16)) != 0;
 }
 #endif
 
@@ -405,14 +443,23 @@ static void seg_update_alloc(lsched_cluster *c, int node, int grew) {
     leaf = v.h;
   }
   seg[i] = leaf;
+#if defined(__SSE2__)
+  const __m128i lv = seg_load(&leaf);
   for (i /= 2; i >= 1; i /= 2) {
     struct lsched_seg *a = &seg[i];
-    struct lsched_seg v = grew ? seg_max(a, &leaf)
-                               : seg_max(&seg[2 * i], &seg[2 * i + 1]);
-    if (v.res == a->res && v.gpu == a->gpu)
+    if (!(grew ? seg_set_max(a, seg_load(a), lv)
+               : seg_set_max(a, seg_load(&seg[2 * i]),
+                             seg_load(&seg[2 * i + 1]))))
       break;
-    *a = v;
   }
+#else
+  for (i /= 2; i >= 1; i /= 2) {
+    struct lsched_seg *a = &seg[i];
+    if (!seg_set_max2(a, grew ? seg_max(a, &leaf)
+                              : seg_max(&seg[2 * i], &seg[2 * i + 1])))
+      break;
+  }
+#endif
 }
 
 void lsched__node_changed(lsched_cluster *c, int node) {
@@ -1218,7 +1265,7 @@ int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
  * more instructions in lsched_next_fit; the lane words halved the rest.)
  */
 struct seg_need {
-  uint64_t res, gpu;
+  struct lsched_seg lanes; /* the minima, as an entry */
   uint64_t models; /* 0: any */
   int mig_shift;   /* MIG: the mig_fit bit of the smallest kind; else -1 */
   int cold;        /* models or mig_shift matter */
@@ -1226,18 +1273,18 @@ struct seg_need {
 
 static void seg_need_of(struct seg_need *n, const lsched_request *req) {
   int k = req->gpu_count;
-  n->res = res_lanes(req->cpu_milli, req->memory_mib);
+  n->lanes.res = res_lanes(req->cpu_milli, req->memory_mib);
   n->models = k > 0 ? req->model_mask : 0;
   n->mig_shift = -1;
   if (k > 0 && lsched__req_mig(req)) {
-    n->gpu = gpu_lanes(0, 0, 0, k);
+    n->lanes.gpu = gpu_lanes(0, 0, 0, k);
     n->mig_shift = lsched__mig_kind_lb(req) - 1;
   } else {
     int whole = k > 0 && req->gpu_milli == LSCHED_GPU_MILLI;
     int part = k > 0 && !whole;
     /* On exclusive nodes a fractional request needs whole free GPUs,
      * which still implies max_gpu_free >= gpu_milli and nonzero >= k. */
-    n->gpu = gpu_lanes(part ? req->gpu_milli : 0, whole ? k : 0,
+    n->lanes.gpu = gpu_lanes(part ? req->gpu_milli : 0, whole ? k : 0,
                        part ? k : 0, k);
   }
   n->cold = n->models != 0 || n->mig_shift >= 0;
@@ -1246,12 +1293,7 @@ static void seg_need_of(struct seg_need *n, const lsched_request *req) {
 /* cold: n->cold, a constant where the caller is specialised on it. */
 static inline int seg_fits_at(const lsched_cluster *c, int i,
                               const struct seg_need *n, int cold) {
-  const struct lsched_seg *s = &c->seg[i];
-  /* Both words at once, one branch: a guard bit cleared in either
-   * difference is a lane below the need. */
-  uint64_t below = (~((s->res | G32) - n->res) & G32) |
-                   (~((s->gpu | G16) - n->gpu) & G16);
-  if (below)
+  if (seg_below(&c->seg[i], &n->lanes))
     return 0;
   if (!cold)
     return 1;
