@@ -123,10 +123,26 @@ static void memo_store(engine *e, memo_entry *m, const lsched_request *r) {
  * inline so that try_start, the per-job path of every discipline, has them
  * in one piece (as calls they cost 4% more instructions per job on the
  * first-fit replay); the queue files call the extern versions below. */
+/* Whether the memo can save an attempt: not in a pass that stops at its
+ * first failure (fifo, priority: a shape fails once per pass there) nor
+ * over the queue index (it tries a failed shape no more in the epoch),
+ * unless a part rewrites requests or acts before placing. Elsewhere an
+ * attempt the memo would have saved fails again and changes nothing
+ * (queue_index.c), so either way gives the same decisions; the memo's
+ * hash and probe were 1% of a first-fit replay's instructions. */
+static inline int memo_useful(const engine *e) {
+  if (e->hooks &
+      (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST | SIM_HOOK_BEFORE_PLACE))
+    return 1;
+  return !e->qx && e->q->kind != SIM_QUEUE_FIFO &&
+         e->q->kind != SIM_QUEUE_PRIORITY;
+}
+
 static inline int place_now(engine *e, uint32_t sl, lsched_placement *parts,
                             int *n) {
   lsched_request req;
   build_request(e, &e->slots[sl], &req);
+  const int memo = memo_useful(e);
   /* A part may offer a second variant of the request when the first does
    * not fit (MIG and plain GPUs on one cluster: mig_sim.h). */
   int rc = LSCHED_ENOFIT;
@@ -134,7 +150,7 @@ static inline int place_now(engine *e, uint32_t sl, lsched_placement *parts,
     if (v == 1 && !hook_alt_request(e, &e->slots[sl], &req))
       break;
     int found = 0;
-    memo_entry *m = memo_slot(e, &req, &found);
+    memo_entry *m = memo ? memo_slot(e, &req, &found) : NULL;
     if (found)
       continue;
     hook_before_place(e);
