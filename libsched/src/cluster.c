@@ -179,6 +179,26 @@ static void node_refresh(const lsched_cluster *c, struct lsched_node *nd) {
 static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
                        const lsched_placement *p, int sign) {
   int *g = c->gpu_free + nd->gpu_off;
+  if (p->gpu_milli == LSCHED_GPU_MILLI) {
+    /* Whole GPUs (the callers checked the shares): each goes from 1000
+     * to 0 or back, and the largest share is 1000 while a GPU is whole. */
+    const int k = sign * p->gpu_count, to = sign > 0 ? LSCHED_GPU_MILLI : 0;
+    for (uint64_t m = p->gpu_mask; m; m &= m - 1)
+      g[__builtin_ctzll(m)] = to;
+    nd->gpus_full_free += k;
+    nd->gpus_nonzero_free += k;
+    nd->gpu_free_sum += (int64_t)k * LSCHED_GPU_MILLI;
+    if (nd->gpus_full_free > 0) {
+      nd->max_gpu_free = LSCHED_GPU_MILLI;
+    } else {
+      int mx = 0;
+      for (int i = 0; i < nd->gpu_count; i++)
+        if (g[i] > mx)
+          mx = g[i];
+      nd->max_gpu_free = mx;
+    }
+    return;
+  }
   int d = sign * p->gpu_milli, rescan = 0;
   for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
     int i = __builtin_ctzll(m);
@@ -196,11 +216,13 @@ static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
   }
   nd->gpu_free_sum += (int64_t)d * p->gpu_count;
   if (rescan) {
-    /* A whole free GPU is the largest share there can be. */
-    int mx = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI : 0;
-    for (int i = 0; i < nd->gpu_count; i++)
-      if (g[i] > mx)
-        mx = g[i];
+    int mx = LSCHED_GPU_MILLI; /* a whole free GPU holds the largest share */
+    if (nd->gpus_full_free == 0) {
+      mx = 0;
+      for (int i = 0; i < nd->gpu_count; i++)
+        if (g[i] > mx)
+          mx = g[i];
+    }
     nd->max_gpu_free = mx;
   }
 }
