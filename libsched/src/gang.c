@@ -115,9 +115,8 @@ int lsched_can_ever_fit_gang(const lsched_cluster *c,
                              const lsched_request *req) {
   if (!c || !lsched__req_valid(c, req))
     return 0;
-  int w = widest_node(c, req);
-  if (req->gpu_count <= w || req->gpu_count == 0 ||
-      req->gpu_milli < LSCHED_GPU_MILLI)
+  if (req->gpu_count == 0 || req->gpu_milli < LSCHED_GPU_MILLI ||
+      req->gpu_count <= widest_node(c, req))
     return lsched__can_ever_fit(c, req);
   /* On an empty cluster parts go widest first; count how many GPUs the
    * nodes that can hold a part of their own size offer. */
