@@ -21,7 +21,32 @@ static int ff_place(void *state, const lsched_cluster *c,
   int p = lsched_next_fit(c, req, 0);
   if (p < 0)
     return LSCHED_ENOFIT;
-  return lsched_pick_gpus(c, s->v.order[p], req, LSCHED_PICK_LOWEST, out);
+  const int node = s->v.order[p];
+  const lsched_node *nd = lsched_view_node(&s->v, node);
+  const int k = req->gpu_count;
+  if (k == 0 || nd->mode == LSCHED_GPU_MIG)
+    return lsched_pick_gpus(c, node, req, LSCHED_PICK_LOWEST, out);
+  /* lsched_pick_gpus(LOWEST) on a plain node lsched_next_fit() just found
+   * to fit, without repeating its checks and fit test (about 100
+   * instructions per placement): the lowest k GPUs with the share. */
+  const int d = lsched_node_eff_milli(nd, req);
+  const int *g = lsched_view_gpus(&s->v, nd);
+  uint64_t mask = 0;
+  for (int i = 0, got = 0; i < nd->gpu_count && got < k; i++)
+    if (g[i] >= d) {
+      mask |= UINT64_C(1) << i;
+      got++;
+    }
+  out->version = LSCHED_PLACEMENT_VERSION;
+  out->node = node;
+  out->cpu_milli = req->cpu_milli;
+  out->memory_mib = req->memory_mib;
+  out->gpu_count = k;
+  out->gpu_milli = d;
+  out->gpu_mask = mask;
+  out->mig_kind = 0;
+  out->mig_start = 0;
+  return LSCHED_OK;
 }
 
 const lsched_policy_ops lsched_builtin_first_fit = {

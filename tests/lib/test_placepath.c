@@ -8,7 +8,9 @@
  * placements, releases, cordons and order changes on nodes whose CPU and
  * memory go past the caps (and requests past them, and GPU counts past 64)
  * and checks every lsched_next_fit() against a scan of the visit order
- * with lsched_fits(), and lsched_collect_fits() against the same scan.
+ * with lsched_fits(), lsched_collect_fits() against the same scan, and
+ * first-fit's placement (it picks its GPUs itself) against
+ * lsched_pick_gpus(LOWEST) on the node found.
  *
  * A request is validated once per placement: lsched_place_gang() and
  * lsched_policy_place() mark the request they validated, and the fit and
@@ -72,6 +74,11 @@ static void test_index_wide(void) {
     OK(lsched_cluster_add_node(c, &s, NULL));
     n++;
   }
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  lsched_policy *pol = NULL;
+  OK(lsched_policy_create_from(&pol, c, reg, "first-fit"));
   lsched_placement live[512];
   int nlive = 0, found = 0, collected = 0;
   int *all = malloc((size_t)n * sizeof *all);
@@ -120,6 +127,10 @@ static void test_index_wide(void) {
         found++;
         OK(lsched_pick_gpus(c, order[got], &q, LSCHED_PICK_LOWEST,
                             &live[nlive]));
+        /* first-fit picks its GPUs itself: the same placement. */
+        lsched_placement ff = LSCHED_PLACEMENT_INIT;
+        OK(lsched_policy_place(pol, &q, &ff));
+        MT_ASSERT(memcmp(&ff, &live[nlive], sizeof ff) == 0);
         OK(lsched_alloc(c, &live[nlive]));
         nlive++;
       }
@@ -129,6 +140,8 @@ static void test_index_wide(void) {
   MT_ASSERT(collected > found);
   OK(lsched_cluster_check(c));
   free(all);
+  lsched_policy_destroy(pol);
+  lsched_registry_destroy(reg);
   lsched_cluster_destroy(c);
 }
 
