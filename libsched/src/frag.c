@@ -272,8 +272,11 @@ int lsched_cluster_node_free(const lsched_cluster *c, int node,
   out->memory_free = nd->mem_free;
   out->gpu_milli_free = nd->gpu_free_sum;
   int k = nd->gpu_count < n ? nd->gpu_count : n;
-  if (k > 0)
-    memcpy(gpu_free, c->gpu_free + nd->gpu_off, (size_t)k * sizeof *gpu_free);
+  const int *src = c->gpu_free + nd->gpu_off;
+  if (k == 8) /* the usual node: a fixed-size copy, no libc call */
+    memcpy(gpu_free, src, 8 * sizeof *gpu_free);
+  else if (k > 0)
+    memcpy(gpu_free, src, (size_t)k * sizeof *gpu_free);
   return nd->gpu_count;
 }
 

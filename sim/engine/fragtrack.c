@@ -16,6 +16,7 @@ typedef struct shape {
   lsched_request req;
   uint32_t queued; /* jobs of this shape in the queue */
   uint32_t rank;   /* index in calc[] while in_calc */
+  int32_t cneed, mneed; /* a node fits it only if its cpur, memr are >= */
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
   uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
@@ -73,6 +74,7 @@ struct sim_fragtrack {
   lsched_workload *wl;
   lsched_fragmeter *meter;
   int observing; /* obs_ops is registered on c with this tracker */
+  int mstale;    /* a node changed since the meter was last read */
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -129,6 +131,8 @@ static void obs_changed(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
   sim_fragtrack *f = user;
+  if (!trial)
+    f->mstale = 1;
   if (!trial && p->node >= 0 && p->node < f->n && !f->dirty[p->node]) {
     f->dirty[p->node] = 1;
     f->dirty_list[f->ndirty++] = p->node;
@@ -146,6 +150,7 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   (void)c;
   (void)change;
   sim_fragtrack *f = user;
+  f->mstale = 1;
   if (node >= 0 && node < f->n && !f->nchg[node]) {
     f->nchg[node] = 1;
     f->nchg_list[f->nnchg++] = node;
@@ -230,6 +235,7 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
 /* ------------------------------------------------------------------ setup */
 
 static void strand_init(sim_fragtrack *f);
+static int32_t rank_of(const int64_t *v, int n, int64_t x);
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -258,6 +264,11 @@ static int thresholds(sim_fragtrack *f) {
       if (d == 0 || v[j][d - 1] != v[j][i])
         v[j][d++] = v[j][i];
     *nv[j] = d;
+  }
+  for (uint32_t i = 0; i < f->nshapes; i++) {
+    shape *sh = &f->shapes[i];
+    sh->cneed = rank_of(f->cthr, f->ncthr, sh->req.cpu_milli);
+    sh->mneed = rank_of(f->mthr, f->nmthr, sh->req.memory_mib);
   }
   return 0;
 }
@@ -553,6 +564,15 @@ static int32_t rank_of(const int64_t *v, int n, int64_t x) {
   return lo;
 }
 
+/* rank_of(v, n, x) where r is likely it (a node's rank before its change:
+ * CPU and memory often stay between the same two needs). */
+static inline int32_t rank_near(const int64_t *v, int n, int64_t x,
+                                int32_t r) {
+  if (r >= 0 && r <= n && (r == 0 || v[r - 1] <= x) && (r == n || v[r] > x))
+    return r;
+  return rank_of(v, n, x);
+}
+
 #define CSWAP(a, b)                                                            \
   do {                                                                         \
     int lo_ = (a) < (b) ? (a) : (b), hi_ = (a) < (b) ? (b) : (a);              \
@@ -573,8 +593,10 @@ static void sort_desc(const int *fm, int ng, int16_t *g) {
     CSWAP(v[2], v[4]); CSWAP(v[3], v[5]);
     CSWAP(v[1], v[4]); CSWAP(v[3], v[6]);
     CSWAP(v[1], v[2]); CSWAP(v[3], v[4]); CSWAP(v[5], v[6]);
-    for (int j = 0; j < ng; j++)
-      g[j] = (int16_t)v[j];
+    /* the unused tail as zeros: keys of up to 8 GPUs are compared and
+     * hashed as two 64-bit words */
+    for (int j = 0; j < 8; j++)
+      g[j] = (int16_t)(j < ng ? v[j] : 0);
     return;
   }
   for (int n = 0; n < ng; n++) {
@@ -588,9 +610,10 @@ static void sort_desc(const int *fm, int ng, int16_t *g) {
 }
 
 /* The free state of node i as the value sees it (the free milli of its
- * GPUs sorted descending); 0 if it strands nothing whatever the queue (no
- * GPU milli free, no GPUs, MIG, removed). */
-static int node_key(const sim_fragtrack *f, int i, nkey *k) {
+ * GPUs sorted descending, up to 8 padded with zeros); 0 if it strands
+ * nothing whatever the queue (no GPU milli free, no GPUs, MIG, removed).
+ * was: the class of its state before (a hint for the ranks), or -1. */
+static int node_key(const sim_fragtrack *f, int i, nkey *k, int32_t was) {
   lsched_node_free nf = LSCHED_NODE_FREE_INIT;
   int fm[LSCHED_MAX_GPUS_PER_NODE];
   int ng = lsched_cluster_node_free(f->c, i, &nf, fm, LSCHED_MAX_GPUS_PER_NODE);
@@ -603,8 +626,10 @@ static int node_key(const sim_fragtrack *f, int i, nkey *k) {
   k->cpu = nf.cpu_free;
   k->mem = nf.memory_free;
   k->milli = nf.gpu_milli_free;
-  k->cpur = rank_of(f->cthr, f->ncthr, nf.cpu_free);
-  k->memr = rank_of(f->mthr, f->nmthr, nf.memory_free);
+  k->cpur = rank_near(f->cthr, f->ncthr, nf.cpu_free,
+                      was >= 0 ? f->cls[was].cpur : -1);
+  k->memr = rank_near(f->mthr, f->nmthr, nf.memory_free,
+                      was >= 0 ? f->cls[was].memr : -1);
   k->model = (int16_t)nf.gpu_model;
   k->mode = (uint8_t)nf.gpu_mode;
   k->up = nf.state == LSCHED_NODE_UP;
@@ -617,8 +642,12 @@ static int node_key(const sim_fragtrack *f, int i, nkey *k) {
   /* the free milli four at a time (the tail padded with zeros) */
   for (int n = 0; n < ng; n += 4) {
     uint64_t w = 0;
-    for (int j = 0; j < 4 && n + j < ng; j++)
-      w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
+    if (n + 4 <= ng || ng <= 8) {
+      memcpy(&w, k->g + n, sizeof w); /* 8 GPUs or fewer: zero-padded */
+    } else {
+      for (int j = 0; j < 4 && n + j < ng; j++)
+        w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
+    }
     h = (h ^ w) * UINT64_C(0x100000001B3);
     h ^= h >> 29;
   }
@@ -633,10 +662,18 @@ static const int16_t *cls_gpus(const sim_fragtrack *f, int32_t c) {
 
 static int key_is(const sim_fragtrack *f, int32_t c, const nkey *k) {
   const cls *e = &f->cls[c];
-  return e->hash == k->hash && e->cpur == k->cpur && e->memr == k->memr &&
-         e->model == k->model && e->mode == k->mode && e->up == k->up &&
-         e->ng == k->ng &&
-         !memcmp(cls_gpus(f, c), k->g, (size_t)k->ng * sizeof *k->g);
+  if (e->hash != k->hash || e->cpur != k->cpur || e->memr != k->memr ||
+      e->model != k->model || e->mode != k->mode || e->up != k->up ||
+      e->ng != k->ng)
+    return 0;
+  const int16_t *g = cls_gpus(f, c);
+  if (k->ng <= 8) { /* both zero-padded to 8 */
+    uint64_t a[2], b[2];
+    memcpy(a, g, sizeof a);
+    memcpy(b, k->g, sizeof b);
+    return a[0] == b[0] && a[1] == b[1];
+  }
+  return !memcmp(g, k->g, (size_t)k->ng * sizeof *k->g);
 }
 
 static int32_t cls_find(const sim_fragtrack *f, const nkey *k) {
@@ -646,11 +683,10 @@ static int32_t cls_find(const sim_fragtrack *f, const nkey *k) {
   return c;
 }
 
-/* A new class of state k, empty, its value not yet evaluated. */
-static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
-  int32_t c = f->cfree[--f->ncfree];
+/* Class c (hashed nowhere) takes state k: its key, its hash entry and its
+ * summary leaf; its nodes, value and bucket are left as they are. */
+static void cls_set_key(sim_fragtrack *f, int32_t c, const nkey *k) {
   cls *e = &f->cls[c];
-  memset(e, 0, sizeof *e);
   e->cpu = k->cpu;
   e->mem = k->mem;
   e->milli = k->milli;
@@ -661,10 +697,8 @@ static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
   e->mode = k->mode;
   e->up = k->up;
   e->ng = k->ng;
-  e->mhead = -1;
-  e->first = FIRST_NONE;
   memcpy(f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE, k->g,
-         (size_t)k->ng * sizeof *k->g);
+         (size_t)(k->ng < 8 ? 8 : k->ng) * sizeof *k->g);
   e->hnext = f->htab[k->hash & f->hmask];
   f->htab[k->hash & f->hmask] = c;
   /* summary leaf: an upper bound of what its nodes fit (the CPU and
@@ -681,6 +715,24 @@ static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
     lf->cap[j] = (int16_t)x;
   }
   sum_pull(f, c);
+}
+
+/* Takes class c out of the hash table (its key is about to change). */
+static void cls_unhash(sim_fragtrack *f, int32_t c) {
+  int32_t *pp = &f->htab[f->cls[c].hash & f->hmask];
+  while (*pp != c)
+    pp = &f->cls[*pp].hnext;
+  *pp = f->cls[c].hnext;
+}
+
+/* A new class of state k, empty, its value not yet evaluated. */
+static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
+  int32_t c = f->cfree[--f->ncfree];
+  cls *e = &f->cls[c];
+  memset(e, 0, sizeof *e);
+  e->mhead = -1;
+  e->first = FIRST_NONE;
+  cls_set_key(f, c, k);
   return c;
 }
 
@@ -688,13 +740,30 @@ static void cls_del(sim_fragtrack *f, int32_t c) {
   cls *e = &f->cls[c];
   bucket_out(f, c);
   e->first = FIRST_NONE;
-  int32_t *pp = &f->htab[e->hash & f->hmask];
-  while (*pp != c)
-    pp = &f->cls[*pp].hnext;
-  *pp = e->hnext;
+  cls_unhash(f, c);
   sum_empty(&f->tree[f->size + c]);
   sum_pull(f, c);
   f->cfree[f->ncfree++] = c;
+}
+
+/* 0 if shape s cannot fit the nodes of class c, read from the class's key
+ * (lsched_fits's CPU, memory, state, model and GPU tests; 1: it may, ask
+ * lsched_fits). Saves the call for the shapes that plainly do not fit. */
+static inline int may_fit(const sim_fragtrack *f, int32_t c, const shape *s) {
+  const cls *e = &f->cls[c];
+  const lsched_request *r = &s->req;
+  if (e->cpur < s->cneed || e->memr < s->mneed || !e->up)
+    return 0;
+  int k = r->gpu_count;
+  if (k <= 0)
+    return 1;
+  if (k > e->ng)
+    return 0;
+  if (r->model_mask && e->model >= 0 && e->model < 64 &&
+      !(r->model_mask >> e->model & 1))
+    return 0;
+  int d = e->mode == LSCHED_GPU_EXCLUSIVE ? 1000 : r->gpu_milli;
+  return cls_gpus(f, c)[k - 1] >= d;
 }
 
 /* Class c's value and first fitting shape from scratch (every node of it
@@ -705,8 +774,9 @@ static void cls_eval(sim_fragtrack *f, int32_t c) {
   uint32_t first = FIRST_NONE;
   int64_t v = e->milli;
   for (uint32_t k = 0; k < f->ncalc; k++) {
-    const lsched_request *r = &f->shapes[f->calc[k]].req;
-    if (lsched_fits(f->c, rep, r)) {
+    const shape *s = &f->shapes[f->calc[k]];
+    const lsched_request *r = &s->req;
+    if (may_fit(f, c, s) && lsched_fits(f->c, rep, r)) {
       /* ascending share: the first that fits has the smallest */
       first = f->calc[k];
       v = below(cls_gpus(f, c), e->ng, lsched_effective_milli(f->c, rep, r));
@@ -723,11 +793,21 @@ static void cls_eval(sim_fragtrack *f, int32_t c) {
 static void rekey(sim_fragtrack *f, int i) {
   nkey k;
   int32_t old = f->cid[i], nc = -1;
-  int elig = node_key(f, i, &k);
+  int elig = node_key(f, i, &k, old);
   if (elig) {
     if (old >= 0 && key_is(f, old, &k))
       return;
     nc = cls_find(f, &k);
+    if (nc < 0 && old >= 0 && f->cls[old].count == 1) {
+      /* The node was alone in its class and its new state has none: the
+       * class takes the new state in place (what deleting it and opening
+       * a new one would come to, with one summary update instead of two;
+       * the node stays its only member). */
+      cls_unhash(f, old);
+      cls_set_key(f, old, &k);
+      cls_eval(f, old);
+      return;
+    }
   } else if (old < 0) {
     return;
   }
@@ -803,7 +883,7 @@ static void shape_joined(sim_fragtrack *f, uint32_t a) {
     uint32_t cur = x->first;
     if (cur != FIRST_NONE && f->shapes[cur].rank <= ra)
       continue;
-    if (!lsched_fits(f->c, x->mhead, r))
+    if (!may_fit(f, c, &f->shapes[a]) || !lsched_fits(f->c, x->mhead, r))
       continue;
     int64_t v =
         below(cls_gpus(f, c), x->ng, lsched_effective_milli(f->c, x->mhead, r));
@@ -923,7 +1003,7 @@ static void verify(const sim_fragtrack *f) {
     node_ref(f, i, &v, &first);
     nkey k;
     if (v != have || first != hf ||
-        (c >= 0 && (!node_key(f, i, &k) || !key_is(f, c, &k)))) {
+        (c >= 0 && (!node_key(f, i, &k, -1) || !key_is(f, c, &k)))) {
       fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n", i,
               have, v);
       abort();
@@ -946,7 +1026,12 @@ static void verify(const sim_fragtrack *f) {
 int fragtrack_update(sim_fragtrack *f) {
   if (!f)
     return 0;
-  lsched_fragmeter_get(f->meter, &f->fr);
+  /* The meter moves only with the cluster's allocations, releases and
+   * node changes, which the observer sees: read it after one of them. */
+  if (f->mstale) {
+    lsched_fragmeter_get(f->meter, &f->fr);
+    f->mstale = 0;
+  }
   if (f->queued == 0) {
     /* Stranded is 0 with an empty queue. The changed nodes wait in
      * dirty_list: the next update with a queue syncs (valid is 0 then) and
