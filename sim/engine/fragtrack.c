@@ -17,6 +17,8 @@ typedef struct shape {
   uint32_t queued; /* jobs of this shape in the queue */
   uint32_t rank;   /* index in calc[] while in_calc */
   int32_t cneed, mneed; /* a node fits it only if its cpur, memr are >= */
+  uint8_t plain;   /* valid, GPUs, no MIG kind, no node restriction: a
+                    * class's key tells lsched_fits's answer (may_fit) */
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
   uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
@@ -107,6 +109,9 @@ struct sim_fragtrack {
   int64_t *cthr, *mthr; /* the shapes' CPU and memory needs, ascending */
   int ncthr, nmthr;
   sumry *tree;         /* 2 x size entries, leaves at size + class */
+  uint8_t *lstale;     /* class's leaf not yet brought up to date */
+  int32_t *lstale_list;
+  int nlstale;
   int size;
   int64_t S;
   int valid; /* the last update had a non-empty queue */
@@ -269,6 +274,11 @@ static int thresholds(sim_fragtrack *f) {
     shape *sh = &f->shapes[i];
     sh->cneed = rank_of(f->cthr, f->ncthr, sh->req.cpu_milli);
     sh->mneed = rank_of(f->mthr, f->nmthr, sh->req.memory_mib);
+    const lsched_request *r = &sh->req;
+    sh->plain = r->gpu_count > 0 && lsched_request_validate(r) == LSCHED_OK &&
+                (r->version < 2 || r->mig_kind == 0) &&
+                (r->version < 3 || (!r->features && !r->node_allowed &&
+                                    !r->node_filter));
   }
   return 0;
 }
@@ -299,6 +309,8 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f->cthr);
   free(f->mthr);
   free(f->tree);
+  free(f->lstale);
+  free(f->lstale_list);
   free(f);
 }
 
@@ -328,6 +340,8 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   while (f->size < f->n)
     f->size *= 2;
   f->tree = malloc(2 * (size_t)f->size * sizeof *f->tree);
+  f->lstale = calloc(nz, 1);
+  f->lstale_list = malloc(nz * sizeof *f->lstale_list);
   f->hmask = 1;
   while (f->hmask < 2 * nz)
     f->hmask *= 2;
@@ -335,7 +349,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   f->hmask--;
   if (!f->dirty || !f->dirty_list || !f->nchg || !f->nchg_list || !f->cid ||
       !f->mnxt || !f->mprv || !f->cls || !f->cg || !f->cfree || !f->tree ||
-      !f->htab) {
+      !f->htab || !f->lstale || !f->lstale_list) {
     fragtrack_free(f);
     return -2;
   }
@@ -532,6 +546,62 @@ static void sum_empty(sumry *t) {
 }
 
 /* Leaf c changed: its ancestors up to the first that stays the same. */
+static void sum_pull(sim_fragtrack *f, int32_t c);
+
+/* The summary tree is read only when a shape joins the set (shape_joined,
+ * rare next to allocations): a class whose state changed only marks its
+ * leaf stale, and tree_fresh brings the stale leaves and their ancestors
+ * up to date before a join. */
+static void leaf_stale(sim_fragtrack *f, int32_t c) {
+  if (!f->lstale[c]) {
+    f->lstale[c] = 1;
+    f->lstale_list[f->nlstale++] = c;
+  }
+}
+
+/* Class c's leaf from its key (empty for a class with no node): an upper
+ * bound of what its nodes fit (the CPU and memory of one of them rank
+ * alike against every shape). */
+static void leaf_fill(sim_fragtrack *f, int32_t c) {
+  const cls *e = &f->cls[c];
+  sumry *lf = &f->tree[f->size + c];
+  if (e->count == 0) {
+    sum_empty(lf);
+    return;
+  }
+  const int16_t *g = f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE;
+  lf->cpu = e->cpu;
+  lf->mem = e->mem;
+  lf->models = e->model >= 0 && e->model < 64 ? UINT64_C(1) << e->model
+                                              : ~UINT64_C(0);
+  for (int j = 0; j < CAPK; j++) {
+    int x = j < e->ng ? g[j] : -1;
+    if (x >= 0 && e->mode == LSCHED_GPU_EXCLUSIVE)
+      x = x == 1000 ? 1000 : 0;
+    lf->cap[j] = (int16_t)x;
+  }
+}
+
+static void tree_fresh(sim_fragtrack *f) {
+  if (f->nlstale == 0)
+    return;
+  int depth = 0;
+  for (int t = f->size; t > 1; t /= 2)
+    depth++;
+  int all = (int64_t)f->nlstale * depth > f->size;
+  for (int k = 0; k < f->nlstale; k++) {
+    int32_t c = f->lstale_list[k];
+    f->lstale[c] = 0;
+    leaf_fill(f, c);
+    if (!all)
+      sum_pull(f, c);
+  }
+  f->nlstale = 0;
+  if (all) /* many leaves: every inner entry once, bottom-up */
+    for (int t = f->size - 1; t >= 1; t--)
+      sum_merge(&f->tree[t], &f->tree[2 * t], &f->tree[2 * t + 1]);
+}
+
 static void sum_pull(sim_fragtrack *f, int32_t c) {
   for (int t = (f->size + c) / 2; t >= 1; t /= 2) {
     sumry m;
@@ -701,20 +771,7 @@ static void cls_set_key(sim_fragtrack *f, int32_t c, const nkey *k) {
          (size_t)(k->ng < 8 ? 8 : k->ng) * sizeof *k->g);
   e->hnext = f->htab[k->hash & f->hmask];
   f->htab[k->hash & f->hmask] = c;
-  /* summary leaf: an upper bound of what its nodes fit (the CPU and
-   * memory of one of them rank alike against every shape) */
-  sumry *lf = &f->tree[f->size + c];
-  lf->cpu = k->cpu;
-  lf->mem = k->mem;
-  lf->models = k->model >= 0 && k->model < 64 ? UINT64_C(1) << k->model
-                                              : ~UINT64_C(0);
-  for (int j = 0; j < CAPK; j++) {
-    int x = j < k->ng ? k->g[j] : -1;
-    if (x >= 0 && k->mode == LSCHED_GPU_EXCLUSIVE)
-      x = x == 1000 ? 1000 : 0;
-    lf->cap[j] = (int16_t)x;
-  }
-  sum_pull(f, c);
+  leaf_stale(f, c);
 }
 
 /* Takes class c out of the hash table (its key is about to change). */
@@ -741,45 +798,59 @@ static void cls_del(sim_fragtrack *f, int32_t c) {
   bucket_out(f, c);
   e->first = FIRST_NONE;
   cls_unhash(f, c);
-  sum_empty(&f->tree[f->size + c]);
-  sum_pull(f, c);
+  leaf_stale(f, c); /* count 0: an empty leaf */
   f->cfree[f->ncfree++] = c;
 }
 
-/* 0 if shape s cannot fit the nodes of class c, read from the class's key
- * (lsched_fits's CPU, memory, state, model and GPU tests; 1: it may, ask
- * lsched_fits). Saves the call for the shapes that plainly do not fit. */
-static inline int may_fit(const sim_fragtrack *f, int32_t c, const shape *s) {
+/* Whether shape s fits the nodes of class c (shared or exclusive, in the
+ * state of its key), read from the key: lsched_fits's tests of CPU,
+ * memory, state, GPU count, model and k GPUs with the share free (1000 on
+ * exclusive nodes). For a plain shape on a model id below 64 that is
+ * lsched_fits's answer; otherwise 0 means it does not fit and 1 asks
+ * lsched_fits on a node of c. (-DFRAGTRACK_VERIFY checks every node
+ * against lsched_fits.) */
+static inline int fits_cls(const sim_fragtrack *f, int32_t c, const shape *s) {
   const cls *e = &f->cls[c];
   const lsched_request *r = &s->req;
   if (e->cpur < s->cneed || e->memr < s->mneed || !e->up)
     return 0;
   int k = r->gpu_count;
+  int exact = s->plain && e->model >= 0 && e->model < 64;
   if (k <= 0)
-    return 1;
+    return exact || lsched_fits(f->c, e->mhead, r);
   if (k > e->ng)
     return 0;
   if (r->model_mask && e->model >= 0 && e->model < 64 &&
       !(r->model_mask >> e->model & 1))
     return 0;
-  int d = e->mode == LSCHED_GPU_EXCLUSIVE ? 1000 : r->gpu_milli;
-  return cls_gpus(f, c)[k - 1] >= d;
+  int d = e->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : r->gpu_milli;
+  if (cls_gpus(f, c)[k - 1] < d)
+    return 0;
+  return exact || lsched_fits(f->c, e->mhead, r);
+}
+
+/* The share shape s takes of each GPU on the nodes of class c (what
+ * lsched_effective_milli says for a plain shape: 1000 on exclusive
+ * nodes). */
+static inline int eff_cls(const sim_fragtrack *f, int32_t c, const shape *s) {
+  const cls *e = &f->cls[c];
+  if (!s->plain)
+    return lsched_effective_milli(f->c, e->mhead, &s->req);
+  return e->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : s->req.gpu_milli;
 }
 
 /* Class c's value and first fitting shape from scratch (every node of it
  * in the state of its key). */
 static void cls_eval(sim_fragtrack *f, int32_t c) {
   cls *e = &f->cls[c];
-  int rep = e->mhead;
   uint32_t first = FIRST_NONE;
   int64_t v = e->milli;
   for (uint32_t k = 0; k < f->ncalc; k++) {
     const shape *s = &f->shapes[f->calc[k]];
-    const lsched_request *r = &s->req;
-    if (may_fit(f, c, s) && lsched_fits(f->c, rep, r)) {
+    if (fits_cls(f, c, s)) {
       /* ascending share: the first that fits has the smallest */
       first = f->calc[k];
-      v = below(cls_gpus(f, c), e->ng, lsched_effective_milli(f->c, rep, r));
+      v = below(cls_gpus(f, c), e->ng, eff_cls(f, c, s));
       break;
     }
   }
@@ -883,10 +954,9 @@ static void shape_joined(sim_fragtrack *f, uint32_t a) {
     uint32_t cur = x->first;
     if (cur != FIRST_NONE && f->shapes[cur].rank <= ra)
       continue;
-    if (!may_fit(f, c, &f->shapes[a]) || !lsched_fits(f->c, x->mhead, r))
+    if (!fits_cls(f, c, &f->shapes[a]))
       continue;
-    int64_t v =
-        below(cls_gpus(f, c), x->ng, lsched_effective_milli(f->c, x->mhead, r));
+    int64_t v = below(cls_gpus(f, c), x->ng, eff_cls(f, c, &f->shapes[a]));
     bucket_out(f, c);
     bucket_in(f, c, a);
     f->S += (int64_t)x->count * (v - x->str);
@@ -947,6 +1017,8 @@ static void sync_set(sim_fragtrack *f) {
     while (s->head >= 0)
       cls_eval(f, s->head);
   }
+  if (nadd > 0)
+    tree_fresh(f);
   for (uint32_t k = 0; k < nadd; k++)
     shape_joined(f, f->touched[nrem + k]);
 }
