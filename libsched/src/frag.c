@@ -510,5 +510,13 @@ void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {
     return;
   }
   const struct meter_state *s = m->p->state;
-  frag_fill(out, s->fs.sum, s->fw.W, s->fs.idle_sum);
+  /* frag_fill's figures written in place (lsched_frag has one version so
+   * far: every field is the caller's; read once per replay event) */
+  int64_t W = s->fw.W, idle = s->fs.idle_sum;
+  out->version = LSCHED_FRAG_VERSION;
+  out->amount_weighted = s->fs.sum;
+  out->weight_total = (uint64_t)W;
+  out->idle_gpu_milli = idle;
+  out->amount = W ? (double)s->fs.sum / (double)W : 0.0;
+  out->rate = idle > 0 ? out->amount / (double)idle : 0.0;
 }

@@ -3,6 +3,9 @@
 #include "request.h"
 
 #include <inttypes.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,20 +174,39 @@ static const lsched_observer obs_ops = {
 
 /* ------------------------------------------------------------------ shapes */
 
-static uint32_t shape_hash(const lsched_request *r) {
-  uint64_t h = (uint64_t)r->cpu_milli * UINT64_C(0x9E3779B97F4A7C15);
-  h ^= (uint64_t)r->memory_mib * UINT64_C(0xC2B2AE3D27D4EB4F);
-  h ^= ((uint64_t)(uint32_t)r->gpu_count << 32 | (uint32_t)r->gpu_milli) *
+/* What tells shapes apart (the request's other fields are the same for
+ * every job, or, as the priority, matter to no fit). */
+typedef struct skey {
+  int64_t cpu, mem;
+  int gc, gm;
+  uint64_t mask;
+} skey;
+
+static uint32_t key_hash(const skey *k) {
+  uint64_t h = (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15);
+  h ^= (uint64_t)k->mem * UINT64_C(0xC2B2AE3D27D4EB4F);
+  h ^= ((uint64_t)(uint32_t)k->gc << 32 | (uint32_t)k->gm) *
        UINT64_C(0x165667B19E3779F9);
-  h ^= r->model_mask * UINT64_C(0x27D4EB2F165667C5);
+  h ^= k->mask * UINT64_C(0x27D4EB2F165667C5);
   h ^= h >> 29;
   return (uint32_t)h;
 }
 
-static int same(const lsched_request *a, const lsched_request *b) {
-  return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
-         a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
-         a->model_mask == b->model_mask;
+static skey req_key(const lsched_request *r) {
+  skey k = {r->cpu_milli, r->memory_mib, r->gpu_count, r->gpu_milli,
+            r->model_mask};
+  return k;
+}
+
+static uint32_t shape_hash(const lsched_request *r) {
+  skey k = req_key(r);
+  return key_hash(&k);
+}
+
+static int same(const lsched_request *a, const skey *b) {
+  return a->cpu_milli == b->cpu && a->memory_mib == b->mem &&
+         a->gpu_count == b->gc && a->gpu_milli == b->gm &&
+         a->model_mask == b->mask;
 }
 
 static int rehash(sim_fragtrack *f, uint32_t nn) {
@@ -203,13 +225,13 @@ static int rehash(sim_fragtrack *f, uint32_t nn) {
   return 0;
 }
 
-/* The id of shape r, or NO_SHAPE if it was never interned. */
-static uint32_t lookup(const sim_fragtrack *f, const lsched_request *r) {
+/* The id of shape k, or NO_SHAPE if it was never interned. */
+static uint32_t lookup(const sim_fragtrack *f, const skey *k) {
   if (f->nslot == 0)
     return NO_SHAPE;
-  uint32_t j = shape_hash(r) & (f->nslot - 1);
+  uint32_t j = key_hash(k) & (f->nslot - 1);
   for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
-    if (same(&f->shapes[f->slot[j] - 1].req, r))
+    if (same(&f->shapes[f->slot[j] - 1].req, k))
       return f->slot[j] - 1;
   return NO_SHAPE;
 }
@@ -218,9 +240,10 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
   if (2 * (f->nshapes + 1) >= f->nslot &&
       rehash(f, f->nslot ? 2 * f->nslot : 1024))
     return NO_SHAPE - 1;
-  uint32_t j = shape_hash(r) & (f->nslot - 1);
+  skey k = req_key(r);
+  uint32_t j = key_hash(&k) & (f->nslot - 1);
   for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
-    if (same(&f->shapes[f->slot[j] - 1].req, r))
+    if (same(&f->shapes[f->slot[j] - 1].req, &k))
       return f->slot[j] - 1;
   if (f->nshapes == f->shapes_cap) {
     uint32_t nc = f->shapes_cap ? 2 * f->shapes_cap : 256;
@@ -365,11 +388,27 @@ static void job_shape_req(const sim_fragtrack *f, const job_record *jr,
   sim_job_request(jr, spec_absent ? ~f->present : spec_mask, r);
 }
 
+/* The shape fields of a job's request (job_shape_req's, without building
+ * the request). */
+static skey job_key(const sim_fragtrack *f, const job_record *jr,
+                    uint64_t spec_mask, int spec_absent) {
+  int g = jr->num_gpu > 0;
+  skey k = {jr->cpu_milli, jr->memory_mib, g ? jr->num_gpu : 0,
+            g ? jr->gpu_milli : 0,
+            g && jr->gpu_spec >= 0 ? (spec_absent ? ~f->present : spec_mask)
+                                   : 0};
+  return k;
+}
+
 int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
                   int spec_absent) {
-  lsched_request r;
-  job_shape_req(f, jr, spec_mask, spec_absent, &r);
-  uint32_t id = intern(f, &r);
+  skey k = job_key(f, jr, spec_mask, spec_absent);
+  uint32_t id = lookup(f, &k);
+  if (id == NO_SHAPE) { /* a new shape */
+    lsched_request r;
+    job_shape_req(f, jr, spec_mask, spec_absent, &r);
+    id = intern(f, &r);
+  }
   if (id == NO_SHAPE - 1)
     return -2;
   if (f->nshapes > f->shapes_cap_counted) {
@@ -429,11 +468,10 @@ uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
                          uint64_t spec_mask, int spec_absent) {
   if (!f || jr->num_gpu <= 0)
     return FRAGTRACK_NO_SHAPE;
-  lsched_request r;
-  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  skey k = job_key(f, jr, spec_mask, spec_absent);
   /* Every job was added before; an unknown shape here would be an engine
    * bug: it then counts in no shape. */
-  return lookup(f, &r);
+  return lookup(f, &k);
 }
 
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f) {
@@ -650,9 +688,52 @@ static inline int32_t rank_near(const int64_t *v, int n, int64_t x,
     (b) = lo_;                                                                 \
   } while (0)
 
-/* fm[0..ng) into g, descending: up to 8 GPUs (the usual node) by a
- * branch-free sorting network (19 compare-exchanges), more by insertion. */
+#if defined(__SSE2__)
+/* 8 values (0..1000) into g, descending: a bitonic network on the 8
+ * 16-bit lanes of one SSE2 register, 6 stages of min, max and a select of
+ * the lanes that take the max (a third of the scalar network's
+ * instructions; tests/test_fragtrack.c checks sort_desc against qsort
+ * through fragtrack_sort_gpus, every 0/1 input among them, which by the
+ * 0-1 principle covers every input of the network). */
+static inline void sort8_desc(const int *fm, int16_t *g) {
+  __m128i v = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)fm),
+                              _mm_loadu_si128((const __m128i *)(fm + 4)));
+#define STAGE(P, m0, m1, m2, m3, m4, m5, m6, m7)                               \
+  do {                                                                         \
+    __m128i p_ = (P), lo_ = _mm_min_epi16(v, p_), hi_ = _mm_max_epi16(v, p_);  \
+    __m128i m_ = _mm_set_epi16(m7, m6, m5, m4, m3, m2, m1, m0);                \
+    v = _mm_or_si128(_mm_and_si128(m_, hi_), _mm_andnot_si128(m_, lo_));       \
+  } while (0)
+/* each lane with its partner at distance 1, 2, 4 */
+#define SW1(x) _mm_shufflehi_epi16(_mm_shufflelo_epi16((x), 0xB1), 0xB1)
+#define SW2(x) _mm_shuffle_epi32((x), 0xB1)
+#define SW4(x) _mm_shuffle_epi32((x), 0x4E)
+  /* pairs alternately descending and ascending, then the two halves
+   * descending and ascending, then the whole descending */
+  STAGE(SW1(v), -1, 0, 0, -1, -1, 0, 0, -1);
+  STAGE(SW2(v), -1, -1, 0, 0, 0, 0, -1, -1);
+  STAGE(SW1(v), -1, 0, -1, 0, 0, -1, 0, -1);
+  STAGE(SW4(v), -1, -1, -1, -1, 0, 0, 0, 0);
+  STAGE(SW2(v), -1, -1, 0, 0, -1, -1, 0, 0);
+  STAGE(SW1(v), -1, 0, -1, 0, -1, 0, -1, 0);
+#undef STAGE
+#undef SW1
+#undef SW2
+#undef SW4
+  _mm_storeu_si128((__m128i *)g, v);
+}
+#endif
+
+/* fm[0..ng) into g, descending: 8 GPUs (the usual node) by sort8_desc
+ * where SSE2 is, up to 8 by a branch-free sorting network (19
+ * compare-exchanges), more by insertion. */
 static void sort_desc(const int *fm, int ng, int16_t *g) {
+#if defined(__SSE2__)
+  if (ng == 8) {
+    sort8_desc(fm, g);
+    return;
+  }
+#endif
   if (ng <= 8) {
     int v[8];
     for (int j = 0; j < 8; j++)
@@ -677,6 +758,10 @@ static void sort_desc(const int *fm, int ng, int16_t *g) {
     }
     g[p] = (int16_t)x;
   }
+}
+
+void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g) {
+  sort_desc(fm, ng, g);
 }
 
 /* The free state of node i as the value sees it (the free milli of its

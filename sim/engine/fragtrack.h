@@ -88,6 +88,11 @@ void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out);
  * a state). */
 void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
 
+/* fm[0..ng) (0..1000 each, ng <= 64) sorted descending into g, as a
+ * node's class key holds its GPUs (for ng <= 8 g is padded with zeros to
+ * 8 entries). Exposed for tests/test_fragtrack.c. */
+void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g);
+
 /* Time moves on by dt microseconds with the current values. */
 void fragtrack_advance(sim_fragtrack *f, int64_t dt);
 /* A job completed now: the integrals so far are the ones reported. */
