@@ -29,10 +29,15 @@
  * classes it may fit, found through a tree of per-subtree maxima (free
  * CPU, memory, k-th largest free GPU share, models), so a shape that fits
  * nowhere costs about log nodes and one that fits thousands of identical
- * nodes costs one class. The values are exactly those of recomputing
- * every node at every change of the set (tests/test_fragtrack.c; build
- * with -DFRAGTRACK_VERIFY to check every node after every update of a
- * run).
+ * nodes costs one class. The tree is brought up to date only before a
+ * shape joins (the classes that changed since then mark their leaves
+ * stale); a node alone in its class takes its class to its new state in
+ * place; a queued shape's fit on a class is read from the class's key
+ * (lsched_fits only for shapes with node restrictions or MIG kinds); the
+ * FGD meter is read only after a node changed. The values are exactly
+ * those of recomputing every node at every change of the set
+ * (tests/test_fragtrack.c; build with -DFRAGTRACK_VERIFY to check every
+ * node after every update of a run).
  */
 #ifndef SCHEDSIM_FRAGTRACK_H
 #define SCHEDSIM_FRAGTRACK_H
