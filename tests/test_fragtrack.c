@@ -11,7 +11,10 @@
  * releases, queue entries and exits and node state changes (cordon, drain,
  * uncordon: reported to the meter as node changes, which the reference sees
  * only at its next full recomputation); after every update the stranded
- * figure must be the reference's, exactly.
+ * figure must be the reference's, exactly, and the fragmentation amount and
+ * rate those of lsched_frag_cluster over the whole cluster (the meter is
+ * read only after a node changed). By hand: a node alone in its class
+ * whose class takes its new states in place, then joins another class.
  */
 #include "cluster_spec.h"
 #include "fragtrack.h"
@@ -159,6 +162,17 @@ static int worst_node(lsched_cluster *c, int n, const lsched_request *req) {
  * whole-node shape that waits nearly always while the smaller shapes,
  * which fit many nodes, come and go. Most nodes then share their state
  * with others (the meter's classes hold many nodes; checked). */
+/* The fragmentation figures of an update: those of the whole cluster
+ * computed from scratch, exactly (the same integers and divisions). */
+static void check_frag(lsched_cluster *c, const sim_fragtrack *f,
+                       const fragtrack_values *v) {
+  lsched_frag fr;
+  ck_assert_int_eq(lsched_frag_cluster(c, fragtrack_workload(f), &fr), 0);
+  ck_assert_msg(v->frag_amount == fr.amount && v->frag_rate == fr.rate,
+                "frag %.17g/%.17g, from scratch %.17g/%.17g", v->frag_amount,
+                v->frag_rate, fr.amount, fr.rate);
+}
+
 static void replay(uint64_t seed, int homog) {
   struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 3 + (uint64_t)homog};
   lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
@@ -229,6 +243,7 @@ static void replay(uint64_t seed, int homog) {
   int set_changed = 0;
   size_t nqueued = 0;
   int shared_seen = 0; /* a class held several nodes at an update */
+  int nupd = 0;
   for (int step = 0; step < 3000; step++) {
     int what = rbelow(&r, 100);
     if (homog && what >= 60 && what < 90 && rbelow(&r, 8) == 0) {
@@ -294,6 +309,8 @@ static void replay(uint64_t seed, int homog) {
                     "seed %llu step %d: stranded %lld, reference %lld",
                     (unsigned long long)seed, step,
                     (long long)v.stranded_gpu_milli, (long long)want);
+      if (!homog || ++nupd % 16 == 0) /* from scratch: every 16th on big */
+        check_frag(c, f, &v);
       if (nqueued > 0)
         set_changed = 0;
       memset(dirty, 0, sizeof dirty);
@@ -360,6 +377,133 @@ START_TEST(node_free_by_hand) {
 }
 END_TEST
 
+/* fragtrack_update, then stranded, classes and nodes in classes as
+ * expected (and the fragmentation figures, check_frag). */
+static void expect(lsched_cluster *c, sim_fragtrack *f, int64_t stranded,
+                   int classes, int nodes) {
+  ck_assert_int_eq(fragtrack_update(f), 0);
+  fragtrack_values v;
+  fragtrack_get(f, &v);
+  ck_assert_int_eq(v.stranded_gpu_milli, stranded);
+  check_frag(c, f, &v);
+  int nc = 0, nn = 0;
+  fragtrack_classes(f, &nc, &nn);
+  ck_assert_int_eq(nc, classes);
+  ck_assert_int_eq(nn, nodes);
+}
+
+/* Two shared nodes of 4 GPUs; shapes a (1 GPU x 600) and b (2 GPUs x
+ * 1000). Node 0 leaves the class of the idle nodes, changes state three
+ * times alone in its class (which takes each new state in place), then
+ * returns to the idle class. */
+START_TEST(lone_node_class_in_place) {
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  lsched_cluster *c = NULL;
+  ck_assert_int_eq(lsched_cluster_create(&c, &o), 0);
+  ck_assert_int_eq(lsched_cluster_model_id(c, "A100", 1), 0);
+  for (int i = 0; i < 2; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = 16000;
+    s.memory_mib = 65536;
+    s.gpu_count = 4;
+    s.gpu_model = 0;
+    s.gpu_mode = LSCHED_GPU_SHARED;
+    int id = -1;
+    ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), 0);
+  }
+  sim_cluster sc;
+  memset(&sc, 0, sizeof sc);
+  sc.c = c;
+  sim_fragtrack *f = NULL;
+  ck_assert_int_eq(fragtrack_begin(&f, &sc), 0);
+  job_record ja, jb;
+  memset(&ja, 0, sizeof ja);
+  ja.cpu_milli = 1000;
+  ja.memory_mib = 1024;
+  ja.num_gpu = 1;
+  ja.gpu_milli = 600;
+  ja.gpu_spec = -1;
+  jb = ja;
+  jb.num_gpu = 2;
+  jb.gpu_milli = 1000;
+  ck_assert_int_eq(fragtrack_add(f, &ja, 0, 0), 0);
+  ck_assert_int_eq(fragtrack_add(f, &jb, 0, 0), 0);
+  ck_assert_int_eq(fragtrack_ready(f), 0);
+  uint32_t a = fragtrack_shape(f, &ja, 0, 0), b = fragtrack_shape(f, &jb, 0, 0);
+  ck_assert(a != FRAGTRACK_NO_SHAPE && b != FRAGTRACK_NO_SHAPE && a != b);
+  fragtrack_queued(f, b, 1);
+  expect(c, f, 0, 1, 2); /* idle nodes: b fits, nothing below 1000 */
+  lsched_placement p[3];
+  for (int k = 0; k < 3; k++) {
+    p[k] = (lsched_placement)LSCHED_PLACEMENT_INIT;
+    p[k].node = 0;
+    p[k].cpu_milli = 1000;
+    p[k].memory_mib = 1024;
+    p[k].gpu_count = 1;
+    p[k].gpu_milli = 700;
+    p[k].gpu_mask = UINT64_C(1) << k;
+  }
+  ck_assert_int_eq(lsched_alloc(c, &p[0]), 0);
+  expect(c, f, 300, 2, 2); /* 1000 1000 1000 300: b fits, 300 below */
+  expect(c, f, 300, 2, 2); /* nothing changed: the same figures */
+  ck_assert_int_eq(lsched_alloc(c, &p[1]), 0);
+  expect(c, f, 600, 2, 2); /* 1000 1000 300 300: in place */
+  ck_assert_int_eq(lsched_alloc(c, &p[2]), 0);
+  expect(c, f, 1900, 2, 2); /* 1000 300 300 300: b fits no more */
+  fragtrack_queued(f, a, 1);
+  /* a (share 600) first: node 0 strands 900 below 600, node 1 none */
+  expect(c, f, 900, 2, 2);
+  /* two releases on node 0 between updates, then the last one: back in
+   * the class of node 1, its own deleted */
+  ck_assert_int_eq(lsched_release(c, &p[2]), 0);
+  ck_assert_int_eq(lsched_release(c, &p[0]), 0);
+  expect(c, f, 300, 2, 2); /* 1000 1000 1000 300: a fits, 300 below */
+  ck_assert_int_eq(lsched_release(c, &p[1]), 0);
+  expect(c, f, 0, 1, 2);
+  fragtrack_queued(f, a, -1);
+  fragtrack_queued(f, b, -1);
+  expect(c, f, 0, 1, 2); /* empty queue: 0 */
+  fragtrack_free(f);
+  lsched_cluster_destroy(c);
+}
+END_TEST
+
+static int cmp_desc(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (y > x) - (y < x);
+}
+
+/* The class key's sort of a node's GPUs against qsort: for 1..12 GPUs,
+ * every input of 0s and 1000s (for 8 GPUs that proves the sorting network
+ * by the 0-1 principle) and random values with many repeats. */
+START_TEST(gpu_sort_against_qsort) {
+  struct rng r = {12345};
+  for (int ng = 1; ng <= 12; ng++) {
+    int cases = ng <= 12 ? 1 << ng : 0;
+    for (int it = 0; it < cases + 20000; it++) {
+      int fm[LSCHED_MAX_GPUS_PER_NODE], want[LSCHED_MAX_GPUS_PER_NODE];
+      int16_t g[LSCHED_MAX_GPUS_PER_NODE];
+      for (int j = 0; j < ng; j++) {
+        if (it < cases)
+          fm[j] = (it >> j & 1) ? 1000 : 0;
+        else
+          fm[j] = it % 2 ? rbelow(&r, 1001) : 250 * rbelow(&r, 5);
+        want[j] = fm[j];
+      }
+      for (int j = 0; j < LSCHED_MAX_GPUS_PER_NODE; j++)
+        g[j] = 77;
+      qsort(want, (size_t)ng, sizeof *want, cmp_desc);
+      fragtrack_sort_gpus(fm, ng, g);
+      for (int j = 0; j < ng; j++)
+        ck_assert_msg(g[j] == want[j], "ng %d case %d: g[%d] %d, want %d", ng,
+                      it, j, g[j], want[j]);
+      for (int j = ng; j < 8; j++) /* the zero padding */
+        ck_assert_int_eq(g[j], 0);
+    }
+  }
+}
+END_TEST
+
 START_TEST(random_replays) {
   for (uint64_t seed = 1; seed <= 40; seed++)
     replay(seed, 0);
@@ -379,6 +523,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, random_replays);
   tcase_add_test(tc, identical_nodes_blocked_head);
   tcase_add_test(tc, node_free_by_hand);
+  tcase_add_test(tc, lone_node_class_in_place);
+  tcase_add_test(tc, gpu_sort_against_qsort);
   suite_add_tcase(s, tc);
   return s;
 }

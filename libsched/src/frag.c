@@ -20,6 +20,7 @@
 #include "abi.h"
 #include "internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,27 +139,6 @@ void lsched_frag_cache_update(lsched_frag_cache *fs,
   fs->idle[node] = nd->gpu_free_sum;
 }
 
-/* lsched_frag_eval over types sorted by CPU need within each model (the
- * meter's, frag_sort_by_cpu): the types a node's free CPU cannot hold are
- * a tail, skipped at the first. The same integer sums in another order. */
-static int64_t frag_eval_by_cpu(const lsched_frag_types *fw, int model,
-                                int64_t cpu_free, const uint8_t *cnt,
-                                const int32_t *small, int64_t idle) {
-  if (idle <= 0 || fw->W == 0)
-    return 0;
-  if (model < 0)
-    return fw->W * idle;
-  int64_t okw = 0, acc = 0;
-  const lsched_frag_type *e = fw->ft + fw->moff[model];
-  const lsched_frag_type *end = fw->ft + fw->moff[model + 1];
-  for (; e < end && e->cpu <= cpu_free; e++)
-    if (cnt[e->ti] >= e->k) {
-      okw += e->w;
-      acc += e->w * small[e->ti];
-    }
-  return acc + (fw->W - okw) * idle;
-}
-
 static int cmp_type_cpu(const void *a, const void *b) {
   const lsched_frag_type *x = a, *y = b;
   if (x->cpu != y->cpu)
@@ -177,10 +157,10 @@ static void frag_sort_by_cpu(lsched_frag_types *fw) {
             sizeof *fw->ft, cmp_type_cpu);
 }
 
-/* lsched_frag_cache_apply; by_cpu: fw sorted by frag_sort_by_cpu. */
-static void cache_apply(lsched_frag_cache *fs, const lsched_cluster *c,
-                        const lsched_frag_types *fw, const lsched_placement *p,
-                        int sign, int by_cpu) {
+void lsched_frag_cache_apply(lsched_frag_cache *fs,
+                             const lsched_cluster *c,
+                             const lsched_frag_types *fw,
+                             const lsched_placement *p, int sign) {
   const struct lsched_node *nd = &c->nodes[p->node];
   if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE) {
     /* MIG: GPU shares do not move by gpu_milli there; recompute. */
@@ -215,21 +195,12 @@ static void cache_apply(lsched_frag_cache *fs, const lsched_cluster *c,
   }
   const uint8_t *cnt = fs->cnt + (size_t)p->node * (size_t)fs->nthr;
   const int32_t *small = fs->small + (size_t)p->node * (size_t)fs->nthr;
-  int64_t F = by_cpu ? frag_eval_by_cpu(fw, nd->model, nd->cpu_free, cnt,
-                                        small, nd->gpu_free_sum)
-                     : lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt,
-                                        small, nd->gpu_free_sum);
+  int64_t F = lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
+                               nd->gpu_free_sum);
   fs->sum += F - fs->F[p->node];
   fs->F[p->node] = F;
   fs->idle_sum += nd->gpu_free_sum - fs->idle[p->node];
   fs->idle[p->node] = nd->gpu_free_sum;
-}
-
-void lsched_frag_cache_apply(lsched_frag_cache *fs,
-                             const lsched_cluster *c,
-                             const lsched_frag_types *fw,
-                             const lsched_placement *p, int sign) {
-  cache_apply(fs, c, fw, p, sign, 0);
 }
 
 int lsched_frag_cache_init(lsched_frag_cache *fs,
@@ -272,8 +243,11 @@ int lsched_cluster_node_free(const lsched_cluster *c, int node,
   out->memory_free = nd->mem_free;
   out->gpu_milli_free = nd->gpu_free_sum;
   int k = nd->gpu_count < n ? nd->gpu_count : n;
-  if (k > 0)
-    memcpy(gpu_free, c->gpu_free + nd->gpu_off, (size_t)k * sizeof *gpu_free);
+  const int *src = c->gpu_free + nd->gpu_off;
+  if (k == 8) /* the usual node: a fixed-size copy, no libc call */
+    memcpy(gpu_free, src, 8 * sizeof *gpu_free);
+  else if (k > 0)
+    memcpy(gpu_free, src, (size_t)k * sizeof *gpu_free);
   return nd->gpu_count;
 }
 
@@ -352,6 +326,12 @@ struct meter_state {
   lsched_allocator a;
   lsched_frag_types fw;
   lsched_frag_cache fs;
+  /* fw's thresholds and per-model types again, each list ending in a
+   * sentinel (a threshold and a CPU need above any value), so that the
+   * meter's loops test one bound: thr[0..nthr], ft + moff[m] */
+  int *thr;
+  lsched_frag_type *ft;
+  int moff[LSCHED_MAX_MODELS];
   lsched_workload *wl;      /* copy of the workload, for a rebuild */
   lsched_node_watch *watch; /* meter_node_change */
 };
@@ -368,6 +348,8 @@ static int meter_init(void *state, const lsched_cluster *c) {
 
 static void meter_fini(void *state) {
   struct meter_state *s = state;
+  lsched__free(&s->a, s->thr);
+  lsched__free(&s->a, s->ft);
   lsched_frag_cache_free(&s->fs, &s->a);
   lsched_frag_types_free(&s->fw, &s->a);
   lsched_workload_destroy(s->wl);
@@ -383,16 +365,101 @@ static int meter_place(void *state, const lsched_cluster *c,
   return LSCHED_ENOFIT;
 }
 
+/* lsched_frag_cache_apply for the meter, over its sentinel-ended lists
+ * (the same integers: the thresholds a GPU crossed, then the types by CPU
+ * need as frag_eval_by_cpu). */
+static void meter_apply(struct meter_state *s, const lsched_cluster *c,
+                        const lsched_placement *p, int sign) {
+  const struct lsched_node *nd = &c->nodes[p->node];
+  lsched_frag_cache *fs = &s->fs;
+  if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE) {
+    /* MIG: GPU shares do not move by gpu_milli there; recompute. */
+    lsched_frag_cache_update(fs, c, &s->fw, p->node);
+    return;
+  }
+  const size_t off = (size_t)p->node * (size_t)fs->nthr;
+  uint8_t *cnt = fs->cnt + off;
+  int32_t *small = fs->small + off;
+  const int D = s->fw.nthr;
+  if (p->gpu_count > 0 && D > 0) {
+    const int *g = c->gpu_free + nd->gpu_off;
+    const int *thr = s->thr;
+    const int delta = -sign * p->gpu_milli; /* a GPU's free: now - before */
+    const int up = delta > 0 ? 1 : -1;
+    for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
+      int now = g[__builtin_ctzll(m)], prev = now - delta;
+      int lo = now < prev ? now : prev, hi = now < prev ? prev : now;
+      /* as cache_apply: up to lo nothing moves, up to hi the GPU crossed
+       * the threshold, above hi small moves by now - prev */
+      int j = 0;
+      while (thr[j] <= lo)
+        j++;
+      for (; thr[j] <= hi; j++) {
+        cnt[j] = (uint8_t)(cnt[j] + up);
+        small[j] -= up * lo;
+      }
+      for (; j < D; j++)
+        small[j] += delta;
+    }
+  }
+  int64_t F = 0, idle = nd->gpu_free_sum, W = s->fw.W;
+  if (idle > 0 && W != 0) {
+    if (nd->model < 0) {
+      F = W * idle;
+    } else {
+      int64_t okw = 0, acc = 0, cpu = nd->cpu_free;
+      for (const lsched_frag_type *e = s->ft + s->moff[nd->model];
+           e->cpu <= cpu; e++)
+        if (cnt[e->ti] >= e->k) {
+          okw += e->w;
+          acc += e->w * small[e->ti];
+        }
+      F = acc + (W - okw) * idle;
+    }
+  }
+  fs->sum += F - fs->F[p->node];
+  fs->F[p->node] = F;
+  fs->idle_sum += idle - fs->idle[p->node];
+  fs->idle[p->node] = idle;
+}
+
 static void meter_alloc(void *state, const lsched_cluster *c,
                         const lsched_placement *p) {
-  struct meter_state *s = state;
-  cache_apply(&s->fs, c, &s->fw, p, 1, 1);
+  meter_apply(state, c, p, 1);
 }
 
 static void meter_release(void *state, const lsched_cluster *c,
                           const lsched_placement *p) {
-  struct meter_state *s = state;
-  cache_apply(&s->fs, c, &s->fw, p, -1, 1);
+  meter_apply(state, c, p, -1);
+}
+
+/* s->thr, s->ft and s->moff from s->fw (sorted by CPU). */
+static int meter_lists(struct meter_state *s) {
+  const lsched_frag_types *fw = &s->fw;
+  int *thr = lsched__calloc(&s->a, (size_t)fw->nthr + 1, sizeof *thr);
+  size_t nt = (size_t)fw->moff[LSCHED_MAX_MODELS];
+  lsched_frag_type *ft =
+      lsched__calloc(&s->a, nt + LSCHED_MAX_MODELS, sizeof *ft);
+  if (!thr || !ft) {
+    lsched__free(&s->a, thr);
+    lsched__free(&s->a, ft);
+    return LSCHED_ENOMEM;
+  }
+  for (int j = 0; j < fw->nthr; j++)
+    thr[j] = fw->thr[j];
+  thr[fw->nthr] = INT_MAX;
+  size_t k = 0;
+  for (int m = 0; m < LSCHED_MAX_MODELS; m++) {
+    s->moff[m] = (int)k;
+    for (int i = fw->moff[m]; i < fw->moff[m + 1]; i++)
+      ft[k++] = fw->ft[i];
+    ft[k++].cpu = INT64_MAX; /* the sentinel */
+  }
+  lsched__free(&s->a, s->thr);
+  lsched__free(&s->a, s->ft);
+  s->thr = thr;
+  s->ft = ft;
+  return LSCHED_OK;
 }
 
 /* Types and cache of w on c, then the copy of w kept (copy: 1) or w
@@ -418,9 +485,17 @@ static int meter_build(struct meter_state *s, const lsched_cluster *c,
     lsched_workload_destroy(wl);
     return rc;
   }
-  lsched_frag_cache_free(&s->fs, &s->a);
-  lsched_frag_types_free(&s->fw, &s->a);
+  lsched_frag_types old_fw = s->fw;
   s->fw = fw;
+  if ((rc = meter_lists(s))) {
+    s->fw = old_fw;
+    lsched_frag_cache_free(&fs, &s->a);
+    lsched_frag_types_free(&fw, &s->a);
+    lsched_workload_destroy(wl);
+    return rc;
+  }
+  lsched_frag_cache_free(&s->fs, &s->a);
+  lsched_frag_types_free(&old_fw, &s->a);
   s->fs = fs;
   if (copy) {
     lsched_workload_destroy(s->wl);
@@ -507,5 +582,13 @@ void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {
     return;
   }
   const struct meter_state *s = m->p->state;
-  frag_fill(out, s->fs.sum, s->fw.W, s->fs.idle_sum);
+  /* frag_fill's figures written in place (lsched_frag has one version so
+   * far: every field is the caller's; read once per replay event) */
+  int64_t W = s->fw.W, idle = s->fs.idle_sum;
+  out->version = LSCHED_FRAG_VERSION;
+  out->amount_weighted = s->fs.sum;
+  out->weight_total = (uint64_t)W;
+  out->idle_gpu_milli = idle;
+  out->amount = W ? (double)s->fs.sum / (double)W : 0.0;
+  out->rate = idle > 0 ? out->amount / (double)idle : 0.0;
 }

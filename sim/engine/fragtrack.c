@@ -3,6 +3,9 @@
 #include "request.h"
 
 #include <inttypes.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,9 @@ typedef struct shape {
   lsched_request req;
   uint32_t queued; /* jobs of this shape in the queue */
   uint32_t rank;   /* index in calc[] while in_calc */
+  int32_t cneed, mneed; /* a node fits it only if its cpur, memr are >= */
+  uint8_t plain;   /* valid, GPUs, no MIG kind, no node restriction: a
+                    * class's key tells lsched_fits's answer (may_fit) */
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
   uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
@@ -73,6 +79,7 @@ struct sim_fragtrack {
   lsched_workload *wl;
   lsched_fragmeter *meter;
   int observing; /* obs_ops is registered on c with this tracker */
+  int mstale;    /* a node changed since the meter was last read */
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -105,6 +112,9 @@ struct sim_fragtrack {
   int64_t *cthr, *mthr; /* the shapes' CPU and memory needs, ascending */
   int ncthr, nmthr;
   sumry *tree;         /* 2 x size entries, leaves at size + class */
+  uint8_t *lstale;     /* class's leaf not yet brought up to date */
+  int32_t *lstale_list;
+  int nlstale;
   int size;
   int64_t S;
   int valid; /* the last update had a non-empty queue */
@@ -129,6 +139,8 @@ static void obs_changed(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
   sim_fragtrack *f = user;
+  if (!trial)
+    f->mstale = 1;
   if (!trial && p->node >= 0 && p->node < f->n && !f->dirty[p->node]) {
     f->dirty[p->node] = 1;
     f->dirty_list[f->ndirty++] = p->node;
@@ -146,6 +158,7 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   (void)c;
   (void)change;
   sim_fragtrack *f = user;
+  f->mstale = 1;
   if (node >= 0 && node < f->n && !f->nchg[node]) {
     f->nchg[node] = 1;
     f->nchg_list[f->nnchg++] = node;
@@ -161,20 +174,39 @@ static const lsched_observer obs_ops = {
 
 /* ------------------------------------------------------------------ shapes */
 
-static uint32_t shape_hash(const lsched_request *r) {
-  uint64_t h = (uint64_t)r->cpu_milli * UINT64_C(0x9E3779B97F4A7C15);
-  h ^= (uint64_t)r->memory_mib * UINT64_C(0xC2B2AE3D27D4EB4F);
-  h ^= ((uint64_t)(uint32_t)r->gpu_count << 32 | (uint32_t)r->gpu_milli) *
+/* What tells shapes apart (the request's other fields are the same for
+ * every job, or, as the priority, matter to no fit). */
+typedef struct skey {
+  int64_t cpu, mem;
+  int gc, gm;
+  uint64_t mask;
+} skey;
+
+static uint32_t key_hash(const skey *k) {
+  uint64_t h = (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15);
+  h ^= (uint64_t)k->mem * UINT64_C(0xC2B2AE3D27D4EB4F);
+  h ^= ((uint64_t)(uint32_t)k->gc << 32 | (uint32_t)k->gm) *
        UINT64_C(0x165667B19E3779F9);
-  h ^= r->model_mask * UINT64_C(0x27D4EB2F165667C5);
+  h ^= k->mask * UINT64_C(0x27D4EB2F165667C5);
   h ^= h >> 29;
   return (uint32_t)h;
 }
 
-static int same(const lsched_request *a, const lsched_request *b) {
-  return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
-         a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
-         a->model_mask == b->model_mask;
+static skey req_key(const lsched_request *r) {
+  skey k = {r->cpu_milli, r->memory_mib, r->gpu_count, r->gpu_milli,
+            r->model_mask};
+  return k;
+}
+
+static uint32_t shape_hash(const lsched_request *r) {
+  skey k = req_key(r);
+  return key_hash(&k);
+}
+
+static int same(const lsched_request *a, const skey *b) {
+  return a->cpu_milli == b->cpu && a->memory_mib == b->mem &&
+         a->gpu_count == b->gc && a->gpu_milli == b->gm &&
+         a->model_mask == b->mask;
 }
 
 static int rehash(sim_fragtrack *f, uint32_t nn) {
@@ -193,13 +225,13 @@ static int rehash(sim_fragtrack *f, uint32_t nn) {
   return 0;
 }
 
-/* The id of shape r, or NO_SHAPE if it was never interned. */
-static uint32_t lookup(const sim_fragtrack *f, const lsched_request *r) {
+/* The id of shape k, or NO_SHAPE if it was never interned. */
+static uint32_t lookup(const sim_fragtrack *f, const skey *k) {
   if (f->nslot == 0)
     return NO_SHAPE;
-  uint32_t j = shape_hash(r) & (f->nslot - 1);
+  uint32_t j = key_hash(k) & (f->nslot - 1);
   for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
-    if (same(&f->shapes[f->slot[j] - 1].req, r))
+    if (same(&f->shapes[f->slot[j] - 1].req, k))
       return f->slot[j] - 1;
   return NO_SHAPE;
 }
@@ -208,9 +240,10 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
   if (2 * (f->nshapes + 1) >= f->nslot &&
       rehash(f, f->nslot ? 2 * f->nslot : 1024))
     return NO_SHAPE - 1;
-  uint32_t j = shape_hash(r) & (f->nslot - 1);
+  skey k = req_key(r);
+  uint32_t j = key_hash(&k) & (f->nslot - 1);
   for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
-    if (same(&f->shapes[f->slot[j] - 1].req, r))
+    if (same(&f->shapes[f->slot[j] - 1].req, &k))
       return f->slot[j] - 1;
   if (f->nshapes == f->shapes_cap) {
     uint32_t nc = f->shapes_cap ? 2 * f->shapes_cap : 256;
@@ -230,6 +263,7 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
 /* ------------------------------------------------------------------ setup */
 
 static void strand_init(sim_fragtrack *f);
+static int32_t rank_of(const int64_t *v, int n, int64_t x);
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -258,6 +292,16 @@ static int thresholds(sim_fragtrack *f) {
       if (d == 0 || v[j][d - 1] != v[j][i])
         v[j][d++] = v[j][i];
     *nv[j] = d;
+  }
+  for (uint32_t i = 0; i < f->nshapes; i++) {
+    shape *sh = &f->shapes[i];
+    sh->cneed = rank_of(f->cthr, f->ncthr, sh->req.cpu_milli);
+    sh->mneed = rank_of(f->mthr, f->nmthr, sh->req.memory_mib);
+    const lsched_request *r = &sh->req;
+    sh->plain = r->gpu_count > 0 && lsched_request_validate(r) == LSCHED_OK &&
+                (r->version < 2 || r->mig_kind == 0) &&
+                (r->version < 3 || (!r->features && !r->node_allowed &&
+                                    !r->node_filter));
   }
   return 0;
 }
@@ -288,6 +332,8 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f->cthr);
   free(f->mthr);
   free(f->tree);
+  free(f->lstale);
+  free(f->lstale_list);
   free(f);
 }
 
@@ -317,6 +363,8 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   while (f->size < f->n)
     f->size *= 2;
   f->tree = malloc(2 * (size_t)f->size * sizeof *f->tree);
+  f->lstale = calloc(nz, 1);
+  f->lstale_list = malloc(nz * sizeof *f->lstale_list);
   f->hmask = 1;
   while (f->hmask < 2 * nz)
     f->hmask *= 2;
@@ -324,7 +372,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   f->hmask--;
   if (!f->dirty || !f->dirty_list || !f->nchg || !f->nchg_list || !f->cid ||
       !f->mnxt || !f->mprv || !f->cls || !f->cg || !f->cfree || !f->tree ||
-      !f->htab) {
+      !f->htab || !f->lstale || !f->lstale_list) {
     fragtrack_free(f);
     return -2;
   }
@@ -340,11 +388,27 @@ static void job_shape_req(const sim_fragtrack *f, const job_record *jr,
   sim_job_request(jr, spec_absent ? ~f->present : spec_mask, r);
 }
 
+/* The shape fields of a job's request (job_shape_req's, without building
+ * the request). */
+static skey job_key(const sim_fragtrack *f, const job_record *jr,
+                    uint64_t spec_mask, int spec_absent) {
+  int g = jr->num_gpu > 0;
+  skey k = {jr->cpu_milli, jr->memory_mib, g ? jr->num_gpu : 0,
+            g ? jr->gpu_milli : 0,
+            g && jr->gpu_spec >= 0 ? (spec_absent ? ~f->present : spec_mask)
+                                   : 0};
+  return k;
+}
+
 int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
                   int spec_absent) {
-  lsched_request r;
-  job_shape_req(f, jr, spec_mask, spec_absent, &r);
-  uint32_t id = intern(f, &r);
+  skey k = job_key(f, jr, spec_mask, spec_absent);
+  uint32_t id = lookup(f, &k);
+  if (id == NO_SHAPE) { /* a new shape */
+    lsched_request r;
+    job_shape_req(f, jr, spec_mask, spec_absent, &r);
+    id = intern(f, &r);
+  }
   if (id == NO_SHAPE - 1)
     return -2;
   if (f->nshapes > f->shapes_cap_counted) {
@@ -404,11 +468,10 @@ uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
                          uint64_t spec_mask, int spec_absent) {
   if (!f || jr->num_gpu <= 0)
     return FRAGTRACK_NO_SHAPE;
-  lsched_request r;
-  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  skey k = job_key(f, jr, spec_mask, spec_absent);
   /* Every job was added before; an unknown shape here would be an engine
    * bug: it then counts in no shape. */
-  return lookup(f, &r);
+  return lookup(f, &k);
 }
 
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f) {
@@ -521,6 +584,62 @@ static void sum_empty(sumry *t) {
 }
 
 /* Leaf c changed: its ancestors up to the first that stays the same. */
+static void sum_pull(sim_fragtrack *f, int32_t c);
+
+/* The summary tree is read only when a shape joins the set (shape_joined,
+ * rare next to allocations): a class whose state changed only marks its
+ * leaf stale, and tree_fresh brings the stale leaves and their ancestors
+ * up to date before a join. */
+static void leaf_stale(sim_fragtrack *f, int32_t c) {
+  if (!f->lstale[c]) {
+    f->lstale[c] = 1;
+    f->lstale_list[f->nlstale++] = c;
+  }
+}
+
+/* Class c's leaf from its key (empty for a class with no node): an upper
+ * bound of what its nodes fit (the CPU and memory of one of them rank
+ * alike against every shape). */
+static void leaf_fill(sim_fragtrack *f, int32_t c) {
+  const cls *e = &f->cls[c];
+  sumry *lf = &f->tree[f->size + c];
+  if (e->count == 0) {
+    sum_empty(lf);
+    return;
+  }
+  const int16_t *g = f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE;
+  lf->cpu = e->cpu;
+  lf->mem = e->mem;
+  lf->models = e->model >= 0 && e->model < 64 ? UINT64_C(1) << e->model
+                                              : ~UINT64_C(0);
+  for (int j = 0; j < CAPK; j++) {
+    int x = j < e->ng ? g[j] : -1;
+    if (x >= 0 && e->mode == LSCHED_GPU_EXCLUSIVE)
+      x = x == 1000 ? 1000 : 0;
+    lf->cap[j] = (int16_t)x;
+  }
+}
+
+static void tree_fresh(sim_fragtrack *f) {
+  if (f->nlstale == 0)
+    return;
+  int depth = 0;
+  for (int t = f->size; t > 1; t /= 2)
+    depth++;
+  int all = (int64_t)f->nlstale * depth > f->size;
+  for (int k = 0; k < f->nlstale; k++) {
+    int32_t c = f->lstale_list[k];
+    f->lstale[c] = 0;
+    leaf_fill(f, c);
+    if (!all)
+      sum_pull(f, c);
+  }
+  f->nlstale = 0;
+  if (all) /* many leaves: every inner entry once, bottom-up */
+    for (int t = f->size - 1; t >= 1; t--)
+      sum_merge(&f->tree[t], &f->tree[2 * t], &f->tree[2 * t + 1]);
+}
+
 static void sum_pull(sim_fragtrack *f, int32_t c) {
   for (int t = (f->size + c) / 2; t >= 1; t /= 2) {
     sumry m;
@@ -553,6 +672,15 @@ static int32_t rank_of(const int64_t *v, int n, int64_t x) {
   return lo;
 }
 
+/* rank_of(v, n, x) where r is likely it (a node's rank before its change:
+ * CPU and memory often stay between the same two needs). */
+static inline int32_t rank_near(const int64_t *v, int n, int64_t x,
+                                int32_t r) {
+  if (r >= 0 && r <= n && (r == 0 || v[r - 1] <= x) && (r == n || v[r] > x))
+    return r;
+  return rank_of(v, n, x);
+}
+
 #define CSWAP(a, b)                                                            \
   do {                                                                         \
     int lo_ = (a) < (b) ? (a) : (b), hi_ = (a) < (b) ? (b) : (a);              \
@@ -560,9 +688,52 @@ static int32_t rank_of(const int64_t *v, int n, int64_t x) {
     (b) = lo_;                                                                 \
   } while (0)
 
-/* fm[0..ng) into g, descending: up to 8 GPUs (the usual node) by a
- * branch-free sorting network (19 compare-exchanges), more by insertion. */
+#if defined(__SSE2__)
+/* 8 values (0..1000) into g, descending: a bitonic network on the 8
+ * 16-bit lanes of one SSE2 register, 6 stages of min, max and a select of
+ * the lanes that take the max (a third of the scalar network's
+ * instructions; tests/test_fragtrack.c checks sort_desc against qsort
+ * through fragtrack_sort_gpus, every 0/1 input among them, which by the
+ * 0-1 principle covers every input of the network). */
+static inline void sort8_desc(const int *fm, int16_t *g) {
+  __m128i v = _mm_packs_epi32(_mm_loadu_si128((const __m128i *)fm),
+                              _mm_loadu_si128((const __m128i *)(fm + 4)));
+#define STAGE(P, m0, m1, m2, m3, m4, m5, m6, m7)                               \
+  do {                                                                         \
+    __m128i p_ = (P), lo_ = _mm_min_epi16(v, p_), hi_ = _mm_max_epi16(v, p_);  \
+    __m128i m_ = _mm_set_epi16(m7, m6, m5, m4, m3, m2, m1, m0);                \
+    v = _mm_or_si128(_mm_and_si128(m_, hi_), _mm_andnot_si128(m_, lo_));       \
+  } while (0)
+/* each lane with its partner at distance 1, 2, 4 */
+#define SW1(x) _mm_shufflehi_epi16(_mm_shufflelo_epi16((x), 0xB1), 0xB1)
+#define SW2(x) _mm_shuffle_epi32((x), 0xB1)
+#define SW4(x) _mm_shuffle_epi32((x), 0x4E)
+  /* pairs alternately descending and ascending, then the two halves
+   * descending and ascending, then the whole descending */
+  STAGE(SW1(v), -1, 0, 0, -1, -1, 0, 0, -1);
+  STAGE(SW2(v), -1, -1, 0, 0, 0, 0, -1, -1);
+  STAGE(SW1(v), -1, 0, -1, 0, 0, -1, 0, -1);
+  STAGE(SW4(v), -1, -1, -1, -1, 0, 0, 0, 0);
+  STAGE(SW2(v), -1, -1, 0, 0, -1, -1, 0, 0);
+  STAGE(SW1(v), -1, 0, -1, 0, -1, 0, -1, 0);
+#undef STAGE
+#undef SW1
+#undef SW2
+#undef SW4
+  _mm_storeu_si128((__m128i *)g, v);
+}
+#endif
+
+/* fm[0..ng) into g, descending: 8 GPUs (the usual node) by sort8_desc
+ * where SSE2 is, up to 8 by a branch-free sorting network (19
+ * compare-exchanges), more by insertion. */
 static void sort_desc(const int *fm, int ng, int16_t *g) {
+#if defined(__SSE2__)
+  if (ng == 8) {
+    sort8_desc(fm, g);
+    return;
+  }
+#endif
   if (ng <= 8) {
     int v[8];
     for (int j = 0; j < 8; j++)
@@ -573,8 +744,10 @@ static void sort_desc(const int *fm, int ng, int16_t *g) {
     CSWAP(v[2], v[4]); CSWAP(v[3], v[5]);
     CSWAP(v[1], v[4]); CSWAP(v[3], v[6]);
     CSWAP(v[1], v[2]); CSWAP(v[3], v[4]); CSWAP(v[5], v[6]);
-    for (int j = 0; j < ng; j++)
-      g[j] = (int16_t)v[j];
+    /* the unused tail as zeros: keys of up to 8 GPUs are compared and
+     * hashed as two 64-bit words */
+    for (int j = 0; j < 8; j++)
+      g[j] = (int16_t)(j < ng ? v[j] : 0);
     return;
   }
   for (int n = 0; n < ng; n++) {
@@ -587,10 +760,15 @@ static void sort_desc(const int *fm, int ng, int16_t *g) {
   }
 }
 
+void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g) {
+  sort_desc(fm, ng, g);
+}
+
 /* The free state of node i as the value sees it (the free milli of its
- * GPUs sorted descending); 0 if it strands nothing whatever the queue (no
- * GPU milli free, no GPUs, MIG, removed). */
-static int node_key(const sim_fragtrack *f, int i, nkey *k) {
+ * GPUs sorted descending, up to 8 padded with zeros); 0 if it strands
+ * nothing whatever the queue (no GPU milli free, no GPUs, MIG, removed).
+ * was: the class of its state before (a hint for the ranks), or -1. */
+static int node_key(const sim_fragtrack *f, int i, nkey *k, int32_t was) {
   lsched_node_free nf = LSCHED_NODE_FREE_INIT;
   int fm[LSCHED_MAX_GPUS_PER_NODE];
   int ng = lsched_cluster_node_free(f->c, i, &nf, fm, LSCHED_MAX_GPUS_PER_NODE);
@@ -603,8 +781,10 @@ static int node_key(const sim_fragtrack *f, int i, nkey *k) {
   k->cpu = nf.cpu_free;
   k->mem = nf.memory_free;
   k->milli = nf.gpu_milli_free;
-  k->cpur = rank_of(f->cthr, f->ncthr, nf.cpu_free);
-  k->memr = rank_of(f->mthr, f->nmthr, nf.memory_free);
+  k->cpur = rank_near(f->cthr, f->ncthr, nf.cpu_free,
+                      was >= 0 ? f->cls[was].cpur : -1);
+  k->memr = rank_near(f->mthr, f->nmthr, nf.memory_free,
+                      was >= 0 ? f->cls[was].memr : -1);
   k->model = (int16_t)nf.gpu_model;
   k->mode = (uint8_t)nf.gpu_mode;
   k->up = nf.state == LSCHED_NODE_UP;
@@ -617,8 +797,12 @@ static int node_key(const sim_fragtrack *f, int i, nkey *k) {
   /* the free milli four at a time (the tail padded with zeros) */
   for (int n = 0; n < ng; n += 4) {
     uint64_t w = 0;
-    for (int j = 0; j < 4 && n + j < ng; j++)
-      w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
+    if (n + 4 <= ng || ng <= 8) {
+      memcpy(&w, k->g + n, sizeof w); /* 8 GPUs or fewer: zero-padded */
+    } else {
+      for (int j = 0; j < 4 && n + j < ng; j++)
+        w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
+    }
     h = (h ^ w) * UINT64_C(0x100000001B3);
     h ^= h >> 29;
   }
@@ -633,10 +817,18 @@ static const int16_t *cls_gpus(const sim_fragtrack *f, int32_t c) {
 
 static int key_is(const sim_fragtrack *f, int32_t c, const nkey *k) {
   const cls *e = &f->cls[c];
-  return e->hash == k->hash && e->cpur == k->cpur && e->memr == k->memr &&
-         e->model == k->model && e->mode == k->mode && e->up == k->up &&
-         e->ng == k->ng &&
-         !memcmp(cls_gpus(f, c), k->g, (size_t)k->ng * sizeof *k->g);
+  if (e->hash != k->hash || e->cpur != k->cpur || e->memr != k->memr ||
+      e->model != k->model || e->mode != k->mode || e->up != k->up ||
+      e->ng != k->ng)
+    return 0;
+  const int16_t *g = cls_gpus(f, c);
+  if (k->ng <= 8) { /* both zero-padded to 8 */
+    uint64_t a[2], b[2];
+    memcpy(a, g, sizeof a);
+    memcpy(b, k->g, sizeof b);
+    return a[0] == b[0] && a[1] == b[1];
+  }
+  return !memcmp(g, k->g, (size_t)k->ng * sizeof *k->g);
 }
 
 static int32_t cls_find(const sim_fragtrack *f, const nkey *k) {
@@ -646,11 +838,10 @@ static int32_t cls_find(const sim_fragtrack *f, const nkey *k) {
   return c;
 }
 
-/* A new class of state k, empty, its value not yet evaluated. */
-static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
-  int32_t c = f->cfree[--f->ncfree];
+/* Class c (hashed nowhere) takes state k: its key, its hash entry and its
+ * summary leaf; its nodes, value and bucket are left as they are. */
+static void cls_set_key(sim_fragtrack *f, int32_t c, const nkey *k) {
   cls *e = &f->cls[c];
-  memset(e, 0, sizeof *e);
   e->cpu = k->cpu;
   e->mem = k->mem;
   e->milli = k->milli;
@@ -661,26 +852,29 @@ static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
   e->mode = k->mode;
   e->up = k->up;
   e->ng = k->ng;
-  e->mhead = -1;
-  e->first = FIRST_NONE;
   memcpy(f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE, k->g,
-         (size_t)k->ng * sizeof *k->g);
+         (size_t)(k->ng < 8 ? 8 : k->ng) * sizeof *k->g);
   e->hnext = f->htab[k->hash & f->hmask];
   f->htab[k->hash & f->hmask] = c;
-  /* summary leaf: an upper bound of what its nodes fit (the CPU and
-   * memory of one of them rank alike against every shape) */
-  sumry *lf = &f->tree[f->size + c];
-  lf->cpu = k->cpu;
-  lf->mem = k->mem;
-  lf->models = k->model >= 0 && k->model < 64 ? UINT64_C(1) << k->model
-                                              : ~UINT64_C(0);
-  for (int j = 0; j < CAPK; j++) {
-    int x = j < k->ng ? k->g[j] : -1;
-    if (x >= 0 && k->mode == LSCHED_GPU_EXCLUSIVE)
-      x = x == 1000 ? 1000 : 0;
-    lf->cap[j] = (int16_t)x;
-  }
-  sum_pull(f, c);
+  leaf_stale(f, c);
+}
+
+/* Takes class c out of the hash table (its key is about to change). */
+static void cls_unhash(sim_fragtrack *f, int32_t c) {
+  int32_t *pp = &f->htab[f->cls[c].hash & f->hmask];
+  while (*pp != c)
+    pp = &f->cls[*pp].hnext;
+  *pp = f->cls[c].hnext;
+}
+
+/* A new class of state k, empty, its value not yet evaluated. */
+static int32_t cls_new(sim_fragtrack *f, const nkey *k) {
+  int32_t c = f->cfree[--f->ncfree];
+  cls *e = &f->cls[c];
+  memset(e, 0, sizeof *e);
+  e->mhead = -1;
+  e->first = FIRST_NONE;
+  cls_set_key(f, c, k);
   return c;
 }
 
@@ -688,28 +882,60 @@ static void cls_del(sim_fragtrack *f, int32_t c) {
   cls *e = &f->cls[c];
   bucket_out(f, c);
   e->first = FIRST_NONE;
-  int32_t *pp = &f->htab[e->hash & f->hmask];
-  while (*pp != c)
-    pp = &f->cls[*pp].hnext;
-  *pp = e->hnext;
-  sum_empty(&f->tree[f->size + c]);
-  sum_pull(f, c);
+  cls_unhash(f, c);
+  leaf_stale(f, c); /* count 0: an empty leaf */
   f->cfree[f->ncfree++] = c;
+}
+
+/* Whether shape s fits the nodes of class c (shared or exclusive, in the
+ * state of its key), read from the key: lsched_fits's tests of CPU,
+ * memory, state, GPU count, model and k GPUs with the share free (1000 on
+ * exclusive nodes). For a plain shape on a model id below 64 that is
+ * lsched_fits's answer; otherwise 0 means it does not fit and 1 asks
+ * lsched_fits on a node of c. (-DFRAGTRACK_VERIFY checks every node
+ * against lsched_fits.) */
+static inline int fits_cls(const sim_fragtrack *f, int32_t c, const shape *s) {
+  const cls *e = &f->cls[c];
+  const lsched_request *r = &s->req;
+  if (e->cpur < s->cneed || e->memr < s->mneed || !e->up)
+    return 0;
+  int k = r->gpu_count;
+  int exact = s->plain && e->model >= 0 && e->model < 64;
+  if (k <= 0)
+    return exact || lsched_fits(f->c, e->mhead, r);
+  if (k > e->ng)
+    return 0;
+  if (r->model_mask && e->model >= 0 && e->model < 64 &&
+      !(r->model_mask >> e->model & 1))
+    return 0;
+  int d = e->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : r->gpu_milli;
+  if (cls_gpus(f, c)[k - 1] < d)
+    return 0;
+  return exact || lsched_fits(f->c, e->mhead, r);
+}
+
+/* The share shape s takes of each GPU on the nodes of class c (what
+ * lsched_effective_milli says for a plain shape: 1000 on exclusive
+ * nodes). */
+static inline int eff_cls(const sim_fragtrack *f, int32_t c, const shape *s) {
+  const cls *e = &f->cls[c];
+  if (!s->plain)
+    return lsched_effective_milli(f->c, e->mhead, &s->req);
+  return e->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : s->req.gpu_milli;
 }
 
 /* Class c's value and first fitting shape from scratch (every node of it
  * in the state of its key). */
 static void cls_eval(sim_fragtrack *f, int32_t c) {
   cls *e = &f->cls[c];
-  int rep = e->mhead;
   uint32_t first = FIRST_NONE;
   int64_t v = e->milli;
   for (uint32_t k = 0; k < f->ncalc; k++) {
-    const lsched_request *r = &f->shapes[f->calc[k]].req;
-    if (lsched_fits(f->c, rep, r)) {
+    const shape *s = &f->shapes[f->calc[k]];
+    if (fits_cls(f, c, s)) {
       /* ascending share: the first that fits has the smallest */
       first = f->calc[k];
-      v = below(cls_gpus(f, c), e->ng, lsched_effective_milli(f->c, rep, r));
+      v = below(cls_gpus(f, c), e->ng, eff_cls(f, c, s));
       break;
     }
   }
@@ -723,11 +949,21 @@ static void cls_eval(sim_fragtrack *f, int32_t c) {
 static void rekey(sim_fragtrack *f, int i) {
   nkey k;
   int32_t old = f->cid[i], nc = -1;
-  int elig = node_key(f, i, &k);
+  int elig = node_key(f, i, &k, old);
   if (elig) {
     if (old >= 0 && key_is(f, old, &k))
       return;
     nc = cls_find(f, &k);
+    if (nc < 0 && old >= 0 && f->cls[old].count == 1) {
+      /* The node was alone in its class and its new state has none: the
+       * class takes the new state in place (what deleting it and opening
+       * a new one would come to, with one summary update instead of two;
+       * the node stays its only member). */
+      cls_unhash(f, old);
+      cls_set_key(f, old, &k);
+      cls_eval(f, old);
+      return;
+    }
   } else if (old < 0) {
     return;
   }
@@ -803,10 +1039,9 @@ static void shape_joined(sim_fragtrack *f, uint32_t a) {
     uint32_t cur = x->first;
     if (cur != FIRST_NONE && f->shapes[cur].rank <= ra)
       continue;
-    if (!lsched_fits(f->c, x->mhead, r))
+    if (!fits_cls(f, c, &f->shapes[a]))
       continue;
-    int64_t v =
-        below(cls_gpus(f, c), x->ng, lsched_effective_milli(f->c, x->mhead, r));
+    int64_t v = below(cls_gpus(f, c), x->ng, eff_cls(f, c, &f->shapes[a]));
     bucket_out(f, c);
     bucket_in(f, c, a);
     f->S += (int64_t)x->count * (v - x->str);
@@ -867,6 +1102,8 @@ static void sync_set(sim_fragtrack *f) {
     while (s->head >= 0)
       cls_eval(f, s->head);
   }
+  if (nadd > 0)
+    tree_fresh(f);
   for (uint32_t k = 0; k < nadd; k++)
     shape_joined(f, f->touched[nrem + k]);
 }
@@ -923,7 +1160,7 @@ static void verify(const sim_fragtrack *f) {
     node_ref(f, i, &v, &first);
     nkey k;
     if (v != have || first != hf ||
-        (c >= 0 && (!node_key(f, i, &k) || !key_is(f, c, &k)))) {
+        (c >= 0 && (!node_key(f, i, &k, -1) || !key_is(f, c, &k)))) {
       fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n", i,
               have, v);
       abort();
@@ -943,19 +1180,10 @@ static void verify(const sim_fragtrack *f) {
 }
 #endif
 
-int fragtrack_update(sim_fragtrack *f) {
-  if (!f)
-    return 0;
-  lsched_fragmeter_get(f->meter, &f->fr);
-  if (f->queued == 0) {
-    /* Stranded is 0 with an empty queue. The changed nodes wait in
-     * dirty_list: the next update with a queue syncs (valid is 0 then) and
-     * moves each to the class of its state then, which is what moving it
-     * at every update in between would have come to. */
-    f->valid = 0;
-    f->stranded = 0;
-    return 0;
-  }
+/* fragtrack_update with a queue: the changed nodes to their classes (out
+ * of line: the update without a queue, most of them at 100k GPUs, then
+ * saves nothing it does not use). */
+__attribute__((noinline)) static void update_queued(sim_fragtrack *f) {
   if (f->set_changed || !f->valid) {
     sync_set(f);
     f->set_changed = 0;
@@ -971,6 +1199,27 @@ int fragtrack_update(sim_fragtrack *f) {
 #ifdef FRAGTRACK_VERIFY
   verify(f);
 #endif
+}
+
+int fragtrack_update(sim_fragtrack *f) {
+  if (!f)
+    return 0;
+  /* The meter moves only with the cluster's allocations, releases and
+   * node changes, which the observer sees: read it after one of them. */
+  if (f->mstale) {
+    lsched_fragmeter_get(f->meter, &f->fr);
+    f->mstale = 0;
+  }
+  if (f->queued == 0) {
+    /* Stranded is 0 with an empty queue. The changed nodes wait in
+     * dirty_list: the next update with a queue syncs (valid is 0 then) and
+     * moves each to the class of its state then, which is what moving it
+     * at every update in between would have come to. */
+    f->valid = 0;
+    f->stranded = 0;
+    return 0;
+  }
+  update_queued(f);
   return 0;
 }
 

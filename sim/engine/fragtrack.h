@@ -29,10 +29,15 @@
  * classes it may fit, found through a tree of per-subtree maxima (free
  * CPU, memory, k-th largest free GPU share, models), so a shape that fits
  * nowhere costs about log nodes and one that fits thousands of identical
- * nodes costs one class. The values are exactly those of recomputing
- * every node at every change of the set (tests/test_fragtrack.c; build
- * with -DFRAGTRACK_VERIFY to check every node after every update of a
- * run).
+ * nodes costs one class. The tree is brought up to date only before a
+ * shape joins (the classes that changed since then mark their leaves
+ * stale); a node alone in its class takes its class to its new state in
+ * place; a queued shape's fit on a class is read from the class's key
+ * (lsched_fits only for shapes with node restrictions or MIG kinds); the
+ * FGD meter is read only after a node changed. The values are exactly
+ * those of recomputing every node at every change of the set
+ * (tests/test_fragtrack.c; build with -DFRAGTRACK_VERIFY to check every
+ * node after every update of a run).
  */
 #ifndef SCHEDSIM_FRAGTRACK_H
 #define SCHEDSIM_FRAGTRACK_H
@@ -87,6 +92,11 @@ void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out);
  * for, and the nodes in them (for tests: nodes > classes when nodes share
  * a state). */
 void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
+
+/* fm[0..ng) (0..1000 each, ng <= 64) sorted descending into g, as a
+ * node's class key holds its GPUs (for ng <= 8 g is padded with zeros to
+ * 8 entries). Exposed for tests/test_fragtrack.c. */
+void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g);
 
 /* Time moves on by dt microseconds with the current values. */
 void fragtrack_advance(sim_fragtrack *f, int64_t dt);
