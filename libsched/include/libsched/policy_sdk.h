@@ -277,7 +277,7 @@ static inline int64_t lsched_fit_score(const lsched_view *v, int node,
  * allocation, release or state change on node x logs x, O(1); a shape's
  * tree replays the entries it has not seen when the shape is asked for
  * (x re-scored, its path climbed: O(score + log n) per node changed, a
- * rebuild past n/4). Adding, updating or removing a node or a new visit
+ * rebuild past n/2). Adding, updating or removing a node or a new visit
  * order rebuilds the trees lazily (O(n) scores each). Finding the shape is
  * O(1) (hash). At most 256 shapes are tracked (fewer when 32 MiB of trees,
  * 16 bytes per node and shape, would not hold them); a new shape while the
