@@ -283,9 +283,17 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   s->synced = ix->seq;
 }
 
-/* Replays leaf pos's path. An entry whose winner stays the same position
- * and is not pos has the same winner and score as before: so have its
- * ancestors, and the climb stops there. */
+/* Replays leaf pos's path, knowing which way its key (score, then the
+ * earlier position) moved. Entries hold positions and compare through
+ * val[], so an entry whose winner stays pos needs no write.
+ *   Better (or fitting now): an entry pos already won still has pos; at
+ *   the first one it did not win, pos either wins now (written, go on) or
+ *   not, and then that entry and every one above keep their winners (they
+ *   beat pos before its change... and after it, or pos would win there).
+ *   Worse (or no longer fitting): an entry pos did not win keeps its
+ *   winner (it beat pos's old key, which beat everything below it that
+ *   changed), and so do the ones above: stop there; an entry pos won is
+ *   decided again between its two children. */
 static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
                        int pos) {
   int32_t *best = s->best;
@@ -298,11 +306,17 @@ static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
   if (s->cnt && now != was) /* a count changes on the whole path */
     for (int i = (ix->size + pos) / 2; i >= 1; i /= 2)
       s->cnt[i] += now - was;
-  for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
-    int32_t b = pick(s->val, best[2 * i], best[2 * i + 1]);
-    if (b == best[i] && b != pos)
-      break;
-    best[i] = b;
+  if (now && (!was || s->val[pos] > old)) {
+    for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
+      if (best[i] == pos)
+        continue;
+      if (pick(s->val, best[2 * i], best[2 * i + 1]) != pos)
+        break;
+      best[i] = pos;
+    }
+  } else {
+    for (int i = (ix->size + pos) / 2; i >= 1 && best[i] == pos; i /= 2)
+      best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
   }
 }
 
