@@ -41,6 +41,17 @@
  * it replaces the least recently used tracked shape. So a trace of many
  * distinct shapes costs at most one scan per decision, as before.
  *
+ * Idle classes (lsched_score_index_idle, the policy's promise that an
+ * idle node's score depends on its class alone): nodes are grouped at a
+ * refresh by (CPU and memory capacity, GPU count, model, mode, features),
+ * MIG nodes excluded; idle_at[p] holds the class of the node at position
+ * p while it is idle (kept at every log entry). A leaf of an idle node
+ * takes its class's answer for the shape (cst/cval), computed by the
+ * first idle node of the class met and forgotten at the next refresh. So
+ * a tree built on a mostly idle cluster (fill mode's first tree of each
+ * shape in each seed, whose visit order is new) costs a table read per
+ * idle node instead of a fit test and a score.
+ *
  * Requests restricted by node_allowed or node_filter (per call, not a
  * shape) and requests of a version this file does not know are answered by
  * the scan. The answer is always the scan's: the tests
