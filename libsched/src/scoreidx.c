@@ -179,16 +179,16 @@ static uint64_t mix(uint64_t h, uint64_t x) {
  * seven independent multiplies instead of a chain (asked at every
  * decision). */
 static uint64_t key_hash(const struct six_key *k) {
-  uint64_t h = (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15) +
-               (uint64_t)k->mem * UINT64_C(0xC2B2AE3D27D4EB4F) +
-               (uint64_t)k->mig_mem * UINT64_C(0x165667B19E3779F9) +
-               k->model_mask * UINT64_C(0xD6E8FEB86659FD93) +
-               k->features * UINT64_C(0xFF51AFD7ED558CCD) +
-               ((uint64_t)(uint32_t)k->k << 32 | (uint32_t)k->milli) *
-                   UINT64_C(0xC4CEB9FE1A85EC53) +
-               ((uint64_t)(uint32_t)k->mig_kind << 32 |
-                (uint32_t)k->mig_compute) *
-                   UINT64_C(0x94D049BB133111EB);
+  uint64_t h =
+      (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15) +
+      (uint64_t)k->mem * UINT64_C(0xC2B2AE3D27D4EB4F) +
+      (uint64_t)k->mig_mem * UINT64_C(0x165667B19E3779F9) +
+      k->model_mask * UINT64_C(0xD6E8FEB86659FD93) +
+      k->features * UINT64_C(0xFF51AFD7ED558CCD) +
+      ((uint64_t)(uint32_t)k->k << 32 | (uint32_t)k->milli) *
+          UINT64_C(0xC4CEB9FE1A85EC53) +
+      ((uint64_t)(uint32_t)k->mig_kind << 32 | (uint32_t)k->mig_compute) *
+          UINT64_C(0x94D049BB133111EB);
   h ^= h >> 31;
   h *= UINT64_C(0xBF58476D1CE4E5B9);
   h ^= h >> 29;
@@ -214,8 +214,8 @@ static inline int32_t pick(const int64_t *val, int32_t a, int32_t b) {
   return val[b] > val[a] ? b : a;
 }
 
-static inline void leaf_set(struct lsched_score_index *ix,
-                            struct six_shape *s, int pos) {
+static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
+                            int pos) {
   int32_t *best = s->best + ix->size;
   int k = ix->idle_on ? ix->idle_at[pos] : -1;
   if (k >= 0 && s->cst[k]) { /* an idle node of a class met before */
