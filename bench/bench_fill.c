@@ -32,9 +32,9 @@
 static const char *const traces[] = {"default",    "cpu050",     "cpu100",
                                      "gpushare40", "gpushare60", "gpuspec10",
                                      "multigpu20", "multigpu30"};
-static const char *const policies[] = {"random",      "dot-product",
+static const char *const policies[] = {"random",         "dot-product",
                                        "gpu-clustering", "gpu-packing",
-                                       "best-fit",    "fgd"};
+                                       "best-fit",       "fgd"};
 #define NT 8
 #define NP 6
 #define NS 10
@@ -44,6 +44,7 @@ typedef struct loaded {
   uint64_t *masks;
   uint8_t *absent;
   lsched_workload *wl;
+  uint32_t *pods_byname, *nodes_byname; /* fill_name_orders, once */
 } loaded;
 
 typedef struct msg {
@@ -104,8 +105,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_fill: %s\n", err);
     return 1;
   }
-  snprintf(path, sizeof path, "%s/alibaba-gpu-v2023/openb_node_list_gpu_node.csv",
-           data);
+  snprintf(path, sizeof path,
+           "%s/alibaba-gpu-v2023/openb_node_list_gpu_node.csv", data);
   if (access(path, R_OK) != 0) {
     printf("bench_fill: skipped (%s not found)\n", path);
     catalog_free(&cat);
@@ -132,11 +133,24 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench_fill: %s: %s%s\n", path, te.msg, err);
       return 1;
     }
+    fill_setup fo = {.sc = &sc, .t = &L[i].t};
+    if (fill_name_orders(&fo, &L[i].pods_byname, &L[i].nodes_byname)) {
+      fprintf(stderr, "bench_fill: out of memory\n");
+      return 1;
+    }
   }
 
   /* 1. One fgd run, best of 5. */
-  fill_setup fs = {&sc, &L[0].t, "fgd", 1.3, L[0].wl, L[0].masks,
-                   L[0].absent, cooked};
+  fill_setup fs = {&sc,
+                   &L[0].t,
+                   "fgd",
+                   1.3,
+                   L[0].wl,
+                   L[0].masks,
+                   L[0].absent,
+                   cooked,
+                   L[0].pods_byname,
+                   L[0].nodes_byname};
   double best = 1e9;
   fill_seed_result one;
   for (int k = 0; k < 5; k++) {
@@ -174,8 +188,16 @@ int main(int argc, char **argv) {
       msg m;
       for (int j = w; j < njobs; j += workers) {
         int ti = j / (NP * NS), pi = j / NS % NP, si = j % NS;
-        fill_setup f = {&sc, &L[ti].t, policies[pi], 1.3, L[ti].wl,
-                        L[ti].masks, L[ti].absent, cooked};
+        fill_setup f = {&sc,
+                        &L[ti].t,
+                        policies[pi],
+                        1.3,
+                        L[ti].wl,
+                        L[ti].masks,
+                        L[ti].absent,
+                        cooked,
+                        L[ti].pods_byname,
+                        L[ti].nodes_byname};
         memset(&m, 0, sizeof m);
         m.job = j;
         m.rc = fill_run_seed(&f, 42 + (uint64_t)si, &m.res, NULL, NULL, err,
@@ -247,6 +269,8 @@ int main(int argc, char **argv) {
     lsched_workload_destroy(L[i].wl);
     free(L[i].masks);
     free(L[i].absent);
+    free(L[i].pods_byname);
+    free(L[i].nodes_byname);
     trace_free(&L[i].t);
   }
   sim_cluster_free(&sc);

@@ -58,6 +58,8 @@ static int clu_init(void *state, const lsched_cluster *c) {
   int rc = s->scratch && s->tags && s->distinct
                ? lsched_score_index_create(&s->ix, c, clu_score, s)
                : LSCHED_ENOMEM;
+  if (rc == LSCHED_OK) /* an idle node holds no GPU request: no tags */
+    rc = lsched_score_index_idle(s->ix);
   if (rc == LSCHED_OK)
     return LSCHED_OK;
   /* No fini after a failed init: free here. */

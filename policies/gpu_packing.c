@@ -73,6 +73,8 @@ static int pack_init(void *state, const lsched_cluster *c) {
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, pack_score,
                                                   (void *)c)
                       : LSCHED_ENOMEM;
+  if (rc == LSCHED_OK) /* an idle node: max(33 - GPUs, GPUs) */
+    rc = lsched_score_index_idle(s->ix);
   if (rc) /* no fini after a failed init */
     pack_fini(s);
   return rc;

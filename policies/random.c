@@ -79,6 +79,8 @@ static int rnd_init(void *state, const lsched_cluster *c) {
   int rc = lsched_score_index_create(&s->ix, c, rnd_score, s);
   if (rc == LSCHED_OK)
     rc = lsched_score_index_enable_counts(s->ix);
+  if (rc == LSCHED_OK) /* only fits matter: an idle node fits as its class */
+    rc = lsched_score_index_idle(s->ix);
   if (rc) {
     lsched_score_index_destroy(s->ix);
     lsched_mem_free(&s->a, s->scratch);

@@ -18,7 +18,7 @@
  * shape is asked for: the log entries since it was last synchronised are
  * replayed (each node once, at its latest entry: leaf pos_of[x] recomputed
  * and its path climbed until an entry's winner does not change), or the
- * tree is rebuilt when more than n/4 distinct nodes wait (the nodes are
+ * tree is rebuilt when more than n/2 distinct nodes wait (the nodes are
  * read from the log, or from last[] when more than n entries wait). So a
  * shape asked at every decision costs O(changes since the last decision x
  * (score + log n)), and a rare shape costs nothing until it is asked.
@@ -40,6 +40,17 @@
  * (lsched_best_raw_score) and remembered in a table of hashes; seen again,
  * it replaces the least recently used tracked shape. So a trace of many
  * distinct shapes costs at most one scan per decision, as before.
+ *
+ * Idle classes (lsched_score_index_idle, the policy's promise that an
+ * idle node's score depends on its class alone): nodes are grouped at a
+ * refresh by (CPU and memory capacity, GPU count, model, mode, features),
+ * MIG nodes excluded; idle_at[p] holds the class of the node at position
+ * p while it is idle (kept at every log entry). A leaf of an idle node
+ * takes its class's answer for the shape (cst/cval), computed by the
+ * first idle node of the class met and forgotten at the next refresh. So
+ * a tree built on a mostly idle cluster (fill mode's first tree of each
+ * shape in each seed, whose visit order is new) costs a table read per
+ * idle node instead of a fit test and a score.
  *
  * Requests restricted by node_allowed or node_filter (per call, not a
  * shape) and requests of a version this file does not know are answered by
@@ -63,6 +74,16 @@
 #define SIX_MAX_SHAPES 256
 #define SIX_MAP 1024u /* hash slots for the shapes: 4 x SIX_MAX_SHAPES */
 #define SIX_BUDGET ((size_t)32 << 20) /* bytes of trees per index */
+#define SIX_CLASSES 256 /* node classes memoised (lsched_score_index_idle) */
+#define SIX_CMAP 1024u  /* hash slots for the classes */
+
+/* A node class: what decides an idle node's fit and (by the contract of
+ * lsched_score_index_idle) its score. */
+struct six_cls {
+  int64_t cpu_cap, mem_cap;
+  uint64_t features;
+  int32_t gpu_count, model, mode;
+};
 
 struct six_key {
   int64_t cpu, mem, mig_mem;
@@ -80,6 +101,11 @@ struct six_shape {
   int32_t *best; /* 2 x size: best position under entry i, -1 none */
   int32_t *cnt;  /* counting index: size, fitting leaves under entry i */
   int64_t *val;  /* size: score of the node at position p */
+  int plain_k;   /* GPU count of a plain (not MIG) request, else 0 */
+  /* Idle classes (lsched_score_index_idle): per class, 0 = not known yet,
+   * 1 = an idle node of it does not fit, 2 = fits and scores cval. */
+  uint8_t *cst;
+  int64_t *cval;
 };
 
 struct lsched_score_index {
@@ -109,6 +135,15 @@ struct lsched_score_index {
   int scratch_n, last_n;
   lsched_score_index_stats st;
   lsched_node_watch *watch; /* a pool's compose: one node, not stale */
+  /* Idle classes (lsched_score_index_idle): cls_of[x] = node x's class or
+   * -1 (MIG nodes, classes past SIX_CLASSES); idle_at[p] = the class of
+   * the node at position p while it is idle (up, everything free), else
+   * -1. Kept at every log entry and refresh. */
+  int idle_on;
+  int ncls;
+  struct six_cls *cls;
+  int16_t *cls_of, *idle_at;
+  int cls_n, idle_n; /* entries held */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -140,15 +175,23 @@ static uint64_t mix(uint64_t h, uint64_t x) {
   return h * UINT64_C(0xBF58476D1CE4E5B9);
 }
 
+/* Every field times its own odd constant, summed, then one finishing mix:
+ * seven independent multiplies instead of a chain (asked at every
+ * decision). */
 static uint64_t key_hash(const struct six_key *k) {
-  uint64_t h = 0;
-  h = mix(h, (uint64_t)k->cpu);
-  h = mix(h, (uint64_t)k->mem);
-  h = mix(h, (uint64_t)k->mig_mem);
-  h = mix(h, k->model_mask);
-  h = mix(h, k->features);
-  h = mix(h, (uint64_t)(uint32_t)k->k << 32 | (uint32_t)k->milli);
-  h = mix(h, (uint64_t)(uint32_t)k->mig_kind << 32 | (uint32_t)k->mig_compute);
+  uint64_t h =
+      (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15) +
+      (uint64_t)k->mem * UINT64_C(0xC2B2AE3D27D4EB4F) +
+      (uint64_t)k->mig_mem * UINT64_C(0x165667B19E3779F9) +
+      k->model_mask * UINT64_C(0xD6E8FEB86659FD93) +
+      k->features * UINT64_C(0xFF51AFD7ED558CCD) +
+      ((uint64_t)(uint32_t)k->k << 32 | (uint32_t)k->milli) *
+          UINT64_C(0xC4CEB9FE1A85EC53) +
+      ((uint64_t)(uint32_t)k->mig_kind << 32 | (uint32_t)k->mig_compute) *
+          UINT64_C(0x94D049BB133111EB);
+  h ^= h >> 31;
+  h *= UINT64_C(0xBF58476D1CE4E5B9);
+  h ^= h >> 29;
   return h ? h : 1;
 }
 
@@ -171,15 +214,42 @@ static inline int32_t pick(const int64_t *val, int32_t a, int32_t b) {
   return val[b] > val[a] ? b : a;
 }
 
-static inline void leaf_set(struct lsched_score_index *ix,
-                            struct six_shape *s, int pos) {
+static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
+                            int pos) {
   int32_t *best = s->best + ix->size;
+  int k = ix->idle_on ? ix->idle_at[pos] : -1;
+  if (k >= 0 && s->cst[k]) { /* an idle node of a class met before */
+    if (s->cst[k] == 2) {
+      s->val[pos] = s->cval[k];
+      best[pos] = pos;
+    } else {
+      best[pos] = -1;
+    }
+    return;
+  }
   int node = ix->c->order[pos];
-  if (lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req)) {
+  const struct lsched_node *nd = &ix->c->nodes[node];
+  /* What every fit needs (lsched__node_fits tests it first), without the
+   * call: CPU and memory; a plain GPU request k GPUs with some share
+   * free (a MIG node never holds a plain request). */
+  if (nd->cpu_free < s->req.cpu_milli || nd->mem_free < s->req.memory_mib ||
+      nd->gpus_nonzero_free < s->plain_k) {
+    best[pos] = -1;
+    if (k >= 0)
+      s->cst[k] = 1;
+    return;
+  }
+  if (lsched__node_fits(ix->c, nd, &s->req)) {
     s->val[pos] = ix->score(&ix->v, node, &s->req, ix->ctx);
     best[pos] = pos;
+    if (k >= 0) {
+      s->cst[k] = 2;
+      s->cval[k] = s->val[pos];
+    }
   } else {
     best[pos] = -1;
+    if (k >= 0)
+      s->cst[k] = 1;
   }
 }
 
@@ -189,42 +259,75 @@ static inline int32_t count_at(const struct lsched_score_index *ix,
   return i >= ix->size ? s->best[i] >= 0 : s->cnt[i];
 }
 
+/* Level by level from the leaves; an entry whose subtree holds only
+ * positions >= n (the padding up to the power of two) is -1 without a
+ * pick. */
 static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
-  int size = ix->size;
-  for (int p = 0; p < size; p++) {
-    if (p < ix->n)
-      leaf_set(ix, s, p);
-    else
-      s->best[size + p] = -1;
+  int size = ix->size, n = ix->n;
+  int32_t *best = s->best;
+  for (int p = 0; p < n; p++)
+    leaf_set(ix, s, p);
+  for (int p = n; p < size; p++)
+    best[size + p] = -1;
+  for (int lo = size / 2, m = n; lo >= 1; lo /= 2) {
+    m = (m + 1) / 2; /* entries of this level over real positions */
+    for (int i = lo; i < lo + m; i++)
+      best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
+    for (int i = lo + m; i < 2 * lo; i++)
+      best[i] = -1;
   }
-  for (int i = size - 1; i >= 1; i--)
-    s->best[i] = pick(s->val, s->best[2 * i], s->best[2 * i + 1]);
-  if (s->cnt)
-    for (int i = size - 1; i >= 1; i--)
-      s->cnt[i] = count_at(ix, s, 2 * i) + count_at(ix, s, 2 * i + 1);
+  if (s->cnt) {
+    int32_t *cnt = s->cnt;
+    for (int lo = size / 2, m = n; lo >= 1; lo /= 2) {
+      m = (m + 1) / 2;
+      if (2 * lo == size)
+        for (int i = lo; i < lo + m; i++)
+          cnt[i] = (best[2 * i] >= 0) + (best[2 * i + 1] >= 0);
+      else
+        for (int i = lo; i < lo + m; i++)
+          cnt[i] = cnt[2 * i] + cnt[2 * i + 1];
+      for (int i = lo + m; i < 2 * lo; i++)
+        cnt[i] = 0;
+    }
+  }
   s->built = 1;
   s->synced = ix->seq;
 }
 
-/* Replays leaf pos's path. An entry whose winner stays the same position
- * and is not pos has the same winner and score as before: so have its
- * ancestors, and the climb stops there. */
+/* Replays leaf pos's path, knowing which way its key (score, then the
+ * earlier position) moved. Entries hold positions and compare through
+ * val[], so an entry whose winner stays pos needs no write.
+ *   Better (or fitting now): an entry pos already won still has pos; at
+ *   the first one it did not win, pos either wins now (written, go on) or
+ *   not, and then that entry and every one above keep their winners (they
+ *   beat pos before its change... and after it, or pos would win there).
+ *   Worse (or no longer fitting): an entry pos did not win keeps its
+ *   winner (it beat pos's old key, which beat everything below it that
+ *   changed), and so do the ones above: stop there; an entry pos won is
+ *   decided again between its two children. */
 static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
                        int pos) {
   int32_t *best = s->best;
   int was = best[ix->size + pos] >= 0;
+  int64_t old = was ? s->val[pos] : 0;
   leaf_set(ix, s, pos);
-  if (s->cnt) { /* a count changes on the whole path */
-    int d = (best[ix->size + pos] >= 0) - was;
-    if (d)
-      for (int i = (ix->size + pos) / 2; i >= 1; i /= 2)
-        s->cnt[i] += d;
-  }
-  for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
-    int32_t b = pick(s->val, best[2 * i], best[2 * i + 1]);
-    if (b == best[i] && b != pos)
-      break;
-    best[i] = b;
+  int now = best[ix->size + pos] >= 0;
+  if (now == was && (!now || s->val[pos] == old))
+    return; /* the same leaf: nothing above it changes */
+  if (s->cnt && now != was) /* a count changes on the whole path */
+    for (int i = (ix->size + pos) / 2; i >= 1; i /= 2)
+      s->cnt[i] += now - was;
+  if (now && (!was || s->val[pos] > old)) {
+    for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
+      if (best[i] == pos)
+        continue;
+      if (pick(s->val, best[2 * i], best[2 * i + 1]) != pos)
+        break;
+      best[i] = pos;
+    }
+  } else {
+    for (int i = (ix->size + pos) / 2; i >= 1 && best[i] == pos; i /= 2)
+      best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
   }
 }
 
@@ -232,10 +335,110 @@ static void shape_free(struct lsched_score_index *ix, struct six_shape *s) {
   lsched__free(&ix->a, s->best);
   lsched__free(&ix->a, s->val);
   lsched__free(&ix->a, s->cnt);
+  lsched__free(&ix->a, s->cst);
+  lsched__free(&ix->a, s->cval);
   s->best = NULL;
   s->val = NULL;
   s->cnt = NULL;
+  s->cst = NULL;
+  s->cval = NULL;
   s->built = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Idle classes                                                            */
+
+static void cls_key(const struct lsched_node *nd, struct six_cls *k) {
+  memset(k, 0, sizeof *k);
+  k->cpu_cap = nd->cpu_cap;
+  k->mem_cap = nd->mem_cap;
+  k->features = nd->features;
+  k->gpu_count = nd->gpu_count;
+  k->model = nd->model;
+  k->mode = (int32_t)nd->mode;
+}
+
+static int cls_eq(const struct six_cls *a, const struct six_cls *b) {
+  return a->cpu_cap == b->cpu_cap && a->mem_cap == b->mem_cap &&
+         a->features == b->features && a->gpu_count == b->gpu_count &&
+         a->model == b->model && a->mode == b->mode;
+}
+
+/* Node x's class id while it is idle (up, all CPU, memory and every GPU
+ * free, and still of the class it had at the refresh), else -1. */
+static int16_t idle_class(const struct lsched_score_index *ix, int x) {
+  int16_t k = ix->cls_of[x];
+  if (k < 0)
+    return -1;
+  const struct lsched_node *nd = &ix->c->nodes[x];
+  const struct six_cls *e = &ix->cls[k];
+  if (nd->state != LSCHED_NODE_UP || nd->cpu_free != nd->cpu_cap ||
+      nd->mem_free != nd->mem_cap || nd->gpus_full_free != nd->gpu_count ||
+      nd->cpu_cap != e->cpu_cap || nd->mem_cap != e->mem_cap ||
+      nd->gpu_count != e->gpu_count || nd->model != e->model ||
+      (int32_t)nd->mode != e->mode || nd->features != e->features)
+    return -1;
+  return k;
+}
+
+/* Classes of every node (at a refresh; the memos are then forgotten). */
+static int cls_refresh(struct lsched_score_index *ix) {
+  if (!ix->idle_on)
+    return LSCHED_OK;
+  int n = ix->n, size = ix->size;
+  if (n > ix->cls_n) {
+    int16_t *nc = lsched__realloc(&ix->a, ix->cls_of, (size_t)n * sizeof *nc);
+    if (!nc)
+      return LSCHED_ENOMEM;
+    ix->cls_of = nc;
+    ix->cls_n = n;
+  }
+  if (size > ix->idle_n) {
+    int16_t *ni =
+        lsched__realloc(&ix->a, ix->idle_at, (size_t)size * sizeof *ni);
+    if (!ni)
+      return LSCHED_ENOMEM;
+    ix->idle_at = ni;
+    ix->idle_n = size;
+  }
+  if (!ix->cls) {
+    ix->cls = lsched__alloc(&ix->a, SIX_CLASSES * sizeof *ix->cls);
+    if (!ix->cls)
+      return LSCHED_ENOMEM;
+  }
+  uint16_t map[SIX_CMAP]; /* class id + 1 by hash, linear probing */
+  memset(map, 0, sizeof map);
+  ix->ncls = 0;
+  for (int x = 0; x < n; x++) {
+    const struct lsched_node *nd = &ix->c->nodes[x];
+    ix->cls_of[x] = -1;
+    if (nd->mode == LSCHED_GPU_MIG || nd->state == LSCHED_NODE_REMOVED)
+      continue;
+    struct six_cls k;
+    cls_key(nd, &k);
+    uint64_t h = 0;
+    h = mix(h, (uint64_t)k.cpu_cap);
+    h = mix(h, (uint64_t)k.mem_cap);
+    h = mix(h, k.features);
+    h = mix(h, (uint64_t)(uint32_t)k.gpu_count << 32 | (uint32_t)k.model);
+    h = mix(h, (uint64_t)(uint32_t)k.mode);
+    uint32_t j = (uint32_t)h & (SIX_CMAP - 1);
+    while (map[j] && !cls_eq(&ix->cls[map[j] - 1], &k))
+      j = (j + 1) & (SIX_CMAP - 1);
+    if (!map[j]) {
+      if (ix->ncls == SIX_CLASSES)
+        continue; /* too many classes: this one is scored node by node */
+      ix->cls[ix->ncls] = k;
+      map[j] = (uint16_t)++ix->ncls;
+    }
+    ix->cls_of[x] = (int16_t)(map[j] - 1);
+  }
+  for (int p = 0; p < size; p++)
+    ix->idle_at[p] = p < n ? idle_class(ix, ix->c->order[p]) : -1;
+  for (int i = 0; i < ix->nsh; i++)
+    if (ix->sh[i].cst)
+      memset(ix->sh[i].cst, 0, SIX_CLASSES);
+  return LSCHED_OK;
 }
 
 /* Re-takes the view and sizes everything for the present node count;
@@ -282,6 +485,9 @@ static int six_refresh(struct lsched_score_index *ix) {
   for (int i = 0; i < ix->nsh; i++)
     ix->sh[i].built = 0;
   ix->n = v.n;
+  int rc = cls_refresh(ix);
+  if (rc)
+    return rc;
   ix->order_gen = ix->c->order_gen;
   ix->stale = 0;
   return LSCHED_OK;
@@ -319,6 +525,8 @@ static void six_touch(struct lsched_score_index *ix, int node) {
     log_compact(ix);
   ix->log[ix->log_len++] = node;
   ix->last[node] = ++ix->seq; /* entry seq - 1, stored + 1 */
+  if (ix->idle_on)
+    ix->idle_at[ix->c->pos_of[node]] = idle_class(ix, node);
 }
 
 /* Brings tree s up to date with the log. */
@@ -328,11 +536,12 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
     return;
   /* Each node once, at its latest entry. Entries repeat nodes (fill mode
    * packs one node for a while): what a replay costs is the distinct
-   * nodes, collected first (scratch holds n); more than n/4: rebuild.
+   * nodes, collected first (scratch holds n); more than n/2: rebuild
+   * (measured in fill mode: n/4 rebuilt more often than it saved).
    * They are the nodes whose latest entry is not yet replayed: read from
    * the log, or from last[] when more than n entries wait. */
   const int *pos_of = ix->c->pos_of;
-  int *todo = ix->scratch, m = 0, most = ix->n / 4 + 1;
+  int *todo = ix->scratch, m = 0, most = ix->n / 2 + 1;
   if (most > ix->scratch_n)
     most = ix->scratch_n;
   if (pending > (uint64_t)ix->n) {
@@ -442,6 +651,9 @@ void lsched_score_index_destroy(lsched_score_index *ix) {
     shape_free(ix, &ix->sh[i]);
   lsched_allocator a = ix->a;
   lsched_node_watch_destroy(ix->watch);
+  lsched__free(&a, ix->cls);
+  lsched__free(&a, ix->cls_of);
+  lsched__free(&a, ix->idle_at);
   lsched__free(&a, ix->sh);
   lsched__free(&a, ix->scratch);
   lsched__free(&a, ix->log);
@@ -513,6 +725,8 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
     s->key = *k;
     s->hash = h;
     s->built = 0;
+    if (s->cst)
+      memset(s->cst, 0, SIX_CLASSES);
     lsched_request r = LSCHED_REQUEST_INIT;
     r.cpu_milli = req->cpu_milli;
     r.memory_mib = req->memory_mib;
@@ -524,6 +738,7 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
     r.mig_memory_mib = k->mig_mem;
     r.features = k->features;
     s->req = r;
+    s->plain_k = k->mig_kind ? 0 : k->k;
   }
   s->last_use = ++ix->tick;
   if (!s->built) {
@@ -532,14 +747,19 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
       s->val = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->val);
       if (ix->counting)
         s->cnt = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->cnt);
-      if (!s->best || !s->val || (ix->counting && !s->cnt)) {
+      if (ix->idle_on) {
+        s->cst = lsched__calloc(&ix->a, SIX_CLASSES, 1);
+        s->cval = lsched__alloc(&ix->a, SIX_CLASSES * sizeof *s->cval);
+      }
+      if (!s->best || !s->val || (ix->counting && !s->cnt) ||
+          (ix->idle_on && (!s->cst || !s->cval))) {
         shape_free(ix, s);
         return LSCHED_OK;
       }
     }
     tree_build(ix, s);
     ix->st.builds++;
-  } else {
+  } else if (s->synced != ix->seq) {
     tree_sync(ix, s);
   }
   *out = s;
@@ -570,6 +790,18 @@ int lsched_score_index_enable_counts(lsched_score_index *ix) {
     size_t m = SIX_BUDGET / (per ? per : 1);
     if (m < (size_t)ix->max_shapes)
       ix->max_shapes = m < 4 ? 4 : (int)m;
+  }
+  return LSCHED_OK;
+}
+
+int lsched_score_index_idle(lsched_score_index *ix) {
+  if (!ix)
+    return LSCHED_EINVAL;
+  if (ix->nsh > 0)
+    return LSCHED_ESTATE;
+  if (!ix->idle_on) {
+    ix->idle_on = 1;
+    ix->stale = 1; /* the classes are taken at the refresh */
   }
   return LSCHED_OK;
 }
@@ -674,6 +906,8 @@ int lsched_score_index_check(lsched_score_index *ix) {
         continue;
       }
       int node = ix->c->order[p];
+      if (ix->idle_on && ix->idle_at[p] != idle_class(ix, node))
+        return LSCHED_ESTATE;
       int fits = lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req);
       if (fits != (b == p) || (b != p && b != -1))
         return LSCHED_ESTATE;

@@ -59,6 +59,49 @@ static int order_by_name(const char *const *names, size_t n, uint32_t *out) {
   return 0;
 }
 
+static int pods_by_name(const trace *t, uint32_t *out) {
+  size_t n = t->n;
+  const char **names = malloc((n ? n : 1) * sizeof *names);
+  if (!names)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    names[i] = trace_job_name(t, i);
+  int rc = order_by_name(names, n, out);
+  free(names);
+  return rc;
+}
+
+static int nodes_by_name(lsched_cluster *c, uint32_t *out) {
+  int nn = lsched_cluster_node_count(c);
+  const char **names = malloc((nn ? (size_t)nn : 1) * sizeof *names);
+  if (!names)
+    return -1;
+  for (int i = 0; i < nn; i++) {
+    lsched_node_info ni;
+    lsched_cluster_node_info(c, i, &ni);
+    names[i] = ni.name;
+  }
+  int rc = order_by_name(names, (size_t)nn, out);
+  free(names);
+  return rc;
+}
+
+int fill_name_orders(const fill_setup *fs, uint32_t **pods_byname,
+                     uint32_t **nodes_byname) {
+  size_t n = fs->t->n;
+  int nn = lsched_cluster_node_count(fs->sc->c);
+  *pods_byname = malloc((n ? n : 1) * sizeof **pods_byname);
+  *nodes_byname = malloc((nn ? (size_t)nn : 1) * sizeof **nodes_byname);
+  if (*pods_byname && *nodes_byname &&
+      pods_by_name(fs->t, *pods_byname) == 0 &&
+      nodes_by_name(fs->sc->c, *nodes_byname) == 0)
+    return 0;
+  free(*pods_byname);
+  free(*nodes_byname);
+  *pods_byname = *nodes_byname = NULL;
+  return -1;
+}
+
 /* ------------------------------------------------------------- one seed */
 
 static int64_t demand(const job_record *j) {
@@ -77,8 +120,8 @@ int fill_run_seed(const fill_setup *fs, uint64_t seed, fill_seed_result *out,
     *nrows_out = 0;
   }
   int rc = -2, lrc = 0;
-  uint32_t *pods = NULL, *byname = NULL;
-  const char **names = NULL;
+  uint32_t *pods = NULL, *byname_own = NULL;
+  const uint32_t *byname = fs->pods_byname;
   int *order = NULL;
   fill_record *rows = NULL;
   lsched_placement *pl = NULL;
@@ -97,14 +140,14 @@ int fill_run_seed(const fill_setup *fs, uint64_t seed, fill_seed_result *out,
   }
   /* The pod list sorted by name; tuning draws index it too. */
   pods = malloc(cap * sizeof *pods);
-  byname = malloc(n0 * sizeof *byname);
-  names = malloc(n0 * sizeof *names);
-  if (!pods || !byname || !names)
+  if (!pods)
     goto oom;
-  for (size_t i = 0; i < n0; i++)
-    names[i] = trace_job_name(t, i);
-  if (order_by_name(names, n0, byname))
-    goto oom;
+  if (!byname) {
+    byname_own = malloc(n0 * sizeof *byname_own);
+    if (!byname_own || pods_by_name(t, byname_own))
+      goto oom;
+    byname = byname_own;
+  }
   memcpy(pods, byname, n0 * sizeof *pods);
   /* Every draw comes from Go's math/rand seeded with the seed, in the
    * authors' order (core.go Simulate): one rand.Int() (a debug log's
@@ -197,17 +240,14 @@ int fill_run_seed(const fill_setup *fs, uint64_t seed, fill_seed_result *out,
   size_t nz = nn ? (size_t)nn : 1;
   order = malloc(nz * sizeof *order);
   int *perm = malloc(nz * sizeof *perm);
-  uint32_t *nodes_byname = malloc(nz * sizeof *nodes_byname);
-  const char **node_names = malloc(nz * sizeof *node_names);
-  int okn = order && perm && nodes_byname && node_names;
-  if (okn) {
-    for (int i = 0; i < nn; i++) {
-      lsched_node_info ni;
-      lsched_cluster_node_info(c, i, &ni);
-      node_names[i] = ni.name;
-    }
-    okn = order_by_name(node_names, (size_t)nn, nodes_byname) == 0;
+  uint32_t *nodes_own = NULL;
+  const uint32_t *nodes_byname = fs->nodes_byname;
+  if (!nodes_byname) {
+    nodes_own = malloc(nz * sizeof *nodes_own);
+    if (nodes_own && nodes_by_name(c, nodes_own) == 0)
+      nodes_byname = nodes_own;
   }
+  int okn = order && perm && nodes_byname;
   if (okn) {
     for (int k = 0; k < PERM_SKIP; k++)
       (void)gorand_int63(g); /* rand.Float64 is one Int63 (see above) */
@@ -216,8 +256,7 @@ int fill_run_seed(const fill_setup *fs, uint64_t seed, fill_seed_result *out,
       order[perm[i]] = (int)nodes_byname[i];
   }
   free(perm);
-  free(nodes_byname);
-  free(node_names);
+  free(nodes_own);
   free(g);
   if (!okn)
     goto oom;
@@ -333,8 +372,7 @@ out:
   free(rows);
   free(order);
   free(pods);
-  free(byname);
-  free(names);
+  free(byname_own);
   return rc;
 }
 
@@ -691,6 +729,7 @@ int cmd_fill(int argc, char **argv) {
   uint8_t *absent = NULL;
   lsched_workload *wl = NULL;
   fill_seed_result *res = NULL;
+  uint32_t *pods_byname = NULL, *nodes_byname = NULL;
   if (cli_load_catalog(&cat, catalog, NULL, 0, err, sizeof err)) {
     fprintf(stderr, "schedsim: %s\n", err);
     free(seeds);
@@ -729,7 +768,14 @@ int cmd_fill(int argc, char **argv) {
     status = 1;
     goto out;
   }
-  fill_setup fs = {&sc, &t, policy, tune, wl, masks, absent, cooked};
+  fill_setup fs = {&sc, &t, policy, tune, wl, masks, absent, cooked, NULL, NULL};
+  if (fill_name_orders(&fs, &pods_byname, &nodes_byname)) {
+    fprintf(stderr, "schedsim: out of memory\n");
+    status = 1;
+    goto out;
+  }
+  fs.pods_byname = pods_byname;
+  fs.nodes_byname = nodes_byname;
   res = calloc(nseeds, sizeof *res);
   if (!res) {
     fprintf(stderr, "schedsim: out of memory\n");
@@ -799,6 +845,8 @@ int cmd_fill(int argc, char **argv) {
   status = 0;
 out:
   free(res);
+  free(pods_byname);
+  free(nodes_byname);
   lsched_workload_destroy(wl);
   free(masks);
   free(absent);

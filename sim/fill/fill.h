@@ -58,7 +58,19 @@ typedef struct fill_setup {
   const uint64_t *spec_mask;  /* per trace spec */
   const uint8_t *spec_absent; /* per trace spec */
   const uint64_t *go_cooked;  /* gorand_cook() table; NULL: computed */
+  /* The trace's pods and the cluster's nodes by name (fill_name_orders:
+   * the same for every seed); NULL: sorted in each seed. */
+  const uint32_t *pods_byname;
+  const uint32_t *nodes_byname;
 } fill_setup;
+
+/*
+ * The pod indices of fs->t and the node indices of fs->sc in byte order of
+ * their names, as fill_run_seed draws over them (malloc'd; free both),
+ * for fs->pods_byname / nodes_byname. 0, or -1 (out of memory).
+ */
+int fill_name_orders(const fill_setup *fs, uint32_t **pods_byname,
+                     uint32_t **nodes_byname);
 
 /*
  * Runs one seed. rows (may be NULL) receives one record per pod, *nrows

@@ -358,6 +358,77 @@ static double constant_speed(void *user, const lsched_cluster *c,
   return ((const struct scoped_speeds *)user)->constant;
 }
 
+/* Idle classes (lsched_score_index_idle): best-fit's score, counting the
+ * score calls in *ctx. */
+static int64_t fit_best_counted(const lsched_view *v, int node,
+                                const lsched_request *req, void *ctx) {
+  ++*(int *)ctx;
+  return lsched_fit_score(v, node, req, 0);
+}
+
+static void test_idle_classes(void) {
+  /* Six nodes of two classes, in turn: 32 cores / 4 GPUs (class X, ids
+   * 0, 2, 4) and 64 cores / 8 GPUs (class Y, ids 1, 3, 5). A = 64000,
+   * B = 8000. A request of 8 cores and 1 GPU on an idle X leaves (24000,
+   * 3000): 100 x leftover = 50 x 24000 / 64000 + 50 x 3000 / 8000 = 18.75
+   * + 18.75 = 37.5, score floor(100 - 37.5) = 62; on an idle Y (56000,
+   * 7000): 43.75 + 43.75 = 87.5, score 12. So node 0 (the earliest X) wins,
+   * and the first tree scores one node per class: 2 calls, not 6. */
+  lsched_cluster *c = new_cluster(1);
+  for (int i = 0; i < 6; i++)
+    add_node(c, i % 2 ? 64000 : 32000, 65536, i % 2 ? 8 : 4, 0,
+             LSCHED_GPU_SHARED, 0);
+  int calls = 0;
+  lsched_score_index *ix = NULL;
+  OK(lsched_score_index_create(&ix, c, fit_best_counted, &calls));
+  OK(lsched_score_index_idle(ix));
+  lsched_request q = lt_req(8000, 0, 1, 1000);
+  lsched_view v = LSCHED_VIEW_INIT;
+  OK(lsched_cluster_view(c, &v));
+  int n0 = 0;
+  MT_EQ(fit_best_counted(&v, 0, &q, &n0), 62);
+  MT_EQ(fit_best_counted(&v, 1, &q, &n0), 12);
+  int node = -2;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 0);
+  MT_EQ(calls, 2);
+  MT_EQ(lsched_score_index_idle(ix), LSCHED_ESTATE); /* after an answer */
+  /* 16 cores on node 0 (busy now: scored on its own): (8000, 3000) left
+   * after q, 100 x leftover = 6.25 + 18.75 = 25, score 75; it still
+   * wins. Node 2, idle, keeps its class's 62 without a call. */
+  lsched_placement p = {0};
+  p.node = 0;
+  p.cpu_milli = 16000;
+  OK(lsched_alloc(c, &p));
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 0);
+  MT_EQ(calls, 1);
+  MT_EQ(fit_best_counted(&v, 0, &q, &n0), 75);
+  /* Released: idle again, its class's answer (no call); the tie at 62
+   * goes to node 0, the earliest. */
+  OK(lsched_release(c, &p));
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 0);
+  MT_EQ(calls, 0);
+  /* Cordoned: not idle (not up), no fit; node 2 wins. A new visit order
+   * (4 first) rebuilds with the classes forgotten: 2 calls again. */
+  OK(lsched_cluster_set_node_state(c, 0, LSCHED_NODE_CORDONED));
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 2);
+  int order[6] = {4, 5, 3, 2, 1, 0};
+  OK(lsched_cluster_set_order(c, order, 6));
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 4);
+  MT_EQ(calls, 2);
+  OK(lsched_score_index_check(ix));
+  MT_EQ(lsched_score_index_idle(NULL), LSCHED_EINVAL);
+  lsched_score_index_destroy(ix);
+  lsched_cluster_destroy(c);
+}
+
 static int is_typed(const char *policy) {
   return strcmp(policy, "fastest-fit") == 0 ||
          strcmp(policy, "cheapest-work") == 0;
@@ -1022,6 +1093,7 @@ static void test_invariants_100k(void) {
 int main(void) {
   mt_begin("test_score_index");
   MT_RUN(test_hand);
+  MT_RUN(test_idle_classes);
   MT_RUN(test_replay_small);
   MT_RUN(test_replay_mig);
   MT_RUN(test_replay_typed);

@@ -277,7 +277,7 @@ static inline int64_t lsched_fit_score(const lsched_view *v, int node,
  * allocation, release or state change on node x logs x, O(1); a shape's
  * tree replays the entries it has not seen when the shape is asked for
  * (x re-scored, its path climbed: O(score + log n) per node changed, a
- * rebuild past n/4). Adding, updating or removing a node or a new visit
+ * rebuild past n/2). Adding, updating or removing a node or a new visit
  * order rebuilds the trees lazily (O(n) scores each). Finding the shape is
  * O(1) (hash). At most 256 shapes are tracked (fewer when 32 MiB of trees,
  * 16 bytes per node and shape, would not hold them); a new shape while the
@@ -330,6 +330,16 @@ LSCHED_API int lsched_score_index_enable(lsched_score_index *ix, int on);
  * the trees then take 20 bytes per node and shape instead of 16 (fewer
  * shapes fit the 32 MiB budget). */
 LSCHED_API int lsched_score_index_enable_counts(lsched_score_index *ix);
+/** Idle classes: the caller promises that score() of an idle node (up, all
+ * its CPU, memory and every GPU free; not MIG) depends only on the node's
+ * class (CPU and memory capacity, GPU count, model, GPU mode, features),
+ * not on its id nor on policy state of that node. The index then fit-tests
+ * and scores one idle node per class and shape (until the next reset or
+ * node change) and gives every other idle node of the class that answer:
+ * a tree built on a mostly idle cluster costs O(n) table reads instead of
+ * O(n) fit tests and scores. Call right after create, before the first
+ * answer (LSCHED_ESTATE otherwise); LSCHED_OK, LSCHED_EINVAL. */
+LSCHED_API int lsched_score_index_idle(lsched_score_index *ix);
 /**
  * A draw among the nodes that fit req (any score): with m >= 1 fitting
  * nodes, draw(user, m) returns r in [0, m) and *node is the r-th fitting
