@@ -401,6 +401,22 @@ static size_t fit_prefix(const lsched_view *v, const lsched_node *nd,
     d = eff_milli(nd, w);
   }
   int64_t cpu = nd->cpu_free, mem = nd->mem_free;
+  /* Early out: even releasing all m cannot make room (more CPU, memory,
+   * free milli, or GPUs that reach d than the node would then have). */
+  int64_t cpu_all = cpu, mem_all = mem, milli_all = nd->gpu_free_sum;
+  int reach = d >= 1000 ? nd->gpus_full_free : nd->gpus_nonzero_free;
+  for (size_t j = 0; j < m; j++) {
+    const lsched_placement *q = &run[cs[j].idx].parts[0];
+    int k = __builtin_popcountll(q->gpu_mask);
+    cpu_all += q->cpu_milli;
+    mem_all += q->memory_mib;
+    milli_all += (int64_t)k * q->gpu_milli;
+    reach += k;
+  }
+  if (cpu_all < w->cpu_milli || mem_all < w->memory_mib ||
+      (gpus && (milli_all < (int64_t)w->gpu_count * d ||
+                (d > 0 && reach < w->gpu_count))))
+    return 0;
   for (size_t j = 0; j < m; j++) {
     const lsched_placement *q = &run[cs[j].idx].parts[0];
     cpu += q->cpu_milli;
@@ -541,16 +557,72 @@ static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
   return rc;
 }
 
-static int defrag_plan(void *state, lsched_cluster *c, const lsched_request *w,
-                       const lsched_running *run, size_t nrun,
-                       const lsched_defrag_budget *b, lsched_move *out,
-                       size_t max_out, size_t *nout) {
-  struct defrag_state *s = state;
+/* The planner over a running index (plan_migrations_indexed, plan_index
+ * on): plan_bucketed's node loop with the index's buckets, which are kept
+ * sorted by (cost, position) as jobs start, finish and move: a node costs
+ * its first candidates (at most max_moves movable ones), not a pass over
+ * every running job. The same nodes in the same order with the same
+ * candidates, hence the same plan as plan_bucketed and plan_scan. */
+static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
+                        const lsched_running_index *ix, int per_job) {
+  const lsched_running *run = p->run;
+  int nn = s->v.n, rc = LSCHED_OK;
+  int screen = s->base_builtin && lsched_cluster_pool_count(c) == 0;
+  cand b[64];
+  for (int pos = 0; pos < nn && rc == LSCHED_OK; pos++) {
+    int n = s->v.order[pos];
+    size_t len;
+    const size_t *bk = lsched_running_index_node(ix, n, &len);
+    if (len == 0)
+      continue;
+    const lsched_node *nd = lsched_view_node(&s->v, n);
+    if (!could_hold(nd, p->w))
+      continue;
+    /* The node's cheapest movable jobs: try_node releases at most
+     * max_moves of them. */
+    size_t k = 0;
+    int negative = 0;
+    for (size_t i = 0; i < len && k < (size_t)p->max_moves; i++) {
+      const lsched_running *r = &run[bk[i]];
+      if (!movable(s, r, per_job))
+        continue;
+      b[k].idx = bk[i];
+      b[k].node = n;
+      b[k].cost = r->move_cost_s * held_gpus(&r->parts[0]);
+      negative |= !(b[k].cost >= 0);
+      k++;
+    }
+    size_t j = fit_prefix(&s->v, nd, p->w, run, b, k);
+    if (j == 0)
+      continue;
+    /* The prefix try_node releases is no shorter than j: with no negative
+     * cost among these k it costs no less than the first j. */
+    if (!negative) {
+      double lb = 0;
+      for (size_t i = 0; i < j; i++)
+        lb += b[i].cost;
+      if (!(lb < p->best))
+        continue;
+    }
+    size_t jroom = exact_fit(nd, p->w) ? j : k;
+    if (screen && !may_replace(c, nd, p->w, run, b, j, jroom))
+      continue;
+    rc = try_node(s, c, p, pos, n, b, k);
+  }
+  return rc;
+}
+
+/* The budget and the plan context of one decision; 0 and *nout = 0 when
+ * w fits already, 1 to plan, else the code to return. */
+static int plan_begin(struct defrag_state *s, lsched_cluster *c,
+                      const lsched_request *w, const lsched_defrag_budget *b,
+                      size_t max_out, size_t *nout, plan_ctx *p,
+                      int *per_job) {
   *nout = 0;
   if (lsched_next_fit(c, w, 0) >= 0)
     return LSCHED_OK;
   int max_moves = b && b->max_moves > 0 ? b->max_moves : 2;
-  int per_job = b && b->max_moves_per_job > 0 ? b->max_moves_per_job : 1;
+  *per_job = b && b->max_moves_per_job > 0 ? b->max_moves_per_job : 1;
   double wait = b ? b->expected_wait_s : -1;
   /* GPUs the waiting job would hold (a MIG request: its kind's share). */
   int wmilli = w->version >= 2 && w->mig_kind > 0
@@ -563,24 +635,56 @@ static int defrag_plan(void *state, lsched_cluster *c, const lsched_request *w,
     max_moves = (int)max_out;
   if (max_moves > 64)
     max_moves = 64;
-  plan_ctx p;
-  p.w = w;
-  p.run = run;
-  p.max_moves = max_moves;
+  p->w = w;
+  p->max_moves = max_moves;
   /* Plans are compared by cost; the budget: cost below the expected
    * waiting GPU-seconds. */
-  p.best = wait * wgpus;
-  p.best_pos = -1;
-  p.best_n = 0;
-  int rc = s->use_index ? plan_bucketed(s, c, &p, nrun, per_job)
-                        : plan_scan(s, c, &p, nrun, per_job);
-  if (rc != LSCHED_OK)
-    return rc;
-  if (p.best_pos < 0)
+  p->best = wait * wgpus;
+  p->best_pos = -1;
+  p->best_n = 0;
+  return 1;
+}
+
+static int plan_end(const plan_ctx *p, lsched_move *out, size_t *nout) {
+  if (p->best_pos < 0)
     return LSCHED_ENOFIT;
-  memcpy(out, p.best_moves, (size_t)p.best_n * sizeof *out);
-  *nout = (size_t)p.best_n;
+  memcpy(out, p->best_moves, (size_t)p->best_n * sizeof *out);
+  *nout = (size_t)p->best_n;
   return LSCHED_OK;
+}
+
+static int defrag_plan_indexed(void *state, lsched_cluster *c,
+                               const lsched_request *w,
+                               const lsched_running_index *ix,
+                               const lsched_defrag_budget *b, lsched_move *out,
+                               size_t max_out, size_t *nout) {
+  struct defrag_state *s = state;
+  plan_ctx p;
+  int per_job;
+  int rc = plan_begin(s, c, w, b, max_out, nout, &p, &per_job);
+  if (rc != 1)
+    return rc;
+  size_t nrun;
+  p.run = lsched_running_index_entries(ix, &nrun);
+  rc = s->use_index ? plan_indexed(s, c, &p, ix, per_job)
+                    : plan_scan(s, c, &p, nrun, per_job);
+  return rc != LSCHED_OK ? rc : plan_end(&p, out, nout);
+}
+
+static int defrag_plan(void *state, lsched_cluster *c, const lsched_request *w,
+                       const lsched_running *run, size_t nrun,
+                       const lsched_defrag_budget *b, lsched_move *out,
+                       size_t max_out, size_t *nout) {
+  struct defrag_state *s = state;
+  plan_ctx p;
+  int per_job;
+  int rc = plan_begin(s, c, w, b, max_out, nout, &p, &per_job);
+  if (rc != 1)
+    return rc;
+  p.run = run;
+  rc = s->use_index ? plan_bucketed(s, c, &p, nrun, per_job)
+                    : plan_scan(s, c, &p, nrun, per_job);
+  return rc != LSCHED_OK ? rc : plan_end(&p, out, nout);
 }
 
 const lsched_policy_ops lsched_builtin_defrag = {
@@ -598,4 +702,5 @@ const lsched_policy_ops lsched_builtin_defrag = {
     .set_workload = defrag_set_workload,
     .plan_migrations = defrag_plan,
     .set_registry = defrag_set_registry,
+    .plan_migrations_indexed = defrag_plan_indexed,
 };
