@@ -74,9 +74,7 @@ void lsched_running_index_destroy(lsched_running_index *ix) {
 }
 
 /* Grows one array to `cap` elements of `size` bytes (old ones kept). */
-static int grow(const lsched_allocator *a, void **p, size_t old, size_t cap,
-                size_t size) {
-  (void)old;
+static int grow(const lsched_allocator *a, void **p, size_t cap, size_t size) {
   void *q = lsched_mem_realloc(a, *p, cap * size);
   if (!q)
     return LSCHED_ENOMEM;
@@ -95,14 +93,14 @@ static int room_for(lsched_running_index *ix, size_t i) {
     cap *= 2;
   /* Each array keeps its new size when a later one fails; the one-part
    * entries are re-aimed at `part` as soon as it moved. */
-  if (grow(&ix->a, (void **)&ix->ents, ix->cap, cap, sizeof *ix->ents) ||
-      grow(&ix->a, (void **)&ix->part, ix->cap, cap, sizeof *ix->part))
+  if (grow(&ix->a, (void **)&ix->ents, cap, sizeof *ix->ents) ||
+      grow(&ix->a, (void **)&ix->part, cap, sizeof *ix->part))
     return LSCHED_ENOMEM;
   for (size_t k = 0; k < ix->n; k++)
     if (ix->ents[k].nparts == 1)
       ix->ents[k].parts = &ix->part[k];
-  if (grow(&ix->a, (void **)&ix->cost, ix->cap, cap, sizeof *ix->cost) ||
-      grow(&ix->a, (void **)&ix->node, ix->cap, cap, sizeof *ix->node))
+  if (grow(&ix->a, (void **)&ix->cost, cap, sizeof *ix->cost) ||
+      grow(&ix->a, (void **)&ix->node, cap, sizeof *ix->node))
     return LSCHED_ENOMEM;
   for (size_t k = ix->cap; k < cap; k++) {
     ix->ents[k] = (lsched_running)LSCHED_RUNNING_INIT;
@@ -150,8 +148,7 @@ static int bucket_in(lsched_running_index *ix, size_t i, int nd) {
     int nb = lsched_cluster_node_count(ix->c);
     if (nd >= nb)
       return LSCHED_OK; /* not a node of the cluster: never moved */
-    if (grow(&ix->a, (void **)&ix->b, (size_t)ix->nb, (size_t)nb,
-             sizeof *ix->b))
+    if (grow(&ix->a, (void **)&ix->b, (size_t)nb, sizeof *ix->b))
       return LSCHED_ENOMEM;
     memset(&ix->b[ix->nb], 0, (size_t)(nb - ix->nb) * sizeof *ix->b);
     ix->nb = nb;
@@ -159,7 +156,7 @@ static int bucket_in(lsched_running_index *ix, size_t i, int nd) {
   bucket *b = &ix->b[nd];
   if (b->len == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 8;
-    if (grow(&ix->a, (void **)&b->pos, b->cap, cap, sizeof *b->pos))
+    if (grow(&ix->a, (void **)&b->pos, cap, sizeof *b->pos))
       return LSCHED_ENOMEM;
     b->cap = cap;
   }
@@ -255,11 +252,11 @@ int lsched_policy_plan_migrations_indexed(lsched_policy *p,
                                           const lsched_defrag_budget *budget,
                                           lsched_move *out, size_t max_out,
                                           size_t *nout) {
-  if (!p || !ix || !p->ops || p->ops->version < 6 ||
-      !p->ops->plan_migrations_indexed)
-    return lsched_policy_plan_migrations(p, waiting, ix ? ix->ents : NULL,
-                                         ix ? ix->n : 0, budget, out, max_out,
-                                         nout);
+  if (!p || !ix)
+    return LSCHED_EINVAL;
+  if (p->ops->version < 6 || !p->ops->plan_migrations_indexed)
+    return lsched_policy_plan_migrations(p, waiting, ix->ents, ix->n, budget,
+                                         out, max_out, nout);
   if (!out || !nout || lsched_request_validate(waiting) != LSCHED_OK)
     return LSCHED_EINVAL;
   if (budget && (budget->version == 0 ||
