@@ -19,6 +19,7 @@ typedef struct bucket {
   size_t *pos; /* positions, sorted by (cost, position) */
   size_t len, cap;
 } bucket;
+/* Per node beside the buckets: a counter of the bucket's changes. */
 
 struct lsched_running_index {
   lsched_allocator a;
@@ -29,6 +30,7 @@ struct lsched_running_index {
   int *node;              /* [cap]: its bucket's node, or -1 */
   size_t cap, n;          /* n: one past the last non-empty position */
   bucket *b;              /* [nb] */
+  uint64_t *stamp;        /* [nb]: changes of each bucket */
   int nb;
 };
 
@@ -66,6 +68,7 @@ void lsched_running_index_destroy(lsched_running_index *ix) {
   for (int k = 0; k < ix->nb; k++)
     lsched_mem_free(&ix->a, ix->b[k].pos);
   lsched_mem_free(&ix->a, ix->b);
+  lsched_mem_free(&ix->a, ix->stamp);
   lsched_mem_free(&ix->a, ix->ents);
   lsched_mem_free(&ix->a, ix->part);
   lsched_mem_free(&ix->a, ix->cost);
@@ -140,6 +143,7 @@ static void unbucket(lsched_running_index *ix, size_t i) {
   /* Costs are never NaN (set refuses them): the order is total. */
   memmove(&b->pos[k], &b->pos[k + 1], (b->len - k - 1) * sizeof *b->pos);
   b->len--;
+  ix->stamp[nd]++;
   ix->node[i] = -1;
 }
 
@@ -148,9 +152,11 @@ static int bucket_in(lsched_running_index *ix, size_t i, int nd) {
     int nb = lsched_cluster_node_count(ix->c);
     if (nd >= nb)
       return LSCHED_OK; /* not a node of the cluster: never moved */
-    if (grow(&ix->a, (void **)&ix->b, (size_t)nb, sizeof *ix->b))
-      return LSCHED_ENOMEM;
+    if (grow(&ix->a, (void **)&ix->b, (size_t)nb, sizeof *ix->b) ||
+        grow(&ix->a, (void **)&ix->stamp, (size_t)nb, sizeof *ix->stamp))
+      return LSCHED_ENOMEM; /* zeroed once both grew */
     memset(&ix->b[ix->nb], 0, (size_t)(nb - ix->nb) * sizeof *ix->b);
+    memset(&ix->stamp[ix->nb], 0, (size_t)(nb - ix->nb) * sizeof *ix->stamp);
     ix->nb = nb;
   }
   bucket *b = &ix->b[nd];
@@ -164,6 +170,7 @@ static int bucket_in(lsched_running_index *ix, size_t i, int nd) {
   memmove(&b->pos[k + 1], &b->pos[k], (b->len - k) * sizeof *b->pos);
   b->pos[k] = i;
   b->len++;
+  ix->stamp[nd]++;
   ix->node[i] = nd;
   return LSCHED_OK;
 }
@@ -244,6 +251,13 @@ const size_t *lsched_running_index_node(const lsched_running_index *ix,
   if (k)
     *k = ix->b[node].len;
   return ix->b[node].pos;
+}
+
+const uint64_t *lsched_running_index_stamps(const lsched_running_index *ix,
+                                            int *n) {
+  if (n)
+    *n = ix ? ix->nb : 0;
+  return ix ? ix->stamp : NULL;
 }
 
 int lsched_policy_plan_migrations_indexed(lsched_policy *p,

@@ -483,7 +483,7 @@ static int plan4(lsched_policy *pol[2], lsched_cluster *c[2],
 static void waiting_shape(struct rng *g, const struct replay_cfg *cfg,
                           lsched_request *q) {
   shape(g, q);
-  if (cfg->mig && rbelow(g, 4) == 0) {
+  if (cfg->mig && rbelow(g, 2) == 0) {
     *q = lt_req(1000, 2048, 1, 0);
     q->mig_kind = 1 + rbelow(g, 5);
   }
@@ -542,7 +542,9 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   lsched_running *run = calloc(4096, sizeof *run);
   unsigned char *allowed = calloc((size_t)nodes, 1);
   MT_ASSERT(jobs && run && allowed);
-  int njobs = 0;
+  int njobs = 0, sticky = 0;
+  lsched_request w = LSCHED_REQUEST_INIT;
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
   for (int step = 0; step < cfg->steps; step++) {
     int op = rbelow(&g, 100);
     if (op < 50 && njobs < 4096) { /* place a job */
@@ -553,20 +555,20 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
       j->r = q;
       if (rbelow(&g, 6) == 0 && q.gpu_count > 0 && q.mig_kind == 0) {
         /* A gang: one part on each of two nodes (never moved). */
-        int a = -1, b = -1;
-        for (int t = 0; t < 16 && (a < 0 || b < 0); t++) {
+        int ga = -1, gb = -1;
+        for (int t = 0; t < 16 && (ga < 0 || gb < 0); t++) {
           int x = rbelow(&g, nodes);
-          if (x == a || !lsched_fits(c[0], x, &q))
+          if (x == ga || !lsched_fits(c[0], x, &q))
             continue;
-          if (a < 0)
-            a = x;
+          if (ga < 0)
+            ga = x;
           else
-            b = x;
+            gb = x;
         }
-        if (b < 0)
+        if (gb < 0)
           continue;
-        OK(lsched_pick_gpus(c[0], a, &q, LSCHED_PICK_LOWEST, &j->p[0]));
-        OK(lsched_pick_gpus(c[0], b, &q, LSCHED_PICK_LOWEST, &j->p[1]));
+        OK(lsched_pick_gpus(c[0], ga, &q, LSCHED_PICK_LOWEST, &j->p[0]));
+        OK(lsched_pick_gpus(c[0], gb, &q, LSCHED_PICK_LOWEST, &j->p[1]));
         j->nparts = 2;
         gangs_placed++;
       } else {
@@ -601,20 +603,25 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
         index_put(ix, (size_t)i, &jobs[i]);
       OK(lsched_running_index_clear(ix, (size_t)njobs));
     } else if (op < 96) { /* a job waits: plan */
-      lsched_request w;
-      waiting_shape(&g, cfg, &w);
-      if (rbelow(&g, 5) == 0) { /* only some nodes allowed */
-        for (int i = 0; i < nodes; i++)
-          allowed[i] = (unsigned char)(rbelow(&g, 3) != 0);
-        w.node_allowed = allowed;
-        w.node_allowed_count = nodes;
+      /* Mostly the same waiting job and budget as last time (a blocked
+       * head retried after every change: the indexed planner's memo of
+       * ruled-out nodes is then used), sometimes a new one. */
+      if (!sticky || rbelow(&g, 4) == 0) {
+        waiting_shape(&g, cfg, &w);
+        if (rbelow(&g, 5) == 0) { /* only some nodes allowed */
+          for (int i = 0; i < nodes; i++)
+            allowed[i] = (unsigned char)(rbelow(&g, 3) != 0);
+          w.node_allowed = allowed;
+          w.node_allowed_count = nodes;
+        }
+        b = (lsched_defrag_budget)LSCHED_DEFRAG_BUDGET_INIT;
+        b.max_moves = 1 + rbelow(&g, 4);
+        b.max_moves_per_job = 1 + rbelow(&g, 2);
+        sticky = 1;
       }
       for (int i = 0; i < njobs; i++)
         run[i] = record(&jobs[i], (uint64_t)i);
       same_index(ix, run, (size_t)njobs, nodes);
-      lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
-      b.max_moves = 1 + rbelow(&g, 4);
-      b.max_moves_per_job = 1 + rbelow(&g, 2);
       int wk = rbelow(&g, 4);
       b.expected_wait_s = wk == 0 ? 1e18 : wk == 1 ? 0 : 5.0 * rbelow(&g, 40);
       lsched_move mv[64];

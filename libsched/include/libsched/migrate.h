@@ -129,6 +129,16 @@ LSCHED_API const size_t *
 lsched_running_index_node(const lsched_running_index *ix, int node, size_t *k);
 
 /**
+ * Per node, a counter that changes whenever the node's jobs in ix change
+ * (a position on it set or cleared, also to change its moves or its
+ * position), for a planner that keeps what it learnt about a node until
+ * then: *n counters; a node >= *n has never held a job. Valid until the
+ * next change of the index.
+ */
+LSCHED_API const uint64_t *
+lsched_running_index_stamps(const lsched_running_index *ix, int *n);
+
+/**
  * lsched_policy_plan_migrations() over the jobs of ix: the same plan as
  * the array call given lsched_running_index_entries() (a move's index is
  * a position of ix), found by a policy whose table has
