@@ -52,7 +52,6 @@ struct defrag_state {
   /* The indexed planner's memory of nodes where no plan can start (see
    * plan_indexed): per node, a counter of the cluster's changes there
    * (on_alloc/on_release), and what the node was when last found so. */
-  uint64_t *cl_stamp;
   struct node_memo *memo;
   int nmemo;
   uint64_t gen;         /* current key's generation (0: none yet) */
@@ -92,8 +91,8 @@ typedef struct plan_key {
 } plan_key;
 
 typedef struct node_memo {
-  uint64_t gen, ix_stamp, cl_stamp; /* ruled out under gen at these */
-  uint8_t state;
+  uint64_t cl;       /* the cluster's changes on the node (on_alloc...) */
+  uint64_t gen, sum; /* ruled out under gen at cl + the index's stamp */
   /* Ruled out by may_replace (nids > 0): while the shapes ids[0 .. nids)
    * of the candidates that fit no node then still fit none, it still is
    * (more candidates fitting nowhere only leave less room). */
@@ -183,13 +182,11 @@ static int set_base(struct defrag_state *s, const char *name) {
 }
 
 static void free_memo(struct defrag_state *s) {
-  lsched_mem_free(&s->a, s->cl_stamp);
   lsched_mem_free(&s->a, s->memo);
   lsched_mem_free(&s->a, s->key);
   lsched_mem_free(&s->a, s->shapes);
   s->shapes = NULL;
   s->nshapes = 0;
-  s->cl_stamp = NULL;
   s->memo = NULL;
   s->key = NULL;
   s->nmemo = 0;
@@ -206,12 +203,11 @@ static int defrag_init(void *state, const lsched_cluster *c) {
   /* The memo covers the nodes of this view (a node change refreshes the
    * instance: no on_node_change hook). */
   size_t nn = (size_t)s->v.n + 1;
-  s->cl_stamp = lsched_mem_calloc(&s->a, nn, sizeof *s->cl_stamp);
   s->memo = lsched_mem_calloc(&s->a, nn, sizeof *s->memo);
   s->key = lsched_mem_calloc(&s->a, 1, sizeof *s->key);
   s->shapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->shapes);
   s->nmemo = s->v.n;
-  int rc = s->cl_stamp && s->memo && s->key && s->shapes
+  int rc = s->memo && s->key && s->shapes
                ? set_base(s, "best-fit")
                : LSCHED_ENOMEM;
   if (rc)
@@ -260,7 +256,7 @@ static int defrag_place(void *state, const lsched_cluster *c,
 
 static void touch(struct defrag_state *s, const lsched_placement *p) {
   if (p->node >= 0 && p->node < s->nmemo)
-    s->cl_stamp[p->node]++;
+    s->memo[p->node].cl++;
 }
 
 static void defrag_on_alloc(void *state, const lsched_cluster *c,
@@ -771,15 +767,12 @@ static uint64_t key_gen(struct defrag_state *s, const plan_ctx *p,
 }
 
 /* Node n (memo mm, NULL beyond the memo) is ruled out for key gen. */
-static void remember(struct defrag_state *s, node_memo *mm, uint64_t gen,
-                     uint64_t ix_stamp, int n, uint8_t state,
+static void remember(node_memo *mm, uint64_t gen, uint64_t ix_stamp,
                      const int16_t *ids, uint8_t nids) {
   if (!mm)
     return;
   mm->gen = gen;
-  mm->ix_stamp = ix_stamp;
-  mm->cl_stamp = s->cl_stamp[n];
-  mm->state = state;
+  mm->sum = mm->cl + ix_stamp;
   mm->nids = nids;
   for (int i = 0; i < nids; i++)
     mm->ids[i] = ids[i];
@@ -811,14 +804,18 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
       continue; /* never held a job */
     const lsched_node *nd = lsched_view_node(&s->v, n);
     node_memo *mm = n < s->nmemo ? &s->memo[n] : NULL;
-    if (mm && mm->gen == gen && mm->ix_stamp == ixs[n] &&
-        mm->cl_stamp == s->cl_stamp[n] && mm->state == nd->state) {
+    /* Both counters only grow: their sum is the same iff neither moved.
+     * Only up nodes are remembered, and a node no longer up is ruled out
+     * all the more (fit_prefix): its state need not be read. */
+    if (mm && mm->gen == gen && mm->sum == mm->cl + ixs[n]) {
       int still = 1; /* ruled out, and nothing changed since */
       for (int i = 0; i < mm->nids && still; i++)
         still = !shape_fits(s, c, mm->ids[i]);
       if (still)
         continue;
     }
+    if (nd->state != LSCHED_NODE_UP)
+      continue; /* fit_prefix says no; not remembered (see above) */
     size_t len;
     const size_t *bk = lsched_running_index_node(ix, n, &len);
     size_t j = 0, k = 0;
@@ -839,7 +836,7 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
       j = fit_prefix(&s->v, nd, p->w, run, b, k);
     }
     if (j == 0) {
-      remember(s, mm, gen, ixs[n], n, nd->state, NULL, 0);
+      remember(mm, gen, ixs[n], NULL, 0);
       continue;
     }
     /* The prefix try_node releases is no shorter than j: with no negative
@@ -856,7 +853,7 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     uint8_t nids;
     if (screen && !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids)) {
       if (nids > 0)
-        remember(s, mm, gen, ixs[n], n, nd->state, ids, nids);
+        remember(mm, gen, ixs[n], ids, nids);
       continue;
     }
     rc = try_node(s, c, p, pos, n, b, k);
