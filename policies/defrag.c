@@ -86,6 +86,7 @@ typedef struct shape {
 typedef struct plan_key {
   int64_t cpu, mem;
   int gpu_count, gpu_milli, mig_kind, max_moves, per_job, screen;
+  int filtered; /* features or node filters: fit_prefix not exact */
   uint64_t model_mask;
   const lsched_running_index *ix;
 } plan_key;
@@ -758,6 +759,8 @@ static uint64_t key_gen(struct defrag_state *s, const plan_ctx *p,
   k.max_moves = p->max_moves;
   k.per_job = per_job;
   k.screen = screen;
+  k.filtered = w->version >= 3 &&
+               (w->features || w->node_allowed || w->node_filter);
   k.ix = ix;
   if (s->gen == 0 || memcmp(&k, s->key, sizeof k) != 0) {
     *s->key = k;

@@ -712,6 +712,18 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
         b.max_moves = 1 + rbelow(&g, 4);
         b.max_moves_per_job = 1 + rbelow(&g, 2);
         sticky = 1;
+      } else if (rbelow(&g, 4) == 0) {
+        /* The same shape with or without a list of allowed nodes (the
+         * planner's screens are exact only without). */
+        if (w.node_allowed) {
+          w.node_allowed = NULL;
+          w.node_allowed_count = 0;
+        } else {
+          for (int i = 0; i < nodes; i++)
+            allowed[i] = (unsigned char)(rbelow(&g, 4) != 0);
+          w.node_allowed = allowed;
+          w.node_allowed_count = nodes;
+        }
       }
       for (int i = 0; i < njobs; i++)
         run[i] = record(&jobs[i], (uint64_t)i);
