@@ -235,8 +235,8 @@ int lsched_running_index_set(lsched_running_index *ix, size_t i,
   return rc;
 }
 
-const lsched_running *lsched_running_index_entries(
-    const lsched_running_index *ix, size_t *n) {
+const lsched_running *
+lsched_running_index_entries(const lsched_running_index *ix, size_t *n) {
   if (n)
     *n = ix ? ix->n : 0;
   return ix ? ix->ents : NULL;
@@ -273,8 +273,8 @@ int lsched_policy_plan_migrations_indexed(lsched_policy *p,
                                          out, max_out, nout);
   if (!out || !nout || lsched_request_validate(waiting) != LSCHED_OK)
     return LSCHED_EINVAL;
-  if (budget && (budget->version == 0 ||
-                 budget->version > LSCHED_DEFRAG_BUDGET_VERSION))
+  if (budget &&
+      (budget->version == 0 || budget->version > LSCHED_DEFRAG_BUDGET_VERSION))
     return LSCHED_EVERSION;
   /* As lsched_policy_plan_migrations: the planner's changes are trials. */
   lsched__trial_begin(p->c);

@@ -503,8 +503,8 @@ static void index_put(lsched_running_index *ix, size_t i,
 
 /* The index holds exactly run[0 .. n), and every node's bucket is its
  * one-part jobs by (cost, position). */
-static void same_index(const lsched_running_index *ix, const lsched_running *run,
-                       size_t n, int nodes) {
+static void same_index(const lsched_running_index *ix,
+                       const lsched_running *run, size_t n, int nodes) {
   size_t m = 0;
   const lsched_running *x = lsched_running_index_entries(ix, &m);
   MT_EQ(m, n);
@@ -545,7 +545,8 @@ static void same_index(const lsched_running_index *ix, const lsched_running *run
  * pol[1] (scan over the index's entries) over the index. Returns the
  * common code; mv/n get pol[0]'s indexed answer. */
 static int plan4(lsched_policy *pol[2], lsched_cluster *c[2],
-                 const lsched_request *w, const lsched_running *run, size_t nrun,
+                 const lsched_request *w, const lsched_running *run,
+                 size_t nrun,
                  const lsched_running_index *ix, const lsched_defrag_budget *b,
                  lsched_move *out, size_t *nout) {
   lsched_move mv[4][64];
@@ -808,8 +809,12 @@ static void run_replays(const char *base, int negative, uint64_t seed0,
   MT_ASSERT(!mig || mig_plans >= 10);
 }
 
-static void test_replay_best_fit(void) { run_replays("best-fit", 0, 11, 0, 0); }
-static void test_replay_first_fit(void) { run_replays("first-fit", 1, 23, 0, 0); }
+static void test_replay_best_fit(void) {
+  run_replays("best-fit", 0, 11, 0, 0);
+}
+static void test_replay_first_fit(void) {
+  run_replays("first-fit", 1, 23, 0, 0);
+}
 static void test_replay_custom_base(void) {
   run_replays("last-node", 0, 37, 0, 0);
 }
