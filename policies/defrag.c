@@ -30,6 +30,7 @@
 #include "builtin.h"
 
 #include <libsched/migrate.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,57 @@ struct defrag_state {
   size_t cs_cap;
   size_t *start;
   int start_cap;
+  /* The indexed planner's memory of nodes where no plan can start (see
+   * plan_indexed): per node, a counter of the cluster's changes there
+   * (on_alloc/on_release), and what the node was when last found so. */
+  struct node_memo *memo;
+  int nmemo;
+  uint64_t gen;         /* current key's generation (0: none yet) */
+  struct plan_key *key; /* the key of gen */
+  /* Request shapes seen as candidates (open addressing, SHAPE_SLOTS), and
+   * per shape whether it fits some node, known for decision `decision`. */
+  struct shape *shapes;
+  int nshapes;
+  uint64_t decision; /* counts decisions (plan_begin) */
 };
+
+/* A shape: the members of a request that decide where it fits (only
+ * requests without node_allowed or node_filter get one). */
+#define SHAPE_SLOTS 1024
+#define SHAPE_MAX 512
+#define MEMO_IDS 4
+typedef struct shape_key {
+  int64_t cpu, mem, mig_memory;
+  int gpu_count, gpu_milli, mig_kind, mig_compute;
+  uint64_t model_mask, features;
+} shape_key;
+typedef struct shape {
+  shape_key k;
+  int used;
+  int fits;          /* some node fits it now (lsched_next_fit) */
+  uint64_t decision; /* fits is known for this decision */
+} shape;
+
+/* What decides, with a node's state and jobs, whether plan_indexed's
+ * screens rule the node out: the waiting job's shape, the budget's move
+ * limits, the index. */
+typedef struct plan_key {
+  int64_t cpu, mem;
+  int gpu_count, gpu_milli, mig_kind, max_moves, per_job, screen;
+  int filtered; /* features or node filters: fit_prefix not exact */
+  uint64_t model_mask;
+  const lsched_running_index *ix;
+} plan_key;
+
+typedef struct node_memo {
+  uint64_t cl;       /* the cluster's changes on the node (on_alloc...) */
+  uint64_t gen, sum; /* ruled out under gen at cl + the index's stamp */
+  /* Ruled out by may_replace (nids > 0): while the shapes ids[0 .. nids)
+   * of the candidates that fit no node then still fit none, it still is
+   * (more candidates fitting nowhere only leave less room). */
+  uint8_t nids;
+  int16_t ids[MEMO_IDS];
+} node_memo;
 
 /* The policy `name`: from the instance's registry when it has one, else
  * the built-in one (through a temporary registry on the cluster's
@@ -131,6 +182,17 @@ static int set_base(struct defrag_state *s, const char *name) {
   return LSCHED_OK;
 }
 
+static void free_memo(struct defrag_state *s) {
+  lsched_mem_free(&s->a, s->memo);
+  lsched_mem_free(&s->a, s->key);
+  lsched_mem_free(&s->a, s->shapes);
+  s->shapes = NULL;
+  s->nshapes = 0;
+  s->memo = NULL;
+  s->key = NULL;
+  s->nmemo = 0;
+}
+
 static int defrag_init(void *state, const lsched_cluster *c) {
   struct defrag_state *s = state;
   lsched_cluster_allocator(c, &s->a);
@@ -139,7 +201,19 @@ static int defrag_init(void *state, const lsched_cluster *c) {
   s->use_index = 1;
   if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
     return LSCHED_EINVAL;
-  return set_base(s, "best-fit");
+  /* The memo covers the nodes of this view (a node change refreshes the
+   * instance: no on_node_change hook). */
+  size_t nn = (size_t)s->v.n + 1;
+  s->memo = lsched_mem_calloc(&s->a, nn, sizeof *s->memo);
+  s->key = lsched_mem_calloc(&s->a, 1, sizeof *s->key);
+  s->shapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->shapes);
+  s->nmemo = s->v.n;
+  int rc = s->memo && s->key && s->shapes
+               ? set_base(s, "best-fit")
+               : LSCHED_ENOMEM;
+  if (rc)
+    free_memo(s);
+  return rc;
 }
 
 /* The default base stays the built-in best-fit: the registry only serves
@@ -153,6 +227,7 @@ static int defrag_set_registry(void *state, const lsched_registry *r) {
 static void defrag_fini(void *state) {
   struct defrag_state *s = state;
   drop_base(s);
+  free_memo(s);
   lsched_mem_free(&s->a, s->cs);
   lsched_mem_free(&s->a, s->start);
   s->cs = NULL;
@@ -180,9 +255,15 @@ static int defrag_place(void *state, const lsched_cluster *c,
   return s->base->place(s->base_state, c, req, out);
 }
 
+static void touch(struct defrag_state *s, const lsched_placement *p) {
+  if (p->node >= 0 && p->node < s->nmemo)
+    s->memo[p->node].cl++;
+}
+
 static void defrag_on_alloc(void *state, const lsched_cluster *c,
                             const lsched_placement *p) {
   struct defrag_state *s = state;
+  touch(s, p);
   if (s->base->on_alloc)
     s->base->on_alloc(s->base_state, c, p);
 }
@@ -190,6 +271,7 @@ static void defrag_on_alloc(void *state, const lsched_cluster *c,
 static void defrag_on_release(void *state, const lsched_cluster *c,
                               const lsched_placement *p) {
   struct defrag_state *s = state;
+  touch(s, p);
   if (s->base->on_release)
     s->base->on_release(s->base_state, c, p);
 }
@@ -401,6 +483,22 @@ static size_t fit_prefix(const lsched_view *v, const lsched_node *nd,
     d = eff_milli(nd, w);
   }
   int64_t cpu = nd->cpu_free, mem = nd->mem_free;
+  /* Early out: even releasing all m cannot make room (more CPU, memory,
+   * free milli, or GPUs that reach d than the node would then have). */
+  int64_t cpu_all = cpu, mem_all = mem, milli_all = nd->gpu_free_sum;
+  int reach = d >= 1000 ? nd->gpus_full_free : nd->gpus_nonzero_free;
+  for (size_t j = 0; j < m; j++) {
+    const lsched_placement *q = &run[cs[j].idx].parts[0];
+    int k = __builtin_popcountll(q->gpu_mask);
+    cpu_all += q->cpu_milli;
+    mem_all += q->memory_mib;
+    milli_all += (int64_t)k * q->gpu_milli;
+    reach += k;
+  }
+  if (cpu_all < w->cpu_milli || mem_all < w->memory_mib ||
+      (gpus && (milli_all < (int64_t)w->gpu_count * d ||
+                (d > 0 && reach < w->gpu_count))))
+    return 0;
   for (size_t j = 0; j < m; j++) {
     const lsched_placement *q = &run[cs[j].idx].parts[0];
     cpu += q->cpu_milli;
@@ -435,14 +533,106 @@ static int exact_fit(const lsched_node *nd, const lsched_request *w) {
  * leave every other node as it is): a job that fits no node now can only
  * go to node n, and all such jobs must fit together in what is left there
  * (CPU, memory and, off MIG, GPU milli in all). */
-static int may_replace(const lsched_cluster *c, const lsched_node *nd,
-                       const lsched_request *w, const lsched_running *run,
-                       const cand *cs, size_t jc, size_t jroom) {
+/* The shape id of r (its slot in s->shapes), or -1: a request with
+ * node_allowed or node_filter, or the table is full. */
+static int shape_of(struct defrag_state *s, const lsched_request *r) {
+  if (r->version >= 3 && (r->node_allowed || r->node_filter))
+    return -1;
+  shape_key k;
+  memset(&k, 0, sizeof k); /* padding too: compared with memcmp */
+  k.cpu = r->cpu_milli;
+  k.mem = r->memory_mib;
+  k.gpu_count = r->gpu_count;
+  k.gpu_milli = r->gpu_milli;
+  k.model_mask = r->model_mask;
+  if (r->version >= 2) {
+    k.mig_kind = r->mig_kind;
+    k.mig_compute = r->mig_compute_milli;
+    k.mig_memory = r->mig_memory_mib;
+  }
+  if (r->version >= 3)
+    k.features = r->features;
+  uint64_t h = (uint64_t)k.cpu * 0x9E3779B97F4A7C15u ^
+               (uint64_t)k.mem * 0xC2B2AE3D27D4EB4Fu ^
+               ((uint64_t)k.gpu_count << 32 | (uint32_t)k.gpu_milli) *
+                   0x165667B19E3779F9u ^
+               k.model_mask ^ (uint64_t)k.mig_kind << 48 ^ k.features;
+  h ^= h >> 29;
+  for (size_t i = (size_t)(h % SHAPE_SLOTS), t = 0; t < SHAPE_SLOTS;
+       i = (i + 1) % SHAPE_SLOTS, t++) {
+    shape *x = &s->shapes[i];
+    if (x->used && memcmp(&x->k, &k, sizeof k) == 0)
+      return (int)i;
+    if (!x->used) {
+      if (s->nshapes >= SHAPE_MAX)
+        return -1;
+      x->used = 1;
+      x->k = k;
+      x->decision = 0;
+      s->nshapes++;
+      return (int)i;
+    }
+  }
+  return -1;
+}
+
+/* Does r fit some node now? lsched_next_fit, remembered per shape for the
+ * current decision (the cluster is the same throughout it: try_node
+ * restores it). *id gets r's shape id (-1: none). */
+static int fits_somewhere(struct defrag_state *s, const lsched_cluster *c,
+                          const lsched_request *r, int *id) {
+  *id = shape_of(s, r);
+  if (*id < 0)
+    return lsched_next_fit(c, r, 0) >= 0;
+  shape *x = &s->shapes[*id];
+  if (x->decision != s->decision) {
+    x->fits = lsched_next_fit(c, r, 0) >= 0;
+    x->decision = s->decision;
+  }
+  return x->fits;
+}
+
+/* Does shape id fit some node now (as fits_somewhere)? */
+static int shape_fits(struct defrag_state *s, const lsched_cluster *c,
+                      int id) {
+  shape *x = &s->shapes[id];
+  if (x->decision != s->decision) {
+    lsched_request r = LSCHED_REQUEST_INIT;
+    r.cpu_milli = x->k.cpu;
+    r.memory_mib = x->k.mem;
+    r.gpu_count = x->k.gpu_count;
+    r.gpu_milli = x->k.gpu_milli;
+    r.model_mask = x->k.model_mask;
+    r.mig_kind = x->k.mig_kind;
+    r.mig_compute_milli = x->k.mig_compute;
+    r.mig_memory_mib = x->k.mig_memory;
+    r.features = x->k.features;
+    x->fits = lsched_next_fit(c, &r, 0) >= 0;
+    x->decision = s->decision;
+  }
+  return x->fits;
+}
+
+/* Could try_node re-place the released jobs cs[0 .. jc) once w holds node
+ * nd (n) and at most cs[0 .. jroom) are released there? A necessary
+ * condition, used only with a built-in base (it places a job only where
+ * lsched_fits says it fits) and no composable pools (so node n's releases
+ * leave every other node as it is): a job that fits no node now can only
+ * go to node n, and all such jobs must fit together in what is left there
+ * (CPU, memory and, off MIG, GPU milli in all). When not, ids[0 .. *nids)
+ * get the shapes of the jobs that fit no node (*nids = 0 when one has no
+ * shape id or there are more than MEMO_IDS). */
+static int may_replace(struct defrag_state *s, const lsched_cluster *c,
+                       const lsched_node *nd, const lsched_request *w,
+                       const lsched_running *run, const cand *cs, size_t jc,
+                       size_t jroom, int16_t *ids, uint8_t *nids) {
   int gpus = !is_mig(w) && nd->mode != LSCHED_GPU_MIG;
   int64_t cpu = nd->cpu_free - w->cpu_milli;
   int64_t mem = nd->mem_free - w->memory_mib;
   int64_t milli =
       gpus ? nd->gpu_free_sum - (int64_t)w->gpu_count * eff_milli(nd, w) : 0;
+  int memo = 1;
+  *nids = 0;
   for (size_t i = 0; i < jroom; i++) {
     const lsched_placement *q = &run[cs[i].idx].parts[0];
     cpu += q->cpu_milli;
@@ -451,15 +641,24 @@ static int may_replace(const lsched_cluster *c, const lsched_node *nd,
   }
   for (size_t i = 0; i < jc; i++) {
     const lsched_request *r = &run[cs[i].idx].request;
-    if (lsched_next_fit(c, r, 0) >= 0)
+    int id;
+    if (fits_somewhere(s, c, r, &id))
       continue;
+    if (id < 0 || *nids == MEMO_IDS)
+      memo = 0;
+    else
+      ids[(*nids)++] = (int16_t)id;
     cpu -= r->cpu_milli;
     mem -= r->memory_mib;
     if (gpus && !is_mig(r))
       milli -= (int64_t)r->gpu_count * eff_milli(nd, r);
-    if (cpu < 0 || mem < 0 || milli < 0)
+    if (cpu < 0 || mem < 0 || milli < 0) {
+      if (!memo)
+        *nids = 0;
       return 0;
+    }
   }
+  *nids = 0;
   return 1;
 }
 
@@ -534,23 +733,149 @@ static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     /* fit_prefix is exact for a non-MIG request without node filters on a
      * non-MIG node: try_node then releases exactly j jobs. */
     size_t jroom = exact_fit(nd, p->w) ? j : m;
-    if (screen && !may_replace(c, nd, p->w, run, b, j, jroom))
+    int16_t ids[MEMO_IDS];
+    uint8_t nids;
+    if (screen && !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids))
       continue;
     rc = try_node(s, c, p, pos, n, b, k);
   }
   return rc;
 }
 
-static int defrag_plan(void *state, lsched_cluster *c, const lsched_request *w,
-                       const lsched_running *run, size_t nrun,
-                       const lsched_defrag_budget *b, lsched_move *out,
-                       size_t max_out, size_t *nout) {
-  struct defrag_state *s = state;
+/* The generation of the key of this decision: the current one if the key
+ * is the last one's, else a new one (every memo entry then stale). */
+static uint64_t key_gen(struct defrag_state *s, const plan_ctx *p,
+                        int per_job, const lsched_running_index *ix,
+                        int screen) {
+  const lsched_request *w = p->w;
+  plan_key k;
+  memset(&k, 0, sizeof k); /* padding too: compared with memcmp */
+  k.cpu = w->cpu_milli;
+  k.mem = w->memory_mib;
+  k.gpu_count = w->gpu_count;
+  k.gpu_milli = w->gpu_milli;
+  k.mig_kind = is_mig(w) ? w->mig_kind : 0;
+  k.model_mask = w->model_mask;
+  k.max_moves = p->max_moves;
+  k.per_job = per_job;
+  k.screen = screen;
+  k.filtered = w->version >= 3 &&
+               (w->features || w->node_allowed || w->node_filter);
+  k.ix = ix;
+  if (s->gen == 0 || memcmp(&k, s->key, sizeof k) != 0) {
+    *s->key = k;
+    s->gen++;
+  }
+  return s->gen;
+}
+
+/* Node n (memo mm, NULL beyond the memo) is ruled out for key gen. */
+static void remember(node_memo *mm, uint64_t gen, uint64_t ix_stamp,
+                     const int16_t *ids, uint8_t nids) {
+  if (!mm)
+    return;
+  mm->gen = gen;
+  mm->sum = mm->cl + ix_stamp;
+  mm->nids = nids;
+  for (int i = 0; i < nids; i++)
+    mm->ids[i] = ids[i];
+}
+
+/* The planner over a running index (plan_migrations_indexed, plan_index
+ * on): plan_bucketed's node loop with the index's buckets, which are kept
+ * sorted by (cost, position) as jobs start, finish and move: a node costs
+ * its first candidates (at most max_moves movable ones), not a pass over
+ * every running job. The same nodes in the same order with the same
+ * candidates, hence the same plan as plan_bucketed and plan_scan.
+ * A node ruled out by the screens that depend only on the key (could_hold,
+ * fit_prefix over its first movable candidates) is remembered as such
+ * until its jobs (the index's stamp), its allocations (on_alloc /
+ * on_release) or its state change, or the key does: the next decisions for
+ * the same waiting shape (the same blocked head, retried after every
+ * release) skip it for a few loads. */
+static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
+                        const lsched_running_index *ix, int per_job) {
+  const lsched_running *run = p->run;
+  int nn = s->v.n, rc = LSCHED_OK, nst;
+  int screen = s->base_builtin && lsched_cluster_pool_count(c) == 0;
+  uint64_t gen = key_gen(s, p, per_job, ix, screen);
+  const uint64_t *ixs = lsched_running_index_stamps(ix, &nst);
+  cand b[64];
+  for (int pos = 0; pos < nn && rc == LSCHED_OK; pos++) {
+    int n = s->v.order[pos];
+    if (n >= nst)
+      continue; /* never held a job */
+    const lsched_node *nd = lsched_view_node(&s->v, n);
+    node_memo *mm = n < s->nmemo ? &s->memo[n] : NULL;
+    /* Both counters only grow: their sum is the same iff neither moved.
+     * Only up nodes are remembered, and a node no longer up is ruled out
+     * all the more (fit_prefix): its state need not be read. */
+    if (mm && mm->gen == gen && mm->sum == mm->cl + ixs[n]) {
+      int still = 1; /* ruled out, and nothing changed since */
+      for (int i = 0; i < mm->nids && still; i++)
+        still = !shape_fits(s, c, mm->ids[i]);
+      if (still)
+        continue;
+    }
+    if (nd->state != LSCHED_NODE_UP)
+      continue; /* fit_prefix says no; not remembered (see above) */
+    size_t len;
+    const size_t *bk = lsched_running_index_node(ix, n, &len);
+    size_t j = 0, k = 0;
+    int negative = 0;
+    if (len > 0 && could_hold(nd, p->w)) {
+      /* The node's cheapest movable jobs: try_node releases at most
+       * max_moves of them. */
+      for (size_t i = 0; i < len && k < (size_t)p->max_moves; i++) {
+        const lsched_running *r = &run[bk[i]];
+        if (!movable(s, r, per_job))
+          continue;
+        b[k].idx = bk[i];
+        b[k].node = n;
+        b[k].cost = r->move_cost_s * held_gpus(&r->parts[0]);
+        negative |= !(b[k].cost >= 0);
+        k++;
+      }
+      j = fit_prefix(&s->v, nd, p->w, run, b, k);
+    }
+    if (j == 0) {
+      remember(mm, gen, ixs[n], NULL, 0);
+      continue;
+    }
+    /* The prefix try_node releases is no shorter than j: with no negative
+     * cost among these k it costs no less than the first j. */
+    if (!negative) {
+      double lb = 0;
+      for (size_t i = 0; i < j; i++)
+        lb += b[i].cost;
+      if (!(lb < p->best))
+        continue;
+    }
+    size_t jroom = exact_fit(nd, p->w) ? j : k;
+    int16_t ids[MEMO_IDS];
+    uint8_t nids;
+    if (screen && !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids)) {
+      if (nids > 0)
+        remember(mm, gen, ixs[n], ids, nids);
+      continue;
+    }
+    rc = try_node(s, c, p, pos, n, b, k);
+  }
+  return rc;
+}
+
+/* The budget and the plan context of one decision; 0 and *nout = 0 when
+ * w fits already, 1 to plan, else the code to return. */
+static int plan_begin(struct defrag_state *s, lsched_cluster *c,
+                      const lsched_request *w, const lsched_defrag_budget *b,
+                      size_t max_out, size_t *nout, plan_ctx *p,
+                      int *per_job) {
   *nout = 0;
+  s->decision++;
   if (lsched_next_fit(c, w, 0) >= 0)
     return LSCHED_OK;
   int max_moves = b && b->max_moves > 0 ? b->max_moves : 2;
-  int per_job = b && b->max_moves_per_job > 0 ? b->max_moves_per_job : 1;
+  *per_job = b && b->max_moves_per_job > 0 ? b->max_moves_per_job : 1;
   double wait = b ? b->expected_wait_s : -1;
   /* GPUs the waiting job would hold (a MIG request: its kind's share). */
   int wmilli = w->version >= 2 && w->mig_kind > 0
@@ -563,24 +888,56 @@ static int defrag_plan(void *state, lsched_cluster *c, const lsched_request *w,
     max_moves = (int)max_out;
   if (max_moves > 64)
     max_moves = 64;
-  plan_ctx p;
-  p.w = w;
-  p.run = run;
-  p.max_moves = max_moves;
+  p->w = w;
+  p->max_moves = max_moves;
   /* Plans are compared by cost; the budget: cost below the expected
    * waiting GPU-seconds. */
-  p.best = wait * wgpus;
-  p.best_pos = -1;
-  p.best_n = 0;
-  int rc = s->use_index ? plan_bucketed(s, c, &p, nrun, per_job)
-                        : plan_scan(s, c, &p, nrun, per_job);
-  if (rc != LSCHED_OK)
-    return rc;
-  if (p.best_pos < 0)
+  p->best = wait * wgpus;
+  p->best_pos = -1;
+  p->best_n = 0;
+  return 1;
+}
+
+static int plan_end(const plan_ctx *p, lsched_move *out, size_t *nout) {
+  if (p->best_pos < 0)
     return LSCHED_ENOFIT;
-  memcpy(out, p.best_moves, (size_t)p.best_n * sizeof *out);
-  *nout = (size_t)p.best_n;
+  memcpy(out, p->best_moves, (size_t)p->best_n * sizeof *out);
+  *nout = (size_t)p->best_n;
   return LSCHED_OK;
+}
+
+static int defrag_plan_indexed(void *state, lsched_cluster *c,
+                               const lsched_request *w,
+                               const lsched_running_index *ix,
+                               const lsched_defrag_budget *b, lsched_move *out,
+                               size_t max_out, size_t *nout) {
+  struct defrag_state *s = state;
+  plan_ctx p;
+  int per_job;
+  int rc = plan_begin(s, c, w, b, max_out, nout, &p, &per_job);
+  if (rc != 1)
+    return rc;
+  size_t nrun;
+  p.run = lsched_running_index_entries(ix, &nrun);
+  rc = s->use_index ? plan_indexed(s, c, &p, ix, per_job)
+                    : plan_scan(s, c, &p, nrun, per_job);
+  return rc != LSCHED_OK ? rc : plan_end(&p, out, nout);
+}
+
+static int defrag_plan(void *state, lsched_cluster *c, const lsched_request *w,
+                       const lsched_running *run, size_t nrun,
+                       const lsched_defrag_budget *b, lsched_move *out,
+                       size_t max_out, size_t *nout) {
+  struct defrag_state *s = state;
+  plan_ctx p;
+  int per_job;
+  int rc = plan_begin(s, c, w, b, max_out, nout, &p, &per_job);
+  if (rc != 1)
+    return rc;
+  p.run = run;
+  rc = s->use_index ? plan_bucketed(s, c, &p, nrun, per_job)
+                    : plan_scan(s, c, &p, nrun, per_job);
+  return rc != LSCHED_OK ? rc : plan_end(&p, out, nout);
 }
 
 const lsched_policy_ops lsched_builtin_defrag = {
@@ -598,4 +955,5 @@ const lsched_policy_ops lsched_builtin_defrag = {
     .set_workload = defrag_set_workload,
     .plan_migrations = defrag_plan,
     .set_registry = defrag_set_registry,
+    .plan_migrations_indexed = defrag_plan_indexed,
 };

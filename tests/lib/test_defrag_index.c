@@ -35,6 +35,7 @@
 #include <libsched/migrate.h>
 #include <libsched/policy_sdk.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,14 @@ static void test_hand(void) {
     b.expected_wait_s = 100; /* budget: 100 s x 4 GPUs = 400 GPU-s */
     lsched_move mv[8];
     size_t n = 0;
+    lsched_running_index *ix = NULL;
+    OK(lsched_running_index_create(&ix, c));
+    for (int k = 0; k < 6; k++)
+      OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
+    OK(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 8, &n));
+    MT_EQ(n, 2);
+    MT_EQ(mv[0].index, 0);
+    MT_EQ(mv[1].index, 1);
     OK(lsched_policy_plan_migrations(p, &w, run, 6, &b, mv, 8, &n));
     /* Node 0 (cost 5 + 5 = 10 GPU-s); best-fit puts each job on the
      * fullest node that fits: node 1's GPUs 2 and 3. */
@@ -152,6 +161,13 @@ static void test_hand(void) {
     MT_EQ(n, 2);
     MT_EQ(mv[0].index, 2);
     MT_EQ(mv[1].index, 3);
+    OK(lsched_running_index_set(ix, 0, &run[0]));
+    OK(lsched_running_index_set(ix, 1, &run[1]));
+    OK(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 8, &n));
+    MT_EQ(n, 2);
+    MT_EQ(mv[0].index, 2);
+    MT_EQ(mv[1].index, 3);
+    lsched_running_index_destroy(ix);
     for (int k = 0; k < 6; k++)
       OK(lsched_release(c, &held[k]));
     lsched_policy_destroy(p);
@@ -160,9 +176,260 @@ static void test_hand(void) {
   lsched_registry_destroy(reg);
 }
 
+/* A version-3 planner (no indexed hook): records what it was given. */
+static const lsched_running *seen_run;
+static size_t seen_n;
+static int record_plan(void *state, lsched_cluster *c, const lsched_request *w,
+                       const lsched_running *run, size_t nrun,
+                       const lsched_defrag_budget *b, lsched_move *out,
+                       size_t max_out, size_t *nout) {
+  (void)state, (void)c, (void)w, (void)b, (void)out, (void)max_out;
+  seen_run = run;
+  seen_n = nrun;
+  *nout = 0;
+  return LSCHED_OK;
+}
+
+static const lsched_policy_ops plan3_ops = {
+    .version = 3,
+    .name = "plan3",
+    .description = "test policy: a version-3 planner",
+    .place = last_place,
+    .plan_migrations = record_plan,
+};
+
+/* The running index by hand: positions, buckets by (cost x GPUs,
+ * position), clearing, refused records, and the call on a policy without
+ * the indexed hook (the array of entries). */
+static void test_index_api(void) {
+  lsched_cluster *c = lt_new_cluster();
+  add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  lsched_running_index *ix = NULL;
+  OK(lsched_running_index_create(&ix, c));
+  lsched_request r1 = lt_req(1000, 1000, 1, 1000);
+  lsched_placement p[4];
+  for (int k = 0; k < 4; k++) {
+    p[k] = (lsched_placement)LSCHED_PLACEMENT_INIT;
+    p[k].node = k < 2 ? 0 : 1;
+    p[k].gpu_count = k == 2 ? 2 : 1;
+    p[k].gpu_milli = 1000;
+    p[k].gpu_mask = UINT64_C(1) << k;
+  }
+  /* Costs x GPUs: pos 0: 20 x 1 = 20, pos 1: 10 x 1 = 10 (node 0);
+   * pos 2: 5 x 2 = 10 (node 1); pos 3: a gang (two parts, no bucket). */
+  static const double cost[3] = {20, 10, 5};
+  for (int k = 0; k < 3; k++) {
+    lsched_running r = LSCHED_RUNNING_INIT;
+    r.id = 100 + (uint64_t)k;
+    r.request = r1;
+    r.parts = &p[k];
+    r.nparts = 1;
+    r.move_cost_s = cost[k];
+    OK(lsched_running_index_set(ix, (size_t)k, &r));
+  }
+  lsched_running gang = LSCHED_RUNNING_INIT;
+  gang.id = 103;
+  gang.parts = &p[2];
+  gang.nparts = 2;
+  OK(lsched_running_index_set(ix, 3, &gang));
+  size_t n = 0, k = 0;
+  const lsched_running *e = lsched_running_index_entries(ix, &n);
+  MT_EQ(n, 4);
+  MT_EQ_U(e[3].id, 103);
+  MT_EQ(e[3].nparts, 2);
+  MT_ASSERT(e[3].parts != &p[2] && same_placement(&e[3].parts[1], &p[3]));
+  const size_t *b = lsched_running_index_node(ix, 0, &k);
+  MT_EQ(k, 2);
+  MT_EQ(b[0], 1); /* 10 before 20 */
+  MT_EQ(b[1], 0);
+  b = lsched_running_index_node(ix, 1, &k);
+  MT_EQ(k, 1);
+  MT_EQ(b[0], 2);
+  /* Position 1 now costs 20 as well: ties go by position. */
+  lsched_running r = LSCHED_RUNNING_INIT;
+  r.id = 101;
+  r.request = r1;
+  r.parts = &p[1];
+  r.nparts = 1;
+  r.move_cost_s = 20;
+  OK(lsched_running_index_set(ix, 1, &r));
+  b = lsched_running_index_node(ix, 0, &k);
+  MT_EQ(k, 2);
+  MT_EQ(b[0], 0);
+  MT_EQ(b[1], 1);
+  /* Refused records leave the position as it was. */
+  r.move_cost_s = NAN;
+  MT_EQ(lsched_running_index_set(ix, 1, &r), LSCHED_EINVAL);
+  r.move_cost_s = INFINITY;
+  r.parts = &p[1];
+  lsched_placement zero = p[1];
+  zero.gpu_count = 0;
+  zero.gpu_milli = 0;
+  r.parts = &zero; /* infinity x 0 GPUs */
+  MT_EQ(lsched_running_index_set(ix, 1, &r), LSCHED_EINVAL);
+  r.move_cost_s = 1;
+  r.parts = NULL;
+  MT_EQ(lsched_running_index_set(ix, 1, &r), LSCHED_EINVAL);
+  r.nparts = -1;
+  MT_EQ(lsched_running_index_set(ix, 1, &r), LSCHED_EINVAL);
+  MT_EQ_U(lsched_running_index_entries(ix, &n)[1].id, 101);
+  /* A node the cluster does not have: kept, in no bucket. */
+  lsched_placement far = p[0];
+  far.node = 7;
+  r.nparts = 1;
+  r.parts = &far;
+  r.id = 9;
+  OK(lsched_running_index_set(ix, 1000, &r));
+  e = lsched_running_index_entries(ix, &n);
+  MT_EQ(n, 1001);
+  MT_EQ(e[500].nparts, 0);
+  MT_EQ(e[1000].parts[0].node, 7);
+  MT_EQ_U(e[0].id, 100); /* kept across the growth */
+  MT_ASSERT(same_placement(e[0].parts, &p[0]));
+  MT_ASSERT(lsched_running_index_node(ix, 7, &k) == NULL && k == 0);
+  /* Clearing the last positions shortens the array. */
+  OK(lsched_running_index_clear(ix, 1000));
+  OK(lsched_running_index_clear(ix, 3));
+  lsched_running_index_entries(ix, &n);
+  MT_EQ(n, 3);
+  OK(lsched_running_index_clear(ix, 2));
+  MT_ASSERT(lsched_running_index_node(ix, 1, &k) == NULL && k == 0);
+  OK(lsched_running_index_clear(ix, 2)); /* already empty */
+  MT_EQ(lsched_running_index_set(NULL, 0, &r), LSCHED_EINVAL);
+  MT_EQ(lsched_running_index_create(NULL, c), LSCHED_EINVAL);
+  /* A planner without the indexed hook gets the entries as an array; a
+   * policy that does not plan says so. */
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  OK(lsched_registry_add(reg, &plan3_ops));
+  lsched_policy *pol = NULL;
+  OK(lsched_policy_create_from(&pol, c, reg, "plan3"));
+  lsched_request w = lt_req(1000, 1000, 4, 1000);
+  lsched_defrag_budget bud = LSCHED_DEFRAG_BUDGET_INIT;
+  bud.expected_wait_s = 10;
+  lsched_move mv[4];
+  size_t nm = 9;
+  OK(lsched_policy_plan_migrations_indexed(pol, &w, ix, &bud, mv, 4, &nm));
+  MT_EQ(nm, 0);
+  MT_ASSERT(seen_run == lsched_running_index_entries(ix, &n));
+  MT_EQ(seen_n, 2);
+  lsched_policy_destroy(pol);
+  OK(lsched_policy_create_from(&pol, c, reg, "best-fit"));
+  MT_EQ(lsched_policy_plan_migrations_indexed(pol, &w, ix, &bud, mv, 4, &nm),
+        LSCHED_ENOENT);
+  lsched_policy_destroy(pol);
+  OK(lsched_policy_create_from(&pol, c, reg, "defrag"));
+  bud.version = 99;
+  MT_EQ(lsched_policy_plan_migrations_indexed(pol, &w, ix, &bud, mv, 4, &nm),
+        LSCHED_EVERSION);
+  MT_EQ(lsched_policy_plan_migrations_indexed(pol, &w, NULL, &bud, mv, 4, &nm),
+        LSCHED_EINVAL);
+  lsched_policy_destroy(pol);
+  lsched_registry_destroy(reg);
+  lsched_running_index_destroy(ix);
+  lsched_cluster_destroy(c);
+}
+
+/* One job of the memo cases: held on node `node`, GPUs `mask`. */
+static lsched_running memo_job(lsched_cluster *c, lsched_placement *p,
+                               int node, uint64_t mask, int moves) {
+  lsched_request r = lt_req(1000, 1000, __builtin_popcountll(mask), 1000);
+  *p = (lsched_placement)LSCHED_PLACEMENT_INIT;
+  p->node = node;
+  p->gpu_count = r.gpu_count;
+  p->gpu_milli = 1000;
+  p->gpu_mask = mask;
+  p->cpu_milli = r.cpu_milli;
+  p->memory_mib = r.memory_mib;
+  OK(lsched_alloc(c, p));
+  lsched_running x = LSCHED_RUNNING_INIT;
+  x.request = r;
+  x.parts = p;
+  x.nparts = 1;
+  x.move_cost_s = 1;
+  x.moves = moves;
+  return x;
+}
+
+/* The indexed planner's memory of ruled-out nodes, by hand: node 0 has 4
+ * A100s held by movable 2-GPU jobs A and B (GPUs 0-1, 2-3), node 1 8 V100s
+ * held by unmovable jobs C (7 GPUs) and D (1 GPU); a 4-GPU job that only
+ * takes A100s waits.
+ * - Node 0 cordoned: no plan. Uncordoned (a state change alone: no
+ *   allocation, no change of the index): A and B could go nowhere (node 1
+ *   is full): no plan, node 0 ruled out because 2-GPU jobs fit no node;
+ *   asked again, the same answer (from the memory).
+ * - C ends (node 1 changes, node 0 does not): a 2-GPU job fits node 1
+ *   now, so node 0 is tried again: A and B move to node 1. */
+static void test_memo(void) {
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  lsched_cluster *c = lt_new_cluster();
+  add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  add_node(c, 32000, 65536, 8, V100, LSCHED_GPU_SHARED);
+  lsched_policy *p = new_defrag(c, reg, "best-fit", 1);
+  lsched_placement held[4];
+  lsched_running run[4];
+  run[0] = memo_job(c, &held[0], 0, 0x3, 0);  /* A */
+  run[1] = memo_job(c, &held[1], 0, 0xC, 0);  /* B */
+  run[2] = memo_job(c, &held[2], 1, 0x7F, 1); /* C */
+  run[3] = memo_job(c, &held[3], 1, 0x80, 1); /* D */
+  lsched_running_index *ix = NULL;
+  OK(lsched_running_index_create(&ix, c));
+  for (int k = 0; k < 4; k++)
+    OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
+  lsched_request w = lt_req(1000, 1000, 4, 1000);
+  w.model_mask = UINT64_C(1) << A100;
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  b.expected_wait_s = 100;
+  lsched_move mv[4];
+  size_t n = 0;
+  OK(lsched_cluster_set_node_state(c, 0, LSCHED_NODE_CORDONED));
+  MT_EQ(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n),
+        LSCHED_ENOFIT);
+  OK(lsched_cluster_set_node_state(c, 0, LSCHED_NODE_UP));
+  MT_EQ(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n),
+        LSCHED_ENOFIT);
+  /* No plan again (node 0 now from the memory). */
+  MT_EQ(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n),
+        LSCHED_ENOFIT);
+  /* C ends: the last position takes its place, as in the engine. */
+  OK(lsched_release(c, &held[2]));
+  held[2] = held[3];
+  run[2] = run[3];
+  run[2].parts = &held[2];
+  OK(lsched_running_index_set(ix, 2, &run[2]));
+  OK(lsched_running_index_clear(ix, 3));
+  OK(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n));
+  MT_EQ(n, 2);
+  MT_EQ(mv[0].index, 0);
+  MT_EQ(mv[1].index, 1);
+  MT_EQ(mv[0].to.node, 1);
+  MT_EQ(mv[1].to.node, 1);
+  /* The reference planner over the same jobs agrees. */
+  lsched_policy *ref = new_defrag(c, reg, "best-fit", 0);
+  lsched_move rv[4];
+  size_t rn = 0;
+  OK(lsched_policy_plan_migrations(ref, &w, run, 3, &b, rv, 4, &rn));
+  MT_EQ(rn, 2);
+  MT_EQ(rv[0].index, 0);
+  MT_EQ(rv[1].index, 1);
+  for (int k = 0; k < 3; k++)
+    OK(lsched_release(c, &held[k]));
+  lsched_policy_destroy(ref);
+  lsched_policy_destroy(p);
+  lsched_running_index_destroy(ix);
+  lsched_cluster_destroy(c);
+  lsched_registry_destroy(reg);
+}
+
 struct job {
   lsched_request r;
-  lsched_placement p;
+  lsched_placement p[2]; /* p[0] only, or a gang's two parts */
+  int nparts;
   double cost;
   int moves;
 };
@@ -172,6 +439,8 @@ struct replay_cfg {
   const char *base;
   int steps;
   int negative_costs;
+  int mig;   /* MIG nodes (dynamic A100) and MIG requests */
+  int pools; /* two hosts composing from one pool of 16 GPUs */
 };
 
 static const lsched_request *shape(struct rng *g, lsched_request *q) {
@@ -201,6 +470,123 @@ static const lsched_request *shape(struct rng *g, lsched_request *q) {
   return q;
 }
 
+/* A MIG node (dynamic A100s) or a pool host: same spec on both clusters. */
+static void add_spec(lsched_cluster *c, int gpus, lsched_gpu_mode mode) {
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 64000;
+  s.memory_mib = 262144;
+  s.gpu_count = gpus;
+  s.gpu_model = A100;
+  s.gpu_mode = mode;
+  s.mig_dynamic = mode == LSCHED_GPU_MIG;
+  OK(lsched_cluster_add_node(c, &s, NULL));
+}
+
+/* The planner's record of job j (its position's). */
+static lsched_running record(const struct job *j, uint64_t id) {
+  lsched_running r = LSCHED_RUNNING_INIT;
+  r.id = id;
+  r.request = j->r;
+  r.parts = j->p;
+  r.nparts = j->nparts;
+  r.move_cost_s = j->cost;
+  r.moves = j->moves;
+  return r;
+}
+
+/* Position i of ix now holds job j (ids follow the positions). */
+static void index_put(lsched_running_index *ix, size_t i,
+                      const struct job *j) {
+  lsched_running r = record(j, (uint64_t)i);
+  OK(lsched_running_index_set(ix, i, &r));
+}
+
+/* The index holds exactly run[0 .. n), and every node's bucket is its
+ * one-part jobs by (cost, position). */
+static void same_index(const lsched_running_index *ix,
+                       const lsched_running *run, size_t n, int nodes) {
+  size_t m = 0;
+  const lsched_running *x = lsched_running_index_entries(ix, &m);
+  MT_EQ(m, n);
+  size_t bucketed = 0;
+  for (size_t i = 0; i < n; i++) {
+    MT_EQ_U(x[i].id, run[i].id);
+    MT_EQ(x[i].nparts, run[i].nparts);
+    MT_EQ(x[i].moves, run[i].moves);
+    MT_ASSERT(x[i].move_cost_s == run[i].move_cost_s);
+    for (int k = 0; k < run[i].nparts; k++)
+      MT_ASSERT(same_placement(&x[i].parts[k], &run[i].parts[k]));
+    bucketed += run[i].nparts == 1;
+  }
+  size_t seen = 0;
+  for (int nd = 0; nd < nodes; nd++) {
+    size_t k = 0;
+    const size_t *b = lsched_running_index_node(ix, nd, &k);
+    for (size_t t = 0; t < k; t++) {
+      const lsched_running *r = &run[b[t]];
+      MT_EQ(r->nparts, 1);
+      MT_EQ(r->parts[0].node, nd);
+      if (t > 0) {
+        const lsched_running *q = &run[b[t - 1]];
+        double cq = q->move_cost_s * q->parts[0].gpu_count *
+                    q->parts[0].gpu_milli / 1000.0;
+        double cr = r->move_cost_s * r->parts[0].gpu_count *
+                    r->parts[0].gpu_milli / 1000.0;
+        MT_ASSERT(cq < cr || (cq == cr && b[t - 1] < b[t]));
+      }
+    }
+    seen += k;
+  }
+  MT_EQ(seen, bucketed);
+}
+
+/* Plans for w four ways, which must all agree: pol[0] (bucketed) and
+ * pol[1] (reference scan) over the array, pol[0] (indexed planner) and
+ * pol[1] (scan over the index's entries) over the index. Returns the
+ * common code; mv/n get pol[0]'s indexed answer. */
+static int plan4(lsched_policy *pol[2], lsched_cluster *c[2],
+                 const lsched_request *w, const lsched_running *run,
+                 size_t nrun,
+                 const lsched_running_index *ix, const lsched_defrag_budget *b,
+                 lsched_move *out, size_t *nout) {
+  lsched_move mv[4][64];
+  size_t n[4] = {0, 0, 0, 0};
+  int rc[4];
+  for (int k = 0; k < 2; k++) {
+    rc[k] = lsched_policy_plan_migrations(pol[k], w, run, nrun, b, mv[k], 64,
+                                          &n[k]);
+    rc[2 + k] = lsched_policy_plan_migrations_indexed(pol[k], w, ix, b,
+                                                      mv[2 + k], 64, &n[2 + k]);
+  }
+  for (int k = 1; k < 4; k++) {
+    MT_EQ(rc[k], rc[0]);
+    MT_EQ(n[k], n[0]);
+    for (size_t m = 0; m < n[0]; m++) {
+      MT_EQ(mv[k][m].index, mv[0][m].index);
+      MT_ASSERT(same_placement(&mv[k][m].from, &mv[0][m].from));
+      MT_ASSERT(same_placement(&mv[k][m].to, &mv[0][m].to));
+    }
+  }
+  same_clusters(c[0], c[1]); /* planning restored both */
+  memcpy(out, mv[2], n[2] * sizeof *out);
+  *nout = n[2];
+  return rc[0];
+}
+
+/* The replay's waiting job: shape(), or on a MIG cluster sometimes a MIG
+ * instance. */
+static void waiting_shape(struct rng *g, const struct replay_cfg *cfg,
+                          lsched_request *q) {
+  shape(g, q);
+  if (cfg->mig && rbelow(g, 2) == 0) {
+    *q = lt_req(1000, 2048, 1, 0);
+    q->mig_kind = 1 + rbelow(g, 5);
+  }
+}
+
+/* What the replays exercised beyond plans made and refused. */
+static long gangs_placed, mig_plans;
+
 static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   struct rng g = {cfg->seed};
   lsched_registry *reg = NULL;
@@ -213,7 +599,7 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   c[0] = lt_new_cluster();
   c[1] = lt_new_cluster();
   for (int i = 0; i < nodes; i++) {
-    int kind = rbelow(&g, 5);
+    int kind = rbelow(&g, 5 + cfg->mig);
     int64_t cpu = 16000 + 16000 * rbelow(&g, 3);
     for (int k = 0; k < 2; k++) {
       if (kind == 0)
@@ -222,101 +608,153 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
         add_node(c[k], cpu, 65536, 8, A100, LSCHED_GPU_EXCLUSIVE);
       else if (kind == 4)
         add_node(c[k], cpu, 32768, 0, -1, LSCHED_GPU_SHARED);
+      else if (kind == 5)
+        add_spec(c[k], 4, LSCHED_GPU_MIG);
       else
         add_node(c[k], cpu, 65536, 4 + 4 * (kind == 3), A100,
                  LSCHED_GPU_SHARED);
     }
   }
+  if (cfg->pools) { /* two hosts of 2 local GPUs + 8 pool slots */
+    for (int k = 0; k < 2; k++) {
+      int hosts[2] = {nodes, nodes + 1};
+      add_spec(c[k], 2 + 8, LSCHED_GPU_SHARED);
+      add_spec(c[k], 2 + 8, LSCHED_GPU_SHARED);
+      lsched_pool_spec ps = LSCHED_POOL_SPEC_INIT;
+      ps.gpus = 16;
+      ps.max_per_host = 8;
+      ps.hosts = hosts;
+      ps.nhosts = 2;
+      OK(lsched_cluster_add_pool(c[k], &ps, NULL));
+    }
+    nodes += 2;
+  }
   for (int k = 0; k < 2; k++)
     pol[k] = new_defrag(c[k], reg, cfg->base, k == 0);
+  lsched_running_index *ix = NULL;
+  OK(lsched_running_index_create(&ix, c[0]));
   struct job *jobs = calloc(4096, sizeof *jobs);
   lsched_running *run = calloc(4096, sizeof *run);
   unsigned char *allowed = calloc((size_t)nodes, 1);
   MT_ASSERT(jobs && run && allowed);
-  int njobs = 0;
+  int njobs = 0, sticky = 0;
+  lsched_request w = LSCHED_REQUEST_INIT;
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
   for (int step = 0; step < cfg->steps; step++) {
     int op = rbelow(&g, 100);
     if (op < 50 && njobs < 4096) { /* place a job */
       lsched_request q;
-      shape(&g, &q);
-      lsched_placement p[2];
-      int rc0 = lsched_policy_place(pol[0], &q, &p[0]);
-      int rc1 = lsched_policy_place(pol[1], &q, &p[1]);
-      MT_EQ(rc0, rc1);
-      if (rc0 != LSCHED_OK)
-        continue;
-      MT_ASSERT(same_placement(&p[0], &p[1]));
-      OK(lsched_alloc(c[0], &p[0]));
-      OK(lsched_alloc(c[1], &p[1]));
-      struct job *j = &jobs[njobs++];
+      waiting_shape(&g, cfg, &q);
+      struct job *j = &jobs[njobs];
+      memset(j, 0, sizeof *j);
       j->r = q;
-      j->p = p[0];
+      if (rbelow(&g, 6) == 0 && q.gpu_count > 0 && q.mig_kind == 0) {
+        /* A gang: one part on each of two nodes (never moved). */
+        int ga = -1, gb = -1;
+        for (int t = 0; t < 16 && (ga < 0 || gb < 0); t++) {
+          int x = rbelow(&g, nodes);
+          if (x == ga || !lsched_fits(c[0], x, &q))
+            continue;
+          if (ga < 0)
+            ga = x;
+          else
+            gb = x;
+        }
+        if (gb < 0)
+          continue;
+        OK(lsched_pick_gpus(c[0], ga, &q, LSCHED_PICK_LOWEST, &j->p[0]));
+        OK(lsched_pick_gpus(c[0], gb, &q, LSCHED_PICK_LOWEST, &j->p[1]));
+        j->nparts = 2;
+        gangs_placed++;
+      } else {
+        lsched_placement p[2];
+        int rc0 = lsched_policy_place(pol[0], &q, &p[0]);
+        int rc1 = lsched_policy_place(pol[1], &q, &p[1]);
+        MT_EQ(rc0, rc1);
+        if (rc0 != LSCHED_OK)
+          continue;
+        MT_ASSERT(same_placement(&p[0], &p[1]));
+        j->p[0] = p[0];
+        j->nparts = 1;
+      }
+      for (int k = 0; k < 2; k++)
+        for (int t = 0; t < j->nparts; t++)
+          OK(lsched_alloc(c[k], &j->p[t]));
       int cs = rbelow(&g, 5);
       j->cost = cs == 0 ? 0 : 10.0 * cs;
       if (cfg->negative_costs && rbelow(&g, 8) == 0)
         j->cost = -5;
       j->moves = rbelow(&g, 4) == 0 ? 1 : 0;
-    } else if (op < 68 && njobs > 0) { /* a job ends */
+      index_put(ix, (size_t)njobs, j);
+      njobs++;
+    } else if (op < 68 && njobs > 0) { /* a job ends: the last one takes
+                                          its position (as in the engine) */
       int i = rbelow(&g, njobs);
-      OK(lsched_release(c[0], &jobs[i].p));
-      OK(lsched_release(c[1], &jobs[i].p));
+      for (int k = 0; k < 2; k++)
+        for (int t = jobs[i].nparts - 1; t >= 0; t--)
+          OK(lsched_release(c[k], &jobs[i].p[t]));
       jobs[i] = jobs[--njobs];
-    } else if (op < 96) { /* a job waits: plan */
-      lsched_request w;
-      shape(&g, &w);
-      if (rbelow(&g, 5) == 0) { /* only some nodes allowed */
-        for (int i = 0; i < nodes; i++)
-          allowed[i] = (unsigned char)(rbelow(&g, 3) != 0);
-        w.node_allowed = allowed;
-        w.node_allowed_count = nodes;
+      if (i < njobs)
+        index_put(ix, (size_t)i, &jobs[i]);
+      OK(lsched_running_index_clear(ix, (size_t)njobs));
+    } else if (op < 92) { /* a job waits: plan */
+      /* Mostly the same waiting job and budget as last time (a blocked
+       * head retried after every change: the indexed planner's memo of
+       * ruled-out nodes is then used), sometimes a new one. */
+      if (!sticky || rbelow(&g, 4) == 0) {
+        waiting_shape(&g, cfg, &w);
+        if (rbelow(&g, 5) == 0) { /* only some nodes allowed */
+          for (int i = 0; i < nodes; i++)
+            allowed[i] = (unsigned char)(rbelow(&g, 3) != 0);
+          w.node_allowed = allowed;
+          w.node_allowed_count = nodes;
+        }
+        b = (lsched_defrag_budget)LSCHED_DEFRAG_BUDGET_INIT;
+        b.max_moves = 1 + rbelow(&g, 4);
+        b.max_moves_per_job = 1 + rbelow(&g, 2);
+        sticky = 1;
+      } else if (rbelow(&g, 4) == 0) {
+        /* The same shape with or without a list of allowed nodes (the
+         * planner's screens are exact only without). */
+        if (w.node_allowed) {
+          w.node_allowed = NULL;
+          w.node_allowed_count = 0;
+        } else {
+          for (int i = 0; i < nodes; i++)
+            allowed[i] = (unsigned char)(rbelow(&g, 4) != 0);
+          w.node_allowed = allowed;
+          w.node_allowed_count = nodes;
+        }
       }
-      for (int i = 0; i < njobs; i++) {
-        run[i] = (lsched_running)LSCHED_RUNNING_INIT;
-        run[i].id = (uint64_t)i;
-        run[i].request = jobs[i].r;
-        run[i].parts = &jobs[i].p;
-        run[i].nparts = 1;
-        run[i].move_cost_s = jobs[i].cost;
-        run[i].moves = jobs[i].moves;
-      }
-      lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
-      b.max_moves = 1 + rbelow(&g, 4);
-      b.max_moves_per_job = 1 + rbelow(&g, 2);
+      for (int i = 0; i < njobs; i++)
+        run[i] = record(&jobs[i], (uint64_t)i);
+      same_index(ix, run, (size_t)njobs, nodes);
       int wk = rbelow(&g, 4);
       b.expected_wait_s = wk == 0 ? 1e18 : wk == 1 ? 0 : 5.0 * rbelow(&g, 40);
-      lsched_move mv[2][64];
-      size_t n[2] = {0, 0};
-      int rc[2];
-      for (int k = 0; k < 2; k++)
-        rc[k] = lsched_policy_plan_migrations(pol[k], &w, run, (size_t)njobs,
-                                              &b, mv[k], 64, &n[k]);
-      MT_EQ(rc[0], rc[1]);
-      MT_EQ(n[0], n[1]);
-      for (size_t m = 0; m < n[0]; m++) {
-        MT_EQ(mv[0][m].index, mv[1][m].index);
-        MT_ASSERT(same_placement(&mv[0][m].from, &mv[1][m].from));
-        MT_ASSERT(same_placement(&mv[0][m].to, &mv[1][m].to));
-      }
-      same_clusters(c[0], c[1]); /* planning restored both */
-      if (rc[0] == LSCHED_ENOFIT)
+      lsched_move mv[64];
+      size_t n = 0;
+      int rc = plan4(pol, c, &w, run, (size_t)njobs, ix, &b, mv, &n);
+      if (rc == LSCHED_ENOFIT)
         (*refused)++;
-      if (rc[0] != LSCHED_OK || n[0] == 0)
+      if (rc != LSCHED_OK || n == 0)
         continue;
       (*made)++;
+      mig_plans += w.mig_kind > 0;
       if (rbelow(&g, 10) < 3)
         continue;
       for (int k = 0; k < 2; k++) {
-        for (size_t m = 0; m < n[k]; m++)
-          OK(lsched_release(c[k], &mv[k][m].from));
-        for (size_t m = 0; m < n[k]; m++)
-          OK(lsched_alloc(c[k], &mv[k][m].to));
+        for (size_t m = 0; m < n; m++)
+          OK(lsched_release(c[k], &mv[m].from));
+        for (size_t m = 0; m < n; m++)
+          OK(lsched_alloc(c[k], &mv[m].to));
       }
-      for (size_t m = 0; m < n[0]; m++) {
-        struct job *j = &jobs[mv[0][m].index];
-        j->p = mv[0][m].to;
+      for (size_t m = 0; m < n; m++) { /* the moved jobs, in the index too */
+        struct job *j = &jobs[mv[m].index];
+        j->p[0] = mv[m].to;
         j->moves++;
+        index_put(ix, mv[m].index, j);
       }
-    } else if (op < 98) { /* a new visit order */
+    } else if (op < 94) { /* a new visit order */
       int *order = malloc((size_t)nodes * sizeof *order);
       MT_ASSERT(order);
       for (int i = 0; i < nodes; i++)
@@ -340,37 +778,58 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   }
   for (int k = 0; k < 2; k++) {
     for (int i = 0; i < njobs; i++)
-      OK(lsched_release(c[k], &jobs[i].p));
+      for (int t = jobs[i].nparts - 1; t >= 0; t--)
+        OK(lsched_release(c[k], &jobs[i].p[t]));
     lsched_policy_destroy(pol[k]);
     lsched_cluster_destroy(c[k]);
   }
+  lsched_running_index_destroy(ix);
   free(jobs);
   free(run);
   free(allowed);
   lsched_registry_destroy(reg);
 }
 
-static void run_replays(const char *base, int negative, uint64_t seed0) {
+static void run_replays(const char *base, int negative, uint64_t seed0,
+                        int mig, int pools) {
   long made = 0, refused = 0;
+  gangs_placed = mig_plans = 0;
   for (uint64_t s = 0; s < 8; s++) {
-    struct replay_cfg cfg = {seed0 + 7919 * s + 1, base, 3000, negative};
+    struct replay_cfg cfg = {seed0 + 7919 * s + 1, base, 3000, negative,
+                             mig, pools};
     replay(&cfg, &made, &refused);
   }
   fprintf(stderr, "%s: %ld plans made, %ld refused\n", base, made, refused);
   /* Plans were found and refused: the replays compared real decisions. */
   MT_ASSERT_MSG(made >= 100, "only %ld plans made", made);
   MT_ASSERT_MSG(refused >= 100, "only %ld plans refused", refused);
+  fprintf(stderr, "  %ld gangs placed, %ld plans for MIG jobs\n",
+          gangs_placed, mig_plans);
+  MT_ASSERT_MSG(gangs_placed >= 100, "only %ld gangs", gangs_placed);
+  MT_ASSERT(!mig || mig_plans >= 10);
 }
 
-static void test_replay_best_fit(void) { run_replays("best-fit", 0, 11); }
-static void test_replay_first_fit(void) { run_replays("first-fit", 1, 23); }
-static void test_replay_custom_base(void) { run_replays("last-node", 0, 37); }
+static void test_replay_best_fit(void) {
+  run_replays("best-fit", 0, 11, 0, 0);
+}
+static void test_replay_first_fit(void) {
+  run_replays("first-fit", 1, 23, 0, 0);
+}
+static void test_replay_custom_base(void) {
+  run_replays("last-node", 0, 37, 0, 0);
+}
+static void test_replay_mig(void) { run_replays("mig-best-fit", 0, 41, 1, 0); }
+static void test_replay_pools(void) { run_replays("best-fit", 0, 53, 0, 1); }
 
 int main(void) {
   mt_begin("test_defrag_index");
   MT_RUN(test_hand);
+  MT_RUN(test_index_api);
+  MT_RUN(test_memo);
   MT_RUN(test_replay_best_fit);
   MT_RUN(test_replay_first_fit);
   MT_RUN(test_replay_custom_base);
+  MT_RUN(test_replay_mig);
+  MT_RUN(test_replay_pools);
   return mt_finish();
 }

@@ -780,11 +780,12 @@ LSCHED_API int lsched_cluster_node_free(const lsched_cluster *c, int node,
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
 
-#define LSCHED_POLICY_OPS_VERSION 5
+#define LSCHED_POLICY_OPS_VERSION 6
 /* Migration planning types, defined in <libsched/migrate.h>. */
 struct lsched_running;
 struct lsched_defrag_budget;
 struct lsched_move;
+struct lsched_running_index;
 struct lsched_registry;
 /**
  * A placement policy: a versioned table of functions. The library allocates
@@ -852,12 +853,22 @@ typedef struct lsched_policy_ops {
    * starts afresh. A state change alone never refreshes (no view changes). */
   int (*on_node_change)(void *state, const lsched_cluster *c, int node,
                         int change);
+  /* version 6: plan_migrations over a running index (see
+   * lsched_policy_plan_migrations_indexed in <libsched/migrate.h>): the
+   * same contract and the same plan as plan_migrations given the index's
+   * entries. May be NULL (the library then calls plan_migrations). */
+  int (*plan_migrations_indexed)(void *state, lsched_cluster *c,
+                                 const lsched_request *waiting,
+                                 const struct lsched_running_index *ix,
+                                 const struct lsched_defrag_budget *budget,
+                                 struct lsched_move *out, size_t max_out,
+                                 size_t *nout);
 } lsched_policy_ops;
 /** Every member zero/NULL but the version: fill name, place, ... after (or
  * use designated initialisers, as policies/ do). */
 #define LSCHED_POLICY_OPS_INIT                                                 \
   {LSCHED_POLICY_OPS_VERSION, NULL, NULL, 0, NULL, NULL, NULL, NULL,           \
-   NULL, NULL, NULL, NULL, NULL, NULL}
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /** A set of named policies. Per instance; no global registry exists. */
 typedef struct lsched_registry lsched_registry;

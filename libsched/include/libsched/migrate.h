@@ -85,6 +85,72 @@ LSCHED_API int lsched_policy_plan_migrations(
     const lsched_defrag_budget *budget, lsched_move *out, size_t max_out,
     size_t *nout);
 
+/**
+ * A running index: the host's running jobs kept by position, updated as
+ * jobs start, finish and move, and bucketed by node so that a planner
+ * reaches a node's jobs without a pass over all of them
+ * (lsched_policy_plan_migrations_indexed()). Position i holds what
+ * running[i] would hold in the array given to
+ * lsched_policy_plan_migrations(); an empty position holds a job that is
+ * never moved (nparts 0). Not thread-safe; one index per host.
+ */
+typedef struct lsched_running_index lsched_running_index;
+
+/** Creates an empty index for cluster c (its allocator, its nodes at each
+ * update: nodes added later are reached too). LSCHED_OK, LSCHED_EINVAL,
+ * LSCHED_ENOMEM. */
+LSCHED_API int lsched_running_index_create(lsched_running_index **out,
+                                           const lsched_cluster *c);
+LSCHED_API void lsched_running_index_destroy(lsched_running_index *ix);
+/**
+ * Position i now holds a copy of *r (its request and its parts: r->parts
+ * may be NULL when r->nparts != 1, as for a job the host never moves).
+ * LSCHED_EINVAL when nparts < 0, nparts == 1 without parts, or a NaN
+ * move_cost_s; LSCHED_ENOMEM (the position is then empty).
+ */
+LSCHED_API int lsched_running_index_set(lsched_running_index *ix, size_t i,
+                                        const lsched_running *r);
+/** Position i is empty again (LSCHED_OK also when it was). */
+LSCHED_API int lsched_running_index_clear(lsched_running_index *ix, size_t i);
+/**
+ * The positions as an array of *n records (n: one past the last non-empty
+ * position; empty ones have nparts 0): what the array call would be given.
+ * Valid until the next change of the index.
+ */
+LSCHED_API const lsched_running *
+lsched_running_index_entries(const lsched_running_index *ix, size_t *n);
+/**
+ * The positions of the one-part jobs on node `node` (*k of them), cheapest
+ * to move first: by move_cost_s x GPUs held (gpu_count x gpu_milli /
+ * 1000), then by position. NULL with *k = 0 when there are none. Valid
+ * until the next change of the index.
+ */
+LSCHED_API const size_t *
+lsched_running_index_node(const lsched_running_index *ix, int node, size_t *k);
+
+/**
+ * Per node, a counter that changes whenever the node's jobs in ix change
+ * (a position on it set or cleared, also to change its moves or its
+ * position), for a planner that keeps what it learnt about a node until
+ * then: *n counters; a node >= *n has never held a job. Valid until the
+ * next change of the index.
+ */
+LSCHED_API const uint64_t *
+lsched_running_index_stamps(const lsched_running_index *ix, int *n);
+
+/**
+ * lsched_policy_plan_migrations() over the jobs of ix: the same plan as
+ * the array call given lsched_running_index_entries() (a move's index is
+ * a position of ix), found by a policy whose table has
+ * plan_migrations_indexed (version 6; defrag's costs what the nodes it
+ * tries hold, not all running jobs), else by its plan_migrations over
+ * that array. Same return codes.
+ */
+LSCHED_API int lsched_policy_plan_migrations_indexed(
+    lsched_policy *p, const lsched_request *waiting,
+    const lsched_running_index *ix, const lsched_defrag_budget *budget,
+    lsched_move *out, size_t max_out, size_t *nout);
+
 #ifdef __cplusplus
 }
 #endif
