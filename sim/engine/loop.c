@@ -115,7 +115,12 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   e->freed = 1;
   e->reservation_valid = 0;
   hook_finish(e, s, parts, n);
-  return emit(e, sl);
+  /* The parts just released are the ones emit would rebuild, unless a
+   * part fills them in from its own state (MIG), which on_finish may have
+   * changed. */
+  if (e->hooks & SIM_HOOK_FILL_PART)
+    return emit(e, sl);
+  return emit_parts(e, sl, parts, n);
 }
 
 /* One scheduling pass over the queue, and another one after each part
