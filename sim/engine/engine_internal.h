@@ -85,6 +85,21 @@ const trace *src_meta(const job_src *src);
  * A stream must be in submit order: -3 when it is not. */
 int src_next(job_src *src, job_record *jr, const char **name, uint64_t *idx,
              char *err, size_t errlen);
+/* src_next with a loaded trace's next job inline (once per job in the
+ * loop). */
+static inline int src_next_job(job_src *src, job_record *jr, const char **name,
+                               uint64_t *idx, char *err, size_t errlen) {
+  const trace *t = src->t;
+  if (t && src->pos < t->n) {
+    size_t j = src->order ? src->order[src->pos] : src->pos;
+    src->pos++;
+    *jr = t->jobs[j];
+    *name = t->names + t->jobs[j].name_off; /* trace_job_name, j < n */
+    *idx = j;
+    return 1;
+  }
+  return src_next(src, jr, name, idx, err, errlen);
+}
 /* Back to the first job. 0, or -1/-2 with err set. */
 int src_rewind(job_src *src, char *err, size_t errlen);
 /* A loaded trace out of submit order gets its arrival order (by submit

@@ -203,7 +203,10 @@ __attribute__((always_inline)) static inline int step(engine *e) {
   hook_advance(e, tnext);
   while ((top = heap_top(&e->heap)) && top->time == tnext) {
     sim_event ev;
-    heap_pop(&e->heap, &ev);
+    if (heap_pop(&e->heap, &ev)) { /* -2: out of memory */
+      snprintf(e->err, e->errlen, "out of memory");
+      return -2;
+    }
     prefetch_next_completion(e);
     /* Migrated and preempted jobs leave stale completion events. */
     const slot *s = &e->slots[ev.job];
@@ -217,8 +220,8 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     int ar = arrive(e, &e->nj, e->nname, e->nidx);
     if (ar)
       return ar;
-    e->have = src_next(&e->src, &e->nj, &e->nname, &e->nidx, e->err,
-                       e->errlen);
+    e->have = src_next_job(&e->src, &e->nj, &e->nname, &e->nidx, e->err,
+                           e->errlen);
     if (e->have < 0) /* a stream that changed since the first pass */
       return e->have == -3 ? -1 : e->have;
   }
