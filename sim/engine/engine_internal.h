@@ -85,21 +85,6 @@ const trace *src_meta(const job_src *src);
  * A stream must be in submit order: -3 when it is not. */
 int src_next(job_src *src, job_record *jr, const char **name, uint64_t *idx,
              char *err, size_t errlen);
-/* src_next with a loaded trace's next job inline (once per job in the
- * loop). */
-static inline int src_next_job(job_src *src, job_record *jr, const char **name,
-                               uint64_t *idx, char *err, size_t errlen) {
-  const trace *t = src->t;
-  if (t && src->pos < t->n) {
-    size_t j = src->order ? src->order[src->pos] : src->pos;
-    src->pos++;
-    *jr = t->jobs[j];
-    *name = t->names + t->jobs[j].name_off; /* trace_job_name, j < n */
-    *idx = j;
-    return 1;
-  }
-  return src_next(src, jr, name, idx, err, errlen);
-}
 /* Back to the first job. 0, or -1/-2 with err set. */
 int src_rewind(job_src *src, char *err, size_t errlen);
 /* A loaded trace out of submit order gets its arrival order (by submit
@@ -376,7 +361,9 @@ struct sim_engine {
   int nspecs_resolved, specs_cap;
   /* the loop (loop.c) */
   event_heap heap;
-  job_record nj;         /* the next arrival, when have > 0 */
+  job_record nj;         /* a stream's next arrival */
+  const job_record *njp; /* the next arrival, when have > 0: in the
+                            loaded trace, or nj */
   const char *nname;
   uint64_t nidx;
   int have;
@@ -445,6 +432,24 @@ struct sim_engine {
   size_t errlen;
   int time_error; /* time_add failed: an input error (exit 2), not internal */
 };
+
+/* The next arrival into njp, nname, nidx: src_next, with a loaded
+ * trace's job inline and read in place (once per job in the loop). 1, 0
+ * at the end, or src_next's error. */
+static inline int next_arrival(engine *e) {
+  job_src *src = &e->src;
+  const trace *t = src->t;
+  if (t && src->pos < t->n) {
+    size_t j = src->order ? src->order[src->pos] : src->pos;
+    src->pos++;
+    e->njp = &t->jobs[j];
+    e->nname = t->names + t->jobs[j].name_off; /* trace_job_name, j < n */
+    e->nidx = j;
+    return 1;
+  }
+  e->njp = &e->nj;
+  return src_next(src, &e->nj, &e->nname, &e->nidx, e->err, e->errlen);
+}
 
 /* Grows an array of elem-sized entries to hold need; 0 or -1. */
 int grow_array(void **p, size_t *cap, size_t need, size_t elem);
@@ -547,7 +552,9 @@ int emit_parts(engine *e, uint32_t sl, const lsched_placement *parts, int np);
 int outcome_alloc(engine *e, size_t n);
 
 /* metrics.c */
-void metrics_open(engine *e, size_t mem_values);
+/* The percentile accumulators keep mem_values values in memory each; the
+ * run has `jobs` jobs, `multi` of them asking for more than one GPU. */
+void metrics_open(engine *e, size_t mem_values, size_t jobs, size_t multi);
 void metrics_close(engine *e);
 /* err for a failed percentile accumulator. */
 void metrics_pctl_fail(engine *e);

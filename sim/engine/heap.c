@@ -9,26 +9,37 @@ static inline uint64_t key_of(int64_t t) {
 }
 
 /* The bucket of key k while the last popped key is last: 0 when equal,
- * else 1 + 16 x (the highest 4-bit digit in which they differ) + (k's
+ * else 1 + HEAP_DIGITS x (the highest digit in which they differ) + (k's
  * digit there). */
 static inline unsigned bucket_of(uint64_t k, uint64_t last) {
   uint64_t x = k ^ last;
   if (!x)
     return 0;
-  unsigned lvl = (63u - (unsigned)__builtin_clzll(x)) >> 2;
-  return 1u + lvl * 16u + (unsigned)(k >> (lvl * 4u) & 15u);
+  unsigned lvl = (63u - (unsigned)__builtin_clzll(x)) / HEAP_DIGIT_BITS;
+  return 1u + (lvl << HEAP_DIGIT_BITS) +
+         (unsigned)(k >> (lvl * HEAP_DIGIT_BITS) & (HEAP_DIGITS - 1u));
 }
 
-/* The lowest non-empty bucket >= 1 (mask not all zero). */
+/* The lowest non-empty bucket >= 1 (some bucket not empty). */
 static inline unsigned lowest(const event_heap *h) {
-  unsigned w = 0;
-  while (!h->mask[w])
-    w++;
+  unsigned w = (unsigned)__builtin_ctzll(h->summary);
   return 1u + 64u * w + (unsigned)__builtin_ctzll(h->mask[w]);
 }
 
-static inline int any(const event_heap *h) {
-  return (h->mask[0] | h->mask[1] | h->mask[2] | h->mask[3]) != 0;
+static inline int any(const event_heap *h) { return h->summary != 0; }
+
+/* Bucket bi >= 1 became non-empty, or empty. */
+static inline void mark(event_heap *h, unsigned bi) {
+  unsigned w = (bi - 1) / 64;
+  h->mask[w] |= UINT64_C(1) << ((bi - 1) % 64);
+  h->summary |= UINT64_C(1) << w;
+}
+
+static inline void unmark(event_heap *h, unsigned bi) {
+  unsigned w = (bi - 1) / 64;
+  h->mask[w] &= ~(UINT64_C(1) << ((bi - 1) % 64));
+  if (!h->mask[w])
+    h->summary &= ~(UINT64_C(1) << w);
 }
 
 /* Buckets with fewer events than this after a pop are not moved down: the
@@ -117,7 +128,7 @@ static inline int append(event_heap *h, unsigned bi, sim_event e) {
   k->n = i + 1;
   if (i == 0) {
     k->min = 0;
-    h->mask[(bi - 1) / 64] |= UINT64_C(1) << ((bi - 1) % 64);
+    mark(h, bi);
   } else if (ev_less(&e, &k->a[k->min])) {
     k->min = i;
   }
@@ -161,6 +172,7 @@ static int rebase(event_heap *h, int64_t time) {
   for (int i = 0; i < HEAP_BUCKETS; i++)
     h->b[i].n = 0;
   memset(h->mask, 0, sizeof h->mask);
+  h->summary = 0;
   h->last = last;
   for (size_t j = 0; j < m; j++) {
     unsigned bi = bucket_of(key_of(all[j].time), last);
@@ -213,7 +225,7 @@ int heap_pop(event_heap *h, sim_event *out) {
        * still in its bucket) and the bucket's minimum is found again. */
       k->n = n;
       if (n == 0) {
-        h->mask[(bi - 1) / 64] &= ~(UINT64_C(1) << ((bi - 1) % 64));
+        unmark(h, bi);
       } else {
         uint32_t m = 0;
         for (uint32_t j = 1; j < n; j++)
@@ -228,7 +240,7 @@ int heap_pop(event_heap *h, sim_event *out) {
     uint64_t last = key_of(out->time);
     h->last = last;
     k->n = 0;
-    h->mask[(bi - 1) / 64] &= ~(UINT64_C(1) << ((bi - 1) % 64));
+    unmark(h, bi);
     for (uint32_t j = 0; j < n; j++) {
       sim_event e = k->a[j];
       unsigned to = bucket_of(key_of(e.time), last);
@@ -255,6 +267,9 @@ int heap_verify(const event_heap *h) {
     const heap_bucket *k = &h->b[i];
     total += k->n;
     if (i > 0 && !!(h->mask[(i - 1) / 64] >> ((i - 1) % 64) & 1) != (k->n > 0))
+      return 0;
+    if (i > 0 && (i - 1) % 64 == 0 &&
+        !!(h->summary >> ((i - 1) / 64) & 1) != (h->mask[(i - 1) / 64] != 0))
       return 0;
     for (uint32_t j = 0; j < k->n; j++) {
       if (bucket_of(key_of(k->a[j].time), h->last) != i)

@@ -196,7 +196,7 @@ static inline void prefetch_next_writes(const engine *e) {
  * the run is complete, -1/-2 on error. */
 __attribute__((always_inline)) static inline int step(engine *e) {
   const sim_options *opt = e->opt;
-  int64_t tnext = e->have > 0 ? e->nj.submit_us : INT64_MAX;
+  int64_t tnext = e->have > 0 ? e->njp->submit_us : INT64_MAX;
   const sim_event *top = heap_top(&e->heap);
   if (top && top->time < tnext)
     tnext = top->time;
@@ -216,12 +216,11 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     if (complete(e, ev.job))
       return -2;
   }
-  while (e->have > 0 && e->nj.submit_us == tnext) {
-    int ar = arrive(e, &e->nj, e->nname, e->nidx);
+  while (e->have > 0 && e->njp->submit_us == tnext) {
+    int ar = arrive(e, e->njp, e->nname, e->nidx);
     if (ar)
       return ar;
-    e->have = src_next_job(&e->src, &e->nj, &e->nname, &e->nidx, e->err,
-                           e->errlen);
+    e->have = next_arrival(e);
     if (e->have < 0) /* a stream that changed since the first pass */
       return e->have == -3 ? -1 : e->have;
   }
@@ -229,7 +228,7 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     return -2;
   /* One timeline row per distinct time, after everything at that time. */
   top = heap_top(&e->heap);
-  int more_now = (e->have > 0 && e->nj.submit_us == tnext) ||
+  int more_now = (e->have > 0 && e->njp->submit_us == tnext) ||
                  (top && top->time == tnext);
   if (!more_now && fragtrack_update(e->ft))
     return -2;
@@ -275,7 +274,7 @@ int sim_engine_step(sim_engine *e) { return run(e, 1); }
 int64_t sim_engine_now(const sim_engine *e) { return e->now; }
 
 int64_t sim_engine_next_time(const sim_engine *e) {
-  int64_t t = e->have > 0 ? e->nj.submit_us : INT64_MAX;
+  int64_t t = e->have > 0 ? e->njp->submit_us : INT64_MAX;
   const sim_event *top = heap_top(&e->heap);
   return top && top->time < t ? top->time : t;
 }

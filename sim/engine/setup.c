@@ -147,7 +147,7 @@ static int resolve_specs(engine *e, const gpu_catalog *cat, int upto,
  * and *first to the first arrival; a loaded trace out of submit order gets
  * its arrival order in src.order. */
 static int first_pass(engine *e, const gpu_catalog *cat, size_t *n,
-                      int64_t *first) {
+                      size_t *multi, int64_t *first) {
   job_src *src = &e->src;
   const trace *t = src->t;
   job_record rec;
@@ -155,7 +155,7 @@ static int first_pass(engine *e, const gpu_catalog *cat, size_t *n,
   uint64_t idx;
   int sorted = 1;
   int64_t prev = INT64_MIN;
-  *n = 0;
+  *n = *multi = 0;
   *first = INT64_MAX;
   for (;;) {
     /* A loaded trace's records are read in place (a copy and a name
@@ -198,6 +198,7 @@ static int first_pass(engine *e, const gpu_catalog *cat, size_t *n,
     prev = jp->submit_us;
     if (jp->submit_us < *first)
       *first = jp->submit_us;
+    *multi += jp->num_gpu > 1;
     ++*n;
   }
   if (t && !sorted && src_sort(src)) {
@@ -218,9 +219,9 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
     snprintf(err, errlen, "out of memory");
     return -2;
   }
-  size_t n = 0;
+  size_t n = 0, multi = 0;
   int64_t first = 0;
-  if ((rc = first_pass(e, cat, &n, &first)))
+  if ((rc = first_pass(e, cat, &n, &multi, &first)))
     return rc;
   if (n == 0) {
     snprintf(err, errlen, "%s: the trace has no jobs", src_meta(&e->src)->path);
@@ -244,7 +245,7 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
   size_t mem_values = opt->pctl_mem_values ? opt->pctl_mem_values
                       : t                  ? n
                                            : (size_t)1 << 18;
-  metrics_open(e, mem_values);
+  metrics_open(e, mem_values, n, multi);
   e->slot_ext = e->can_plan || (e->q->flags & SIM_QUEUE_RESERVES);
   e->memo = calloc(MEMO_SIZE, sizeof *e->memo);
   if (!e->memo || (e->fill && outcome_alloc(e, n))) {
@@ -264,7 +265,7 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
   e->res.jobs = n;
   e->res.first_arrival_us = first;
   e->res.last_completion_us = first;
-  e->have = src_next(&e->src, &e->nj, &e->nname, &e->nidx, err, errlen);
+  e->have = next_arrival(e);
   if (e->have < 0)
     return e->have == -3 ? -1 : e->have;
   e->now = first;

@@ -208,6 +208,19 @@ static int spill(pctl *p) {
   return 0;
 }
 
+int pctl_reserve(pctl *p, size_t n) {
+  if (n > p->limit)
+    n = p->limit;
+  if (p->failed || n <= p->cap)
+    return 0;
+  double *nb = realloc(p->buf, n * sizeof *nb);
+  if (!nb)
+    return -1;
+  p->buf = nb;
+  p->cap = n;
+  return 0;
+}
+
 int pctl_add_slow(pctl *p, double v) {
   if (p->failed)
     return -1;

@@ -59,6 +59,11 @@ typedef struct pctl {
  * memory (0 = PCTL_DEFAULT_MEM_LIMIT). Allocates nothing. */
 void pctl_init(pctl *p, size_t mem_limit);
 
+/** Room in memory for n values (at most the limit) when their count is
+ * known up front: the buffer is not copied as it grows. 0, or -1 when out
+ * of memory (nothing changes: it grows as values come). */
+int pctl_reserve(pctl *p, size_t n);
+
 /**
  * Adds a value. v must be finite and >= 0 (-0 counts as 0). 0, or -1 with
  * pctl_error set: a negative, NaN or infinite value, out of memory, or the
