@@ -48,6 +48,11 @@ static inline void unmark(event_heap *h, unsigned bi) {
 #define HEAP_SMALL 16
 #endif
 
+/* Arrays of more events than this are freed when their bucket empties. */
+#ifndef HEAP_KEEP
+#define HEAP_KEEP 256
+#endif
+
 /* (time, job) order; job numbers break ties. */
 static inline int ev_less(const sim_event *x, const sim_event *y) {
   return x->time < y->time || (x->time == y->time && x->job < y->job);
@@ -68,7 +73,7 @@ static int reserve_to(heap_bucket *k, size_t need) {
     return 0;
   if (need > UINT32_MAX)
     return -1;
-  size_t nc = k->cap ? (size_t)k->cap * 2 : 64;
+  size_t nc = k->cap ? (size_t)k->cap * 2 : 8;
   while (nc < need)
     nc *= 2;
   if (nc > UINT32_MAX)
@@ -252,6 +257,14 @@ int heap_pop(event_heap *h, sim_event *out) {
           return -2;
         b0_push(&h->b[0], e);
       }
+    }
+    /* A large array left empty is given back: buckets take turns at
+     * being large, and kept at their peaks they held several times the
+     * events at once. */
+    if (k->cap > HEAP_KEEP) {
+      free(k->a);
+      k->a = NULL;
+      k->cap = 0;
     }
   } else {
     return -1;
