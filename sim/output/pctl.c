@@ -153,8 +153,10 @@ static double acc_mean(const uint64_t *acc, size_t n) {
 /* The values in buf into the maximum and the exact sum (before a spill,
  * and at pctl_finish). Many values at once are summed per exponent first
  * (their significands, up to FOLD_CHUNK into one word: exact), and those
- * partial sums go into the accumulator once per chunk. */
-static void fold(pctl *p) {
+ * partial sums go into the accumulator once per chunk. With h, the values
+ * are also counted by their top 16 bits into it (select_gather's first
+ * pass, in the same one). */
+static void fold(pctl *p, uint32_t *h) {
   uint64_t mx = bits_of(p->max);
   const double *v = p->buf;
   size_t n = p->nbuf;
@@ -163,6 +165,8 @@ static void fold(pctl *p) {
       uint64_t b = bits_of(v[i]);
       mx = b > mx ? b : mx; /* non-negative doubles order as their bits */
       acc_add(p->acc, b);
+      if (h)
+        h[b >> 48]++;
     }
     p->max = double_of(mx);
     return;
@@ -171,12 +175,21 @@ static void fold(pctl *p) {
   memset(part, 0, sizeof part);
   for (size_t i0 = 0; i0 < n; i0 += FOLD_CHUNK) {
     size_t end = n - i0 < FOLD_CHUNK ? n : i0 + FOLD_CHUNK;
-    for (size_t i = i0; i < end; i++) {
-      uint64_t b = bits_of(v[i]);
-      mx = b > mx ? b : mx;
-      uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
-      part[e] += e != 0 ? m | UINT64_C(1) << 52 : m;
-    }
+    if (h)
+      for (size_t i = i0; i < end; i++) {
+        uint64_t b = bits_of(v[i]);
+        mx = b > mx ? b : mx;
+        uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
+        part[e] += e != 0 ? m | UINT64_C(1) << 52 : m;
+        h[b >> 48]++;
+      }
+    else
+      for (size_t i = i0; i < end; i++) {
+        uint64_t b = bits_of(v[i]);
+        mx = b > mx ? b : mx;
+        uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
+        part[e] += e != 0 ? m | UINT64_C(1) << 52 : m;
+      }
     for (unsigned e = 0; e < EXPONENTS; e++)
       if (part[e] != 0) {
         acc_add_shifted(p->acc, part[e], e != 0 ? e - 1 : 0);
@@ -197,7 +210,7 @@ static int spill(pctl *p) {
       return -1;
     }
   }
-  fold(p);
+  fold(p, NULL);
   /* The buffer holds doubles; their bytes are their bit patterns. */
   if (fwrite(p->buf, sizeof *p->buf, p->nbuf, p->spill) != p->nbuf) {
     fail(p, "cannot write the percentile temporary file: %s",
@@ -513,23 +526,17 @@ static void select_chain(double *v, size_t n, const size_t *rank, size_t nr,
 #define GATHER_MIN 4096
 #define GATHER_MARK UINT32_C(0x80000000)
 
-/* The same over many values, cheaper: one pass counts the values by their
- * top 16 bits (sign, exponent and 4 mantissa bits: 1/16 of an octave per
- * digit), which names the digit holding each wanted rank and how many
- * values lie below it; a second pass moves the values of those digits
+/* The same over many values, cheaper: h counts the values by their top 16
+ * bits (sign, exponent and 4 mantissa bits: 1/16 of an octave per digit;
+ * counted by fold), which names the digit holding each wanted rank and
+ * how many values lie below it; a second pass moves the values of those digits
  * (a few percent of all, usually) to the front of v, and the chain of
  * quickselects runs on them with the ranks shifted accordingly (values
  * of a lower digit are smaller than any of a higher one). 0, or -1 when
- * the histogram cannot be had (the caller selects on all values). */
+ * the wanted digits hold more than half of the values (the caller selects
+ * on all values). n < GATHER_MARK; h is changed. */
 static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
-                         double *at) {
-  if (n >= GATHER_MARK)
-    return -1;
-  uint32_t *h = calloc(DIGITS, sizeof *h);
-  if (!h)
-    return -1;
-  for (size_t i = 0; i < n; i++)
-    h[bits_of(v[i]) >> 48]++;
+                         double *at, uint32_t *h) {
   /* The digit of each rank and its rank among the values of the wanted
    * digits, ascending. */
   size_t sub[6], below = 0, gathered = 0;
@@ -544,6 +551,8 @@ static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
     }
     sub[r] = gathered - (h[d] & ~GATHER_MARK) + (rank[r] - below);
   }
+  if (gathered > n / 2) /* mostly one digit (zeros): no gain in moving */
+    return -1;
   size_t w = 0;
   for (size_t i = 0; i < n; i++) {
     double x = v[i];
@@ -552,7 +561,6 @@ static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
       v[w++] = x;
     }
   }
-  free(h);
   select_chain(v, w, sub, nr, at);
   return 0;
 }
@@ -561,11 +569,16 @@ static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
  * 4% of a million-job replay). Same values as sorting, so the same
  * quantiles. */
 static void finish_in_memory(pctl *p, sim_stats *out) {
+  uint32_t *h = p->n >= GATHER_MIN && p->n < GATHER_MARK
+                    ? calloc(DIGITS, sizeof *h) /* NULL: plain selection */
+                    : NULL;
+  fold(p, h);
   size_t want[6];
   size_t nw = wanted_ranks(p->n, want);
   double at[6];
-  if (p->n < GATHER_MIN || select_gather(p->buf, p->n, want, nw, at) != 0)
+  if (!h || select_gather(p->buf, p->n, want, nw, at, h) != 0)
     select_chain(p->buf, p->n, want, nw, at);
+  free(h);
   quantiles_from(p->n, want, nw, at, out);
 }
 
@@ -582,8 +595,7 @@ int pctl_finish(pctl *p, sim_stats *out) {
     if (finish_spilled(p, &s) != 0) /* folds the rest as it spills it */
       return -1;
   } else {
-    fold(p);
-    finish_in_memory(p, &s);
+    finish_in_memory(p, &s); /* folds the buffer */
   }
   s.max = p->max;
   s.mean = acc_mean(p->acc, p->n);
