@@ -551,7 +551,7 @@ static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
     }
     sub[r] = gathered - (h[d] & ~GATHER_MARK) + (rank[r] - below);
   }
-  if (gathered > n / 2) /* mostly one digit (zeros): no gain in moving */
+  if (gathered > n - n / 8) /* mostly one digit (zeros): no gain in moving */
     return -1;
   size_t w = 0;
   for (size_t i = 0; i < n; i++) {
