@@ -191,13 +191,90 @@ START_TEST(exact_mean) {
 }
 END_TEST
 
+/* From 4096 values on, in memory, the order statistics are selected among
+ * the values whose top 16 bits are those of a wanted rank (pctl.h): every
+ * value in one digit, ties across the ranks, ranks in adjacent digits
+ * (powers of two and the doubles just below them differ in their top
+ * bits), the wanted pair straddling two digits. */
+START_TEST(digit_selection_edges) {
+  size_t n = 10001;
+  double *v = malloc((n + 1) * sizeof *v);
+  ck_assert_ptr_nonnull(v);
+  for (size_t i = 0; i < n; i++) /* one value */
+    v[i] = 3600;
+  check(v, n, "all equal");
+  for (size_t i = 0; i < n; i++) /* one digit, many values */
+    v[i] = 1024.0 + (double)(next_u64() % 1000) * 0x1p-30;
+  check(v, n, "one digit");
+  for (size_t i = 0; i < n; i++) /* ties at every wanted rank */
+    v[i] = i < n / 2 ? 0 : i < n - n / 50 ? 1 : 2;
+  check(v, n, "ties");
+  for (size_t i = 0; i < n; i++) { /* neighbours across digits */
+    double p = ldexp(1, (int)(next_u64() % 8));
+    v[i] = next_u64() % 2 ? p : nextafter(p, 0);
+  }
+  check(v, n, "digit boundaries");
+  /* The median pair in two digits: ranks 5000 and 5001 of 10002. */
+  n = 10002;
+  for (size_t i = 0; i < n; i++)
+    v[i] = i <= 5000 ? nextafter(8.0, 0) : 8.0;
+  check(v, n, "pair across digits");
+  /* Largest significands at one exponent, 2048 per partial sum and
+   * more (the in-memory sum adds significands per exponent first), and
+   * the largest doubles: the same mean, bit for bit, as adding them one
+   * at a time (a memory limit of one value). */
+  static const double big[2] = {0x1.fffffffffffffp+0, DBL_MAX};
+  for (int b = 0; b < 2; b++) {
+    for (size_t i = 0; i < n; i++)
+      v[i] = big[b];
+    sim_stats mem, one;
+    run(v, n, n + 1, 0, &mem);
+    run(v, n, 1, 0, &one);
+    ck_assert(same_bits(mem.mean, one.mean) && same_bits(mem.max, big[b]));
+    ck_assert(fabs(mem.mean - big[b]) <= 2 * DBL_EPSILON * big[b]);
+  }
+  free(v);
+}
+END_TEST
+
+/* Room reserved up front: the same statistics whether the values stay in
+ * it, outgrow it or spill; capped at the limit. */
+START_TEST(reserved_room) {
+  double v[3000];
+  for (size_t i = 0; i < 3000; i++)
+    v[i] = (double)(next_u64() % 100000) / 7;
+  sim_stats want, got;
+  run(v, 3000, 5000, 0, &want);
+  static const size_t room[] = {0, 1, 2999, 3000, 3001, 100000};
+  for (size_t k = 0; k < sizeof room / sizeof room[0]; k++) {
+    for (int spilled = 0; spilled < 2; spilled++) {
+      pctl p;
+      size_t limit = spilled ? 1000 : 5000;
+      pctl_init(&p, limit);
+      ck_assert_int_eq(pctl_reserve(&p, room[k]), 0);
+      ck_assert_uint_le(p.cap, limit);
+      for (size_t i = 0; i < 3000; i++)
+        ck_assert_int_eq(pctl_add(&p, v[i]), 0);
+      ck_assert_int_eq(pctl_finish(&p, &got), 0);
+      ck_assert(spilled ? p.spill != NULL : p.spill == NULL);
+      ck_assert(same_bits(got.p50, want.p50) && same_bits(got.p95, want.p95) &&
+                same_bits(got.p99, want.p99) && same_bits(got.max, want.max) &&
+                same_bits(got.mean, want.mean));
+      pctl_free(&p);
+    }
+  }
+}
+END_TEST
+
 START_TEST(errors_are_sticky) {
   pctl p;
   pctl_init(&p, 4);
   ck_assert_int_eq(pctl_add(&p, 1), 0);
   ck_assert_int_eq(pctl_add(&p, NAN), -1);
   ck_assert_ptr_nonnull(strstr(pctl_error(&p), "finite number >= 0"));
-  ck_assert_int_eq(pctl_add(&p, 2), -1);
+  ck_assert_int_eq(pctl_add(&p, 2), -1); /* the buffer has room: still -1 */
+  ck_assert_int_eq(pctl_reserve(&p, 100), 0);
+  ck_assert_int_eq(pctl_add(&p, 3), -1);
   sim_stats s;
   s.n = 99;
   ck_assert_int_eq(pctl_finish(&p, &s), -1);
@@ -263,6 +340,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, tiny_sizes);
   tcase_add_test(tc, random_sizes);
   tcase_add_test(tc, exact_mean);
+  tcase_add_test(tc, digit_selection_edges);
+  tcase_add_test(tc, reserved_room);
   tcase_add_test(tc, errors_are_sticky);
   tcase_add_test(tc, spill_uses_tmpdir);
   suite_add_tcase(s, tc);

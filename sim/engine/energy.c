@@ -41,6 +41,7 @@ typedef struct energy_part {
   sim_i128 area;      /* integral of rate dt */
   int64_t idle_mw;    /* sum over the GPUs with figures of idle_mw */
   int oom;            /* a per-slot table could not grow */
+  int uniform;        /* energy_ops_uniform: area from the engine's */
 } energy_part;
 
 /* The rate of a job on parts (mW x 1/7000 GPU). */
@@ -166,7 +167,12 @@ static int energy_results(void *self, const engine *e, sim_result *out) {
     return -1;
   const sim_cluster *sc = e->sc;
   int64_t span = out->makespan_us > 0 ? out->makespan_us : 0;
-  sim_i128 gpu = (sim_i128)p->idle_mw * span * SHARE_PER_GPU + p->area;
+  /* Uniform: every node's rate is delta x GPUs x milli x 7, so the rate
+   * is delta x 7 x the engine's allocated milli at every instant, and its
+   * integral (over the same steps, in integers) delta x 7 x alloc_area. */
+  sim_i128 area =
+      p->uniform ? (sim_i128)p->delta_mw[0] * 7 * e->alloc_area : p->area;
+  sim_i128 gpu = (sim_i128)p->idle_mw * span * SHARE_PER_GPU + area;
   sim_i128 node = (sim_i128)sc->overhead_mw * span * SHARE_PER_GPU;
   double gpu_kwh = (double)gpu / SHARE_PER_GPU / MW_US_PER_KWH;
   double facility_kwh =
@@ -208,6 +214,17 @@ static const sim_part_ops energy_ops = {
     .close = energy_close,
 };
 
+/* Runs where a running job never moves, on a cluster whose nodes all
+ * have figures, the same busy - idle per GPU and no MIG GPUs: a job's rate
+ * is that difference x its GPU milli x 7, so the run's is a multiple of
+ * the allocated milli the engine integrates already (energy_results), and
+ * no per-job or per-step hook is needed. */
+static const sim_part_ops energy_ops_uniform = {
+    .name = "energy",
+    .results = energy_results,
+    .close = energy_close,
+};
+
 /* Every run has it (energy is reported always). */
 int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
   (void)cat;
@@ -240,7 +257,13 @@ int energy_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
       p->idle_mw += sc->node_idle_mw[i] * gpus;
   }
   p->idle_mw += sc->pool_idle_mw; /* every chassis GPU idles once */
-  if (engine_add_part(e, e->can_plan ? &energy_ops_moving : &energy_ops, p)) {
+  p->uniform = !e->can_plan && sc->nodes > 0 && p->delta_mw[0] >= 0;
+  for (int i = 0; i < sc->nodes && p->uniform; i++)
+    p->uniform = !p->mig[i] && p->delta_mw[i] == p->delta_mw[0];
+  const sim_part_ops *ops = e->can_plan  ? &energy_ops_moving
+                            : p->uniform ? &energy_ops_uniform
+                                         : &energy_ops;
+  if (engine_add_part(e, ops, p)) {
     energy_close(p);
     snprintf(e->err, e->errlen, "too many parts in one run");
     return -2;

@@ -361,7 +361,9 @@ struct sim_engine {
   int nspecs_resolved, specs_cap;
   /* the loop (loop.c) */
   event_heap heap;
-  job_record nj;         /* the next arrival, when have > 0 */
+  job_record nj;         /* a stream's next arrival */
+  const job_record *njp; /* the next arrival, when have > 0: in the
+                            loaded trace, or nj */
   const char *nname;
   uint64_t nidx;
   int have;
@@ -430,6 +432,24 @@ struct sim_engine {
   size_t errlen;
   int time_error; /* time_add failed: an input error (exit 2), not internal */
 };
+
+/* The next arrival into njp, nname, nidx: src_next, with a loaded
+ * trace's job inline and read in place (once per job in the loop). 1, 0
+ * at the end, or src_next's error. */
+static inline int next_arrival(engine *e) {
+  job_src *src = &e->src;
+  const trace *t = src->t;
+  if (t && src->pos < t->n) {
+    size_t j = src->order ? src->order[src->pos] : src->pos;
+    src->pos++;
+    e->njp = &t->jobs[j];
+    e->nname = t->names + t->jobs[j].name_off; /* trace_job_name, j < n */
+    e->nidx = j;
+    return 1;
+  }
+  e->njp = &e->nj;
+  return src_next(src, &e->nj, &e->nname, &e->nidx, e->err, e->errlen);
+}
 
 /* Grows an array of elem-sized entries to hold need; 0 or -1. */
 int grow_array(void **p, size_t *cap, size_t need, size_t elem);
@@ -525,11 +545,16 @@ int64_t reservation(engine *e, uint32_t h, int *fail);
  * it to on_job or to the per-job arrays, and frees the slot. 0, or -1 with
  * err set. */
 int emit(engine *e, uint32_t sl);
+/* The same for a job that completed on parts (np of them), as job_parts
+ * gives them: the caller had them at hand. */
+int emit_parts(engine *e, uint32_t sl, const lsched_placement *parts, int np);
 /* Allocates the per-job result arrays of sim_run without on_job. */
 int outcome_alloc(engine *e, size_t n);
 
 /* metrics.c */
-void metrics_open(engine *e, size_t mem_values);
+/* The percentile accumulators keep mem_values values in memory each; the
+ * run has `jobs` jobs, `multi` of them asking for more than one GPU. */
+void metrics_open(engine *e, size_t mem_values, size_t jobs, size_t multi);
 void metrics_close(engine *e);
 /* err for a failed percentile accumulator. */
 void metrics_pctl_fail(engine *e);
@@ -770,15 +795,20 @@ static inline int queue_add(engine *e, uint32_t sl) {
 
 /* A job's final outcome in the metrics (parts: where it ran, np of them
  * when it completed; the definitions are docs/DESIGN.md section 6). Inline: it
- * runs once per job. 0, or -1 with err set. */
+ * runs once per job. Sets *work (reference-GPU-us of work) and *cost (its
+ * allocated cost, USD) of a job that ran, 0 for the others: the job's
+ * jobs.csv columns, from the same terms the sums add. 0, or -1 with err
+ * set. */
 static inline int metrics_completed(engine *e, const slot *s,
-                                    const lsched_placement *parts, int np) {
+                                    const lsched_placement *parts, int np,
+                                    double *work, double *cost) {
   const job_record *jr = &s->rec;
   sim_result *out = &e->res;
-  if (s->st.status == JOB_KILLED)
-    out->jobs_killed++;
+  *work = *cost = 0;
   switch (s->st.status) {
   case JOB_KILLED: /* it ran and finished (at its estimate) */
+    out->jobs_killed++;
+    /* fall through */
   case JOB_DONE: {
     out->completed++;
     double q = (double)(s->st.start_us - jr->submit_us) / 1e6;
@@ -795,19 +825,22 @@ static inline int metrics_completed(engine *e, const slot *s,
     /* Work: the trace duration (cut at a kill) x the speed of the job's
      * GPUs on its measured type (num_gpu reference GPUs without a speed
      * model), x the share of each GPU it asked for. */
-    e->work_ref_us += (double)job_duration(e, jr) *
-                      (e->speed ? speed_measured(e, (uint32_t)(s - e->slots))
-                                : (double)jr->num_gpu) *
-                      jr->gpu_milli / 1000.0;
+    *work = (double)job_duration(e, jr) *
+            (e->speed ? speed_measured(e, (uint32_t)(s - e->slots))
+                      : (double)jr->num_gpu) *
+            jr->gpu_milli / 1000.0;
+    e->work_ref_us += *work;
     if (np > 0) /* on-prem only (a cloud job has no parts: cloud.c) */
       e->used_milli_us += (double)jr->num_gpu * jr->gpu_milli * run;
     /* Allocated cost = sum over jobs of the node's price x GPUs taken x
      * run time, per job. */
-    for (int k = 0; k < np; k++)
-      e->cost_alloc += e->sc->node_price[parts[k].node] *
-                       (double)parts[k].gpu_count *
-                       (double)parts[k].gpu_milli / 1000.0 * run /
-                       US_PER_HOUR;
+    for (int k = 0; k < np; k++) {
+      double c = e->sc->node_price[parts[k].node] *
+                 (double)parts[k].gpu_count *
+                 (double)parts[k].gpu_milli / 1000.0 * run / US_PER_HOUR;
+      e->cost_alloc += c;
+      *cost += c;
+    }
     if (s->st.finish_us > out->last_completion_us)
       out->last_completion_us = s->st.finish_us;
     break;

@@ -3,120 +3,302 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Entry k (0-based) lives at a[k + HEAP_BASE]; its children are entries
- * 4k+1 .. 4k+4, at a[4(k+1) + 3 ..], i.e. array slots 4m .. 4m+3 for
- * m = k + 1: one aligned 64-byte line. */
-#define D 4
-#define AT(h, k) ((h)->a[(k) + HEAP_BASE])
+/* A time as an unsigned key of the same order. */
+static inline uint64_t key_of(int64_t t) {
+  return (uint64_t)t ^ (UINT64_C(1) << 63);
+}
 
-/* Without branches (bitwise, not short-circuit): which of four children
- * is the smallest is a coin toss the branch predictor lost once per level
- * of every pop. */
+/* The bucket of key k while the last popped key is last: 0 when equal,
+ * else 1 + HEAP_DIGITS x (the highest digit in which they differ) + (k's
+ * digit there). */
+static inline unsigned bucket_of(uint64_t k, uint64_t last) {
+  uint64_t x = k ^ last;
+  if (!x)
+    return 0;
+  unsigned lvl = (63u - (unsigned)__builtin_clzll(x)) / HEAP_DIGIT_BITS;
+  return 1u + (lvl << HEAP_DIGIT_BITS) +
+         (unsigned)(k >> (lvl * HEAP_DIGIT_BITS) & (HEAP_DIGITS - 1u));
+}
+
+/* The lowest non-empty bucket >= 1 (some bucket not empty). */
+static inline unsigned lowest(const event_heap *h) {
+  unsigned w = (unsigned)__builtin_ctzll(h->summary);
+  return 1u + 64u * w + (unsigned)__builtin_ctzll(h->mask[w]);
+}
+
+static inline int any(const event_heap *h) { return h->summary != 0; }
+
+/* Bucket bi >= 1 became non-empty, or empty. */
+static inline void mark(event_heap *h, unsigned bi) {
+  unsigned w = (bi - 1) / 64;
+  h->mask[w] |= UINT64_C(1) << ((bi - 1) % 64);
+  h->summary |= UINT64_C(1) << w;
+}
+
+static inline void unmark(event_heap *h, unsigned bi) {
+  unsigned w = (bi - 1) / 64;
+  h->mask[w] &= ~(UINT64_C(1) << ((bi - 1) % 64));
+  if (!h->mask[w])
+    h->summary &= ~(UINT64_C(1) << w);
+}
+
+/* Buckets with fewer events than this after a pop are not moved down: the
+ * next smallest is found by a scan instead. */
+#ifndef HEAP_SMALL
+#define HEAP_SMALL 16
+#endif
+
+/* Arrays of more events than this are freed when their bucket empties. */
+#ifndef HEAP_KEEP
+#define HEAP_KEEP 256
+#endif
+
+/* (time, job) order; job numbers break ties. */
 static inline int ev_less(const sim_event *x, const sim_event *y) {
-  return (x->time < y->time) | ((x->time == y->time) & (x->job < y->job));
+  return x->time < y->time || (x->time == y->time && x->job < y->job);
 }
 
-/* The smaller of c[a] and c[b] (a on equal keys), as an index, by a mask;
- * equal times (rare: microseconds) take a predictable branch to the job
- * compare. */
-static inline size_t ev_min(const sim_event *c, size_t a, size_t b) {
-  int64_t ta = c[a].time, tb = c[b].time;
-  size_t lt = tb < ta;
-  if (__builtin_expect(ta == tb, 0))
-    lt = c[b].job < c[a].job;
-  return a ^ ((a ^ b) & ((size_t)0 - lt));
-}
-
-void heap_init(event_heap *h) {
-  h->a = NULL;
-  h->raw = NULL;
-  h->n = h->cap = 0;
-}
+void heap_init(event_heap *h) { memset(h, 0, sizeof *h); }
 
 void heap_free(event_heap *h) {
-  free(h->raw);
+  for (int i = 0; i < HEAP_BUCKETS; i++)
+    free(h->b[i].a);
   heap_init(h);
 }
 
-static int grow(event_heap *h) {
-  size_t nc = h->cap ? h->cap * 2 : 1024;
-  /* Plain malloc (the allocator tests hook it), aligned by hand: 64 bytes
-   * of slack for the alignment, HEAP_BASE entries in front of the root. */
-  void *raw = malloc((nc + HEAP_BASE) * sizeof(sim_event) + 64);
-  if (!raw)
+/* Room for `need` events in all in bucket k. 0, or -1 when out of
+ * memory. */
+static int reserve_to(heap_bucket *k, size_t need) {
+  if (need <= k->cap)
+    return 0;
+  if (need > UINT32_MAX)
     return -1;
-  sim_event *na = (sim_event *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
-  if (h->n)
-    memcpy(na + HEAP_BASE, h->a + HEAP_BASE, h->n * sizeof *na);
-  free(h->raw);
-  h->raw = raw;
-  h->a = na;
-  h->cap = nc;
+  size_t nc = k->cap ? (size_t)k->cap * 2 : 8;
+  while (nc < need)
+    nc *= 2;
+  if (nc > UINT32_MAX)
+    nc = UINT32_MAX;
+  sim_event *na = realloc(k->a, nc * sizeof *na);
+  if (!na)
+    return -1;
+  k->a = na;
+  k->cap = (uint32_t)nc;
+  return 0;
+}
+
+/* Room for `more` events in bucket k beyond its own. */
+static int reserve(heap_bucket *k, size_t more) {
+  return reserve_to(k, (size_t)k->n + more);
+}
+
+/* Bucket 0 (all at time `last`): a binary min-heap on the job number. */
+static void b0_push(heap_bucket *k, sim_event e) {
+  uint32_t i = k->n++;
+  while (i > 0) {
+    uint32_t parent = (i - 1) / 2;
+    if (k->a[parent].job <= e.job)
+      break;
+    k->a[i] = k->a[parent];
+    i = parent;
+  }
+  k->a[i] = e;
+}
+
+static void b0_pop(heap_bucket *k) {
+  sim_event e = k->a[--k->n];
+  uint32_t n = k->n, i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && k->a[c + 1].job < k->a[c].job)
+      c++;
+    if (e.job <= k->a[c].job)
+      break;
+    k->a[i] = k->a[c];
+    i = c;
+  }
+  if (n > 0)
+    k->a[i] = e;
+}
+
+/* Appends e to bucket bi >= 1, keeping its minimum. 0, or -1 when out of
+ * memory. */
+static inline int append(event_heap *h, unsigned bi, sim_event e) {
+  heap_bucket *k = &h->b[bi];
+  uint32_t i = k->n;
+  if (__builtin_expect(i == k->cap, 0) && reserve(k, 1))
+    return -1;
+  k->a[i] = e;
+  k->n = i + 1;
+  if (i == 0) {
+    k->min = 0;
+    mark(h, bi);
+  } else if (ev_less(&e, &k->a[k->min])) {
+    k->min = i;
+  }
+  return 0;
+}
+
+/* The smallest event (heap_top), after every change. */
+static inline void set_top(event_heap *h) {
+  if (h->b[0].n) {
+    h->top = &h->b[0].a[0];
+  } else if (any(h)) {
+    const heap_bucket *k = &h->b[lowest(h)];
+    h->top = &k->a[k->min];
+  } else {
+    h->top = NULL;
+  }
+}
+
+/* A push before `last`: every event is re-bucketed from the new time. 0,
+ * or -1 when out of memory (the heap is then unchanged). */
+static int rebase(event_heap *h, int64_t time) {
+  sim_event *all = malloc((h->n ? h->n : 1) * sizeof *all);
+  if (!all)
+    return -1;
+  size_t m = 0;
+  for (int i = 0; i < HEAP_BUCKETS; i++)
+    if (h->b[i].n) { /* a bucket never used has no array */
+      memcpy(all + m, h->b[i].a, (size_t)h->b[i].n * sizeof *all);
+      m += h->b[i].n;
+    }
+  uint64_t last = key_of(time);
+  /* Room first, so that nothing can fail once events move. */
+  uint32_t cnt[HEAP_BUCKETS] = {0};
+  for (size_t j = 0; j < m; j++)
+    cnt[bucket_of(key_of(all[j].time), last)]++;
+  for (int i = 0; i < HEAP_BUCKETS; i++)
+    if (reserve_to(&h->b[i], cnt[i])) {
+      free(all);
+      return -1;
+    }
+  for (int i = 0; i < HEAP_BUCKETS; i++)
+    h->b[i].n = 0;
+  memset(h->mask, 0, sizeof h->mask);
+  h->summary = 0;
+  h->last = last;
+  for (size_t j = 0; j < m; j++) {
+    unsigned bi = bucket_of(key_of(all[j].time), last);
+    if (bi == 0)
+      b0_push(&h->b[0], all[j]);
+    else
+      (void)append(h, bi, all[j]); /* cannot fail: room reserved */
+  }
+  free(all);
+  set_top(h);
   return 0;
 }
 
 int heap_push(event_heap *h, int64_t time, uint32_t job, uint32_t tag) {
-  if (h->n == h->cap && grow(h))
+  uint64_t k = key_of(time);
+  if (k < h->last && rebase(h, time))
     return -1;
+  unsigned bi = bucket_of(k, h->last);
   sim_event e = {time, job, tag};
-  size_t i = h->n++;
-  /* Sift up, moving parents down instead of swapping. */
-  while (i > 0) {
-    size_t parent = (i - 1) / D;
-    if (!ev_less(&e, &AT(h, parent)))
-      break;
-    AT(h, i) = AT(h, parent);
-    i = parent;
-  }
-  AT(h, i) = e;
+  heap_bucket *b = &h->b[bi];
+  const sim_event *a = b->a;
+  if (reserve(b, 1))
+    return -1;
+  if (bi == 0)
+    b0_push(b, e);
+  else
+    (void)append(h, bi, e); /* cannot fail: room reserved */
+  h->n++;
+  /* The top moves only to the new event, or with the array it is in. */
+  if (!h->top || b->a != a || ev_less(&e, h->top))
+    set_top(h);
   return 0;
 }
 
-/* Bottom-up (Floyd): the hole left by the root moves down to a leaf along
- * the smallest children, with no comparison against the last entry, which
- * then climbs from there (it came from the bottom: usually zero or one
- * step). A pop is ~log_4 n tournaments of four children without branches,
- * instead of the same plus a compare against the last entry per level. */
 int heap_pop(event_heap *h, sim_event *out) {
-  if (h->n == 0)
+  if (h->b[0].n) {
+    *out = h->b[0].a[0];
+    b0_pop(&h->b[0]);
+  } else if (any(h)) {
+    /* The smallest event of the lowest bucket; its time becomes last, and
+     * the bucket's other events move down (to lower digits: they share
+     * the bucket's digit and every digit above it with the new last). */
+    unsigned bi = lowest(h);
+    heap_bucket *k = &h->b[bi];
+    uint32_t n = k->n - 1;
+    *out = k->a[k->min];
+    k->a[k->min] = k->a[n];
+    if (n < HEAP_SMALL) {
+      /* A small bucket stays: last does not move (every event left is
+       * still in its bucket) and the bucket's minimum is found again. */
+      k->n = n;
+      if (n == 0) {
+        unmark(h, bi);
+      } else {
+        uint32_t m = 0;
+        for (uint32_t j = 1; j < n; j++)
+          if (ev_less(&k->a[j], &k->a[m]))
+            m = j;
+        k->min = m;
+      }
+      h->n--;
+      set_top(h);
+      return 0;
+    }
+    uint64_t last = key_of(out->time);
+    h->last = last;
+    k->n = 0;
+    unmark(h, bi);
+    for (uint32_t j = 0; j < n; j++) {
+      sim_event e = k->a[j];
+      unsigned to = bucket_of(key_of(e.time), last);
+      if (to != 0) {
+        if (append(h, to, e))
+          return -2;
+      } else {
+        if (reserve(&h->b[0], 1))
+          return -2;
+        b0_push(&h->b[0], e);
+      }
+    }
+    /* A large array left empty is given back: buckets take turns at
+     * being large, and kept at their peaks they held several times the
+     * events at once. */
+    if (k->cap > HEAP_KEEP) {
+      free(k->a);
+      k->a = NULL;
+      k->cap = 0;
+    }
+  } else {
     return -1;
-  *out = AT(h, 0);
-  size_t n = --h->n, i = 0;
-  if (n == 0)
-    return 0;
-  sim_event last = AT(h, n);
-  for (;;) {
-    size_t first = D * i + 1;
-    if (first + D > n)
-      break;
-    const sim_event *c = &AT(h, first); /* all four children: one line */
-    size_t best = ev_min(c, ev_min(c, 0, 1), ev_min(c, 2, 3));
-    AT(h, i) = c[best];
-    i = first + best;
   }
-  size_t first = D * i + 1;
-  if (first < n) { /* one to three children, at the end of the array */
-    const sim_event *c = &AT(h, first);
-    size_t best = 0;
-    for (size_t k = 1; first + k < n; k++)
-      best = ev_min(c, best, k);
-    AT(h, i) = c[best];
-    i = first + best; /* a leaf: its children would start past n */
-  }
-  while (i > 0) {
-    size_t parent = (i - 1) / D;
-    if (!ev_less(&last, &AT(h, parent)))
-      break;
-    AT(h, i) = AT(h, parent);
-    i = parent;
-  }
-  AT(h, i) = last;
+  h->n--;
+  set_top(h);
   return 0;
 }
 
 int heap_verify(const event_heap *h) {
-  for (size_t i = 1; i < h->n; i++)
-    if (ev_less(&AT(h, i), &AT(h, (i - 1) / D)))
+  size_t total = 0;
+  for (unsigned i = 0; i < HEAP_BUCKETS; i++) {
+    const heap_bucket *k = &h->b[i];
+    total += k->n;
+    if (i > 0 && !!(h->mask[(i - 1) / 64] >> ((i - 1) % 64) & 1) != (k->n > 0))
       return 0;
-  return 1;
+    if (i > 0 && (i - 1) % 64 == 0 &&
+        !!(h->summary >> ((i - 1) / 64) & 1) != (h->mask[(i - 1) / 64] != 0))
+      return 0;
+    for (uint32_t j = 0; j < k->n; j++) {
+      if (bucket_of(key_of(k->a[j].time), h->last) != i)
+        return 0;
+      if (i == 0 && j > 0 && k->a[j].job < k->a[(j - 1) / 2].job)
+        return 0;
+      if (i > 0 && ev_less(&k->a[j], &k->a[k->min]))
+        return 0;
+    }
+    if (i > 0 && k->n > 0 && k->min >= k->n)
+      return 0;
+  }
+  const sim_event *want = NULL;
+  if (h->b[0].n)
+    want = &h->b[0].a[0];
+  else if (any(h))
+    want = &h->b[lowest(h)].a[h->b[lowest(h)].min];
+  return total == h->n && h->top == want;
 }

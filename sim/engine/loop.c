@@ -115,7 +115,12 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   e->freed = 1;
   e->reservation_valid = 0;
   hook_finish(e, s, parts, n);
-  return emit(e, sl);
+  /* The parts just released are the ones emit would rebuild, unless a
+   * part fills them in from its own state (MIG), which on_finish may have
+   * changed. */
+  if (e->hooks & SIM_HOOK_FILL_PART)
+    return emit(e, sl);
+  return emit_parts(e, sl, parts, n);
 }
 
 /* One scheduling pass over the queue, and another one after each part
@@ -191,14 +196,17 @@ static inline void prefetch_next_writes(const engine *e) {
  * the run is complete, -1/-2 on error. */
 __attribute__((always_inline)) static inline int step(engine *e) {
   const sim_options *opt = e->opt;
-  int64_t tnext = e->have > 0 ? e->nj.submit_us : INT64_MAX;
+  int64_t tnext = e->have > 0 ? e->njp->submit_us : INT64_MAX;
   const sim_event *top = heap_top(&e->heap);
   if (top && top->time < tnext)
     tnext = top->time;
   hook_advance(e, tnext);
   while ((top = heap_top(&e->heap)) && top->time == tnext) {
     sim_event ev;
-    heap_pop(&e->heap, &ev);
+    if (heap_pop(&e->heap, &ev)) { /* -2: out of memory */
+      snprintf(e->err, e->errlen, "out of memory");
+      return -2;
+    }
     prefetch_next_completion(e);
     /* Migrated and preempted jobs leave stale completion events. */
     const slot *s = &e->slots[ev.job];
@@ -208,12 +216,11 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     if (complete(e, ev.job))
       return -2;
   }
-  while (e->have > 0 && e->nj.submit_us == tnext) {
-    int ar = arrive(e, &e->nj, e->nname, e->nidx);
+  while (e->have > 0 && e->njp->submit_us == tnext) {
+    int ar = arrive(e, e->njp, e->nname, e->nidx);
     if (ar)
       return ar;
-    e->have = src_next(&e->src, &e->nj, &e->nname, &e->nidx, e->err,
-                       e->errlen);
+    e->have = next_arrival(e);
     if (e->have < 0) /* a stream that changed since the first pass */
       return e->have == -3 ? -1 : e->have;
   }
@@ -221,7 +228,7 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     return -2;
   /* One timeline row per distinct time, after everything at that time. */
   top = heap_top(&e->heap);
-  int more_now = (e->have > 0 && e->nj.submit_us == tnext) ||
+  int more_now = (e->have > 0 && e->njp->submit_us == tnext) ||
                  (top && top->time == tnext);
   if (!more_now && fragtrack_update(e->ft))
     return -2;
@@ -267,7 +274,7 @@ int sim_engine_step(sim_engine *e) { return run(e, 1); }
 int64_t sim_engine_now(const sim_engine *e) { return e->now; }
 
 int64_t sim_engine_next_time(const sim_engine *e) {
-  int64_t t = e->have > 0 ? e->nj.submit_us : INT64_MAX;
+  int64_t t = e->have > 0 ? e->njp->submit_us : INT64_MAX;
   const sim_event *top = heap_top(&e->heap);
   return top && top->time < t ? top->time : t;
 }

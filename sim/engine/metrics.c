@@ -43,11 +43,18 @@ void sim_result_free(sim_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-void metrics_open(engine *e, size_t mem_values) {
+void metrics_open(engine *e, size_t mem_values, size_t jobs,
+                  size_t multi) {
   pctl_init(&e->qt, mem_values);
   pctl_init(&e->jct, mem_values);
   pctl_init(&e->qt_multi, mem_values);
   pctl_init(&e->bsld, mem_values);
+  /* At most one value per job (multi-GPU jobs for qt_multi): room up
+   * front, where it can be had (else the buffers grow as before). */
+  (void)pctl_reserve(&e->qt, jobs);
+  (void)pctl_reserve(&e->jct, jobs);
+  (void)pctl_reserve(&e->bsld, jobs);
+  (void)pctl_reserve(&e->qt_multi, multi);
 }
 
 void metrics_close(engine *e) {

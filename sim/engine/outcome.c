@@ -66,7 +66,14 @@ int emit(engine *e, uint32_t sl) {
   if ((s->st.status == JOB_DONE || s->st.status == JOB_KILLED) &&
       s->st.node != -1) /* -1: it ran in a cloud (cloud.c) */
     np = job_parts(e, sl, parts);
-  if (metrics_completed(e, s, parts, np))
+  return emit_parts(e, sl, parts, np);
+}
+
+int emit_parts(engine *e, uint32_t sl, const lsched_placement *parts,
+               int np) {
+  slot *s = &e->slots[sl];
+  double work, cost;
+  if (metrics_completed(e, s, parts, np, &work, &cost))
     return -1;
   if (e->opt->on_job) {
     sim_job_out o;
@@ -84,25 +91,16 @@ int emit(engine *e, uint32_t sl) {
     o.reserved_us = e->q->flags & SIM_QUEUE_RESERVES ? s->reserved_us : -1;
     o.mig_kind = o.mig_start = 0;
     o.mig_wait_us = 0;
-    /* The job's work and allocated cost, by the formulas of
-     * metrics_completed (engine_internal.h). */
     uint32_t isl = (uint32_t)(s - e->slots);
     o.jclass = speed_class_name(e, isl);
-    o.work_ref_s = o.cost_usd = 0;
     o.cloud_cols = 0;
     o.site = o.site_model = NULL;
     o.cloud_cost_usd = 0;
-    if (np > 0) {
-      const job_record *jr = &s->rec;
-      double run = (double)(s->st.finish_us - s->st.start_us);
-      o.work_ref_s = (double)job_duration(e, jr) *
-                     (e->speed ? speed_measured(e, isl) : (double)jr->num_gpu) *
-                     jr->gpu_milli / 1000.0 / 1e6;
-      for (int k = 0; k < np; k++)
-        o.cost_usd += e->sc->node_price[parts[k].node] *
-                      (double)parts[k].gpu_count *
-                      (double)parts[k].gpu_milli / 1000.0 * run / US_PER_HOUR;
-    }
+    /* The job's terms of the sums (metrics_completed); a job without
+     * parts (a cloud job, or one that never ran) has no on-prem work or
+     * cost here. */
+    o.work_ref_s = np > 0 ? work / 1e6 : 0;
+    o.cost_usd = cost;
     hook_output(e, s, &o);
     if (e->opt->on_job(e->opt->on_job_user, &o)) {
       snprintf(e->err, e->errlen, "job output failed (%s)", o.name);

@@ -147,55 +147,58 @@ static int resolve_specs(engine *e, const gpu_catalog *cat, int upto,
  * and *first to the first arrival; a loaded trace out of submit order gets
  * its arrival order in src.order. */
 static int first_pass(engine *e, const gpu_catalog *cat, size_t *n,
-                      int64_t *first) {
+                      size_t *multi, int64_t *first) {
   job_src *src = &e->src;
   const trace *t = src->t;
-  job_record jr;
-  const char *name;
+  job_record rec;
+  const char *name = NULL;
   uint64_t idx;
   int sorted = 1;
   int64_t prev = INT64_MIN;
-  *n = 0;
+  *n = *multi = 0;
   *first = INT64_MAX;
   for (;;) {
-    int r;
+    /* A loaded trace's records are read in place (a copy and a name
+     * lookup per job were a third of this pass). */
+    const job_record *jp;
     if (t) { /* file order, not arrival order */
       if (*n >= t->n)
         break;
-      jr = t->jobs[*n];
-      name = trace_job_name(t, *n);
-      r = 1;
+      jp = &t->jobs[*n];
     } else {
-      r = src_next(src, &jr, &name, &idx, e->err, e->errlen);
+      int r = src_next(src, &rec, &name, &idx, e->err, e->errlen);
       if (r <= 0) {
         if (r < 0)
           return r;
         break;
       }
+      jp = &rec;
     }
-    if (jr.duration_us < 0 && e->opt->unknown_duration_us < 0) {
+    if (jp->duration_us < 0 && e->opt->unknown_duration_us < 0) {
       snprintf(e->err, e->errlen,
                "%s:%" PRId64 ": job %s has no duration (this trace format "
                "has no times); replay needs --unknown-duration SECONDS",
-               src_meta(src)->path, (int64_t)jr.line, name);
+               src_meta(src)->path, (int64_t)jp->line,
+               t ? trace_job_name(t, *n) : name);
       return -1;
     }
     int rc = 0;
-    if (jr.gpu_spec >= 0)
-      rc = resolve_specs(e, cat, jr.gpu_spec, jr.line);
+    if (jp->gpu_spec >= 0)
+      rc = resolve_specs(e, cat, jp->gpu_spec, jp->line);
     if (rc)
       return rc;
-    int absent = jr.gpu_spec >= 0 && e->spec_absent[jr.gpu_spec];
-    uint64_t mask = jr.gpu_spec >= 0 ? e->spec_mask[jr.gpu_spec] : 0;
-    if (fragtrack_add(e->ft, &jr, mask, absent)) {
+    int absent = jp->gpu_spec >= 0 && e->spec_absent[jp->gpu_spec];
+    uint64_t mask = jp->gpu_spec >= 0 ? e->spec_mask[jp->gpu_spec] : 0;
+    if (fragtrack_add(e->ft, jp, mask, absent)) {
       snprintf(e->err, e->errlen, "out of memory");
       return -2;
     }
-    if (jr.submit_us < prev)
+    if (jp->submit_us < prev)
       sorted = 0;
-    prev = jr.submit_us;
-    if (jr.submit_us < *first)
-      *first = jr.submit_us;
+    prev = jp->submit_us;
+    if (jp->submit_us < *first)
+      *first = jp->submit_us;
+    *multi += jp->num_gpu > 1;
     ++*n;
   }
   if (t && !sorted && src_sort(src)) {
@@ -216,9 +219,9 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
     snprintf(err, errlen, "out of memory");
     return -2;
   }
-  size_t n = 0;
+  size_t n = 0, multi = 0;
   int64_t first = 0;
-  if ((rc = first_pass(e, cat, &n, &first)))
+  if ((rc = first_pass(e, cat, &n, &multi, &first)))
     return rc;
   if (n == 0) {
     snprintf(err, errlen, "%s: the trace has no jobs", src_meta(&e->src)->path);
@@ -242,7 +245,7 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
   size_t mem_values = opt->pctl_mem_values ? opt->pctl_mem_values
                       : t                  ? n
                                            : (size_t)1 << 18;
-  metrics_open(e, mem_values);
+  metrics_open(e, mem_values, n, multi);
   e->slot_ext = e->can_plan || (e->q->flags & SIM_QUEUE_RESERVES);
   e->memo = calloc(MEMO_SIZE, sizeof *e->memo);
   if (!e->memo || (e->fill && outcome_alloc(e, n))) {
@@ -262,7 +265,7 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
   e->res.jobs = n;
   e->res.first_arrival_us = first;
   e->res.last_completion_us = first;
-  e->have = src_next(&e->src, &e->nj, &e->nname, &e->nidx, err, errlen);
+  e->have = next_arrival(e);
   if (e->have < 0)
     return e->have == -3 ? -1 : e->have;
   e->now = first;

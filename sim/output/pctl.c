@@ -37,6 +37,7 @@ static void fail(pctl *p, const char *fmt, ...) {
   vsnprintf(p->err, sizeof p->err, fmt, ap);
   va_end(ap);
   p->failed = 1;
+  p->cap = 0; /* pctl_add's fast path is closed: every add fails */
 }
 
 void pctl_init(pctl *p, size_t mem_limit) {
@@ -83,18 +84,22 @@ static void acc_add_word(uint64_t *acc, size_t i, uint64_t w) {
   }
 }
 
+/* Adds m x 2^s (scaled by 2^1074 as the accumulator) for any 64-bit m. */
+static void acc_add_shifted(uint64_t *acc, uint64_t m, unsigned s) {
+  size_t w = s / 64;
+  unsigned sh = s % 64;
+  acc_add_word(acc, w, m << sh);
+  if (sh != 0)
+    acc_add_word(acc, w + 1, m >> (64 - sh));
+}
+
 /* A non-negative finite double is M x 2^(s - 1074) with M < 2^53 and
  * s = max(exponent field, 1) - 1: M shifted left by s bits. */
 static void acc_add(uint64_t *acc, uint64_t b) {
   uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
   if (e != 0)
     m |= UINT64_C(1) << 52;
-  unsigned s = e != 0 ? (unsigned)e - 1 : 0;
-  size_t w = s / 64;
-  unsigned sh = s % 64;
-  acc_add_word(acc, w, m << sh);
-  if (sh != 0)
-    acc_add_word(acc, w + 1, m >> (64 - sh));
+  acc_add_shifted(acc, m, e != 0 ? (unsigned)e - 1 : 0);
 }
 
 /* Index of the highest set bit of x != 0. */
@@ -140,6 +145,60 @@ static double acc_mean(const uint64_t *acc, size_t n) {
 
 /* ---------------------------------------------------------------- adding */
 
+/* Exponent fields of a double, and how many significands (< 2^53) one
+ * 64-bit word per exponent can sum without overflow. */
+#define EXPONENTS 2048
+#define FOLD_CHUNK 2048
+
+/* The values in buf into the maximum and the exact sum (before a spill,
+ * and at pctl_finish). Many values at once are summed per exponent first
+ * (their significands, up to FOLD_CHUNK into one word: exact), and those
+ * partial sums go into the accumulator once per chunk. With h, the values
+ * are also counted by their top 16 bits into it (select_gather's first
+ * pass, in the same one). */
+static void fold(pctl *p, uint32_t *h) {
+  uint64_t mx = bits_of(p->max);
+  const double *v = p->buf;
+  size_t n = p->nbuf;
+  if (n < 4 * FOLD_CHUNK / 8) {
+    for (size_t i = 0; i < n; i++) {
+      uint64_t b = bits_of(v[i]);
+      mx = b > mx ? b : mx; /* non-negative doubles order as their bits */
+      acc_add(p->acc, b);
+      if (h)
+        h[b >> 48]++;
+    }
+    p->max = double_of(mx);
+    return;
+  }
+  uint64_t part[EXPONENTS];
+  memset(part, 0, sizeof part);
+  for (size_t i0 = 0; i0 < n; i0 += FOLD_CHUNK) {
+    size_t end = n - i0 < FOLD_CHUNK ? n : i0 + FOLD_CHUNK;
+    if (h)
+      for (size_t i = i0; i < end; i++) {
+        uint64_t b = bits_of(v[i]);
+        mx = b > mx ? b : mx;
+        uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
+        part[e] += e != 0 ? m | UINT64_C(1) << 52 : m;
+        h[b >> 48]++;
+      }
+    else
+      for (size_t i = i0; i < end; i++) {
+        uint64_t b = bits_of(v[i]);
+        mx = b > mx ? b : mx;
+        uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
+        part[e] += e != 0 ? m | UINT64_C(1) << 52 : m;
+      }
+    for (unsigned e = 0; e < EXPONENTS; e++)
+      if (part[e] != 0) {
+        acc_add_shifted(p->acc, part[e], e != 0 ? e - 1 : 0);
+        part[e] = 0;
+      }
+  }
+  p->max = double_of(mx);
+}
+
 /* Writes the buffer to the temporary file (created on first use). */
 static int spill(pctl *p) {
   if (!p->spill) {
@@ -151,6 +210,7 @@ static int spill(pctl *p) {
       return -1;
     }
   }
+  fold(p, NULL);
   /* The buffer holds doubles; their bytes are their bit patterns. */
   if (fwrite(p->buf, sizeof *p->buf, p->nbuf, p->spill) != p->nbuf) {
     fail(p, "cannot write the percentile temporary file: %s",
@@ -161,7 +221,20 @@ static int spill(pctl *p) {
   return 0;
 }
 
-int pctl_add(pctl *p, double v) {
+int pctl_reserve(pctl *p, size_t n) {
+  if (n > p->limit)
+    n = p->limit;
+  if (p->failed || n <= p->cap)
+    return 0;
+  double *nb = realloc(p->buf, n * sizeof *nb);
+  if (!nb)
+    return -1;
+  p->buf = nb;
+  p->cap = n;
+  return 0;
+}
+
+int pctl_add_slow(pctl *p, double v) {
   if (p->failed)
     return -1;
   if (!(v >= 0) || isinf(v)) {
@@ -189,9 +262,6 @@ int pctl_add(pctl *p, double v) {
   }
   p->buf[p->nbuf++] = v;
   p->n++;
-  if (v > p->max)
-    p->max = v;
-  acc_add(p->acc, bits_of(v));
   return 0;
 }
 
@@ -438,19 +508,77 @@ static void select_rank(double *v, size_t lo, size_t hi, size_t k) {
   }
 }
 
+/* The values of ranks rank[0 .. nr) (ascending, distinct, < n) of
+ * v[0 .. n) into at, by selection in place, one after the other (each
+ * one's range starts past the one before: quickselect leaves values >= it
+ * after it). */
+static void select_chain(double *v, size_t n, const size_t *rank, size_t nr,
+                         double *at) {
+  size_t lo = 0;
+  for (size_t i = 0; i < nr; i++) {
+    select_rank(v, lo, n, rank[i]);
+    at[i] = v[rank[i]];
+    lo = rank[i] + 1;
+  }
+}
+
+/* Below this many values the chain of quickselects runs on all of them. */
+#define GATHER_MIN 4096
+#define GATHER_MARK UINT32_C(0x80000000)
+
+/* The same over many values, cheaper: h counts the values by their top 16
+ * bits (sign, exponent and 4 mantissa bits: 1/16 of an octave per digit;
+ * counted by fold), which names the digit holding each wanted rank and
+ * how many values lie below it; a second pass moves the values of those digits
+ * (a few percent of all, usually) to the front of v, and the chain of
+ * quickselects runs on them with the ranks shifted accordingly (values
+ * of a lower digit are smaller than any of a higher one). 0, or -1 when
+ * the wanted digits hold more than half of the values (the caller selects
+ * on all values). n < GATHER_MARK; h is changed. */
+static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
+                         double *at, uint32_t *h) {
+  /* The digit of each rank and its rank among the values of the wanted
+   * digits, ascending. */
+  size_t sub[6], below = 0, gathered = 0;
+  uint32_t d = 0, last = UINT32_MAX;
+  for (size_t r = 0; r < nr; r++) {
+    while (below + (h[d] & ~GATHER_MARK) <= rank[r]) /* rank[r] < n */
+      below += h[d++] & ~GATHER_MARK;
+    if (d != last) { /* a new wanted digit: its values follow the others' */
+      gathered += h[d];
+      h[d] |= GATHER_MARK;
+      last = d;
+    }
+    sub[r] = gathered - (h[d] & ~GATHER_MARK) + (rank[r] - below);
+  }
+  if (gathered > n - n / 8) /* mostly one digit (zeros): no gain in moving */
+    return -1;
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++) {
+    double x = v[i];
+    if (h[bits_of(x) >> 48] & GATHER_MARK) {
+      v[i] = v[w];
+      v[w++] = x;
+    }
+  }
+  select_chain(v, w, sub, nr, at);
+  return 0;
+}
+
 /* In memory: the wanted order statistics by selection (a full sort took
  * 4% of a million-job replay). Same values as sorting, so the same
  * quantiles. */
 static void finish_in_memory(pctl *p, sim_stats *out) {
+  uint32_t *h = p->n >= GATHER_MIN && p->n < GATHER_MARK
+                    ? calloc(DIGITS, sizeof *h) /* NULL: plain selection */
+                    : NULL;
+  fold(p, h);
   size_t want[6];
   size_t nw = wanted_ranks(p->n, want);
   double at[6];
-  size_t lo = 0;
-  for (size_t i = 0; i < nw; i++) {
-    select_rank(p->buf, lo, p->n, want[i]);
-    at[i] = p->buf[want[i]];
-    lo = want[i] + 1;
-  }
+  if (!h || select_gather(p->buf, p->n, want, nw, at, h) != 0)
+    select_chain(p->buf, p->n, want, nw, at);
+  free(h);
   quantiles_from(p->n, want, nw, at, out);
 }
 
@@ -463,14 +591,14 @@ int pctl_finish(pctl *p, sim_stats *out) {
   sim_stats s;
   memset(&s, 0, sizeof s);
   s.n = p->n;
-  s.max = p->max;
-  s.mean = acc_mean(p->acc, p->n);
   if (p->spill) {
-    if (finish_spilled(p, &s) != 0)
+    if (finish_spilled(p, &s) != 0) /* folds the rest as it spills it */
       return -1;
   } else {
-    finish_in_memory(p, &s);
+    finish_in_memory(p, &s); /* folds the buffer */
   }
+  s.max = p->max;
+  s.mean = acc_mean(p->acc, p->n);
   *out = s;
   return 0;
 }

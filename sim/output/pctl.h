@@ -11,7 +11,9 @@
  * order statistics around index (n - 1) p), bit for bit, whichever path
  * is taken:
  *   - in memory the needed order statistics are selected in place
- *     (quickselect) and combined as below;
+ *     (quickselect; from 4096 values on, only among the values whose top
+ *     16 bits are those of a needed rank, found by one counting pass)
+ *     and combined as below;
  *   - spilled, the two order statistics around (n - 1) p are selected
  *     exactly and combined with GSL's own expression,
  *     (1 - delta) x[lhs] + delta x[lhs + 1]. (GSL converts lhs through
@@ -30,6 +32,7 @@
 
 #include "engine.h" /* sim_stats */
 
+#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -43,10 +46,10 @@
 typedef struct pctl {
   size_t limit;   /* values kept in memory before spilling */
   double *buf;    /* values in memory, or the spill write buffer */
-  size_t nbuf, cap;
+  size_t nbuf, cap; /* cap is 0 once failed (pctl_add's fast path) */
   FILE *spill;    /* NULL until the first spill */
   size_t n;       /* values added */
-  double max;
+  double max;     /* and acc: of the values no longer in buf (spilled) */
   uint64_t acc[PCTL_ACC_WORDS];
   int failed;     /* an error was reported: every later call fails */
   char err[160];
@@ -56,6 +59,11 @@ typedef struct pctl {
  * memory (0 = PCTL_DEFAULT_MEM_LIMIT). Allocates nothing. */
 void pctl_init(pctl *p, size_t mem_limit);
 
+/** Room in memory for n values (at most the limit) when their count is
+ * known up front: the buffer is not copied as it grows. 0, or -1 when out
+ * of memory (nothing changes: it grows as values come). */
+int pctl_reserve(pctl *p, size_t n);
+
 /**
  * Adds a value. v must be finite and >= 0 (-0 counts as 0). 0, or -1 with
  * pctl_error set: a negative, NaN or infinite value, out of memory, or the
@@ -63,7 +71,20 @@ void pctl_init(pctl *p, size_t mem_limit);
  * pctl_add and pctl_finish fails too: a statistic is never silently
  * computed over part of the values.
  */
-int pctl_add(pctl *p, double v);
+int pctl_add_slow(pctl *p, double v);
+/* Inline: several accumulators are fed per job. A value that goes into
+ * room left in the buffer is only stored (+ 0.0 turns -0 into +0); the
+ * maximum and the exact sum are taken when values leave the buffer (a
+ * spill, pctl_finish). Everything else (a full buffer, a refused value,
+ * an earlier error) takes pctl_add_slow. */
+static inline int pctl_add(pctl *p, double v) {
+  if (p->nbuf < p->cap && v >= 0 && v <= DBL_MAX) {
+    p->buf[p->nbuf++] = v + 0.0;
+    p->n++;
+    return 0;
+  }
+  return pctl_add_slow(p, v);
+}
 
 /**
  * Computes n, mean, p50, p95, p99 and max of every value added (all zero
