@@ -395,9 +395,6 @@ struct sim_engine {
                             policy plans migrations, or --preemptible
                             (slots track their work left) */
   double *node_gpu_gib;  /* GPU memory of each node's model, GiB */
-  lsched_running *plan_run;
-  lsched_placement *plan_parts;
-  size_t plan_cap;
   uint64_t migrations, preemptions;
   double lost_gpu_s_total;
   uint32_t plan_failed;  /* head whose last plan failed */

@@ -301,8 +301,6 @@ void engine_teardown(engine *e) {
   free(e->scratch_ends);
   ends_free(e);
   free(e->node_gpu_gib);
-  free(e->plan_run);
-  free(e->plan_parts);
   free(e->memo);
   free(e->spec_mask);
   free(e->spec_absent);
