@@ -305,6 +305,16 @@ typedef struct cand {
   double cost;
 } cand;
 
+/* With no negative cost among the candidates, a plan releasing a prefix
+ * of at least j of them costs no less than the first j: worth trying only
+ * when those cost less than the best plan so far. */
+static int prefix_beats(const cand *b, size_t j, double best) {
+  double lb = 0;
+  for (size_t i = 0; i < j; i++)
+    lb += b[i].cost;
+  return lb < best;
+}
+
 static int cmp_cand(const void *a, const void *b) {
   const cand *x = a, *y = b;
   if (x->node != y->node)
@@ -723,13 +733,8 @@ static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     size_t j = fit_prefix(&s->v, nd, p->w, run, b, m);
     if (j == 0)
       continue;
-    if (!negative) {
-      double lb = 0;
-      for (size_t i = 0; i < j; i++)
-        lb += b[i].cost;
-      if (!(lb < p->best))
-        continue;
-    }
+    if (!negative && !prefix_beats(b, j, p->best))
+      continue;
     /* fit_prefix is exact for a non-MIG request without node filters on a
      * non-MIG node: try_node then releases exactly j jobs. */
     size_t jroom = exact_fit(nd, p->w) ? j : m;
@@ -844,13 +849,8 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     }
     /* The prefix try_node releases is no shorter than j: with no negative
      * cost among these k it costs no less than the first j. */
-    if (!negative) {
-      double lb = 0;
-      for (size_t i = 0; i < j; i++)
-        lb += b[i].cost;
-      if (!(lb < p->best))
-        continue;
-    }
+    if (!negative && !prefix_beats(b, j, p->best))
+      continue;
     size_t jroom = exact_fit(nd, p->w) ? j : k;
     int16_t ids[MEMO_IDS];
     uint8_t nids;
