@@ -440,26 +440,6 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   return LSCHED_OK;
 }
 
-/* A copy of w through the public calls (the types in w's order), or NULL
- * for NULL. */
-static int workload_copy(const lsched_allocator *a, const lsched_workload *w,
-                         lsched_workload **out) {
-  *out = NULL;
-  if (!w)
-    return LSCHED_OK;
-  lsched_workload *cp;
-  int rc = lsched_workload_create(&cp, a);
-  size_t nt = lsched_workload_count(w);
-  for (size_t i = 0; rc == LSCHED_OK && i < nt; i++)
-    rc = lsched_workload_add(cp, lsched_workload_at(w, i));
-  if (rc) {
-    lsched_workload_destroy(cp);
-    return rc;
-  }
-  *out = cp;
-  return LSCHED_OK;
-}
-
 static int fgd_set_workload(void *state, const lsched_cluster *c,
                             const lsched_workload *w) {
   struct fgd_state *s = state;
@@ -468,7 +448,7 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   uint8_t *tcnt;
   int32_t *tsmall;
   lsched_workload *wl;
-  int rc = workload_copy(&s->a, w, &wl);
+  int rc = lsched_workload_copy(&wl, w, &s->a);
   if (rc)
     return rc;
   if ((rc = lsched_frag_types_build(&fw, &s->a, c, w))) {

@@ -172,6 +172,25 @@ START_TEST(workload_merge_validate_popular) {
   ck_assert_int_eq(lsched_workload_add(w, &again), LSCHED_OK);
   ck_assert_uint_eq(lsched_workload_count(w), 2);
   ck_assert_uint_eq(lsched_workload_weight(w), 81);
+
+  /* copy: the same types in keep_popular's order (3000 before 1000),
+   * weights 50 and 31, and independent of w afterwards. */
+  lsched_workload *cp = NULL;
+  ck_assert_int_eq(lsched_workload_copy(&cp, w, NULL), LSCHED_OK);
+  ck_assert_uint_eq(lsched_workload_count(cp), 2);
+  ck_assert_int_eq(lsched_workload_at(cp, 0)->cpu_milli, 3000);
+  ck_assert_uint_eq(lsched_workload_at(cp, 0)->weight, 50);
+  ck_assert_int_eq(lsched_workload_at(cp, 1)->cpu_milli, 1000);
+  ck_assert_uint_eq(lsched_workload_at(cp, 1)->weight, 31);
+  ck_assert_int_eq(lsched_workload_add(cp, &again), LSCHED_OK);
+  ck_assert_uint_eq(lsched_workload_weight(cp), 82);
+  ck_assert_uint_eq(lsched_workload_weight(w), 81);
+  lsched_workload_destroy(cp);
+  /* no workload: no copy; no out: refused. */
+  cp = w;
+  ck_assert_int_eq(lsched_workload_copy(&cp, NULL, NULL), LSCHED_OK);
+  ck_assert_ptr_null(cp);
+  ck_assert_int_eq(lsched_workload_copy(NULL, w, NULL), LSCHED_EINVAL);
   lsched_workload_destroy(w);
 }
 END_TEST

@@ -470,11 +470,8 @@ static int meter_build(struct meter_state *s, const lsched_cluster *c,
   lsched_frag_cache fs;
   lsched_workload *wl = NULL;
   int rc = LSCHED_OK;
-  if (copy && w) {
-    rc = lsched_workload_create(&wl, &s->a);
-    for (size_t i = 0; rc == LSCHED_OK && i < lsched_workload_count(w); i++)
-      rc = lsched_workload_add(wl, lsched_workload_at(w, i));
-  }
+  if (copy)
+    rc = lsched_workload_copy(&wl, w, &s->a);
   if (rc == LSCHED_OK &&
       (rc = lsched_frag_types_build(&fw, &s->a, c, w)) == LSCHED_OK) {
     frag_sort_by_cpu(&fw);

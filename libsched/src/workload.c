@@ -182,9 +182,10 @@ uint64_t lsched_workload_weight(const lsched_workload *w) {
   return w ? w->total : 0;
 }
 
-/* A copy of w (same types in the same order) on allocator a. */
-static int workload_copy(const lsched_allocator *a, const lsched_workload *w,
-                         lsched_workload **out) {
+int lsched_workload_copy(lsched_workload **out, const lsched_workload *w,
+                         const lsched_allocator *a) {
+  if (!out)
+    return LSCHED_EINVAL;
   *out = NULL;
   if (!w)
     return LSCHED_OK;
@@ -210,7 +211,7 @@ int lsched_policy_set_workload(lsched_policy *p, const lsched_workload *w) {
   lsched_workload *cp = NULL;
   int rc;
   if ((p->ops->version < 5 || !p->ops->on_node_change) &&
-      (rc = workload_copy(&p->c->a, w, &cp)))
+      (rc = lsched_workload_copy(&cp, w, &p->c->a)))
     return rc;
   rc = p->ops->set_workload(p->state, p->c, w);
   if (rc) {

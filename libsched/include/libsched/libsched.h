@@ -705,6 +705,15 @@ LSCHED_API const lsched_task_type *lsched_workload_at(const lsched_workload *w,
                                                       size_t i);
 /** Sum of the weights. */
 LSCHED_API uint64_t lsched_workload_weight(const lsched_workload *w);
+/**
+ * A copy of w on allocator (may be NULL): the same types, weights and order
+ * of lsched_workload_at(). w NULL gives *out NULL and LSCHED_OK (for
+ * policies that keep a copy of an optional workload). LSCHED_ENOMEM, *out
+ * then NULL.
+ */
+LSCHED_API int lsched_workload_copy(lsched_workload **out,
+                                    const lsched_workload *w,
+                                    const lsched_allocator *allocator);
 
 /**
  * Fragmentation of a node for a workload (docs/DESIGN.md section 6). For node n
