@@ -101,6 +101,7 @@ const lsched_policy_ops lsched_builtin_dot_product = {
     .init = dot_init,
     .fini = dot_fini,
     .place = dot_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
     .set_param = dot_set_param,
     .on_node_change = dot_node_change,
 };

@@ -1056,6 +1056,7 @@ const lsched_policy_ops lsched_builtin_fgd = {
     .init = fgd_init,
     .fini = fgd_fini,
     .place = fgd_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
     .on_alloc = fgd_alloc,
     .on_release = fgd_release,
     .set_workload = fgd_set_workload,

@@ -56,4 +56,5 @@ const lsched_policy_ops lsched_builtin_first_fit = {
     .state_size = sizeof(struct ff_state),
     .init = ff_init,
     .place = ff_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
 };

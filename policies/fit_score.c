@@ -120,6 +120,7 @@ const lsched_policy_ops lsched_builtin_best_fit = {
     .init = best_init,
     .fini = fit_fini,
     .place = best_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
     .set_param = fit_set_param,
     .on_node_change = fit_node_change,
 };
@@ -132,6 +133,7 @@ const lsched_policy_ops lsched_builtin_worst_fit = {
     .init = worst_init,
     .fini = fit_fini,
     .place = worst_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
     .set_param = fit_set_param,
     .on_node_change = fit_node_change,
 };

@@ -194,6 +194,7 @@ const lsched_policy_ops lsched_builtin_gpu_clustering = {
     .init = clu_init,
     .fini = clu_fini,
     .place = clu_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
     .on_alloc = clu_alloc,
     .on_release = clu_release,
     .set_param = clu_set_param,

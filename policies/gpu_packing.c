@@ -110,6 +110,7 @@ const lsched_policy_ops lsched_builtin_gpu_packing = {
     .init = pack_init,
     .fini = pack_fini,
     .place = pack_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
     .set_param = pack_set_param,
     .on_node_change = pack_node_change,
 };

@@ -1151,10 +1151,13 @@ int lsched__node_fits(const lsched_cluster *c, const struct lsched_node *nd,
   return node_fits(c, nd, req);
 }
 
-static inline int node_fits(const lsched_cluster *c,
-                            const struct lsched_node *nd,
-                            const lsched_request *req) {
-  if (nd->cpu_free < req->cpu_milli || nd->mem_free < req->memory_mib)
+/* What a fit test decides before the GPUs' free shares, given the node's
+ * free CPU and memory: 0 or 1 (decided), -1 (the GPUs decide). */
+static inline int node_admits(const lsched_cluster *c,
+                              const struct lsched_node *nd,
+                              const lsched_request *req, int64_t cpu_free,
+                              int64_t mem_free) {
+  if (cpu_free < req->cpu_milli || mem_free < req->memory_mib)
     return 0;
   if (__builtin_expect(nd->state != LSCHED_NODE_UP, 0))
     return 0;
@@ -1174,6 +1177,16 @@ static inline int node_fits(const lsched_cluster *c,
     return 0;
   if (req->model_mask && !(req->model_mask & (UINT64_C(1) << nd->model)))
     return 0;
+  return -1;
+}
+
+static inline int node_fits(const lsched_cluster *c,
+                            const struct lsched_node *nd,
+                            const lsched_request *req) {
+  int a = node_admits(c, nd, req, nd->cpu_free, nd->mem_free);
+  if (a >= 0)
+    return a;
+  int k = req->gpu_count;
   int d = lsched__eff_milli(nd, req);
   if (d == LSCHED_GPU_MILLI)
     return nd->gpus_full_free >= k;
@@ -1184,6 +1197,52 @@ static inline int node_fits(const lsched_cluster *c,
   const int *g = c->gpu_free + nd->gpu_off;
   int cnt = 0;
   for (int i = 0; i < nd->gpu_count && cnt < k; i++)
+    cnt += g[i] >= d;
+  return cnt >= k;
+}
+
+int lsched_fits_released(const lsched_cluster *c, int node,
+                         const lsched_request *req,
+                         const lsched_placement *released, int n) {
+  if (!c || node < 0 || node >= c->n || n < 0 || (n > 0 && !released) ||
+      !lsched__req_valid(c, req))
+    return LSCHED_EINVAL;
+  const struct lsched_node *nd = &c->nodes[node];
+  if (nd->mode == LSCHED_GPU_MIG ||
+      (c->npools > 0 && lsched__pool_host_of(c, node) >= 0))
+    return LSCHED_ENOTSUP;
+  if (n == 0)
+    return node_fits(c, nd, req);
+  int64_t cpu = nd->cpu_free, mem = nd->mem_free;
+  int g[LSCHED_MAX_GPUS_PER_NODE];
+  const int ng = nd->gpu_count;
+  memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
+  for (int r = 0; r < n; r++) {
+    const lsched_placement *p = &released[r];
+    if (p->node != node)
+      continue;
+    if (p->cpu_milli < 0 || p->memory_mib < 0 || p->gpu_milli < 0 ||
+        p->gpu_milli > LSCHED_GPU_MILLI ||
+        (ng < 64 && (p->gpu_mask >> ng) != 0))
+      return LSCHED_EINVAL;
+    cpu += p->cpu_milli;
+    mem += p->memory_mib;
+    if (cpu > nd->cpu_cap || mem > nd->mem_cap)
+      return LSCHED_EINVAL;
+    for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
+      int i = __builtin_ctzll(m);
+      if ((g[i] += p->gpu_milli) > LSCHED_GPU_MILLI)
+        return LSCHED_EINVAL;
+    }
+  }
+  int a = node_admits(c, nd, req, cpu, mem);
+  if (a >= 0)
+    return a;
+  /* As node_fits: every full GPU for a whole one, else k GPUs with the
+   * share (which implies its maximum and nonzero tests). */
+  const int k = req->gpu_count, d = lsched__eff_milli(nd, req);
+  int cnt = 0;
+  for (int i = 0; i < ng && cnt < k; i++)
     cnt += g[i] >= d;
   return cnt >= k;
 }

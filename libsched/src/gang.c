@@ -50,6 +50,13 @@ static void confirm_parts(lsched_cluster *c, const lsched_placement *parts,
   c->nhooked = nhooked;
 }
 
+int lsched_place_splits(const lsched_cluster *c, const lsched_request *req) {
+  if (!c || !lsched__req_valid(c, req))
+    return LSCHED_EINVAL;
+  return req->gpu_count > 0 && req->gpu_milli >= LSCHED_GPU_MILLI &&
+         req->gpu_count > widest_node(c, req);
+}
+
 int lsched_place_gang(lsched_policy *p, const lsched_request *req,
                       lsched_placement *out, int max_out, int *nout) {
   if (!p || !out || !nout || max_out < 1 || !lsched__req_valid(p->c, req))

@@ -337,6 +337,10 @@ const char *lsched_policy_name(const lsched_policy *p) {
   return p ? p->ops->name : NULL;
 }
 
+unsigned lsched_policy_flags(const lsched_policy *p) {
+  return p && p->ops->version >= 7 ? p->ops->flags : 0u;
+}
+
 int lsched_policy_create_from(lsched_policy **out, lsched_cluster *c,
                               const lsched_registry *r, const char *name) {
   if (!out)

@@ -149,6 +149,9 @@ typedef struct sim_options {
   /* Tests: skip and backfill pass over every waiting job (the reference)
    * instead of the queue indexed by request shape (same decisions). */
   int queue_plain;
+  /* Tests: EASY reservations by the walk over running jobs only (the
+   * reference) instead of per node (reserve_nodes.c; same answers). */
+  int reserve_walk;
   /* Where to write timeline.csv rows (header included); may be NULL. */
   FILE *timeline;
   /* Migration (policies that plan migrations, e.g. defrag): a move costs

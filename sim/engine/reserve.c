@@ -16,6 +16,7 @@
 #include "engine_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,7 @@ struct ends_index {
   size_t grp_cap;
   uint32_t *rel;  /* released jobs, in release order */
   size_t rel_cap;
+  struct rx *rx;  /* the same jobs per node (reserve_nodes.c), or NULL */
 };
 
 /* Running jobs by estimated end; ties by trace position (not by slot, so
@@ -117,12 +119,15 @@ void ends_free(engine *e) {
   free(ix->walk);
   free(ix->grp);
   free(ix->rel);
+  rx_close(ix->rx);
   free(ix);
   e->ends_ix = NULL;
 }
 
 void ends_remove(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
+  if (ix->rx)
+    rx_job_drop(ix->rx, sl);
   if (sl >= ix->npos || ix->pos[sl] == UINT32_MAX)
     return; /* a candidate only marked running */
   size_t i = ix->pos[sl];
@@ -159,6 +164,10 @@ void ends_changed(engine *e, uint32_t sl) {
     return;
   }
   run_end x = raw_end_of(e, sl, 1);
+  if (ix->rx && rx_job_set(ix->rx, sl, x.end)) {
+    rx_close(ix->rx); /* walks from now on */
+    ix->rx = NULL;
+  }
   size_t i = ix->pos[sl];
   if (i == UINT32_MAX) {
     i = ix->n++;
@@ -193,6 +202,13 @@ static int build(engine *e, size_t base) {
   }
   for (size_t i = ix->n / 2; i-- > 0;)
     sift_down(ix, i);
+  if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
+    for (size_t i = 0; i < ix->n; i++)
+      if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end)) {
+        rx_close(ix->rx);
+        ix->rx = NULL;
+        break;
+      }
   return 0;
 }
 
@@ -415,6 +431,36 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
   run_end cand;
   if (r > base)
     cand = end_of(e, e->run_list[base], 0);
+  if (e->ends_ix->rx) {
+    struct ends_index *ix = e->ends_ix;
+    int64_t first = ix->n ? ix->h[0].end : INT64_MAX, t;
+    uint32_t cs = UINT32_MAX;
+    int64_t ce = 0;
+    if (r > base) {
+      cs = e->run_list[base];
+      ce = raw_end_of(e, cs, 0).end;
+      if (ce < first)
+        first = ce;
+    }
+    int a = rx_answer(ix->rx, &req, cs, ce, first, &t);
+    if (a < 0) {
+      rx_close(ix->rx); /* walks from now on */
+      ix->rx = NULL;
+    } else if (a > 0) {
+#ifdef RESERVE_VERIFY
+      walk vw;
+      if (walk_start(&vw, e, r > base ? &cand : NULL))
+        abort();
+      int64_t vt = release_walk(e, &req, &vw, NULL, 0, fail);
+      if (vt != t) {
+        fprintf(stderr, "RESERVE_VERIFY: per node %lld, walk %lld (now %lld)\n",
+                (long long)t, (long long)vt, (long long)e->now);
+        abort();
+      }
+#endif
+      return t;
+    }
+  }
   walk w;
   if (walk_start(&w, e, r > base ? &cand : NULL)) {
     *fail = 1;

@@ -199,7 +199,7 @@ static void layout_frag(void) {
 }
 
 static void layout_policy_ops(void) {
-  APPENDED(lsched_policy_ops, LSCHED_POLICY_OPS_VERSION, 6, 120, 8);
+  APPENDED(lsched_policy_ops, LSCHED_POLICY_OPS_VERSION, 7, 128, 8);
   AT(lsched_policy_ops, version, 0);
   AT(lsched_policy_ops, name, 8);
   AT(lsched_policy_ops, description, 16);
@@ -215,6 +215,7 @@ static void layout_policy_ops(void) {
   AT(lsched_policy_ops, set_registry, 96);
   AT(lsched_policy_ops, on_node_change, 104);
   AT(lsched_policy_ops, plan_migrations_indexed, 112);
+  AT(lsched_policy_ops, flags, 120);
 }
 
 static void layout_mig_instance(void) {

@@ -269,7 +269,8 @@ static void test_errors(void) {
   static const int codes[] = {LSCHED_OK,     LSCHED_ENOMEM, LSCHED_EINVAL,
                               LSCHED_ENOFIT, LSCHED_ENOENT, LSCHED_EEXIST,
                               LSCHED_ERANGE, LSCHED_ESTATE, LSCHED_ENEVER,
-                              LSCHED_EVERSION, LSCHED_ELIMIT};
+                              LSCHED_EVERSION, LSCHED_ELIMIT,
+                              LSCHED_ENOTSUP};
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     MT_ASSERT(lsched_strerror(codes[i])[0] != '\0');
     MT_ASSERT(lsched_err_name(codes[i])[0] != '\0');

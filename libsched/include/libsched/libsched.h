@@ -108,7 +108,8 @@ LSCHED_API int lsched_version_check(unsigned header_version);
   X(STATE, -7, "inconsistent state (invariant violated)")                      \
   X(NEVER, -8, "request can never fit any node of this cluster")               \
   X(VERSION, -9, "unsupported structure or table version")                     \
-  X(LIMIT, -10, "a fixed library limit was exceeded")
+  X(LIMIT, -10, "a fixed library limit was exceeded")                         \
+  X(NOTSUP, -11, "not supported for this node or request")
 
 enum {
   LSCHED_OK = 0,
@@ -786,10 +787,26 @@ LSCHED_API int lsched_cluster_node_free(const lsched_cluster *c, int node,
                                         lsched_node_free *out, int *gpu_free,
                                         int n);
 
+/**
+ * Would valid request req fit node `node` (as lsched_fits() would answer)
+ * once the placements released[0 .. n) were released? Placements on other
+ * nodes are ignored; those on `node` must be allocated there (together at
+ * most what the node holds). c is not changed. 1 fits, 0 does not,
+ * LSCHED_EINVAL (bad arguments, a malformed request, or releases the node
+ * does not hold), LSCHED_ENOTSUP for a MIG node or the host of a GPU pool
+ * (a release there changes more than the placement gives back). O(GPUs of
+ * the node + n). For "when could req start": fit is monotone in what is
+ * released, so a prefix search over running jobs in order of their end
+ * answers it.
+ */
+LSCHED_API int lsched_fits_released(const lsched_cluster *c, int node,
+                                    const lsched_request *req,
+                                    const lsched_placement *released, int n);
+
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
 
-#define LSCHED_POLICY_OPS_VERSION 6
+#define LSCHED_POLICY_OPS_VERSION 7
 /* Migration planning types, defined in <libsched/migrate.h>. */
 struct lsched_running;
 struct lsched_defrag_budget;
@@ -872,12 +889,24 @@ typedef struct lsched_policy_ops {
                                  const struct lsched_defrag_budget *budget,
                                  struct lsched_move *out, size_t max_out,
                                  size_t *nout);
+  /* version 7: LSCHED_POLICY_* promises the policy makes (0: none). */
+  unsigned flags;
 } lsched_policy_ops;
+/**
+ * flags: place() answers LSCHED_OK for a request placed as one part
+ * (lsched_place_splits() is 0) exactly when some node fits it
+ * (lsched_fits()), and LSCHED_ENOFIT or LSCHED_ENEVER otherwise; and a
+ * place() call changes nothing a later call could observe (it draws no
+ * random numbers, learns nothing). A host that only needs to know whether
+ * the policy would place such a request (an EASY reservation) may then
+ * answer by fit tests (lsched_fits_released()) instead of asking it.
+ */
+#define LSCHED_POLICY_ANY_FIT 1u
 /** Every member zero/NULL but the version: fill name, place, ... after (or
  * use designated initialisers, as policies/ do). */
 #define LSCHED_POLICY_OPS_INIT                                                 \
   {LSCHED_POLICY_OPS_VERSION, NULL, NULL, 0, NULL, NULL, NULL, NULL,           \
-   NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u}
 
 /** A set of named policies. Per instance; no global registry exists. */
 typedef struct lsched_registry lsched_registry;
@@ -940,6 +969,9 @@ LSCHED_API int lsched_policy_set_param(lsched_policy *p, const char *key,
 LSCHED_API int lsched_policy_place(lsched_policy *p, const lsched_request *req,
                                    lsched_placement *out);
 LSCHED_API const char *lsched_policy_name(const lsched_policy *p);
+/** The instance's table's flags (LSCHED_POLICY_*; 0 for a table older
+ * than version 7 or NULL p). O(1). */
+LSCHED_API unsigned lsched_policy_flags(const lsched_policy *p);
 /**
  * Gives the policy its target workload (NULL clears it). LSCHED_ENOENT when
  * the policy takes none (a version-1 table or no set_workload hook); else
@@ -970,6 +1002,14 @@ LSCHED_API int lsched_policy_set_workload(lsched_policy *p,
 LSCHED_API int lsched_place_gang(lsched_policy *p, const lsched_request *req,
                                  lsched_placement *out, int max_out,
                                  int *nout);
+
+/**
+ * 1 if lsched_place_gang() would cut valid request req into parts (whole
+ * GPUs, more than the widest node of an allowed model holds), 0 if it
+ * asks the policy for one placement, LSCHED_EINVAL. O(models).
+ */
+LSCHED_API int lsched_place_splits(const lsched_cluster *c,
+                                   const lsched_request *req);
 
 /**
  * 1 if an empty cluster could hold the gang job req (as lsched_place_gang

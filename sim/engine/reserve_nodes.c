@@ -1,0 +1,525 @@
+/*
+ * EASY reservations answered per node (issue #19), for reserve.c.
+ *
+ * The reference (reserve.c's walk) releases running jobs on the cluster in
+ * order of estimated end, ties together, asks the policy to place the head
+ * after each group and allocates everything back: T is the end of the
+ * first group after which it places. For a policy that promises
+ * LSCHED_POLICY_ANY_FIT (it places a one-part request exactly when some
+ * node fits it, and a call changes nothing) and a request placed as one
+ * part, "it places" is "some node fits", and a node's fit depends only on
+ * what is released on that node. Fit is monotone in what is released, so
+ * per node n the walk's answer is t_n, the estimated end of the first job
+ * in n's own order of ends after whose release (with all before it) the
+ * head fits n (lsched_fits_released(), a binary search over the prefix),
+ * and T = max(min over n of t_n, now): clamping ends to now (overdue jobs
+ * under --overrun extend end "now" in the walk) commutes with the minimum.
+ * A node where the head fits with nothing released (not met in practice:
+ * the head was just tried) makes T the first group's end, as in the walk.
+ *
+ * Kept incrementally: per node its running jobs by (estimated end, trace
+ * position); per request shape a min-tree of t_n over nodes; a log of
+ * nodes changed (allocations and releases seen as a cluster observer, the
+ * running jobs' ends and moves through ends_changed/ends_remove, node
+ * states) that each tree replays when asked, recomputing only the logged
+ * nodes (an entry is appended only when some tree has not yet passed the
+ * node's last one). A backfill candidate marked running joins its nodes'
+ * lists for the question and leaves them after. So a reservation costs
+ * the nodes changed since the tree of its shape was last asked, each
+ * O(jobs on the node) plus a log2 of it fit tests, plus O(log nodes) per
+ * leaf. A shape is given a tree the second time it is asked (at most
+ * RX_TREES, least recently used out); the first time, and whenever this
+ * cannot answer (MIG nodes, GPU pools, node restrictions by list or
+ * callback, gangs cut into parts, a policy without the promise, the
+ * speed model's re-timed co-runners: reserve.c's fresh path), reserve.c
+ * walks. RESERVE_VERIFY (compile-time) checks every answer against the walk.
+ */
+#include "engine_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RX_TREES 16
+#define RX_SEEN 64
+#define RX_NONE UINT32_MAX
+#define RX_NOW INT64_MIN /* the head fits the node with nothing released */
+
+typedef struct rx_job {
+  int64_t end;  /* estimated end, not clamped */
+  uint64_t idx; /* trace position: the tie-break */
+  uint32_t job; /* slot */
+} rx_job;
+
+typedef struct rx_list {
+  rx_job *j; /* by (end, idx) */
+  uint32_t n, cap;
+} rx_list;
+
+typedef struct rx_where {
+  int32_t node;
+  uint32_t next;
+} rx_where;
+
+/* What a fit reads of a request (node lists and callbacks excluded). */
+typedef struct rx_key {
+  int64_t cpu, mem;
+  uint64_t mask, features;
+  int32_t k, milli;
+} rx_key;
+
+typedef struct rx_tree {
+  rx_key key;
+  int64_t *t;    /* t[1] the root; leaf of node i at t[P + i] */
+  size_t cursor; /* log entries replayed */
+  uint64_t used; /* clock of the last question */
+  int built;
+} rx_tree;
+
+struct rx {
+  engine *e;
+  lsched_cluster *c;
+  int n;     /* nodes */
+  size_t P;  /* leaves: a power of two >= n */
+  rx_list *node;
+  uint32_t *where_of; /* per slot: its first rx_where, or RX_NONE */
+  size_t nwhere_of;
+  rx_where *wp;
+  size_t nwp, wpcap;
+  uint32_t wfree;
+  uint32_t *log;
+  size_t nlog, logcap;
+  uint32_t *logpos; /* per node: 1 + its last log entry, 0 for none */
+  size_t hi;        /* the highest cursor of a built tree */
+  rx_tree tree[RX_TREES];
+  int ntree;
+  rx_key seen[RX_SEEN]; /* shapes asked once */
+  uint64_t seen_used[RX_SEEN];
+  int nseen;
+  uint64_t clock;
+  lsched_placement *rel; /* a node's released parts, by job */
+  size_t relcap;
+  uint32_t *cut; /* parts of the first i + 1 jobs */
+  size_t cutcap;
+  int stale; /* a node was added, updated or removed */
+  int off;   /* this cluster cannot be answered per node */
+};
+
+/* ------------------------------------------------------------ the log */
+
+static void compact(struct rx *x) {
+  x->hi = 0;
+  for (int i = 0; i < x->ntree; i++) {
+    rx_tree *t = &x->tree[i];
+    if (t->built && t->cursor == x->nlog)
+      t->cursor = 0;
+    else
+      t->built = 0; /* rebuilt when asked */
+  }
+  x->nlog = 0;
+  memset(x->logpos, 0, (size_t)x->n * sizeof *x->logpos);
+}
+
+static void touch(struct rx *x, int node) {
+  if (node < 0 || node >= x->n)
+    return;
+  uint32_t lp = x->logpos[node];
+  if (lp && lp - 1 >= x->hi)
+    return; /* every tree will replay its last entry */
+  if (x->nlog == x->logcap)
+    compact(x);
+  x->log[x->nlog++] = (uint32_t)node;
+  x->logpos[node] = (uint32_t)x->nlog;
+}
+
+static void obs_change(void *user, const lsched_cluster *c,
+                       const lsched_placement *p, int trial) {
+  (void)c;
+  (void)trial;
+  touch(user, p->node);
+}
+
+static void obs_node(void *user, const lsched_cluster *c, int node,
+                     int change) {
+  (void)c;
+  struct rx *x = user;
+  if (change == LSCHED_NODE_STATE)
+    touch(x, node);
+  else
+    x->stale = 1;
+}
+
+static const lsched_observer rx_obs = {
+    .version = LSCHED_OBSERVER_VERSION,
+    .on_alloc = obs_change,
+    .on_release = obs_change,
+    .on_node_change = obs_node,
+};
+
+/* ------------------------------------------------- the jobs per node */
+
+static int list_insert(rx_list *L, rx_job j) {
+  if (L->n == L->cap) {
+    uint32_t nc = L->cap ? 2 * L->cap : 4;
+    rx_job *nj = realloc(L->j, nc * sizeof *nj);
+    if (!nj)
+      return -1;
+    L->j = nj;
+    L->cap = nc;
+  }
+  uint32_t i = L->n;
+  while (i > 0 && (L->j[i - 1].end > j.end ||
+                   (L->j[i - 1].end == j.end && L->j[i - 1].idx > j.idx))) {
+    L->j[i] = L->j[i - 1];
+    i--;
+  }
+  L->j[i] = j;
+  L->n++;
+  return 0;
+}
+
+static void list_remove(rx_list *L, uint32_t job) {
+  for (uint32_t i = 0; i < L->n; i++)
+    if (L->j[i].job == job) {
+      memmove(&L->j[i], &L->j[i + 1], (L->n - i - 1) * sizeof *L->j);
+      L->n--;
+      return;
+    }
+}
+
+void rx_job_drop(struct rx *x, uint32_t sl) {
+  if (sl >= x->nwhere_of)
+    return;
+  uint32_t w = x->where_of[sl];
+  while (w != RX_NONE) {
+    rx_where *r = &x->wp[w];
+    list_remove(&x->node[r->node], sl);
+    touch(x, r->node);
+    uint32_t nx = r->next;
+    r->next = x->wfree;
+    x->wfree = w;
+    w = nx;
+  }
+  x->where_of[sl] = RX_NONE;
+}
+
+int rx_job_set(struct rx *x, uint32_t sl, int64_t end) {
+  rx_job_drop(x, sl);
+  if (sl >= x->nwhere_of) {
+    size_t nc = x->nwhere_of ? x->nwhere_of : 256;
+    while (nc <= sl)
+      nc *= 2;
+    uint32_t *nw = realloc(x->where_of, nc * sizeof *nw);
+    if (!nw)
+      return -1;
+    for (size_t i = x->nwhere_of; i < nc; i++)
+      nw[i] = RX_NONE;
+    x->where_of = nw;
+    x->nwhere_of = nc;
+  }
+  lsched_placement parts[SIM_MAX_PARTS];
+  int np = job_parts(x->e, sl, parts);
+  rx_job j = {end, x->e->slots[sl].idx, sl};
+  for (int q = 0; q < np; q++) {
+    int node = parts[q].node, dup = 0;
+    for (int r = 0; r < q; r++)
+      dup |= parts[r].node == node;
+    if (dup || node < 0 || node >= x->n)
+      continue;
+    if (x->wfree == RX_NONE) {
+      if (grow_array((void **)&x->wp, &x->wpcap, x->nwp + 1, sizeof *x->wp))
+        return -1;
+      x->wp[x->nwp].next = RX_NONE;
+      x->wfree = (uint32_t)x->nwp++;
+    }
+    if (list_insert(&x->node[node], j))
+      return -1;
+    uint32_t w = x->wfree;
+    x->wfree = x->wp[w].next;
+    x->wp[w].node = node;
+    x->wp[w].next = x->where_of[sl];
+    x->where_of[sl] = w;
+    touch(x, node);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------- t_n of a node */
+
+/* t_n of node for req (see the top), or -1 with *err set when the node
+ * cannot be answered (out of memory, an inconsistent state). */
+static int64_t leaf(struct rx *x, int node, const lsched_request *req,
+                    int *err) {
+  lsched_cluster *c = x->c;
+  int f = lsched_fits_released(c, node, req, NULL, 0);
+  if (f != 0) {
+    if (f < 0)
+      *err = 1;
+    return f > 0 ? RX_NOW : INT64_MAX;
+  }
+  rx_list *L = &x->node[node];
+  if (L->n == 0)
+    return INT64_MAX;
+  if (grow_array((void **)&x->cut, &x->cutcap, L->n, sizeof *x->cut)) {
+    *err = 1;
+    return INT64_MAX;
+  }
+  size_t m = 0;
+  lsched_placement parts[SIM_MAX_PARTS];
+  for (uint32_t i = 0; i < L->n; i++) {
+    int np = job_parts(x->e, L->j[i].job, parts);
+    if (grow_array((void **)&x->rel, &x->relcap, m + (size_t)np,
+                   sizeof *x->rel)) {
+      *err = 1;
+      return INT64_MAX;
+    }
+    for (int q = 0; q < np; q++)
+      if (parts[q].node == node)
+        x->rel[m++] = parts[q];
+    x->cut[i] = (uint32_t)m;
+  }
+  f = lsched_fits_released(c, node, req, x->rel, (int)m);
+  if (f <= 0) {
+    if (f < 0)
+      *err = 1;
+    return INT64_MAX;
+  }
+  /* The first prefix after which it fits: fits after all, not after none. */
+  uint32_t lo = 0, hi = L->n - 1;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    f = lsched_fits_released(c, node, req, x->rel, (int)x->cut[mid]);
+    if (f < 0) {
+      *err = 1;
+      return INT64_MAX;
+    }
+    if (f)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return L->j[lo].end;
+}
+
+/* --------------------------------------------------------- the trees */
+
+static void set_leaf(struct rx *x, rx_tree *t, int node, int64_t v) {
+  size_t i = x->P + (size_t)node;
+  if (t->t[i] == v)
+    return;
+  t->t[i] = v;
+  for (i /= 2; i >= 1; i /= 2) {
+    int64_t a = t->t[2 * i], b = t->t[2 * i + 1], m = a < b ? a : b;
+    if (t->t[i] == m)
+      break;
+    t->t[i] = m;
+  }
+}
+
+static void note_cursor(struct rx *x, size_t cursor) {
+  if (cursor > x->hi)
+    x->hi = cursor;
+}
+
+/* 0, or -1 (*err: cannot answer). */
+static int build_tree(struct rx *x, rx_tree *t, const lsched_request *req) {
+  if (!t->t && !(t->t = malloc(2 * x->P * sizeof *t->t)))
+    return -1;
+  int err = 0;
+  for (size_t i = 0; i < x->P; i++)
+    t->t[x->P + i] = i < (size_t)x->n ? leaf(x, (int)i, req, &err) : INT64_MAX;
+  for (size_t i = x->P; i-- > 1;) {
+    int64_t a = t->t[2 * i], b = t->t[2 * i + 1];
+    t->t[i] = a < b ? a : b;
+  }
+  if (err)
+    return -1;
+  t->built = 1;
+  t->cursor = x->nlog;
+  note_cursor(x, t->cursor);
+  return 0;
+}
+
+static int sync_tree(struct rx *x, rx_tree *t, const lsched_request *req) {
+  int err = 0;
+  for (size_t p = t->cursor; p < x->nlog; p++) {
+    uint32_t node = x->log[p];
+    if (x->logpos[node] == p + 1) /* its last entry */
+      set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
+  }
+  t->cursor = x->nlog;
+  note_cursor(x, t->cursor);
+  return err ? -1 : 0;
+}
+
+static int key_eq(const rx_key *a, const rx_key *b) {
+  return a->cpu == b->cpu && a->mem == b->mem && a->mask == b->mask &&
+         a->features == b->features && a->k == b->k && a->milli == b->milli;
+}
+
+/* The tree of key (not yet in sync), or NULL the first time a shape is
+ * asked (then remembered: tracked the second time). */
+static rx_tree *tree_pick(struct rx *x, const rx_key *k) {
+  for (int i = 0; i < x->ntree; i++)
+    if (key_eq(&x->tree[i].key, k)) {
+      x->tree[i].used = x->clock;
+      return &x->tree[i];
+    }
+  int s = -1, lru = 0;
+  for (int i = 0; i < x->nseen; i++) {
+    if (key_eq(&x->seen[i], k))
+      s = i;
+    if (x->seen_used[i] < x->seen_used[lru])
+      lru = i;
+  }
+  if (s < 0) {
+    s = x->nseen < RX_SEEN ? x->nseen++ : lru;
+    x->seen[s] = *k;
+    x->seen_used[s] = x->clock;
+    return NULL;
+  }
+  x->seen[s] = x->seen[--x->nseen];
+  x->seen_used[s] = x->seen_used[x->nseen];
+  rx_tree *t;
+  if (x->ntree < RX_TREES) {
+    t = &x->tree[x->ntree++];
+    t->t = NULL;
+  } else {
+    t = &x->tree[0];
+    for (int i = 1; i < x->ntree; i++)
+      if (x->tree[i].used < t->used)
+        t = &x->tree[i];
+  }
+  t->key = *k;
+  t->built = 0;
+  t->used = x->clock;
+  return t;
+}
+
+/* ------------------------------------------------------------- set-up */
+
+/* Whether this cluster can be answered per node, and arrays sized to its
+ * nodes (after a node was added, updated or removed). 0, or -1 when out
+ * of memory. */
+static int refresh(struct rx *x) {
+  x->stale = 0;
+  lsched_cluster *c = x->c;
+  int n = lsched_cluster_node_count(c);
+  x->off = lsched_cluster_pool_count(c) > 0;
+  for (int i = 0; i < n && !x->off; i++) {
+    lsched_node_free nf = LSCHED_NODE_FREE_INIT;
+    if (lsched_cluster_node_free(c, i, &nf, NULL, 0) >= 0 &&
+        nf.gpu_mode == LSCHED_GPU_MIG)
+      x->off = 1;
+  }
+  if (n > x->n) {
+    rx_list *nl = realloc(x->node, (size_t)n * sizeof *nl);
+    if (!nl)
+      return -1;
+    memset(nl + x->n, 0, (size_t)(n - x->n) * sizeof *nl);
+    x->node = nl;
+    uint32_t *lp = realloc(x->logpos, (size_t)n * sizeof *lp);
+    if (!lp)
+      return -1;
+    x->logpos = lp;
+  }
+  size_t P = 1;
+  while (P < (size_t)n)
+    P *= 2;
+  size_t cap = 4 * (size_t)n + 1024;
+  if (cap > x->logcap) {
+    uint32_t *nlg = realloc(x->log, cap * sizeof *nlg);
+    if (!nlg)
+      return -1;
+    x->log = nlg;
+    x->logcap = cap;
+  }
+  x->n = n;
+  if (P != x->P) {
+    for (int i = 0; i < x->ntree; i++) {
+      free(x->tree[i].t);
+      x->tree[i].t = NULL;
+    }
+    x->P = P;
+  }
+  for (int i = 0; i < x->ntree; i++)
+    x->tree[i].built = 0;
+  x->nlog = 0;
+  x->hi = 0;
+  memset(x->logpos, 0, (size_t)n * sizeof *x->logpos);
+  return 0;
+}
+
+void rx_close(struct rx *x) {
+  if (!x)
+    return;
+  lsched_cluster_remove_observer(x->c, &rx_obs, x);
+  for (int i = 0; i < x->n; i++)
+    free(x->node[i].j);
+  free(x->node);
+  for (int i = 0; i < x->ntree; i++)
+    free(x->tree[i].t);
+  free(x->where_of);
+  free(x->wp);
+  free(x->log);
+  free(x->logpos);
+  free(x->rel);
+  free(x->cut);
+  free(x);
+}
+
+struct rx *rx_open(engine *e) {
+  if (!(lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT))
+    return NULL;
+  struct rx *x = calloc(1, sizeof *x);
+  if (!x)
+    return NULL;
+  x->e = e;
+  x->c = e->sc->c;
+  x->wfree = RX_NONE;
+  if (refresh(x) || lsched_cluster_add_observer(x->c, &rx_obs, x)) {
+    lsched_cluster_remove_observer(x->c, &rx_obs, x);
+    rx_close(x);
+    return NULL;
+  }
+  return x;
+}
+
+/* ------------------------------------------------------------ answers */
+
+int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
+              int64_t cand_end, int64_t first_end, int64_t *out) {
+  if (x->stale && refresh(x))
+    return -1;
+  if (x->off || lsched_request_validate(req) != LSCHED_OK ||
+      (req->version >= 2 && req->mig_kind != 0) ||
+      (req->version >= 3 && (req->node_allowed || req->node_filter)) ||
+      lsched_place_splits(x->c, req) != 0)
+    return 0;
+  rx_key k;
+  memset(&k, 0, sizeof k);
+  k.cpu = req->cpu_milli;
+  k.mem = req->memory_mib;
+  k.mask = req->model_mask;
+  k.features = req->version >= 3 ? req->features : 0;
+  k.k = req->gpu_count;
+  k.milli = req->gpu_milli;
+  x->clock++;
+  rx_tree *t = tree_pick(x, &k);
+  if (!t)
+    return 0;
+  if (cand != RX_NONE && rx_job_set(x, cand, cand_end))
+    return -1;
+  int rc = !t->built ? build_tree(x, t, req) : sync_tree(x, t, req);
+  int64_t m = rc ? 0 : t->t[1];
+  if (cand != RX_NONE)
+    rx_job_drop(x, cand);
+  if (rc) {
+    t->built = 0;
+    return -1;
+  }
+  int64_t now = x->e->now;
+  if (m == RX_NOW)
+    m = first_end;
+  *out = m == INT64_MAX ? INT64_MAX : m < now ? now : m;
+  return 1;
+}
