@@ -1201,9 +1201,9 @@ static inline int node_fits(const lsched_cluster *c,
   return cnt >= k;
 }
 
-int lsched_fits_released(const lsched_cluster *c, int node,
-                         const lsched_request *req,
-                         const lsched_placement *released, int n) {
+int lsched_fits_after(const lsched_cluster *c, int node,
+                      const lsched_request *req,
+                      const lsched_placement *released, int n) {
   if (!c || node < 0 || node >= c->n || n < 0 || (n > 0 && !released) ||
       !lsched__req_valid(c, req))
     return LSCHED_EINVAL;
@@ -1211,14 +1211,27 @@ int lsched_fits_released(const lsched_cluster *c, int node,
   if (nd->mode == LSCHED_GPU_MIG ||
       (c->npools > 0 && lsched__pool_host_of(c, node) >= 0))
     return LSCHED_ENOTSUP;
-  if (n == 0)
-    return node_fits(c, nd, req);
+  /* What no release changes: state, restrictions, model, GPU count. */
+  int a = node_admits(c, nd, req, INT64_MAX, INT64_MAX);
+  if (a == 0)
+    return LSCHED_ENOFIT;
   int64_t cpu = nd->cpu_free, mem = nd->mem_free;
+  const int ng = nd->gpu_count, k = req->gpu_count;
+  const int d = a < 0 ? lsched__eff_milli(nd, req) : 0;
   int g[LSCHED_MAX_GPUS_PER_NODE];
-  const int ng = nd->gpu_count;
   memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
-  for (int r = 0; r < n; r++) {
-    const lsched_placement *p = &released[r];
+  /* GPUs with the share (as node_fits: whole ones for a whole share,
+   * which implies its maximum and nonzero tests). */
+  int cnt = 0;
+  if (a < 0)
+    for (int i = 0; i < ng; i++)
+      cnt += g[i] >= d;
+  for (int m = 0;; m++) {
+    if (cpu >= req->cpu_milli && mem >= req->memory_mib && cnt >= k)
+      return m;
+    if (m == n)
+      return LSCHED_ENOFIT;
+    const lsched_placement *p = &released[m];
     if (p->node != node)
       continue;
     if (p->cpu_milli < 0 || p->memory_mib < 0 || p->gpu_milli < 0 ||
@@ -1229,22 +1242,14 @@ int lsched_fits_released(const lsched_cluster *c, int node,
     mem += p->memory_mib;
     if (cpu > nd->cpu_cap || mem > nd->mem_cap)
       return LSCHED_EINVAL;
-    for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
-      int i = __builtin_ctzll(m);
+    for (uint64_t b = p->gpu_mask; b; b &= b - 1) {
+      int i = __builtin_ctzll(b);
+      int was = g[i] >= d;
       if ((g[i] += p->gpu_milli) > LSCHED_GPU_MILLI)
         return LSCHED_EINVAL;
+      cnt += !was && g[i] >= d;
     }
   }
-  int a = node_admits(c, nd, req, cpu, mem);
-  if (a >= 0)
-    return a;
-  /* As node_fits: every full GPU for a whole one, else k GPUs with the
-   * share (which implies its maximum and nonzero tests). */
-  const int k = req->gpu_count, d = lsched__eff_milli(nd, req);
-  int cnt = 0;
-  for (int i = 0; i < ng && cnt < k; i++)
-    cnt += g[i] >= d;
-  return cnt >= k;
 }
 
 int lsched_effective_milli(const lsched_cluster *c, int node,

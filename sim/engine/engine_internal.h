@@ -535,18 +535,19 @@ void ends_free(engine *e);
  * they equal the walk's). rx_open: NULL when the policy does not promise
  * LSCHED_POLICY_ANY_FIT (or out of memory). rx_job_set: running job sl
  * with estimated end `end` (not clamped) on its current parts (0, or -1
- * out of memory); rx_job_drop: it ends, moves or stops. rx_answer: the
- * reservation of req with candidate slot cand (UINT32_MAX: none; its end
- * cand_end) marked running, first_end the least estimated end of all
- * running jobs and the candidate (INT64_MAX: none): 1 with *t set, 0 when
- * the caller must walk, -1 when out of memory (then close it). */
+ * out of memory); rx_job_drop: it ends, moves or stops. rx_answer: for
+ * req with candidate slot cand (UINT32_MAX: none; its end cand_end)
+ * marked running, 1 with *t the least over nodes of the estimated end
+ * after which req fits (not clamped to now; INT64_MIN: it fits now,
+ * INT64_MAX: never), 0 when the caller must walk, -1 when out of memory
+ * (then close it). */
 struct rx;
 struct rx *rx_open(engine *e);
 void rx_close(struct rx *x);
 int rx_job_set(struct rx *x, uint32_t sl, int64_t end);
 void rx_job_drop(struct rx *x, uint32_t sl);
 int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
-              int64_t cand_end, int64_t first_end, int64_t *t);
+              int64_t cand_end, int64_t *t);
 /* EASY reservation of the queued job h: the earliest estimated time it
  * could start if nothing else started (INT64_MAX: never); *fail set when
  * releasing or re-allocating running jobs failed. */

@@ -42,6 +42,7 @@ struct ends_index {
   uint32_t *rel;  /* released jobs, in release order */
   size_t rel_cap;
   struct rx *rx;  /* the same jobs per node (reserve_nodes.c), or NULL */
+  int stale;      /* with rx: the heap is not kept; rebuilt for a walk */
 };
 
 /* Running jobs by estimated end; ties by trace position (not by slot, so
@@ -126,8 +127,12 @@ void ends_free(engine *e) {
 
 void ends_remove(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
-  if (ix->rx)
+  if (ix->rx) {
     rx_job_drop(ix->rx, sl);
+    ix->stale = 1;
+  }
+  if (ix->stale)
+    return;
   if (sl >= ix->npos || ix->pos[sl] == UINT32_MAX)
     return; /* a candidate only marked running */
   size_t i = ix->pos[sl];
@@ -159,14 +164,19 @@ static int room(struct ends_index *ix, uint32_t sl) {
 
 void ends_changed(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
+  run_end x = raw_end_of(e, sl, 1);
+  if (ix->rx) {
+    ix->stale = 1;
+    if (rx_job_set(ix->rx, sl, x.end) == 0)
+      return;
+    rx_close(ix->rx); /* walks from now on */
+    ix->rx = NULL;
+  }
+  if (ix->stale)
+    return; /* rebuilt by the next reservation */
   if (room(ix, sl)) {
     ends_free(e); /* the next reservation builds it again (or fails) */
     return;
-  }
-  run_end x = raw_end_of(e, sl, 1);
-  if (ix->rx && rx_job_set(ix->rx, sl, x.end)) {
-    rx_close(ix->rx); /* walks from now on */
-    ix->rx = NULL;
   }
   size_t i = ix->pos[sl];
   if (i == UINT32_MAX) {
@@ -180,6 +190,27 @@ void ends_changed(engine *e, uint32_t sl) {
   sift_down(ix, ix->pos[sl]);
 }
 
+/* The heap of the committed jobs run_list[0 .. base), from scratch. 0, or
+ * -1 when out of memory. */
+static int heap_fill(engine *e, struct ends_index *ix, size_t base) {
+  for (size_t i = 0; i < ix->n; i++)
+    ix->pos[ix->h[i].job] = UINT32_MAX;
+  ix->n = 0;
+  if (grow_array((void **)&ix->h, &ix->cap, base + 1, sizeof *ix->h))
+    return -1;
+  for (size_t i = 0; i < base; i++) {
+    uint32_t sl = e->run_list[i];
+    if (room(ix, sl))
+      return -1;
+    ix->h[ix->n] = raw_end_of(e, sl, 1);
+    ix->pos[sl] = (uint32_t)ix->n++;
+  }
+  for (size_t i = ix->n / 2; i-- > 0;)
+    sift_down(ix, i);
+  ix->stale = 0;
+  return 0;
+}
+
 /* The index of the committed jobs run_list[0 .. base). 0, or -1 when out
  * of memory. */
 static int build(engine *e, size_t base) {
@@ -187,21 +218,10 @@ static int build(engine *e, size_t base) {
   if (!ix)
     return -1;
   e->ends_ix = ix;
-  if (grow_array((void **)&ix->h, &ix->cap, base + 1, sizeof *ix->h)) {
+  if (heap_fill(e, ix, base)) {
     ends_free(e);
     return -1;
   }
-  for (size_t i = 0; i < base; i++) {
-    uint32_t sl = e->run_list[i];
-    if (room(ix, sl)) {
-      ends_free(e);
-      return -1;
-    }
-    ix->h[ix->n] = raw_end_of(e, sl, 1);
-    ix->pos[sl] = (uint32_t)ix->n++;
-  }
-  for (size_t i = ix->n / 2; i-- > 0;)
-    sift_down(ix, i);
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
     for (size_t i = 0; i < ix->n; i++)
       if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end)) {
@@ -431,23 +451,30 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
   run_end cand;
   if (r > base)
     cand = end_of(e, e->run_list[base], 0);
-  if (e->ends_ix->rx) {
-    struct ends_index *ix = e->ends_ix;
-    int64_t first = ix->n ? ix->h[0].end : INT64_MAX, t;
-    uint32_t cs = UINT32_MAX;
-    int64_t ce = 0;
-    if (r > base) {
-      cs = e->run_list[base];
-      ce = raw_end_of(e, cs, 0).end;
-      if (ce < first)
-        first = ce;
-    }
-    int a = rx_answer(ix->rx, &req, cs, ce, first, &t);
+  struct ends_index *ix = e->ends_ix;
+  if (ix->rx) {
+    uint32_t cs = r > base ? e->run_list[base] : UINT32_MAX;
+    int64_t t, ce = r > base ? raw_end_of(e, cs, 0).end : 0;
+    int a = rx_answer(ix->rx, &req, cs, ce, &t);
     if (a < 0) {
       rx_close(ix->rx); /* walks from now on */
       ix->rx = NULL;
     } else if (a > 0) {
+      if (t == INT64_MIN) {
+        /* It fits now: the walk's first group, the least end (rare: the
+         * head was just tried). */
+        t = INT64_MAX;
+        for (size_t i = 0; i < r; i++) {
+          int64_t x = raw_end_of(e, e->run_list[i], i < base).end;
+          if (x < t)
+            t = x;
+        }
+      }
+      if (t != INT64_MAX && t < e->now)
+        t = e->now;
 #ifdef RESERVE_VERIFY
+      if (ix->stale && heap_fill(e, ix, base))
+        abort();
       walk vw;
       if (walk_start(&vw, e, r > base ? &cand : NULL))
         abort();
@@ -460,6 +487,10 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
 #endif
       return t;
     }
+  }
+  if (ix->stale && heap_fill(e, ix, base)) {
+    *fail = 1;
+    return INT64_MAX;
   }
   walk w;
   if (walk_start(&w, e, r > base ? &cand : NULL)) {

@@ -11,7 +11,7 @@
  * what is released on that node. Fit is monotone in what is released, so
  * per node n the walk's answer is t_n, the estimated end of the first job
  * in n's own order of ends after whose release (with all before it) the
- * head fits n (lsched_fits_released(), a binary search over the prefix),
+ * head fits n (lsched_fits_after() over n's parts in that order),
  * and T = max(min over n of t_n, now): clamping ends to now (overdue jobs
  * under --overrun extend end "now" in the walk) commutes with the minimum.
  * A node where the head fits with nothing released (not met in practice:
@@ -50,8 +50,11 @@ typedef struct rx_job {
   uint32_t job; /* slot */
 } rx_job;
 
+/* A node's running jobs' parts on it, by (end, idx); a job with several
+ * parts there holds adjacent entries. */
 typedef struct rx_list {
-  rx_job *j; /* by (end, idx) */
+  rx_job *j;
+  lsched_placement *part;
   uint32_t n, cap;
 } rx_list;
 
@@ -96,10 +99,6 @@ struct rx {
   uint64_t seen_used[RX_SEEN];
   int nseen;
   uint64_t clock;
-  lsched_placement *rel; /* a node's released parts, by job */
-  size_t relcap;
-  uint32_t *cut; /* parts of the first i + 1 jobs */
-  size_t cutcap;
   int stale; /* a node was added, updated or removed */
   int off;   /* this cluster cannot be answered per node */
 };
@@ -157,33 +156,44 @@ static const lsched_observer rx_obs = {
 
 /* ------------------------------------------------- the jobs per node */
 
-static int list_insert(rx_list *L, rx_job j) {
+static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
   if (L->n == L->cap) {
     uint32_t nc = L->cap ? 2 * L->cap : 4;
     rx_job *nj = realloc(L->j, nc * sizeof *nj);
     if (!nj)
       return -1;
     L->j = nj;
+    lsched_placement *np = realloc(L->part, nc * sizeof *np);
+    if (!np)
+      return -1;
+    L->part = np;
     L->cap = nc;
   }
   uint32_t i = L->n;
   while (i > 0 && (L->j[i - 1].end > j.end ||
                    (L->j[i - 1].end == j.end && L->j[i - 1].idx > j.idx))) {
     L->j[i] = L->j[i - 1];
+    L->part[i] = L->part[i - 1];
     i--;
   }
   L->j[i] = j;
+  L->part[i] = *part;
   L->n++;
   return 0;
 }
 
+/* Its entries are adjacent. */
 static void list_remove(rx_list *L, uint32_t job) {
-  for (uint32_t i = 0; i < L->n; i++)
-    if (L->j[i].job == job) {
-      memmove(&L->j[i], &L->j[i + 1], (L->n - i - 1) * sizeof *L->j);
-      L->n--;
-      return;
-    }
+  uint32_t i = 0, k;
+  while (i < L->n && L->j[i].job != job)
+    i++;
+  for (k = i; k < L->n && L->j[k].job == job; k++)
+    ;
+  if (k == i)
+    return;
+  memmove(&L->j[i], &L->j[k], (L->n - k) * sizeof *L->j);
+  memmove(&L->part[i], &L->part[k], (L->n - k) * sizeof *L->part);
+  L->n -= k - i;
 }
 
 void rx_job_drop(struct rx *x, uint32_t sl) {
@@ -223,15 +233,20 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end) {
     int node = parts[q].node, dup = 0;
     for (int r = 0; r < q; r++)
       dup |= parts[r].node == node;
-    if (dup || node < 0 || node >= x->n)
+    if (node < 0 || node >= x->n)
       continue;
+    if (dup) { /* a second part on a node it is on already */
+      if (list_insert(&x->node[node], j, &parts[q]))
+        return -1;
+      continue;
+    }
     if (x->wfree == RX_NONE) {
       if (grow_array((void **)&x->wp, &x->wpcap, x->nwp + 1, sizeof *x->wp))
         return -1;
       x->wp[x->nwp].next = RX_NONE;
       x->wfree = (uint32_t)x->nwp++;
     }
-    if (list_insert(&x->node[node], j))
+    if (list_insert(&x->node[node], j, &parts[q]))
       return -1;
     uint32_t w = x->wfree;
     x->wfree = x->wp[w].next;
@@ -245,59 +260,19 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end) {
 
 /* ------------------------------------------------------- t_n of a node */
 
-/* t_n of node for req (see the top), or -1 with *err set when the node
- * cannot be answered (out of memory, an inconsistent state). */
+/* t_n of node for req (see the top); *err set when the node cannot be
+ * answered (an inconsistent state). */
 static int64_t leaf(struct rx *x, int node, const lsched_request *req,
                     int *err) {
-  lsched_cluster *c = x->c;
-  int f = lsched_fits_released(c, node, req, NULL, 0);
-  if (f != 0) {
-    if (f < 0)
-      *err = 1;
-    return f > 0 ? RX_NOW : INT64_MAX;
-  }
   rx_list *L = &x->node[node];
-  if (L->n == 0)
+  int m = lsched_fits_after(x->c, node, req, L->part, (int)L->n);
+  if (m == LSCHED_ENOFIT)
     return INT64_MAX;
-  if (grow_array((void **)&x->cut, &x->cutcap, L->n, sizeof *x->cut)) {
+  if (m < 0) {
     *err = 1;
     return INT64_MAX;
   }
-  size_t m = 0;
-  lsched_placement parts[SIM_MAX_PARTS];
-  for (uint32_t i = 0; i < L->n; i++) {
-    int np = job_parts(x->e, L->j[i].job, parts);
-    if (grow_array((void **)&x->rel, &x->relcap, m + (size_t)np,
-                   sizeof *x->rel)) {
-      *err = 1;
-      return INT64_MAX;
-    }
-    for (int q = 0; q < np; q++)
-      if (parts[q].node == node)
-        x->rel[m++] = parts[q];
-    x->cut[i] = (uint32_t)m;
-  }
-  f = lsched_fits_released(c, node, req, x->rel, (int)m);
-  if (f <= 0) {
-    if (f < 0)
-      *err = 1;
-    return INT64_MAX;
-  }
-  /* The first prefix after which it fits: fits after all, not after none. */
-  uint32_t lo = 0, hi = L->n - 1;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    f = lsched_fits_released(c, node, req, x->rel, (int)x->cut[mid]);
-    if (f < 0) {
-      *err = 1;
-      return INT64_MAX;
-    }
-    if (f)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return L->j[lo].end;
+  return m == 0 ? RX_NOW : L->j[m - 1].end;
 }
 
 /* --------------------------------------------------------- the trees */
@@ -453,8 +428,10 @@ void rx_close(struct rx *x) {
   if (!x)
     return;
   lsched_cluster_remove_observer(x->c, &rx_obs, x);
-  for (int i = 0; i < x->n; i++)
+  for (int i = 0; i < x->n; i++) {
     free(x->node[i].j);
+    free(x->node[i].part);
+  }
   free(x->node);
   for (int i = 0; i < x->ntree; i++)
     free(x->tree[i].t);
@@ -462,8 +439,6 @@ void rx_close(struct rx *x) {
   free(x->wp);
   free(x->log);
   free(x->logpos);
-  free(x->rel);
-  free(x->cut);
   free(x);
 }
 
@@ -487,7 +462,7 @@ struct rx *rx_open(engine *e) {
 /* ------------------------------------------------------------ answers */
 
 int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
-              int64_t cand_end, int64_t first_end, int64_t *out) {
+              int64_t cand_end, int64_t *out) {
   if (x->stale && refresh(x))
     return -1;
   if (x->off || lsched_request_validate(req) != LSCHED_OK ||
@@ -517,9 +492,6 @@ int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
     t->built = 0;
     return -1;
   }
-  int64_t now = x->e->now;
-  if (m == RX_NOW)
-    m = first_end;
-  *out = m == INT64_MAX ? INT64_MAX : m < now ? now : m;
+  *out = m;
   return 1;
 }

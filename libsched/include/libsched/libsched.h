@@ -788,20 +788,22 @@ LSCHED_API int lsched_cluster_node_free(const lsched_cluster *c, int node,
                                         int n);
 
 /**
- * Would valid request req fit node `node` (as lsched_fits() would answer)
- * once the placements released[0 .. n) were released? Placements on other
- * nodes are ignored; those on `node` must be allocated there (together at
- * most what the node holds). c is not changed. 1 fits, 0 does not,
- * LSCHED_EINVAL (bad arguments, a malformed request, or releases the node
- * does not hold), LSCHED_ENOTSUP for a MIG node or the host of a GPU pool
- * (a release there changes more than the placement gives back). O(GPUs of
- * the node + n). For "when could req start": fit is monotone in what is
- * released, so a prefix search over running jobs in order of their end
- * answers it.
+ * When would valid request req fit node `node`, as lsched_fits() would
+ * answer, if the placements released[0 .. n) were released in that order?
+ * Returns the least m in 0 .. n such that req fits once released[0 .. m)
+ * are released (0: it fits now), LSCHED_ENOFIT when it would not fit even
+ * after all n, LSCHED_EINVAL (bad arguments, a malformed request, or
+ * releases the node does not hold), LSCHED_ENOTSUP for a MIG node or the
+ * host of a GPU pool (a release there changes more than the placement
+ * gives back). Placements on other nodes are skipped; those on `node`
+ * must be allocated there. c is not changed. Fit is monotone in what is
+ * released, so with the running jobs' parts in order of their estimated
+ * ends this is the earliest end after which req could start on the node
+ * (an EASY reservation). O(GPUs of the node + n).
  */
-LSCHED_API int lsched_fits_released(const lsched_cluster *c, int node,
-                                    const lsched_request *req,
-                                    const lsched_placement *released, int n);
+LSCHED_API int lsched_fits_after(const lsched_cluster *c, int node,
+                                 const lsched_request *req,
+                                 const lsched_placement *released, int n);
 
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
@@ -899,7 +901,7 @@ typedef struct lsched_policy_ops {
  * place() call changes nothing a later call could observe (it draws no
  * random numbers, learns nothing). A host that only needs to know whether
  * the policy would place such a request (an EASY reservation) may then
- * answer by fit tests (lsched_fits_released()) instead of asking it.
+ * answer by fit tests (lsched_fits_after()) instead of asking it.
  */
 #define LSCHED_POLICY_ANY_FIT 1u
 /** Every member zero/NULL but the version: fill name, place, ... after (or
