@@ -344,6 +344,9 @@ typedef struct sim_result {
    * speed); equal up to the re-timings' microsecond rounding. 0 with
    * --speed none. */
   double work_done_ref_s, work_ref_s;
+  /* Checks (tests; not reported): EASY reservations answered per node
+   * (reserve_nodes.c) and by the walk over running jobs (reserve.c). */
+  uint64_t reservations_per_node, reservations_walked;
   /* Composable GPU pools (pools.c; NULL on clusters without pools). */
   struct sim_pool_result *pools;
 } sim_result;

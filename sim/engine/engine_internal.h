@@ -390,6 +390,7 @@ struct sim_engine {
   struct ends_index *ends_ix;
   int reservation_valid;
   int64_t reservation_t;
+  uint64_t res_per_node, res_walked; /* reservations answered each way */
   /* migration and preemption (migrate.c) */
   int can_plan;          /* running jobs may be moved or stopped: the
                             policy plans migrations, or --preemptible

@@ -174,6 +174,8 @@ int metrics_results(engine *e) {
   out->work_gpu_hours = e->work_ref_us / US_PER_HOUR;
   out->cost_per_work_hour = sim_cost_per_work_hour(out);
   out->migrations_total = e->migrations;
+  out->reservations_per_node = e->res_per_node;
+  out->reservations_walked = e->res_walked;
   out->preemptions_total = e->preemptions;
   out->lost_gpu_s_total = e->lost_gpu_s_total;
   return 0;

@@ -365,6 +365,7 @@ static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
   lsched_placement parts[SIM_MAX_PARTS], hp[SIM_MAX_PARTS];
   int64_t t = INT64_MAX;
   size_t released = 0, k = 0;
+  e->res_walked++;
   run_end x;
   int have = ends ? (r > 0 ? (x = ends[0], 1) : 0) : walk_next(w, &x);
   while (have > 0) {
@@ -472,6 +473,7 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
       }
       if (t != INT64_MAX && t < e->now)
         t = e->now;
+      e->res_per_node++;
 #ifdef RESERVE_VERIFY
       if (ix->stale && heap_fill(e, ix, base))
         abort();

@@ -1,0 +1,284 @@
+/*
+ * lsched_fits_after(), lsched_place_splits() and lsched_policy_flags()
+ * (issue #19: EASY reservations answered per node, sim/engine/
+ * reserve_nodes.c).
+ *
+ * test_random replays random allocations, releases and cordons on nodes of
+ * every kind the call answers (shared and exclusive, 0 to 64 GPUs, two
+ * models, features) and, for random requests (feature and model
+ * restrictions included) and a random order of a node's live placements
+ * (with placements of other nodes mixed in, which it must skip), compares
+ * the answer with the reference: release the prefix on the cluster one
+ * placement at a time, lsched_fits() after each, then allocate everything
+ * back. test_hand: a case worked by hand, the errors (MIG node, pool host,
+ * a release the node does not hold, bad arguments), and the cluster left
+ * unchanged. test_flags_splits: the built-in policies' promise and when a
+ * whole-GPU request is cut into parts.
+ *
+ * Mutations this catches: counting GPUs with free > d instead of >= d;
+ * testing the request before the first release only (no m = 0 answer);
+ * not skipping other nodes' placements.
+ */
+#include "libtest.h"
+
+#include <libsched/mig.h>
+#include <string.h>
+
+/* The reference: the least m such that req fits once rel[0 .. m) are
+ * released (each released on the cluster in turn), or LSCHED_ENOFIT;
+ * everything allocated back after. */
+static int reference(lsched_cluster *c, int node, const lsched_request *q,
+                     const lsched_placement *rel, int n) {
+  int ans = LSCHED_ENOFIT, done = 0;
+  for (int m = 0; m <= n; m++) {
+    if (lsched_fits(c, node, q)) {
+      ans = m;
+      break;
+    }
+    if (m == n)
+      break;
+    OK(lsched_release(c, &rel[m]));
+    done = m + 1;
+  }
+  for (int m = done; m-- > 0;)
+    OK(lsched_alloc(c, &rel[m]));
+  return ans;
+}
+
+static void test_random(void) {
+  lsched_cluster *c = lt_new_cluster();
+  static const int gpus[] = {0, 1, 2, 4, 8, 8, 8, 64};
+  struct rng r = {0xF175AF7E5};
+  const int n = 24;
+  for (int i = 0; i < n; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = 16000;
+    s.memory_mib = 65536;
+    s.gpu_count = gpus[rbelow(&r, 8)];
+    s.gpu_model = s.gpu_count > 0 ? rbelow(&r, 2) : -1;
+    s.gpu_mode = rbelow(&r, 3) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE;
+    s.features = (uint64_t)rbelow(&r, 4);
+    OK(lsched_cluster_add_node(c, &s, NULL));
+  }
+  lsched_placement live[600];
+  int nlive = 0, checked = 0, fits_now = 0, fits_later = 0, never = 0;
+  for (int step = 0; step < 30000; step++) {
+    int op = rbelow(&r, 16);
+    if (op == 0) {
+      OK(lsched_cluster_set_node_state(
+          c, rbelow(&r, n),
+          rbelow(&r, 3) ? LSCHED_NODE_UP : LSCHED_NODE_CORDONED));
+    } else if (op < 5 && nlive > 0) {
+      int i = rbelow(&r, nlive);
+      OK(lsched_release(c, &live[i]));
+      live[i] = live[--nlive];
+    } else if (op < 11 && nlive < 600) { /* an allocation somewhere */
+      int k = rbelow(&r, 3);
+      lsched_request q = lt_req(500 * (1 + rbelow(&r, 6)),
+                                4096 * (1 + rbelow(&r, 4)), k,
+                                k == 0 ? 0 : rbelow(&r, 2) ? 1000
+                                                           : 100 * (1 + rbelow(&r, 9)));
+      int node = rbelow(&r, n);
+      if (lsched_fits(c, node, &q) &&
+          lsched_pick_gpus(c, node, &q, LSCHED_PICK_LOWEST, &live[nlive]) ==
+              LSCHED_OK) {
+        OK(lsched_alloc(c, &live[nlive]));
+        nlive++;
+      }
+    } else { /* the question, on a random node */
+      int node = rbelow(&r, n);
+      lsched_placement rel[600];
+      int m = 0;
+      for (int i = 0; i < nlive; i++)
+        if (live[i].node == node || rbelow(&r, 8) == 0)
+          rel[m++] = live[i];
+      for (int i = m - 1; i > 0; i--) { /* a random order */
+        int j = rbelow(&r, i + 1);
+        lsched_placement t = rel[i];
+        rel[i] = rel[j];
+        rel[j] = t;
+      }
+      int k = rbelow(&r, 10);
+      lsched_request q = lt_req(1000 * rbelow(&r, 17),
+                                8192 * rbelow(&r, 9), k,
+                                k == 0 ? 0 : rbelow(&r, 2) ? 1000
+                                                           : 1 + rbelow(&r, 1000));
+      if (rbelow(&r, 4) == 0) {
+        q.version = LSCHED_REQUEST_VERSION;
+        q.features = (uint64_t)rbelow(&r, 4);
+      }
+      if (k > 0 && rbelow(&r, 4) == 0)
+        q.model_mask = UINT64_C(1) << rbelow(&r, 2);
+      int want = reference(c, node, &q, rel, m);
+      int got = lsched_fits_after(c, node, &q, rel, m);
+      MT_ASSERT_MSG(got == want, "step %d node %d: got %d want %d", step,
+                    node, got, want);
+      checked++;
+      fits_now += got == 0;
+      fits_later += got > 0;
+      never += got == LSCHED_ENOFIT;
+    }
+  }
+  /* Every kind of answer was met often. */
+  MT_ASSERT(checked > 5000);
+  MT_ASSERT(fits_now > 500 && fits_later > 500 && never > 500);
+  while (nlive > 0)
+    OK(lsched_release(c, &live[--nlive]));
+  lsched_cluster_destroy(c);
+}
+
+static lsched_placement pl(int node, int64_t cpu, int64_t mem, int k,
+                           int milli, uint64_t mask) {
+  lsched_placement p;
+  memset(&p, 0, sizeof p);
+  p.version = LSCHED_PLACEMENT_VERSION;
+  p.node = node;
+  p.cpu_milli = cpu;
+  p.memory_mib = mem;
+  p.gpu_count = k;
+  p.gpu_milli = milli;
+  p.gpu_mask = mask;
+  return p;
+}
+
+static void test_hand(void) {
+  lsched_cluster *c = lt_new_cluster();
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 8000;
+  s.memory_mib = 1000;
+  s.gpu_count = 4;
+  s.gpu_model = A100;
+  s.gpu_mode = LSCHED_GPU_SHARED;
+  OK(lsched_cluster_add_node(c, &s, NULL)); /* node 0 */
+  OK(lsched_cluster_add_node(c, &s, NULL)); /* node 1 */
+  /* Node 0: a holds GPUs 0-1 whole, b 600 of GPU 2, d 500 of GPU 3 and
+   * 6000 CPU; free then: CPU 1000, GPUs 0, 0, 400, 500. */
+  lsched_placement a = pl(0, 500, 100, 2, 1000, 0x3);
+  lsched_placement b = pl(0, 500, 100, 1, 600, 0x4);
+  lsched_placement d = pl(0, 6000, 100, 1, 500, 0x8);
+  lsched_placement other = pl(1, 100, 10, 1, 1000, 0x1);
+  OK(lsched_alloc(c, &a));
+  OK(lsched_alloc(c, &b));
+  OK(lsched_alloc(c, &d));
+  OK(lsched_alloc(c, &other));
+  /* Two GPUs of 500 and 1500 CPU: GPU 3 has 500 but only one GPU does
+   * (GPU 2 has 400) and CPU 1000 < 1500. Released in the order other
+   * (skipped), b (GPU 2 to 1000: two GPUs with 500, CPU 1500): m = 2. */
+  lsched_placement rel[] = {other, b, a, d};
+  lsched_request q = lt_req(1500, 100, 2, 500);
+  MT_EQ(lsched_fits_after(c, 0, &q, rel, 4), 2);
+  /* Four whole GPUs: after b and a GPUs 0-2 are whole, GPU 3 at 500:
+   * only after d too (m = 4). */
+  lsched_request all = lt_req(0, 0, 4, 1000);
+  MT_EQ(lsched_fits_after(c, 0, &all, rel, 4), 4);
+  MT_EQ(lsched_fits_after(c, 0, &all, rel, 3), LSCHED_ENOFIT);
+  /* Fits now: 0, whatever follows. */
+  lsched_request small = lt_req(100, 10, 1, 400);
+  MT_EQ(lsched_fits_after(c, 0, &small, rel, 4), 0);
+  MT_EQ(lsched_fits_after(c, 0, &small, NULL, 0), 0);
+  /* More than the node holds: never. */
+  lsched_request huge = lt_req(9000, 10, 0, 0);
+  MT_EQ(lsched_fits_after(c, 0, &huge, rel, 4), LSCHED_ENOFIT);
+  /* Cordoned: never; up again: as before. */
+  OK(lsched_cluster_set_node_state(c, 0, LSCHED_NODE_CORDONED));
+  MT_EQ(lsched_fits_after(c, 0, &small, rel, 4), LSCHED_ENOFIT);
+  OK(lsched_cluster_set_node_state(c, 0, LSCHED_NODE_UP));
+  /* Errors: a release the node does not hold (GPU 0 past 1000), a
+   * malformed request, bad node, n < 0, NULL with n > 0. */
+  lsched_placement twice[] = {a, a};
+  MT_EQ(lsched_fits_after(c, 0, &all, twice, 2), LSCHED_EINVAL);
+  lsched_request bad = lt_req(0, 0, 1, 0);
+  MT_EQ(lsched_fits_after(c, 0, &bad, rel, 4), LSCHED_EINVAL);
+  MT_EQ(lsched_fits_after(c, 7, &q, rel, 4), LSCHED_EINVAL);
+  MT_EQ(lsched_fits_after(c, 0, &q, rel, -1), LSCHED_EINVAL);
+  MT_EQ(lsched_fits_after(c, 0, &q, NULL, 1), LSCHED_EINVAL);
+  MT_EQ(lsched_fits_after(NULL, 0, &q, rel, 4), LSCHED_EINVAL);
+  /* Nothing changed: the node's free state as allocated. */
+  lsched_node_free f = LSCHED_NODE_FREE_INIT;
+  int g[4];
+  MT_EQ(lsched_cluster_node_free(c, 0, &f, g, 4), 4);
+  MT_EQ(f.cpu_free, 1000);
+  MT_EQ(g[0], 0);
+  MT_EQ(g[2], 400);
+  MT_EQ(g[3], 500);
+  /* A MIG node: not answered. */
+  lsched_node_spec ms = s;
+  ms.gpu_mode = LSCHED_GPU_MIG;
+  int mig = -1;
+  if (lsched_cluster_add_node(c, &ms, &mig) == LSCHED_OK)
+    MT_EQ(lsched_fits_after(c, mig, &q, NULL, 0), LSCHED_ENOTSUP);
+  lsched_release(c, &other);
+  lsched_release(c, &d);
+  lsched_release(c, &b);
+  lsched_release(c, &a);
+  lsched_cluster_destroy(c);
+}
+
+static void test_flags_splits(void) {
+  lsched_cluster *c = lt_new_cluster();
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 8000;
+  s.memory_mib = 1000;
+  s.gpu_count = 8;
+  s.gpu_model = A100;
+  OK(lsched_cluster_add_node(c, &s, NULL));
+  s.gpu_count = 4;
+  s.gpu_model = V100;
+  OK(lsched_cluster_add_node(c, &s, NULL));
+  lsched_request q = lt_req(0, 0, 8, 1000);
+  MT_EQ(lsched_place_splits(c, &q), 0);
+  q.gpu_count = 9;
+  MT_EQ(lsched_place_splits(c, &q), 1);
+  q.gpu_count = 8;
+  q.model_mask = UINT64_C(1) << V100; /* the widest V100 node holds 4 */
+  MT_EQ(lsched_place_splits(c, &q), 1);
+  q.gpu_count = 4;
+  MT_EQ(lsched_place_splits(c, &q), 0);
+  lsched_request frac = lt_req(0, 0, 9, 500); /* never cut */
+  MT_EQ(lsched_place_splits(c, &frac), 0);
+  lsched_request bad = lt_req(0, 0, 1, 0);
+  MT_EQ(lsched_place_splits(c, &bad), LSCHED_EINVAL);
+  MT_EQ(lsched_place_splits(NULL, &q), LSCHED_EINVAL);
+
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  static const struct {
+    const char *name;
+    unsigned flags;
+  } want[] = {{"first-fit", LSCHED_POLICY_ANY_FIT},
+              {"best-fit", LSCHED_POLICY_ANY_FIT},
+              {"worst-fit", LSCHED_POLICY_ANY_FIT},
+              {"dot-product", LSCHED_POLICY_ANY_FIT},
+              {"gpu-packing", LSCHED_POLICY_ANY_FIT},
+              {"gpu-clustering", LSCHED_POLICY_ANY_FIT},
+              {"fgd", LSCHED_POLICY_ANY_FIT},
+              {"random", 0}, /* its place() draws */
+              {"defrag", 0}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    lsched_policy *p = NULL;
+    OK(lsched_policy_create_from(&p, c, reg, want[i].name));
+    MT_ASSERT_MSG(lsched_policy_flags(p) == want[i].flags, "%s",
+                  want[i].name);
+    lsched_policy_destroy(p);
+  }
+  MT_EQ_U(lsched_policy_flags(NULL), 0u);
+  /* A version-6 table has no flags member to read. */
+  lsched_policy_ops old = *lsched_registry_find(reg, "first-fit");
+  old.version = 6;
+  old.flags = LSCHED_POLICY_ANY_FIT;
+  lsched_policy *p = NULL;
+  OK(lsched_policy_create(&p, c, &old));
+  MT_EQ_U(lsched_policy_flags(p), 0u);
+  lsched_policy_destroy(p);
+  lsched_registry_destroy(reg);
+  lsched_cluster_destroy(c);
+}
+
+int main(void) {
+  mt_begin("test_fits_after");
+  MT_RUN(test_random);
+  MT_RUN(test_hand);
+  MT_RUN(test_flags_splits);
+  return mt_finish();
+}
