@@ -549,10 +549,18 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end);
 void rx_job_drop(struct rx *x, uint32_t sl);
 int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
               int64_t cand_end, int64_t *t);
+/* For candidate cand (one node) marked running: 1 if the reservation of
+ * req is at or before T (T >= now, T < INT64_MAX), 0 if later, 2 when the
+ * caller must compute it in full, -1 when out of memory (then close). */
+int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
+              int64_t cand_end, int64_t T);
 /* EASY reservation of the queued job h: the earliest estimated time it
  * could start if nothing else started (INT64_MAX: never); *fail set when
  * releasing or re-allocating running jobs failed. */
 int64_t reservation(engine *e, uint32_t h, int *fail);
+/* reservation(e, h, fail) <= T for T the head's reservation (>= now) with
+ * one candidate marked running; cheaper when another node reaches T. */
+int reservation_within(engine *e, uint32_t h, int64_t T, int *fail);
 
 
 /* outcome.c */

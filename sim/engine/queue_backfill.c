@@ -52,7 +52,7 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
       snprintf(e->err, e->errlen, "out of memory");
       return -1;
     }
-    start = reservation(e, h, &fail) <= e->reservation_t;
+    start = reservation_within(e, h, e->reservation_t, &fail);
     unmark_running(e, j);
     if (fail)
       return inconsistent(e);

@@ -501,3 +501,43 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
   }
   return release_walk(e, &req, &w, NULL, 0, fail);
 }
+
+/*
+ * Whether the reservation of h, with the one candidate marked running
+ * (queue_backfill.c), is at or before T (the head's current reservation,
+ * T >= now): reservation(e, h, fail) <= T. Answered per node when it can:
+ * T is the least t_n before the candidate, so when a node the candidate
+ * is not on still reaches T the answer is yes without the candidate's
+ * node (reserve_nodes.c rx_within).
+ */
+int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
+  size_t r = e->nrun;
+  size_t base = e->running < r ? e->running : r;
+  struct ends_index *ix = e->ends_ix;
+  if (ix && ix->rx && r == base + 1 && T >= e->now &&
+      T != INT64_MAX && !e->opt->queue_plain) {
+    uint32_t cs = e->run_list[base];
+    lsched_placement cp[SIM_MAX_PARTS];
+    int cn = job_parts(e, cs, cp);
+    if (!e->speed || !speed_slows(e, cs, cp, cn)) {
+      lsched_request req;
+      build_request(e, &e->slots[h], &req);
+      int a = rx_within(ix->rx, &req, cs, raw_end_of(e, cs, 0).end, T);
+      if (a < 0) {
+        rx_close(ix->rx); /* walks from now on */
+        ix->rx = NULL;
+      } else if (a <= 1) {
+        e->res_per_node++;
+#ifdef RESERVE_VERIFY
+        if (a != (reservation(e, h, fail) <= T)) {
+          fprintf(stderr, "RESERVE_VERIFY: within %d at %lld\n", a,
+                  (long long)T);
+          abort();
+        }
+#endif
+        return a;
+      }
+    }
+  }
+  return reservation(e, h, fail) <= T;
+}

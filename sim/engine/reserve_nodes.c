@@ -461,15 +461,18 @@ struct rx *rx_open(engine *e) {
 
 /* ------------------------------------------------------------ answers */
 
-int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
-              int64_t cand_end, int64_t *out) {
-  if (x->stale && refresh(x))
-    return -1;
+/* The tree for req (not yet in sync): NULL when req is not answered per
+ * node or its shape is asked for the first time; *err on out of memory. */
+static rx_tree *tree_of(struct rx *x, const lsched_request *req, int *err) {
+  if (x->stale && refresh(x)) {
+    *err = 1;
+    return NULL;
+  }
   if (x->off || lsched_request_validate(req) != LSCHED_OK ||
       (req->version >= 2 && req->mig_kind != 0) ||
       (req->version >= 3 && (req->node_allowed || req->node_filter)) ||
       lsched_place_splits(x->c, req) != 0)
-    return 0;
+    return NULL;
   rx_key k;
   memset(&k, 0, sizeof k);
   k.cpu = req->cpu_milli;
@@ -479,9 +482,15 @@ int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
   k.k = req->gpu_count;
   k.milli = req->gpu_milli;
   x->clock++;
-  rx_tree *t = tree_pick(x, &k);
+  return tree_pick(x, &k);
+}
+
+int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
+              int64_t cand_end, int64_t *out) {
+  int err = 0;
+  rx_tree *t = tree_of(x, req, &err);
   if (!t)
-    return 0;
+    return err ? -1 : 0;
   if (cand != RX_NONE && rx_job_set(x, cand, cand_end))
     return -1;
   int rc = !t->built ? build_tree(x, t, req) : sync_tree(x, t, req);
@@ -494,4 +503,63 @@ int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
   }
   *out = m;
   return 1;
+}
+
+/* A log entry for node whatever the dedupe says (its leaf was left stale
+ * in a tree that passed its last entry). */
+static void touch_again(struct rx *x, int node) {
+  if (x->nlog == x->logcap)
+    compact(x);
+  x->log[x->nlog++] = (uint32_t)node;
+  x->logpos[node] = (uint32_t)x->nlog;
+}
+
+int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
+              int64_t cand_end, int64_t T) {
+  int err = 0;
+  rx_tree *t = tree_of(x, req, &err);
+  if (!t)
+    return err ? -1 : 2;
+  if (!t->built)
+    return 2;
+  lsched_placement parts[SIM_MAX_PARTS];
+  int np = job_parts(x->e, cand, parts);
+  int m = parts[0].node;
+  for (int q = 1; q < np; q++)
+    if (parts[q].node != m)
+      return 2;
+  if (m < 0 || m >= x->n)
+    return 2;
+  /* In sync but for m, whose leaf stays as it was and is logged again. */
+  for (size_t p = t->cursor; p < x->nlog; p++) {
+    uint32_t node = x->log[p];
+    if (x->logpos[node] == p + 1 && node != (uint32_t)m)
+      set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
+  }
+  t->cursor = x->nlog;
+  note_cursor(x, t->cursor);
+  touch_again(x, m);
+  if (err) {
+    t->built = 0;
+    return -1;
+  }
+  /* The least t_n over the other nodes: the siblings on m's path. */
+  int64_t other = INT64_MAX;
+  for (size_t i = x->P + (size_t)m; i > 1; i /= 2)
+    if (t->t[i ^ 1] < other)
+      other = t->t[i ^ 1];
+  if (other == RX_NOW)
+    return 2; /* the first group's end: in full (rare) */
+  if (other <= T)
+    return 1; /* max(other, now) <= T as now <= T */
+  if (rx_job_set(x, cand, cand_end))
+    return -1;
+  int64_t lm = leaf(x, m, req, &err);
+  rx_job_drop(x, cand);
+  if (err)
+    return -1;
+  if (lm == RX_NOW)
+    return 2;
+  int64_t v = lm < other ? lm : other;
+  return v != INT64_MAX && (v < x->e->now ? x->e->now : v) <= T;
 }
