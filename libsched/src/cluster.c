@@ -1204,6 +1204,13 @@ static inline int node_fits(const lsched_cluster *c,
 int lsched_fits_after(const lsched_cluster *c, int node,
                       const lsched_request *req,
                       const lsched_placement *released, int n) {
+  return lsched_fits_after_held(c, node, req, NULL, released, n);
+}
+
+int lsched_fits_after_held(const lsched_cluster *c, int node,
+                           const lsched_request *req,
+                           const lsched_placement *held,
+                           const lsched_placement *released, int n) {
   if (!c || node < 0 || node >= c->n || n < 0 || (n > 0 && !released) ||
       !lsched__req_valid(c, req))
     return LSCHED_EINVAL;
@@ -1220,6 +1227,16 @@ int lsched_fits_after(const lsched_cluster *c, int node,
   const int d = a < 0 ? lsched__eff_milli(nd, req) : 0;
   int g[LSCHED_MAX_GPUS_PER_NODE];
   memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
+  if (held && held->node == node) { /* taken as if allocated */
+    if (held->cpu_milli < 0 || held->memory_mib < 0 ||
+        held->gpu_milli < 0 || held->gpu_milli > LSCHED_GPU_MILLI ||
+        (ng < 64 && (held->gpu_mask >> ng) != 0) ||
+        (cpu -= held->cpu_milli) < 0 || (mem -= held->memory_mib) < 0)
+      return LSCHED_EINVAL;
+    for (uint64_t b = held->gpu_mask; b; b &= b - 1)
+      if ((g[__builtin_ctzll(b)] -= held->gpu_milli) < 0)
+        return LSCHED_EINVAL;
+  }
   /* GPUs with the share (as node_fits: whole ones for a whole share,
    * which implies its maximum and nonzero tests). */
   int cnt = 0;

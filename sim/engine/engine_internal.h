@@ -509,6 +509,13 @@ uint32_t slot_new(engine *e);
  * 1 placed, 0 no fit (memoised per pass), -1 internal error. */
 int place_job(engine *e, uint32_t sl, lsched_placement *parts, int *n);
 void unplace(engine *e, const lsched_placement *parts, int n);
+/* The policy's one-part placement of the job in slot sl without
+ * allocating it (backfill candidates answered per node: queue_backfill.c):
+ * 1 placed into *p, 0 no fit, 2 not a one-part request or the memo is in
+ * use (take place_job), -1 error (err as place_job's). place_alloc then
+ * allocates it (0, or -1 with err set). */
+int place_trial(engine *e, uint32_t sl, lsched_placement *p);
+int place_alloc(engine *e, uint32_t sl, const lsched_placement *p);
 /* Records the job in slot sl as running on parts (not yet in the event
  * heap). 0, or -1 when out of memory. */
 int mark_running(engine *e, uint32_t sl, const lsched_placement *parts,
@@ -554,6 +561,11 @@ int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
  * caller must compute it in full, -1 when out of memory (then close). */
 int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
               int64_t cand_end, int64_t T);
+/* rx_within for a candidate placed on p but not allocated (trace position
+ * idx, estimated end cand_end). */
+int rx_within_held(struct rx *x, const lsched_request *req,
+                   const lsched_placement *p, uint64_t idx, int64_t cand_end,
+                   int64_t T);
 /* EASY reservation of the queued job h: the earliest estimated time it
  * could start if nothing else started (INT64_MAX: never); *fail set when
  * releasing or re-allocating running jobs failed. */
@@ -561,6 +573,16 @@ int64_t reservation(engine *e, uint32_t h, int *fail);
 /* reservation(e, h, fail) <= T for T the head's reservation (>= now) with
  * one candidate marked running; cheaper when another node reaches T. */
 int reservation_within(engine *e, uint32_t h, int64_t T, int *fail);
+/* Whether backfill may try candidates without allocating them: the
+ * reservations are answered per node, no speed model, no moves, no part
+ * that rewrites requests or acts before a placement, nothing marked. */
+int reserve_trial_ok(const engine *e);
+/* As reservation_within for candidate j placed (not allocated) on p with
+ * estimated end cand_end: 1, 0, or 2 when it cannot tell (then allocate
+ * and ask reservation_within), -1 when out of memory. */
+int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
+                             const lsched_placement *p, int64_t cand_end,
+                             int64_t T);
 
 
 /* outcome.c */

@@ -35,19 +35,46 @@ static int prepare(engine *e) {
 }
 
 /* Candidate j behind the head h (queue_candidate_fn): 2 started, 1 fits
- * but would delay the head, 0 does not fit, -1 error. */
+ * but would delay the head, 0 does not fit, -1 error. When the
+ * reservations are answered per node, j is placed without allocating it
+ * (place_trial) and allocated only to start: a candidate that would delay
+ * the head costs no allocation and release (same decisions: its
+ * allocation, marking and undoing changed nothing). */
 static int candidate(engine *e, uint32_t h, uint32_t j) {
   lsched_placement parts[SIM_MAX_PARTS];
   int n = 0, fail = 0;
-  int r = place_job(e, j, parts, &n);
-  if (r <= 0)
-    return r;
-  int start = 0;
-  if (e->reservation_t == INT64_MAX ||
-      (est_end(e, j, parts, n) <= e->reservation_t &&
-       !speed_slows(e, j, parts, n))) {
+  int start = 0, r = 2;
+  if (reserve_trial_ok(e)) {
+    r = place_trial(e, j, &parts[0]);
+    if (r <= 0)
+      return r;
+    if (r == 1) {
+      n = 1;
+      int64_t end = est_end(e, j, parts, 1);
+      int a = e->reservation_t == INT64_MAX || end <= e->reservation_t
+                  ? 1
+                  : reservation_within_trial(e, h, j, &parts[0], end,
+                                             e->reservation_t);
+      if (a == 0)
+        return 1;
+      if (place_alloc(e, j, &parts[0]))
+        return -1;
+      if (a == 1)
+        start = 1;
+      else
+        r = 3; /* allocated: ask in full below */
+    }
+  }
+  if (r == 2) {
+    r = place_job(e, j, parts, &n);
+    if (r <= 0)
+      return r;
+  }
+  if (!start && (e->reservation_t == INT64_MAX ||
+                 (est_end(e, j, parts, n) <= e->reservation_t &&
+                  !speed_slows(e, j, parts, n)))) {
     start = 1;
-  } else {
+  } else if (!start) {
     if (mark_running(e, j, parts, n)) {
       snprintf(e->err, e->errlen, "out of memory");
       return -1;

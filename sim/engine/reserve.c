@@ -541,3 +541,44 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
   }
   return reservation(e, h, fail) <= T;
 }
+
+int reserve_trial_ok(const engine *e) {
+  return e->ends_ix && e->ends_ix->rx && !e->speed && !e->can_plan &&
+         !e->opt->queue_plain && e->nrun == e->running &&
+         !(e->hooks &
+           (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST | SIM_HOOK_BEFORE_PLACE));
+}
+
+int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
+                             const lsched_placement *p, int64_t cand_end,
+                             int64_t T) {
+  struct ends_index *ix = e->ends_ix;
+  if (T < e->now || T == INT64_MAX)
+    return 2;
+  lsched_request req;
+  build_request(e, &e->slots[h], &req);
+  int a = rx_within_held(ix->rx, &req, p, e->slots[j].idx, cand_end, T);
+  if (a < 0) {
+    rx_close(ix->rx); /* walks from now on */
+    ix->rx = NULL;
+    return 2;
+  }
+  if (a <= 1)
+    e->res_per_node++;
+#ifdef RESERVE_VERIFY
+  if (a <= 1) {
+    int fail = 0;
+    if (lsched_alloc(e->sc->c, p) || mark_running(e, j, p, 1))
+      abort();
+    int want = reservation(e, h, &fail) <= T;
+    unmark_running(e, j);
+    unplace(e, p, 1);
+    if (fail || want != a) {
+      fprintf(stderr, "RESERVE_VERIFY: trial %d, walk %d at %lld\n", a,
+              want, (long long)T);
+      abort();
+    }
+  }
+#endif
+  return a;
+}

@@ -80,6 +80,8 @@ typedef struct rx_tree {
 
 struct rx {
   engine *e;
+  lsched_placement *scr; /* a node's parts with a candidate's */
+  size_t scrcap;
   lsched_cluster *c;
   int n;     /* nodes */
   size_t P;  /* leaves: a power of two >= n */
@@ -439,6 +441,7 @@ void rx_close(struct rx *x) {
   free(x->wp);
   free(x->log);
   free(x->logpos);
+  free(x->scr);
   free(x);
 }
 
@@ -560,6 +563,57 @@ int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
     return -1;
   if (lm == RX_NOW)
     return 2;
+  int64_t v = lm < other ? lm : other;
+  return v != INT64_MAX && (v < x->e->now ? x->e->now : v) <= T;
+}
+
+int rx_within_held(struct rx *x, const lsched_request *req,
+                   const lsched_placement *p, uint64_t idx, int64_t cand_end,
+                   int64_t T) {
+  int err = 0;
+  rx_tree *t = tree_of(x, req, &err);
+  if (!t)
+    return err ? -1 : 2;
+  if (!t->built)
+    return 2;
+  int m = p->node;
+  if (m < 0 || m >= x->n)
+    return 2;
+  if (sync_tree(x, t, req)) {
+    t->built = 0;
+    return -1;
+  }
+  int64_t other = INT64_MAX;
+  for (size_t i = x->P + (size_t)m; i > 1; i /= 2)
+    if (t->t[i ^ 1] < other)
+      other = t->t[i ^ 1];
+  if (other == RX_NOW)
+    return 2;
+  if (other <= T)
+    return 1;
+  /* m's parts with the candidate's at its place in the order of ends. */
+  rx_list *L = &x->node[m];
+  if (grow_array((void **)&x->scr, &x->scrcap, (size_t)L->n + 1,
+                 sizeof *x->scr))
+    return -1;
+  uint32_t at = 0;
+  while (at < L->n && (L->j[at].end < cand_end ||
+                       (L->j[at].end == cand_end && L->j[at].idx < idx)))
+    at++;
+  memcpy(x->scr, L->part, at * sizeof *x->scr);
+  x->scr[at] = *p;
+  memcpy(x->scr + at + 1, L->part + at, (L->n - at) * sizeof *x->scr);
+  int k = lsched_fits_after_held(x->c, m, req, p, x->scr, (int)L->n + 1);
+  int64_t lm;
+  if (k == LSCHED_ENOFIT)
+    lm = INT64_MAX;
+  else if (k < 0)
+    return -1;
+  else if (k == 0)
+    return 2; /* fits now: the first group's end, in full */
+  else
+    lm = (uint32_t)(k - 1) == at ? cand_end
+         : L->j[(uint32_t)(k - 1) < at ? k - 1 : k - 2].end;
   int64_t v = lm < other ? lm : other;
   return v != INT64_MAX && (v < x->e->now ? x->e->now : v) <= T;
 }

@@ -172,6 +172,35 @@ static inline int place_now(engine *e, uint32_t sl, lsched_placement *parts,
   return 1;
 }
 
+int place_trial(engine *e, uint32_t sl, lsched_placement *p) {
+  if (memo_useful(e))
+    return 2;
+  lsched_request req;
+  build_request(e, &e->slots[sl], &req);
+  if (lsched_place_splits(e->sc->c, &req) != 0)
+    return 2; /* cut into parts, or malformed: place_job tells */
+  int rc = lsched_policy_place(e->pol, &req, p);
+  if (rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER)
+    return 0; /* as lsched_place_gang's one-part path */
+  if (rc != LSCHED_OK) {
+    snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
+             slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
+             lsched_cluster_errmsg(e->sc->c));
+    return -1;
+  }
+  return 1;
+}
+
+int place_alloc(engine *e, uint32_t sl, const lsched_placement *p) {
+  int rc = lsched_alloc(e->sc->c, p);
+  if (rc == LSCHED_OK)
+    return 0;
+  snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
+           slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
+           lsched_cluster_errmsg(e->sc->c));
+  return -1;
+}
+
 void unplace(engine *e, const lsched_placement *parts, int n) {
   while (n-- > 0)
     lsched_release(e->sc->c, &parts[n]);

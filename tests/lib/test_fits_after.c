@@ -62,6 +62,7 @@ static void test_random(void) {
   }
   lsched_placement live[600];
   int nlive = 0, checked = 0, fits_now = 0, fits_later = 0, never = 0;
+  int nheld = 0;
   for (int step = 0; step < 30000; step++) {
     int op = rbelow(&r, 16);
     if (op == 0) {
@@ -87,7 +88,7 @@ static void test_random(void) {
       }
     } else { /* the question, on a random node */
       int node = rbelow(&r, n);
-      lsched_placement rel[600];
+      lsched_placement rel[601];
       int m = 0;
       for (int i = 0; i < nlive; i++)
         if (live[i].node == node || rbelow(&r, 8) == 0)
@@ -109,10 +110,30 @@ static void test_random(void) {
       }
       if (k > 0 && rbelow(&r, 4) == 0)
         q.model_mask = UINT64_C(1) << rbelow(&r, 2);
+      /* Half the time a placement under consideration (held): the
+       * reference allocates it, and it is released at a random place. */
+      lsched_placement h;
+      int held = 0;
+      lsched_request hq = lt_req(500, 1024, 1 + rbelow(&r, 2),
+                                 rbelow(&r, 2) ? 1000 : 300);
+      if (rbelow(&r, 2) && lsched_fits(c, node, &hq) &&
+          lsched_pick_gpus(c, node, &hq, LSCHED_PICK_LOWEST, &h) ==
+              LSCHED_OK) {
+        held = 1;
+        int at = rbelow(&r, m + 1);
+        memmove(&rel[at + 1], &rel[at], (size_t)(m - at) * sizeof *rel);
+        rel[at] = h;
+        m++;
+        OK(lsched_alloc(c, &h));
+      }
       int want = reference(c, node, &q, rel, m);
-      int got = lsched_fits_after(c, node, &q, rel, m);
-      MT_ASSERT_MSG(got == want, "step %d node %d: got %d want %d", step,
-                    node, got, want);
+      if (held)
+        OK(lsched_release(c, &h));
+      int got = held ? lsched_fits_after_held(c, node, &q, &h, rel, m)
+                     : lsched_fits_after(c, node, &q, rel, m);
+      MT_ASSERT_MSG(got == want, "step %d node %d held %d: got %d want %d",
+                    step, node, held, got, want);
+      nheld += held;
       checked++;
       fits_now += got == 0;
       fits_later += got > 0;
@@ -122,6 +143,7 @@ static void test_random(void) {
   /* Every kind of answer was met often. */
   MT_ASSERT(checked > 5000);
   MT_ASSERT(fits_now > 500 && fits_later > 500 && never > 500);
+  MT_ASSERT(nheld > 1000);
   while (nlive > 0)
     OK(lsched_release(c, &live[--nlive]));
   lsched_cluster_destroy(c);
@@ -193,6 +215,20 @@ static void test_hand(void) {
   MT_EQ(lsched_fits_after(c, 0, &q, rel, -1), LSCHED_EINVAL);
   MT_EQ(lsched_fits_after(c, 0, &q, NULL, 1), LSCHED_EINVAL);
   MT_EQ(lsched_fits_after(NULL, 0, &q, rel, 4), LSCHED_EINVAL);
+  /* Held: a placement of GPU 2's last 400 and 1000 CPU counted as
+   * allocated: small (400 of one GPU) then fits only after b's release
+   * (m = 2: other, b), or at once if it is released first. */
+  lsched_placement h = pl(0, 100, 10, 1, 400, 0x4);
+  MT_EQ(lsched_fits_after_held(c, 0, &small, &h, rel, 4), 0); /* GPU 3 */
+  lsched_placement relh[] = {other, b, h};
+  lsched_request four = lt_req(100, 10, 1, 600);
+  MT_EQ(lsched_fits_after_held(c, 0, &four, &h, relh, 3), 2);
+  lsched_placement relh2[] = {h, b};
+  MT_EQ(lsched_fits_after_held(c, 0, &four, &h, relh2, 2), 2);
+  MT_EQ(lsched_fits_after_held(c, 0, &four, NULL, relh2 + 1, 1), 1);
+  /* More than the node holds now: not a placement it could hold. */
+  lsched_placement too = pl(0, 100, 10, 1, 600, 0x8);
+  MT_EQ(lsched_fits_after_held(c, 0, &four, &too, rel, 4), LSCHED_EINVAL);
   /* Nothing changed: the node's free state as allocated. */
   lsched_node_free f = LSCHED_NODE_FREE_INIT;
   int g[4];

@@ -804,6 +804,15 @@ LSCHED_API int lsched_cluster_node_free(const lsched_cluster *c, int node,
 LSCHED_API int lsched_fits_after(const lsched_cluster *c, int node,
                                  const lsched_request *req,
                                  const lsched_placement *released, int n);
+/** lsched_fits_after() with placement `held` (on `node`; NULL or another
+ * node: none) counted as allocated although it is not: a placement under
+ * consideration, which `released` may then give back at its place in the
+ * order. LSCHED_EINVAL when the node cannot hold it now. */
+LSCHED_API int lsched_fits_after_held(const lsched_cluster *c, int node,
+                                      const lsched_request *req,
+                                      const lsched_placement *held,
+                                      const lsched_placement *released,
+                                      int n);
 
 /* ---------------------------------------------------------------------- */
 /* Policies                                                                */
