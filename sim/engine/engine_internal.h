@@ -543,7 +543,9 @@ void ends_free(engine *e);
  * they equal the walk's). rx_open: NULL when the policy does not promise
  * LSCHED_POLICY_ANY_FIT (or out of memory). rx_job_set: running job sl
  * with estimated end `end` (not clamped) on its current parts (0, or -1
- * out of memory); rx_job_drop: it ends, moves or stops. rx_answer: for
+ * out of memory); start 1: it has just started there (its allocation
+ * and entry can only make its nodes' answers later), 0: anything else,
+ * -1: a start if it was not in the index; rx_job_drop: it ends, moves or stops. rx_answer: for
  * req with candidate slot cand (UINT32_MAX: none; its end cand_end)
  * marked running, 1 with *t the least over nodes of the estimated end
  * after which req fits (not clamped to now; INT64_MIN: it fits now,
@@ -552,7 +554,7 @@ void ends_free(engine *e);
 struct rx;
 struct rx *rx_open(engine *e);
 void rx_close(struct rx *x);
-int rx_job_set(struct rx *x, uint32_t sl, int64_t end);
+int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start);
 void rx_job_drop(struct rx *x, uint32_t sl);
 int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
               int64_t cand_end, int64_t *t);

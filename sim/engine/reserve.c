@@ -167,7 +167,7 @@ void ends_changed(engine *e, uint32_t sl) {
   run_end x = raw_end_of(e, sl, 1);
   if (ix->rx) {
     ix->stale = 1;
-    if (rx_job_set(ix->rx, sl, x.end) == 0)
+    if (rx_job_set(ix->rx, sl, x.end, -1) == 0)
       return;
     rx_close(ix->rx); /* walks from now on */
     ix->rx = NULL;
@@ -224,7 +224,7 @@ static int build(engine *e, size_t base) {
   }
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
     for (size_t i = 0; i < ix->n; i++)
-      if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end)) {
+      if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end, 0)) {
         rx_close(ix->rx);
         ix->rx = NULL;
         break;

@@ -42,6 +42,7 @@
 #define RX_TREES 16
 #define RX_SEEN 64
 #define RX_NONE UINT32_MAX
+#define RX_DEC 0x80000000u /* log entry flag: see touch() */
 #define RX_NOW INT64_MIN /* the head fits the node with nothing released */
 
 typedef struct rx_job {
@@ -73,6 +74,7 @@ typedef struct rx_key {
 typedef struct rx_tree {
   rx_key key;
   int64_t *t;    /* t[1] the root; leaf of node i at t[P + i] */
+  uint8_t *dirty; /* per node: its leaf is a lower bound (see resolve) */
   size_t cursor; /* log entries replayed */
   uint64_t used; /* clock of the last question */
   int built;
@@ -101,6 +103,8 @@ struct rx {
   uint64_t seen_used[RX_SEEN];
   int nseen;
   uint64_t clock;
+  rx_tree *last;          /* the tree last answered, for last_req */
+  lsched_request last_req; /* its request, which passed tree_of's tests */
   int stale; /* a node was added, updated or removed */
   int off;   /* this cluster cannot be answered per node */
 };
@@ -120,23 +124,37 @@ static void compact(struct rx *x) {
   memset(x->logpos, 0, (size_t)x->n * sizeof *x->logpos);
 }
 
-static void touch(struct rx *x, int node) {
+/* Node `node` changed. dec: the change may have made its t_n earlier (a
+ * release, a job's end moved, a state change); else only later or the
+ * same (an allocation; a start: its allocation and its entry at its end),
+ * so a tree may keep the old t_n as a lower bound until it matters. */
+static void touch(struct rx *x, int node, int dec) {
   if (node < 0 || node >= x->n)
     return;
   uint32_t lp = x->logpos[node];
-  if (lp && lp - 1 >= x->hi)
-    return; /* every tree will replay its last entry */
+  if (lp && lp - 1 >= x->hi) { /* every tree will replay its last entry */
+    if (dec)
+      x->log[lp - 1] |= RX_DEC;
+    return;
+  }
   if (x->nlog == x->logcap)
     compact(x);
-  x->log[x->nlog++] = (uint32_t)node;
+  x->log[x->nlog++] = (uint32_t)node | (dec ? RX_DEC : 0);
   x->logpos[node] = (uint32_t)x->nlog;
 }
 
-static void obs_change(void *user, const lsched_cluster *c,
-                       const lsched_placement *p, int trial) {
+static void obs_alloc(void *user, const lsched_cluster *c,
+                      const lsched_placement *p, int trial) {
   (void)c;
   (void)trial;
-  touch(user, p->node);
+  touch(user, p->node, 0);
+}
+
+static void obs_release(void *user, const lsched_cluster *c,
+                        const lsched_placement *p, int trial) {
+  (void)c;
+  (void)trial;
+  touch(user, p->node, 1);
 }
 
 static void obs_node(void *user, const lsched_cluster *c, int node,
@@ -144,15 +162,15 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   (void)c;
   struct rx *x = user;
   if (change == LSCHED_NODE_STATE)
-    touch(x, node);
+    touch(x, node, 1);
   else
     x->stale = 1;
 }
 
 static const lsched_observer rx_obs = {
     .version = LSCHED_OBSERVER_VERSION,
-    .on_alloc = obs_change,
-    .on_release = obs_change,
+    .on_alloc = obs_alloc,
+    .on_release = obs_release,
     .on_node_change = obs_node,
 };
 
@@ -205,7 +223,7 @@ void rx_job_drop(struct rx *x, uint32_t sl) {
   while (w != RX_NONE) {
     rx_where *r = &x->wp[w];
     list_remove(&x->node[r->node], sl);
-    touch(x, r->node);
+    touch(x, r->node, 1);
     uint32_t nx = r->next;
     r->next = x->wfree;
     x->wfree = w;
@@ -214,7 +232,9 @@ void rx_job_drop(struct rx *x, uint32_t sl) {
   x->where_of[sl] = RX_NONE;
 }
 
-int rx_job_set(struct rx *x, uint32_t sl, int64_t end) {
+int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
+  if (start < 0) /* a start if it was not running */
+    start = sl >= x->nwhere_of || x->where_of[sl] == RX_NONE;
   rx_job_drop(x, sl);
   if (sl >= x->nwhere_of) {
     size_t nc = x->nwhere_of ? x->nwhere_of : 256;
@@ -255,7 +275,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end) {
     x->wp[w].node = node;
     x->wp[w].next = x->where_of[sl];
     x->where_of[sl] = w;
-    touch(x, node);
+    touch(x, node, !start);
   }
   return 0;
 }
@@ -301,6 +321,9 @@ static void note_cursor(struct rx *x, size_t cursor) {
 static int build_tree(struct rx *x, rx_tree *t, const lsched_request *req) {
   if (!t->t && !(t->t = malloc(2 * x->P * sizeof *t->t)))
     return -1;
+  if (!t->dirty && !(t->dirty = malloc(x->P)))
+    return -1;
+  memset(t->dirty, 0, x->P);
   int err = 0;
   for (size_t i = 0; i < x->P; i++)
     t->t[x->P + i] = i < (size_t)x->n ? leaf(x, (int)i, req, &err) : INT64_MAX;
@@ -316,16 +339,58 @@ static int build_tree(struct rx *x, rx_tree *t, const lsched_request *req) {
   return 0;
 }
 
-static int sync_tree(struct rx *x, rx_tree *t, const lsched_request *req) {
+/* Replays the log: a node that may have become earlier is recomputed, one
+ * that can only have become later is marked dirty (its old t_n a lower
+ * bound: resolve() recomputes it when it decides a minimum). */
+static int sync_tree(struct rx *x, rx_tree *t, const lsched_request *req,
+                     int skip) {
   int err = 0;
   for (size_t p = t->cursor; p < x->nlog; p++) {
-    uint32_t node = x->log[p];
-    if (x->logpos[node] == p + 1) /* its last entry */
+    uint32_t node = x->log[p] & ~RX_DEC;
+    if (x->logpos[node] != p + 1 || node == (uint32_t)skip)
+      continue; /* not its last entry */
+    if (x->log[p] & RX_DEC) {
       set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
+      t->dirty[node] = 0;
+    } else {
+      t->dirty[node] = 1;
+    }
   }
   t->cursor = x->nlog;
   note_cursor(x, t->cursor);
   return err ? -1 : 0;
+}
+
+/* The exact least t_n in the subtree of tree entry i: while a dirty leaf
+ * holds it, that leaf is recomputed. */
+static int64_t resolve(struct rx *x, rx_tree *t, size_t i,
+                       const lsched_request *req, int *err) {
+  for (;;) {
+    size_t j = i;
+    while (j < x->P)
+      j = t->t[2 * j] == t->t[j] ? 2 * j : 2 * j + 1;
+    int node = (int)(j - x->P);
+    if (t->t[i] == INT64_MAX || !t->dirty[node])
+      return t->t[i];
+    t->dirty[node] = 0;
+    set_leaf(x, t, node, leaf(x, node, req, err));
+  }
+}
+
+/* The exact least t_n over every node but m. */
+static int64_t min_but(struct rx *x, rx_tree *t, int m,
+                       const lsched_request *req, int *err) {
+  for (;;) {
+    int64_t other = INT64_MAX;
+    size_t at = 0;
+    for (size_t i = x->P + (size_t)m; i > 1; i /= 2)
+      if (t->t[i ^ 1] < other) {
+        other = t->t[i ^ 1];
+        at = i ^ 1;
+      }
+    if (other == INT64_MAX || resolve(x, t, at, req, err) == other)
+      return other;
+  }
 }
 
 static int key_eq(const rx_key *a, const rx_key *b) {
@@ -360,6 +425,7 @@ static rx_tree *tree_pick(struct rx *x, const rx_key *k) {
   if (x->ntree < RX_TREES) {
     t = &x->tree[x->ntree++];
     t->t = NULL;
+    t->dirty = NULL;
   } else {
     t = &x->tree[0];
     for (int i = 1; i < x->ntree; i++)
@@ -414,7 +480,9 @@ static int refresh(struct rx *x) {
   if (P != x->P) {
     for (int i = 0; i < x->ntree; i++) {
       free(x->tree[i].t);
+      free(x->tree[i].dirty);
       x->tree[i].t = NULL;
+      x->tree[i].dirty = NULL;
     }
     x->P = P;
   }
@@ -435,8 +503,10 @@ void rx_close(struct rx *x) {
     free(x->node[i].part);
   }
   free(x->node);
-  for (int i = 0; i < x->ntree; i++)
+  for (int i = 0; i < x->ntree; i++) {
     free(x->tree[i].t);
+    free(x->tree[i].dirty);
+  }
   free(x->where_of);
   free(x->wp);
   free(x->log);
@@ -466,12 +536,34 @@ struct rx *rx_open(engine *e) {
 
 /* The tree for req (not yet in sync): NULL when req is not answered per
  * node or its shape is asked for the first time; *err on out of memory. */
+/* What tree_of's tests and key read of two requests is the same. */
+static int same_req(const lsched_request *a, const lsched_request *b) {
+  return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+         a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
+         a->model_mask == b->model_mask && a->version == b->version &&
+         a->mig_kind == b->mig_kind &&
+         a->mig_compute_milli == b->mig_compute_milli &&
+         a->mig_memory_mib == b->mig_memory_mib &&
+         a->features == b->features && a->node_allowed == b->node_allowed &&
+         a->node_filter == b->node_filter &&
+         a->speed_scope == b->speed_scope;
+}
+
 static rx_tree *tree_of(struct rx *x, const lsched_request *req, int *err) {
-  if (x->stale && refresh(x)) {
-    *err = 1;
-    return NULL;
+  if (x->stale) {
+    x->last = NULL;
+    if (refresh(x)) {
+      *err = 1;
+      return NULL;
+    }
   }
-  if (x->off || lsched_request_validate(req) != LSCHED_OK ||
+  if (x->off)
+    return NULL;
+  if (x->last && same_req(&x->last_req, req)) {
+    x->last->used = ++x->clock;
+    return x->last;
+  }
+  if (lsched_request_validate(req) != LSCHED_OK ||
       (req->version >= 2 && req->mig_kind != 0) ||
       (req->version >= 3 && (req->node_allowed || req->node_filter)) ||
       lsched_place_splits(x->c, req) != 0)
@@ -485,7 +577,11 @@ static rx_tree *tree_of(struct rx *x, const lsched_request *req, int *err) {
   k.k = req->gpu_count;
   k.milli = req->gpu_milli;
   x->clock++;
-  return tree_pick(x, &k);
+  rx_tree *t = tree_pick(x, &k);
+  x->last = t;
+  if (t)
+    x->last_req = *req;
+  return t;
 }
 
 int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
@@ -494,10 +590,14 @@ int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
   rx_tree *t = tree_of(x, req, &err);
   if (!t)
     return err ? -1 : 0;
-  if (cand != RX_NONE && rx_job_set(x, cand, cand_end))
+  if (cand != RX_NONE && rx_job_set(x, cand, cand_end, 0))
     return -1;
-  int rc = !t->built ? build_tree(x, t, req) : sync_tree(x, t, req);
-  int64_t m = rc ? 0 : t->t[1];
+  int rc = !t->built ? build_tree(x, t, req) : sync_tree(x, t, req, -1);
+  int64_t m = 0;
+  if (!rc) {
+    m = resolve(x, t, 1, req, &err);
+    rc = err ? -1 : 0;
+  }
   if (cand != RX_NONE)
     rx_job_drop(x, cand);
   if (rc) {
@@ -513,7 +613,7 @@ int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
 static void touch_again(struct rx *x, int node) {
   if (x->nlog == x->logcap)
     compact(x);
-  x->log[x->nlog++] = (uint32_t)node;
+  x->log[x->nlog++] = (uint32_t)node | RX_DEC;
   x->logpos[node] = (uint32_t)x->nlog;
 }
 
@@ -534,28 +634,19 @@ int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
   if (m < 0 || m >= x->n)
     return 2;
   /* In sync but for m, whose leaf stays as it was and is logged again. */
-  for (size_t p = t->cursor; p < x->nlog; p++) {
-    uint32_t node = x->log[p];
-    if (x->logpos[node] == p + 1 && node != (uint32_t)m)
-      set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
-  }
-  t->cursor = x->nlog;
-  note_cursor(x, t->cursor);
+  err = sync_tree(x, t, req, m) ? 1 : 0;
   touch_again(x, m);
+  /* The least t_n over the other nodes. */
+  int64_t other = err ? 0 : min_but(x, t, m, req, &err);
   if (err) {
     t->built = 0;
     return -1;
   }
-  /* The least t_n over the other nodes: the siblings on m's path. */
-  int64_t other = INT64_MAX;
-  for (size_t i = x->P + (size_t)m; i > 1; i /= 2)
-    if (t->t[i ^ 1] < other)
-      other = t->t[i ^ 1];
   if (other == RX_NOW)
     return 2; /* the first group's end: in full (rare) */
   if (other <= T)
     return 1; /* max(other, now) <= T as now <= T */
-  if (rx_job_set(x, cand, cand_end))
+  if (rx_job_set(x, cand, cand_end, 0))
     return -1;
   int64_t lm = leaf(x, m, req, &err);
   rx_job_drop(x, cand);
@@ -579,14 +670,12 @@ int rx_within_held(struct rx *x, const lsched_request *req,
   int m = p->node;
   if (m < 0 || m >= x->n)
     return 2;
-  if (sync_tree(x, t, req)) {
+  int64_t other = sync_tree(x, t, req, -1) ? (err = 1, 0)
+                                             : min_but(x, t, m, req, &err);
+  if (err) {
     t->built = 0;
     return -1;
   }
-  int64_t other = INT64_MAX;
-  for (size_t i = x->P + (size_t)m; i > 1; i /= 2)
-    if (t->t[i ^ 1] < other)
-      other = t->t[i ^ 1];
   if (other == RX_NOW)
     return 2;
   if (other <= T)
