@@ -617,14 +617,32 @@ static void touch_again(struct rx *x, int node) {
   x->logpos[node] = (uint32_t)x->nlog;
 }
 
-int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
-              int64_t cand_end, int64_t T) {
+/* The built tree of req for an "at or before T" question, or NULL with
+ * *rc the answer to give: 2 (ask in full) or -1 (out of memory). */
+static rx_tree *within_tree(struct rx *x, const lsched_request *req,
+                            int *rc) {
   int err = 0;
   rx_tree *t = tree_of(x, req, &err);
-  if (!t)
-    return err ? -1 : 2;
-  if (!t->built)
+  *rc = err ? -1 : 2;
+  return t && t->built ? t : NULL;
+}
+
+/* min(lm, other) clamped to now, at or before T: 1 or 0; 2 (ask in full)
+ * when the candidate's node fits with nothing released. */
+static int within_answer(const struct rx *x, int64_t lm, int64_t other,
+                         int64_t T) {
+  if (lm == RX_NOW)
     return 2;
+  int64_t v = lm < other ? lm : other;
+  return v != INT64_MAX && (v < x->e->now ? x->e->now : v) <= T;
+}
+
+int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
+              int64_t cand_end, int64_t T) {
+  int err = 0, rc;
+  rx_tree *t = within_tree(x, req, &rc);
+  if (!t)
+    return rc;
   lsched_placement parts[SIM_MAX_PARTS];
   int np = job_parts(x->e, cand, parts);
   int m = parts[0].node;
@@ -650,23 +668,16 @@ int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
     return -1;
   int64_t lm = leaf(x, m, req, &err);
   rx_job_drop(x, cand);
-  if (err)
-    return -1;
-  if (lm == RX_NOW)
-    return 2;
-  int64_t v = lm < other ? lm : other;
-  return v != INT64_MAX && (v < x->e->now ? x->e->now : v) <= T;
+  return err ? -1 : within_answer(x, lm, other, T);
 }
 
 int rx_within_held(struct rx *x, const lsched_request *req,
                    const lsched_placement *p, uint64_t idx, int64_t cand_end,
                    int64_t T) {
-  int err = 0;
-  rx_tree *t = tree_of(x, req, &err);
+  int err = 0, rc;
+  rx_tree *t = within_tree(x, req, &rc);
   if (!t)
-    return err ? -1 : 2;
-  if (!t->built)
-    return 2;
+    return rc;
   int m = p->node;
   if (m < 0 || m >= x->n)
     return 2;
@@ -693,16 +704,12 @@ int rx_within_held(struct rx *x, const lsched_request *req,
   x->scr[at] = *p;
   memcpy(x->scr + at + 1, L->part + at, (L->n - at) * sizeof *x->scr);
   int k = lsched_fits_after_held(x->c, m, req, p, x->scr, (int)L->n + 1);
-  int64_t lm;
-  if (k == LSCHED_ENOFIT)
-    lm = INT64_MAX;
-  else if (k < 0)
+  if (k < 0 && k != LSCHED_ENOFIT)
     return -1;
-  else if (k == 0)
-    return 2; /* fits now: the first group's end, in full */
-  else
-    lm = (uint32_t)(k - 1) == at ? cand_end
-         : L->j[(uint32_t)(k - 1) < at ? k - 1 : k - 2].end;
-  int64_t v = lm < other ? lm : other;
-  return v != INT64_MAX && (v < x->e->now ? x->e->now : v) <= T;
+  int64_t lm = k == LSCHED_ENOFIT ? INT64_MAX
+               : k == 0           ? RX_NOW
+               : (uint32_t)(k - 1) == at
+                   ? cand_end
+                   : L->j[(uint32_t)(k - 1) < at ? k - 1 : k - 2].end;
+  return within_answer(x, lm, other, T);
 }
