@@ -76,6 +76,7 @@
 #define SIX_BUDGET ((size_t)32 << 20) /* bytes of trees per index */
 #define SIX_CLASSES 256 /* node classes memoised (lsched_score_index_idle) */
 #define SIX_CMAP 1024u  /* hash slots for the classes */
+#define SIX_NONE INT64_MIN /* no fitting node (scores are never INT64_MIN) */
 
 /* A node class: what decides an idle node's fit and (by the contract of
  * lsched_score_index_idle) its score. */
@@ -98,9 +99,12 @@ struct six_shape {
   lsched_request req; /* the shape as a request: no node restriction */
   uint64_t synced; /* log entries before this sequence number replayed */
   int built;
-  int32_t *best; /* 2 x size: best position under entry i, -1 none */
+  /* 2 x size: the highest score under entry i (leaf size + p: the score
+   * of the node at position p), SIX_NONE when nothing under it fits. */
+  int64_t *val;
   int32_t *cnt;  /* counting index: size, fitting leaves under entry i */
-  int64_t *val;  /* size: score of the node at position p */
+  int32_t ans;   /* the root's position when ans_ok (the last descent) */
+  int ans_ok;
   int plain_k;   /* GPU count of a plain (not MIG) request, else 0 */
   /* Idle classes (lsched_score_index_idle): per class, 0 = not known yet,
    * 1 = an idle node of it does not fit, 2 = fits and scores cval. */
@@ -131,6 +135,12 @@ struct lsched_score_index {
   int log_len, log_cap;
   uint64_t log_lo, seq;
   uint64_t *last;
+  /* grow[x] = 1 + the sequence number of x's latest entry that may have
+   * let x fit more (a release, a pool's compose, a touch), 0: none since
+   * the log was cleared. An allocation only takes resources: a node that
+   * did not fit a shape and has only been allocated on since that tree's
+   * sync still does not fit it (its leaf stays empty, no replay). */
+  uint64_t *grow;
   int *scratch; /* n ints for the scan */
   int scratch_n, last_n;
   lsched_score_index_stats st;
@@ -205,26 +215,14 @@ static int key_eq(const struct six_key *a, const struct six_key *b) {
 /* ---------------------------------------------------------------------- */
 /* Trees                                                                   */
 
-/* The better of positions a < b (either may be -1): ties to a. */
-static inline int32_t pick(const int64_t *val, int32_t a, int32_t b) {
-  if (a < 0)
-    return b;
-  if (b < 0)
-    return a;
-  return val[b] > val[a] ? b : a;
-}
+static inline int64_t max64(int64_t a, int64_t b) { return b > a ? b : a; }
 
 static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
                             int pos) {
-  int32_t *best = s->best + ix->size;
+  int64_t *leaf = s->val + ix->size;
   int k = ix->idle_on ? ix->idle_at[pos] : -1;
   if (k >= 0 && s->cst[k]) { /* an idle node of a class met before */
-    if (s->cst[k] == 2) {
-      s->val[pos] = s->cval[k];
-      best[pos] = pos;
-    } else {
-      best[pos] = -1;
-    }
+    leaf[pos] = s->cst[k] == 2 ? s->cval[k] : SIX_NONE;
     return;
   }
   int node = ix->c->order[pos];
@@ -234,20 +232,19 @@ static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
    * free (a MIG node never holds a plain request). */
   if (nd->cpu_free < s->req.cpu_milli || nd->mem_free < s->req.memory_mib ||
       nd->gpus_nonzero_free < s->plain_k) {
-    best[pos] = -1;
+    leaf[pos] = SIX_NONE;
     if (k >= 0)
       s->cst[k] = 1;
     return;
   }
   if (lsched__node_fits(ix->c, nd, &s->req)) {
-    s->val[pos] = ix->score(&ix->v, node, &s->req, ix->ctx);
-    best[pos] = pos;
+    leaf[pos] = ix->score(&ix->v, node, &s->req, ix->ctx);
     if (k >= 0) {
       s->cst[k] = 2;
-      s->cval[k] = s->val[pos];
+      s->cval[k] = leaf[pos];
     }
   } else {
-    best[pos] = -1;
+    leaf[pos] = SIX_NONE;
     if (k >= 0)
       s->cst[k] = 1;
   }
@@ -256,25 +253,25 @@ static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
 /* Fitting leaves under entry i (a counting tree). */
 static inline int32_t count_at(const struct lsched_score_index *ix,
                                const struct six_shape *s, int i) {
-  return i >= ix->size ? s->best[i] >= 0 : s->cnt[i];
+  return i >= ix->size ? s->val[i] != SIX_NONE : s->cnt[i];
 }
 
 /* Level by level from the leaves; an entry whose subtree holds only
- * positions >= n (the padding up to the power of two) is -1 without a
- * pick. */
+ * positions >= n (the padding up to the power of two) is SIX_NONE without
+ * a compare. */
 static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   int size = ix->size, n = ix->n;
-  int32_t *best = s->best;
+  int64_t *val = s->val;
   for (int p = 0; p < n; p++)
     leaf_set(ix, s, p);
   for (int p = n; p < size; p++)
-    best[size + p] = -1;
+    val[size + p] = SIX_NONE;
   for (int lo = size / 2, m = n; lo >= 1; lo /= 2) {
     m = (m + 1) / 2; /* entries of this level over real positions */
     for (int i = lo; i < lo + m; i++)
-      best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
+      val[i] = max64(val[2 * i], val[2 * i + 1]);
     for (int i = lo + m; i < 2 * lo; i++)
-      best[i] = -1;
+      val[i] = SIX_NONE;
   }
   if (s->cnt) {
     int32_t *cnt = s->cnt;
@@ -282,7 +279,7 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
       m = (m + 1) / 2;
       if (2 * lo == size)
         for (int i = lo; i < lo + m; i++)
-          cnt[i] = (best[2 * i] >= 0) + (best[2 * i + 1] >= 0);
+          cnt[i] = (val[2 * i] != SIX_NONE) + (val[2 * i + 1] != SIX_NONE);
       else
         for (int i = lo; i < lo + m; i++)
           cnt[i] = cnt[2 * i] + cnt[2 * i + 1];
@@ -291,53 +288,62 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
     }
   }
   s->built = 1;
+  s->ans_ok = 0;
   s->synced = ix->seq;
 }
 
-/* Replays leaf pos's path, knowing which way its key (score, then the
- * earlier position) moved. Entries hold positions and compare through
- * val[], so an entry whose winner stays pos needs no write.
- *   Better (or fitting now): an entry pos already won still has pos; at
- *   the first one it did not win, pos either wins now (written, go on) or
- *   not, and then that entry and every one above keep their winners (they
- *   beat pos before its change... and after it, or pos would win there).
- *   Worse (or no longer fitting): an entry pos did not win keeps its
- *   winner (it beat pos's old key, which beat everything below it that
- *   changed), and so do the ones above: stop there; an entry pos won is
- *   decided again between its two children. */
+/* Replays leaf pos's path: every entry holds the maximum of its two
+ * children, so the climb stops at the first entry whose maximum stays (the
+ * ones above it keep theirs), whichever way the leaf moved. */
 static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
                        int pos) {
-  int32_t *best = s->best;
-  int was = best[ix->size + pos] >= 0;
-  int64_t old = was ? s->val[pos] : 0;
+  int64_t *val = s->val;
+  int i = ix->size + pos;
+  int64_t old = val[i];
   leaf_set(ix, s, pos);
-  int now = best[ix->size + pos] >= 0;
-  if (now == was && (!now || s->val[pos] == old))
+  int64_t now = val[i];
+  if (now == old)
     return; /* the same leaf: nothing above it changes */
-  if (s->cnt && now != was) /* a count changes on the whole path */
-    for (int i = (ix->size + pos) / 2; i >= 1; i /= 2)
-      s->cnt[i] += now - was;
-  if (now && (!was || s->val[pos] > old)) {
-    for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
-      if (best[i] == pos)
-        continue;
-      if (pick(s->val, best[2 * i], best[2 * i + 1]) != pos)
-        break;
-      best[i] = pos;
-    }
-  } else {
-    for (int i = (ix->size + pos) / 2; i >= 1 && best[i] == pos; i /= 2)
-      best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
+  s->ans_ok = 0;
+  if (s->cnt && (now == SIX_NONE) != (old == SIX_NONE)) {
+    int d = now == SIX_NONE ? -1 : 1; /* a count changes on the whole path */
+    for (int j = i / 2; j >= 1; j /= 2)
+      s->cnt[j] += d;
+  }
+  for (i /= 2; i >= 1; i /= 2) {
+    int64_t m = max64(val[2 * i], val[2 * i + 1]);
+    if (m == val[i])
+      break;
+    val[i] = m;
   }
 }
 
+/* The earliest position holding the root's score (the scan's answer: the
+ * highest score, ties to the earliest node), -1 when nothing fits: a
+ * descent to the left child whenever it holds the maximum. Kept until a
+ * leaf changes. */
+static int32_t tree_answer(const struct lsched_score_index *ix,
+                           struct six_shape *s) {
+  if (s->ans_ok)
+    return s->ans;
+  const int64_t *val = s->val;
+  int32_t pos = -1;
+  if (val[1] != SIX_NONE) {
+    int i = 1;
+    while (i < ix->size)
+      i = val[2 * i] == val[i] ? 2 * i : 2 * i + 1;
+    pos = i - ix->size;
+  }
+  s->ans = pos;
+  s->ans_ok = 1;
+  return pos;
+}
+
 static void shape_free(struct lsched_score_index *ix, struct six_shape *s) {
-  lsched__free(&ix->a, s->best);
   lsched__free(&ix->a, s->val);
   lsched__free(&ix->a, s->cnt);
   lsched__free(&ix->a, s->cst);
   lsched__free(&ix->a, s->cval);
-  s->best = NULL;
   s->val = NULL;
   s->cnt = NULL;
   s->cst = NULL;
@@ -463,6 +469,10 @@ static int six_refresh(struct lsched_score_index *ix) {
     if (!nl)
       return LSCHED_ENOMEM;
     ix->last = nl;
+    uint64_t *ng = lsched__realloc(&ix->a, ix->grow, (size_t)v.n * sizeof *ng);
+    if (!ng)
+      return LSCHED_ENOMEM;
+    ix->grow = ng;
     ix->last_n = v.n;
   }
   size_t cap = (size_t)v.n * 4 > 4096 ? (size_t)v.n * 4 : 4096;
@@ -473,8 +483,10 @@ static int six_refresh(struct lsched_score_index *ix) {
     ix->log = nlog;
     ix->log_cap = (int)cap;
   }
-  if (v.n > 0)
+  if (v.n > 0) {
     memset(ix->last, 0, (size_t)v.n * sizeof *ix->last);
+    memset(ix->grow, 0, (size_t)v.n * sizeof *ix->grow);
+  }
   ix->log_len = 0;
   ix->log_lo = ix->seq;
   if (size != ix->size) {
@@ -517,7 +529,9 @@ static void log_compact(struct lsched_score_index *ix) {
   ix->log_lo += (uint64_t)drop;
 }
 
-static void six_touch(struct lsched_score_index *ix, int node) {
+/* grow: the change may have let node fit more (anything but an
+ * allocation). */
+static void six_touch(struct lsched_score_index *ix, int node, int grow) {
   if (ix->stale || ix->order_gen != ix->c->order_gen || node < 0 ||
       node >= ix->n)
     return; /* rebuilt before the next answer anyway */
@@ -525,6 +539,8 @@ static void six_touch(struct lsched_score_index *ix, int node) {
     log_compact(ix);
   ix->log[ix->log_len++] = node;
   ix->last[node] = ++ix->seq; /* entry seq - 1, stored + 1 */
+  if (grow)
+    ix->grow[node] = ix->seq;
   if (ix->idle_on)
     ix->idle_at[ix->c->pos_of[node]] = idle_class(ix, node);
 }
@@ -541,13 +557,15 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
    * They are the nodes whose latest entry is not yet replayed: read from
    * the log, or from last[] when more than n entries wait. */
   const int *pos_of = ix->c->pos_of;
+  const int64_t *leaf = s->val + ix->size;
   int *todo = ix->scratch, m = 0, most = ix->n / 2 + 1;
   if (most > ix->scratch_n)
     most = ix->scratch_n;
   if (pending > (uint64_t)ix->n) {
     for (int x = 0; x < ix->n; x++) {
-      if (ix->last[x] <= s->synced)
-        continue;
+      if (ix->last[x] <= s->synced ||
+          (leaf[pos_of[x]] == SIX_NONE && ix->grow[x] <= s->synced))
+        continue; /* unchanged, or allocated on and still not fitting */
       if (m == most) {
         tree_build(ix, s);
         ix->st.builds++;
@@ -558,7 +576,8 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
   } else {
     for (uint64_t q = s->synced; q < ix->seq; q++) {
       int x = ix->log[q - ix->log_lo];
-      if (ix->last[x] != q + 1)
+      if (ix->last[x] != q + 1 ||
+          (leaf[pos_of[x]] == SIX_NONE && ix->grow[x] <= s->synced))
         continue;
       if (m == most) {
         tree_build(ix, s);
@@ -577,14 +596,21 @@ static void six_on_alloc(void *user, const lsched_cluster *c,
                          const lsched_placement *p, int trial) {
   (void)c;
   (void)trial;
-  six_touch(user, p->node);
+  six_touch(user, p->node, 0);
+}
+
+static void six_on_release(void *user, const lsched_cluster *c,
+                           const lsched_placement *p, int trial) {
+  (void)c;
+  (void)trial;
+  six_touch(user, p->node, 1);
 }
 
 static void six_on_node_change(void *user, const lsched_cluster *c, int node,
                                int change) {
   struct lsched_score_index *ix = user;
   if (lsched_node_watch_free_only(ix->watch, c, node, change) > 0)
-    six_touch(ix, node);
+    six_touch(ix, node, 1);
   else
     ix->stale = 1;
 }
@@ -592,7 +618,7 @@ static void six_on_node_change(void *user, const lsched_cluster *c, int node,
 static const lsched_observer six_observer_ops = {
     .version = LSCHED_OBSERVER_VERSION,
     .on_alloc = six_on_alloc,
-    .on_release = six_on_alloc,
+    .on_release = six_on_release,
     .on_node_change = six_on_node_change,
 };
 
@@ -620,7 +646,7 @@ int lsched_score_index_create(lsched_score_index **out,
   ix->enabled = 1;
   int rc = six_refresh(ix);
   if (rc == LSCHED_OK) {
-    size_t per = (size_t)ix->size * (2 * sizeof(int32_t) + sizeof(int64_t));
+    size_t per = (size_t)ix->size * 2 * sizeof(int64_t);
     size_t m = SIX_BUDGET / (per ? per : 1);
     ix->max_shapes = m < 4 ? 4 : m > SIX_MAX_SHAPES ? SIX_MAX_SHAPES : (int)m;
     ix->sh = lsched__calloc(&c->a, (size_t)ix->max_shapes, sizeof *ix->sh);
@@ -636,6 +662,7 @@ int lsched_score_index_create(lsched_score_index **out,
     lsched__free(&ix->a, ix->scratch);
     lsched__free(&ix->a, ix->log);
     lsched__free(&ix->a, ix->last);
+    lsched__free(&ix->a, ix->grow);
     lsched__free(&ix->a, ix);
     return rc;
   }
@@ -658,6 +685,7 @@ void lsched_score_index_destroy(lsched_score_index *ix) {
   lsched__free(&a, ix->scratch);
   lsched__free(&a, ix->log);
   lsched__free(&a, ix->last);
+  lsched__free(&a, ix->grow);
   lsched__free(&a, ix);
 }
 
@@ -668,7 +696,7 @@ void lsched_score_index_reset(lsched_score_index *ix) {
 
 void lsched_score_index_touch(lsched_score_index *ix, int node) {
   if (ix)
-    six_touch(ix, node);
+    six_touch(ix, node, 1);
 }
 
 int lsched_score_index_enable(lsched_score_index *ix, int on) {
@@ -742,16 +770,15 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
   }
   s->last_use = ++ix->tick;
   if (!s->built) {
-    if (!s->best) {
-      s->best = lsched__alloc(&ix->a, 2 * (size_t)ix->size * sizeof *s->best);
-      s->val = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->val);
+    if (!s->val) {
+      s->val = lsched__alloc(&ix->a, 2 * (size_t)ix->size * sizeof *s->val);
       if (ix->counting)
         s->cnt = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->cnt);
       if (ix->idle_on) {
         s->cst = lsched__calloc(&ix->a, SIX_CLASSES, 1);
         s->cval = lsched__alloc(&ix->a, SIX_CLASSES * sizeof *s->cval);
       }
-      if (!s->best || !s->val || (ix->counting && !s->cnt) ||
+      if (!s->val || (ix->counting && !s->cnt) ||
           (ix->idle_on && (!s->cst || !s->cval))) {
         shape_free(ix, s);
         return LSCHED_OK;
@@ -786,7 +813,7 @@ int lsched_score_index_enable_counts(lsched_score_index *ix) {
     return LSCHED_ESTATE;
   if (!ix->counting) {
     ix->counting = 1;
-    size_t per = (size_t)ix->size * (3 * sizeof(int32_t) + sizeof(int64_t));
+    size_t per = (size_t)ix->size * (sizeof(int32_t) + 2 * sizeof(int64_t));
     size_t m = SIX_BUDGET / (per ? per : 1);
     if (m < (size_t)ix->max_shapes)
       ix->max_shapes = m < 4 ? 4 : (int)m;
@@ -863,7 +890,7 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
     return LSCHED_ENOMEM;
   if (s) {
     ix->st.indexed++;
-    int32_t pos = s->best[1];
+    int32_t pos = tree_answer(ix, s);
     if (pos < 0)
       return LSCHED_ENOFIT;
     *node = ix->c->order[pos];
@@ -898,10 +925,11 @@ int lsched_score_index_check(lsched_score_index *ix) {
     if (!s->built)
       continue;
     tree_sync(ix, s);
+    int32_t want = -1; /* the scan's answer */
     for (int p = 0; p < ix->size; p++) {
-      int32_t b = s->best[ix->size + p];
+      int64_t b = s->val[ix->size + p];
       if (p >= ix->n) {
-        if (b != -1)
+        if (b != SIX_NONE)
           return LSCHED_ESTATE;
         continue;
       }
@@ -909,16 +937,20 @@ int lsched_score_index_check(lsched_score_index *ix) {
       if (ix->idle_on && ix->idle_at[p] != idle_class(ix, node))
         return LSCHED_ESTATE;
       int fits = lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req);
-      if (fits != (b == p) || (b != p && b != -1))
+      if (fits != (b != SIX_NONE))
         return LSCHED_ESTATE;
-      if (fits && s->val[p] != ix->score(&ix->v, node, &s->req, ix->ctx))
+      if (fits && b != ix->score(&ix->v, node, &s->req, ix->ctx))
         return LSCHED_ESTATE;
+      if (fits && (want < 0 || b > s->val[ix->size + want]))
+        want = p;
     }
     for (int j = ix->size - 1; j >= 1; j--)
-      if (s->best[j] != pick(s->val, s->best[2 * j], s->best[2 * j + 1]) ||
+      if (s->val[j] != max64(s->val[2 * j], s->val[2 * j + 1]) ||
           (s->cnt && s->cnt[j] != count_at(ix, s, 2 * j) +
                                       count_at(ix, s, 2 * j + 1)))
         return LSCHED_ESTATE;
+    if (tree_answer(ix, s) != want)
+      return LSCHED_ESTATE;
   }
   return LSCHED_OK;
 }
