@@ -64,7 +64,7 @@ static int dot_init(void *state, const lsched_cluster *c) {
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, dot_score, NULL)
                       : LSCHED_ENOMEM;
   if (rc == LSCHED_OK) /* an idle node's free vector is its class's */
-    rc = lsched_score_index_idle(s->ix);
+    rc = lsched_score_index_state(s->ix);
   if (rc) /* no fini after a failed init */
     dot_fini(s);
   return rc;

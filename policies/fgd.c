@@ -413,7 +413,7 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   if (rc == LSCHED_OK)
     rc = lsched_score_index_create(&s->ix, c, fgd_index_score, s);
   if (rc == LSCHED_OK) /* an idle node scores its class's (see above) */
-    rc = lsched_score_index_idle(s->ix);
+    rc = lsched_score_index_state(s->ix);
   if (rc == LSCHED_OK)
     rc = lsched_node_watch_create(&s->watch, c);
   int16_t *cls = NULL;

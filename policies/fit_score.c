@@ -45,7 +45,7 @@ static int fit_init(struct fit_state *s, const lsched_cluster *c,
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, score, NULL)
                       : LSCHED_ENOMEM;
   if (rc == LSCHED_OK) /* an idle node's leftover is its class's */
-    rc = lsched_score_index_idle(s->ix);
+    rc = lsched_score_index_state(s->ix);
   if (rc) /* no fini after a failed init */
     fit_fini(s);
   return rc;

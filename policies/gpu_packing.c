@@ -74,7 +74,7 @@ static int pack_init(void *state, const lsched_cluster *c) {
                                                   (void *)c)
                       : LSCHED_ENOMEM;
   if (rc == LSCHED_OK) /* an idle node: max(33 - GPUs, GPUs) */
-    rc = lsched_score_index_idle(s->ix);
+    rc = lsched_score_index_state(s->ix);
   if (rc) /* no fini after a failed init */
     pack_fini(s);
   return rc;

@@ -76,6 +76,8 @@
 #define SIX_BUDGET ((size_t)32 << 20) /* bytes of trees per index */
 #define SIX_CLASSES 256 /* node classes memoised (lsched_score_index_idle) */
 #define SIX_CMAP 1024u  /* hash slots for the classes */
+#define SIX_SGPUS 8     /* GPUs of a node with a state (lsched_score_index_state) */
+#define SIX_SMEMO 65536u /* most (state, shape) memo entries (direct-mapped) */
 #define SIX_NONE INT64_MIN /* no fitting node (scores are never INT64_MIN) */
 
 /* A node class: what decides an idle node's fit and (by the contract of
@@ -84,6 +86,26 @@ struct six_cls {
   int64_t cpu_cap, mem_cap;
   uint64_t features;
   int32_t gpu_count, model, mode;
+};
+
+/* A node state (lsched_score_index_state): its class and its free CPU,
+ * memory and per-GPU shares (in GPU order, unused GPUs 0; packed four
+ * 16-bit shares a word), with its hash; cls -1: no state (no class, not
+ * up, more than SIX_SGPUS GPUs). */
+struct six_state {
+  int64_t cpu;
+  uint64_t g0, g1;
+  uint64_t h;
+  int32_t cls;
+};
+
+/* The answer of a node state for a shape (tag): fits (and scores val) or
+ * not; valid while gen == the index's sgen. */
+struct six_smemo {
+  int64_t cpu, val;
+  uint64_t g0, g1;
+  uint32_t gen, tag;
+  int32_t cls, fits;
 };
 
 struct six_key {
@@ -104,6 +126,7 @@ struct six_shape {
   int64_t *val;
   int32_t *cnt;  /* counting index: size, fitting leaves under entry i */
   int32_t ans;   /* the root's position when ans_ok (the last descent) */
+  uint32_t tag;  /* this key's id in the state memo (unique per key set) */
   int ans_ok;
   int plain_k;   /* GPU count of a plain (not MIG) request, else 0 */
   /* Idle classes (lsched_score_index_idle): per class, 0 = not known yet,
@@ -154,6 +177,15 @@ struct lsched_score_index {
   struct six_cls *cls;
   int16_t *cls_of, *idle_at;
   int cls_n, idle_n; /* entries held */
+  /* Node states (lsched_score_index_state): nst[x] = node x's state
+   * (taken at every log entry and refresh); smemo[hash(state, shape tag)]
+   * the answer of a state for a shape, direct-mapped. */
+  int st_on;
+  struct six_state *nst;
+  int st_n;
+  struct six_smemo *smemo;
+  uint32_t sm_mask; /* smemo holds sm_mask + 1 entries */
+  uint32_t sgen, tagc;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -237,6 +269,17 @@ static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
       s->cst[k] = 1;
     return;
   }
+  struct six_smemo *e = NULL;
+  const struct six_state *ns = ix->st_on ? &ix->nst[node] : NULL;
+  if (ns && ns->cls >= 0) {
+    uint64_t h = (ns->h ^ s->tag) * UINT64_C(0x9E3779B97F4A7C15);
+    e = &ix->smemo[(h >> 32) & ix->sm_mask];
+    if (e->gen == ix->sgen && e->tag == s->tag && e->cpu == ns->cpu &&
+        e->g0 == ns->g0 && e->g1 == ns->g1 && e->cls == ns->cls) {
+      leaf[pos] = e->fits ? e->val : SIX_NONE;
+      return;
+    }
+  }
   if (lsched__node_fits(ix->c, nd, &s->req)) {
     leaf[pos] = ix->score(&ix->v, node, &s->req, ix->ctx);
     if (k >= 0) {
@@ -247,6 +290,16 @@ static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
     leaf[pos] = SIX_NONE;
     if (k >= 0)
       s->cst[k] = 1;
+  }
+  if (e) {
+    e->gen = ix->sgen;
+    e->tag = s->tag;
+    e->cpu = ns->cpu;
+    e->g0 = ns->g0;
+    e->g1 = ns->g1;
+    e->cls = ns->cls;
+    e->fits = leaf[pos] != SIX_NONE;
+    e->val = leaf[pos];
   }
 }
 
@@ -387,9 +440,88 @@ static int16_t idle_class(const struct lsched_score_index *ix, int x) {
   return k;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Node states                                                             */
+
+/* Forgets every memoised (state, shape) answer. */
+static void smemo_forget(struct lsched_score_index *ix) {
+  if (++ix->sgen == 0) { /* wrapped: entries of generation 0 are empty */
+    memset(ix->smemo, 0, ((size_t)ix->sm_mask + 1) * sizeof *ix->smemo);
+    ix->sgen = 1;
+  }
+}
+
+/* Node x's state (cls -1: none). */
+static void st_take(const struct lsched_score_index *ix, int x,
+                    struct six_state *k) {
+  memset(k, 0, sizeof *k);
+  k->cls = -1;
+  int16_t cl = ix->cls_of[x];
+  if (cl < 0)
+    return;
+  const struct lsched_node *nd = &ix->c->nodes[x];
+  const struct six_cls *e = &ix->cls[cl];
+  if (nd->state != LSCHED_NODE_UP || nd->gpu_count > SIX_SGPUS ||
+      nd->cpu_cap != e->cpu_cap || nd->mem_cap != e->mem_cap ||
+      nd->gpu_count != e->gpu_count || nd->model != e->model ||
+      (int32_t)nd->mode != e->mode || nd->features != e->features)
+    return;
+  const int *g = ix->c->gpu_free + nd->gpu_off;
+  uint64_t w[2] = {0, 0};
+  for (int i = 0; i < nd->gpu_count; i++)
+    w[i >> 2] |= (uint64_t)(uint16_t)g[i] << (16 * (i & 3));
+  k->cpu = nd->cpu_free;
+  k->g0 = w[0];
+  k->g1 = w[1];
+  k->cls = cl;
+  uint64_t h = (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15) +
+               (uint64_t)(uint32_t)cl * UINT64_C(0x165667B19E3779F9) +
+               w[0] * UINT64_C(0xD6E8FEB86659FD93) +
+               w[1] * UINT64_C(0xFF51AFD7ED558CCD);
+  h ^= h >> 31;
+  h *= UINT64_C(0xBF58476D1CE4E5B9);
+  k->h = h ^ (h >> 29);
+}
+
+static int st_eq(const struct six_state *a, const struct six_state *b) {
+  return a->cls == b->cls && (a->cls < 0 || (a->cpu == b->cpu &&
+         a->g0 == b->g0 && a->g1 == b->g1 && a->h == b->h));
+}
+
+/* Sizes the states and the memo for n nodes and takes every node's state
+ * (at a refresh, after the classes); the memo is forgotten. */
+static int st_refresh(struct lsched_score_index *ix) {
+  if (!ix->st_on)
+    return LSCHED_OK;
+  int n = ix->n;
+  if (n > ix->st_n) {
+    struct six_state *ns =
+        lsched__realloc(&ix->a, ix->nst, (size_t)n * sizeof *ns);
+    if (!ns)
+      return LSCHED_ENOMEM;
+    ix->nst = ns;
+    ix->st_n = n;
+  }
+  uint32_t mc = 4096; /* 8 entries a node, 4096 to SIX_SMEMO */
+  while (mc < 8u * (uint32_t)n && mc < SIX_SMEMO)
+    mc *= 2;
+  if (mc != ix->sm_mask + 1 || !ix->smemo) {
+    struct six_smemo *nm = lsched__calloc(&ix->a, mc, sizeof *nm);
+    if (!nm)
+      return LSCHED_ENOMEM;
+    lsched__free(&ix->a, ix->smemo);
+    ix->smemo = nm;
+    ix->sm_mask = mc - 1;
+  }
+  smemo_forget(ix);
+  for (int x = 0; x < n; x++)
+    st_take(ix, x, &ix->nst[x]);
+  return LSCHED_OK;
+}
+
 /* Classes of every node (at a refresh; the memos are then forgotten). */
 static int cls_refresh(struct lsched_score_index *ix) {
-  if (!ix->idle_on)
+  if (!ix->idle_on && !ix->st_on)
     return LSCHED_OK;
   int n = ix->n, size = ix->size;
   if (n > ix->cls_n) {
@@ -498,6 +630,8 @@ static int six_refresh(struct lsched_score_index *ix) {
     ix->sh[i].built = 0;
   ix->n = v.n;
   int rc = cls_refresh(ix);
+  if (rc == LSCHED_OK)
+    rc = st_refresh(ix);
   if (rc)
     return rc;
   ix->order_gen = ix->c->order_gen;
@@ -543,6 +677,8 @@ static void six_touch(struct lsched_score_index *ix, int node, int grow) {
     ix->grow[node] = ix->seq;
   if (ix->idle_on)
     ix->idle_at[ix->c->pos_of[node]] = idle_class(ix, node);
+  if (ix->st_on)
+    st_take(ix, node, &ix->nst[node]);
 }
 
 /* Brings tree s up to date with the log. */
@@ -679,6 +815,8 @@ void lsched_score_index_destroy(lsched_score_index *ix) {
   lsched_allocator a = ix->a;
   lsched_node_watch_destroy(ix->watch);
   lsched__free(&a, ix->cls);
+  lsched__free(&a, ix->nst);
+  lsched__free(&a, ix->smemo);
   lsched__free(&a, ix->cls_of);
   lsched__free(&a, ix->idle_at);
   lsched__free(&a, ix->sh);
@@ -695,8 +833,11 @@ void lsched_score_index_reset(lsched_score_index *ix) {
 }
 
 void lsched_score_index_touch(lsched_score_index *ix, int node) {
-  if (ix)
-    six_touch(ix, node, 1);
+  if (!ix)
+    return;
+  if (ix->st_on && ix->smemo) /* scores moved outside the node's state */
+    smemo_forget(ix);
+  six_touch(ix, node, 1);
 }
 
 int lsched_score_index_enable(lsched_score_index *ix, int on) {
@@ -753,6 +894,12 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
     s->key = *k;
     s->hash = h;
     s->built = 0;
+    if (++ix->tagc == 0) { /* wrapped: no memoised answer may match */
+      ix->tagc = 1;
+      if (ix->smemo)
+        smemo_forget(ix);
+    }
+    s->tag = ix->tagc;
     if (s->cst)
       memset(s->cst, 0, SIX_CLASSES);
     lsched_request r = LSCHED_REQUEST_INIT;
@@ -833,13 +980,26 @@ int lsched_score_index_idle(lsched_score_index *ix) {
   return LSCHED_OK;
 }
 
+int lsched_score_index_state(lsched_score_index *ix) {
+  if (!ix)
+    return LSCHED_EINVAL;
+  if (ix->nsh > 0)
+    return LSCHED_ESTATE;
+  if (!ix->st_on) {
+    ix->st_on = 1;
+    ix->idle_on = 1; /* an idle node's state is its class's */
+    ix->stale = 1;   /* the states are taken at the refresh */
+  }
+  return LSCHED_OK;
+}
+
 int lsched_score_index_draw(lsched_score_index *ix, const lsched_request *req,
                             uint64_t (*draw)(void *user, uint64_t m),
                             void *user, int *node) {
   if (!node)
     return LSCHED_EINVAL;
   *node = -1;
-  if (!ix || !draw || lsched_request_validate(req) != LSCHED_OK)
+  if (!ix || !draw || !lsched__req_valid(ix->c, req))
     return LSCHED_EINVAL;
   struct six_shape *s = NULL;
   if (ix->counting && tree_for(ix, req, &s))
@@ -883,7 +1043,7 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
   if (!node)
     return LSCHED_EINVAL;
   *node = -1;
-  if (!ix || lsched_request_validate(req) != LSCHED_OK)
+  if (!ix || !lsched__req_valid(ix->c, req))
     return LSCHED_EINVAL;
   struct six_shape *s = NULL;
   if (tree_for(ix, req, &s))
@@ -936,6 +1096,12 @@ int lsched_score_index_check(lsched_score_index *ix) {
       int node = ix->c->order[p];
       if (ix->idle_on && ix->idle_at[p] != idle_class(ix, node))
         return LSCHED_ESTATE;
+      if (ix->st_on) {
+        struct six_state sk;
+        st_take(ix, node, &sk);
+        if (!st_eq(&ix->nst[node], &sk))
+          return LSCHED_ESTATE; /* a node's state is taken at its changes */
+      }
       int fits = lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req);
       if (fits != (b != SIX_NONE))
         return LSCHED_ESTATE;
