@@ -428,7 +428,9 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   s->use_index = 1;
   if (rc == LSCHED_OK)
     rc = lsched_score_index_create(&s->ix, c, fgd_index_score, s);
-  if (rc == LSCHED_OK) /* an idle node scores its class's (see above) */
+  /* A node's score is a function of its class, free CPU and free shares
+   * (state_score above): memoised per state by the index as well. */
+  if (rc == LSCHED_OK)
     rc = lsched_score_index_state(s->ix);
   if (rc == LSCHED_OK)
     rc = lsched_node_watch_create(&s->watch, c);

@@ -4,20 +4,21 @@
  *
  * For every request shape it tracks (everything of a request that decides
  * where it fits: CPU, memory, GPU count and share, model mask, MIG fields,
- * features), the index keeps a tournament tree over the visit positions:
- * leaf p holds the policy's score of node order[p] for that shape (or
- * nothing when the node does not fit it), and every inner entry the
- * position of the best leaf below it, the higher score winning and a tie
- * going to the left child (the earlier position). The root is then the
- * scan's answer: the highest score, ties to the earliest node in the visit
- * order.
+ * features), the index keeps a tree over the visit positions: leaf p
+ * holds the policy's score of node order[p] for that shape (SIX_NONE when
+ * the node does not fit it), and every inner entry the highest score
+ * below it. The scan's answer (the highest score, ties to the earliest
+ * node in the visit order) is found by a descent that goes left whenever
+ * the left child holds the maximum, O(log n), kept until a leaf changes.
  *
  * The index follows the cluster as an observer (lsched_cluster_add_observer):
  * an allocation or release on node x (trial ones included) or a change of
  * x's state appends x to a log, O(1). A tree is brought up to date when its
  * shape is asked for: the log entries since it was last synchronised are
  * replayed (each node once, at its latest entry: leaf pos_of[x] recomputed
- * and its path climbed until an entry's winner does not change), or the
+ * and its path climbed until an entry's maximum does not change; a node
+ * whose leaf is empty and that has only been allocated on since, grow[],
+ * still does not fit and is skipped), or the
  * tree is rebuilt when more than n/2 distinct nodes wait (the nodes are
  * read from the log, or from last[] when more than n entries wait). So a
  * shape asked at every decision costs O(changes since the last decision x
@@ -51,6 +52,16 @@
  * a tree built on a mostly idle cluster (fill mode's first tree of each
  * shape in each seed, whose visit order is new) costs a table read per
  * idle node instead of a fit test and a score.
+ *
+ * State scores (lsched_score_index_state, the stronger promise that a
+ * node's score depends on its class, free CPU and per-GPU free shares
+ * alone): every node's state is taken at its log entries (nst[x], with a
+ * hash), and a leaf whose node passed the CPU/memory pre-test reads the
+ * answer of (state, shape tag) from a direct-mapped memo before fitting
+ * and scoring (memory, no part of the state, is in the pre-test). A tag
+ * is unique per key a shape slot ever held, so an evicted shape's answers
+ * never match; the memo is forgotten (a generation) at every refresh and
+ * at lsched_score_index_touch.
  *
  * Requests restricted by node_allowed or node_filter (per call, not a
  * shape) and requests of a version this file does not know are answered by
