@@ -513,7 +513,7 @@ static int st_refresh(struct lsched_score_index *ix) {
     ix->nst = ns;
     ix->st_n = n;
   }
-  uint32_t mc = 4096; /* 8 entries a node, 4096 to SIX_SMEMO */
+  uint32_t mc = 256; /* 8 entries a node, 256 to SIX_SMEMO */
   while (mc < 8u * (uint32_t)n && mc < SIX_SMEMO)
     mc *= 2;
   if (mc != ix->sm_mask + 1 || !ix->smemo) {
