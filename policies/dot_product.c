@@ -63,8 +63,10 @@ static int dot_init(void *state, const lsched_cluster *c) {
   s->scratch = lsched_mem_calloc(&s->a, s->scratch_cap, sizeof(int));
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, dot_score, NULL)
                       : LSCHED_ENOMEM;
-  if (rc == LSCHED_OK) /* an idle node's free vector is its class's */
-    rc = lsched_score_index_idle(s->ix);
+  /* The score reads the node's free CPU and GPU milli and the request
+   * alone: a function of the node's state (memoised per state). */
+  if (rc == LSCHED_OK)
+    rc = lsched_score_index_state(s->ix);
   if (rc) /* no fini after a failed init */
     dot_fini(s);
   return rc;

@@ -22,8 +22,10 @@
  * Without a workload F is 0 everywhere: every node scores 50 and the
  * earliest node that fits wins.
  *
- * Speed. F(n) and per-threshold aggregates of every node are cached and
- * updated in on_alloc/on_release for the changed node only (frag.c). The
+ * Speed. F(n) and per-threshold aggregates of every node are cached
+ * (frag.c) and recomputed for a node changed since (fs_ver) when a score
+ * reads them: with the score index's state memo most changed nodes are
+ * not scored by this policy before their next change. The
  * increase for a candidate GPU is then O(types) from the aggregates: only
  * the one GPU's share changes. Results are memoised per (node, request
  * shape): an entry stays valid until that node changes (a per-node version
@@ -141,6 +143,7 @@ struct fgd_state {
   uint8_t *tcnt;   /* nthr scratch */
   int32_t *tsmall; /* nthr scratch */
   uint32_t *ver;   /* per node */
+  uint32_t *fs_ver; /* per node: fs holds the node at version fs_ver */
   uint32_t clock;
   struct memo_entry *memo; /* n x S */
   uint32_t S;              /* power of two */
@@ -281,6 +284,7 @@ static void fgd_fini(void *state) {
   lsched_mem_free(&s->a, s->tcnt);
   lsched_mem_free(&s->a, s->tsmall);
   lsched_mem_free(&s->a, s->ver);
+  lsched_mem_free(&s->a, s->fs_ver);
   lsched_mem_free(&s->a, s->memo);
   lsched_mem_free(&s->a, s->shapes);
   lsched_mem_free(&s->a, s->shape_slot);
@@ -302,8 +306,18 @@ static void memo_invalidate(struct fgd_state *s) {
       memset(s->st_ver, 0, (size_t)s->n * sizeof *s->st_ver);
     s->clock = 0;
   }
-  for (int i = 0; i < s->n; i++)
+  for (int i = 0; i < s->n; i++) {
+    int fresh = s->fs_ver[i] == s->ver[i];
     s->ver[i] = ++s->clock;
+    if (fresh) /* (a cache entry up to date stays so) */
+      s->fs_ver[i] = s->ver[i];
+  }
+}
+
+/* fs was just computed for every node. */
+static void cache_fresh(struct fgd_state *s) {
+  for (int i = 0; i < s->n; i++)
+    s->fs_ver[i] = s->ver[i];
 }
 
 /* The size of the state tables for n nodes (log2). */
@@ -400,8 +414,10 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   s->sbits = table_bits(n);
   s->scratch = lsched_mem_calloc(&s->a, n, sizeof *s->scratch);
   s->ver = lsched_mem_calloc(&s->a, n, sizeof *s->ver);
+  s->fs_ver = lsched_mem_calloc(&s->a, n, sizeof *s->fs_ver);
   s->memo = lsched_mem_calloc(&s->a, n * s->S, sizeof *s->memo);
-  int rc = s->scratch && s->ver && s->memo ? LSCHED_OK : LSCHED_ENOMEM;
+  int rc = s->scratch && s->ver && s->fs_ver && s->memo ? LSCHED_OK
+                                                        : LSCHED_ENOMEM;
   if (rc == LSCHED_OK)
     rc = lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw);
   if (rc == LSCHED_OK)
@@ -412,8 +428,10 @@ static int fgd_init(void *state, const lsched_cluster *c) {
   s->use_index = 1;
   if (rc == LSCHED_OK)
     rc = lsched_score_index_create(&s->ix, c, fgd_index_score, s);
-  if (rc == LSCHED_OK) /* an idle node scores its class's (see above) */
-    rc = lsched_score_index_idle(s->ix);
+  /* A node's score is a function of its class, free CPU and free shares
+   * (state_score above): memoised per state by the index as well. */
+  if (rc == LSCHED_OK)
+    rc = lsched_score_index_state(s->ix);
   if (rc == LSCHED_OK)
     rc = lsched_node_watch_create(&s->watch, c);
   int16_t *cls = NULL;
@@ -436,6 +454,7 @@ static int fgd_init(void *state, const lsched_cluster *c) {
     return rc;
   }
   memo_invalidate(s);
+  cache_fresh(s);
   classes_build(s, cls);
   return LSCHED_OK;
 }
@@ -488,6 +507,7 @@ static int fgd_set_workload(void *state, const lsched_cluster *c,
   s->tcnt = tcnt;
   s->tsmall = tsmall;
   memo_invalidate(s);
+  cache_fresh(s);
   if (s->imemo) /* the scores of idle nodes too */
     memset(s->imemo, 0, (size_t)s->icap * FGD_CLASSES * sizeof *s->imemo);
   state_memo_clear(s); /* and of every state */
@@ -514,6 +534,7 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   int32_t *tsmall = NULL;
   int *scratch = lsched_mem_calloc(&s->a, n, sizeof *scratch);
   uint32_t *ver = lsched_mem_calloc(&s->a, n, sizeof *ver);
+  uint32_t *fs_ver = lsched_mem_calloc(&s->a, n, sizeof *fs_ver);
   struct memo_entry *memo = lsched_mem_calloc(&s->a, n * S, sizeof *memo);
   int16_t *cls = lsched_mem_calloc(&s->a, n, sizeof *cls);
   uint32_t *st_ver = lsched_mem_calloc(&s->a, n, sizeof *st_ver);
@@ -525,7 +546,7 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
     stab = lsched_mem_calloc(&s->a, (size_t)1 << sbits, sizeof *stab);
     smemo = lsched_mem_calloc(&s->a, (size_t)1 << sbits, sizeof *smemo);
   }
-  int rc = scratch && ver && memo && cls && st_ver && st_id &&
+  int rc = scratch && ver && fs_ver && memo && cls && st_ver && st_id &&
                    (sbits == s->sbits || (stab && smemo))
                ? LSCHED_OK
                : LSCHED_ENOMEM;
@@ -556,6 +577,7 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
     lsched_mem_free(&s->a, tsmall);
     lsched_mem_free(&s->a, scratch);
     lsched_mem_free(&s->a, ver);
+    lsched_mem_free(&s->a, fs_ver);
     lsched_mem_free(&s->a, memo);
     lsched_mem_free(&s->a, cls);
     lsched_mem_free(&s->a, st_ver);
@@ -571,6 +593,7 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   lsched_mem_free(&s->a, s->tsmall);
   lsched_mem_free(&s->a, s->scratch);
   lsched_mem_free(&s->a, s->ver);
+  lsched_mem_free(&s->a, s->fs_ver);
   lsched_mem_free(&s->a, s->memo);
   lsched_mem_free(&s->a, s->st_ver);
   lsched_mem_free(&s->a, s->st_id);
@@ -594,9 +617,11 @@ static int fgd_rebuild(struct fgd_state *s, const lsched_cluster *c) {
   s->tsmall = tsmall;
   s->scratch = scratch;
   s->ver = ver;
+  s->fs_ver = fs_ver;
   s->memo = memo;
   s->clock = 0;
   memo_invalidate(s);
+  cache_fresh(s);
   classes_build(s, cls);
   lsched_score_index_reset(s->ix);
   return LSCHED_OK;
@@ -617,17 +642,21 @@ static int fgd_node_change(void *state, const lsched_cluster *c, int node,
     return free_only;
   if (!free_only)
     return fgd_rebuild(s, c);
-  lsched_frag_cache_update(&s->fs, c, &s->fw, node);
   if (s->clock == UINT32_MAX)
     memo_invalidate(s);
   else
-    s->ver[node] = ++s->clock;
+    s->ver[node] = ++s->clock; /* fs: brought up to date when next read */
   return LSCHED_OK;
 }
 
+/* An allocation or release on p's node: a new version of the node (its
+ * memo entries stale); its fs entry is recomputed when a score next reads
+ * it (fs_cur), not here: with the score index's state memo most changed
+ * nodes are never scored by this policy again before they change again. */
 static void fgd_changed(struct fgd_state *s, const lsched_cluster *c,
                         const lsched_placement *p, int sign) {
-  lsched_frag_cache_apply(&s->fs, c, &s->fw, p, sign);
+  (void)c;
+  (void)sign;
   if (s->clock == UINT32_MAX)
     memo_invalidate(s);
   else
@@ -733,6 +762,10 @@ static int16_t node_score_ties(struct fgd_state *s, const lsched_cluster *c,
   /* MIG nodes are outside the FGD model (instances, not shares): neutral. */
   if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE)
     return 50;
+  if (s->fs_ver[node] != s->ver[node]) { /* changed since fs last held it */
+    lsched_frag_cache_update(&s->fs, c, &s->fw, node);
+    s->fs_ver[node] = s->ver[node];
+  }
   size_t off = (size_t)node * (size_t)s->fs.nthr;
   const uint8_t *cnt = s->fs.cnt + off;
   const int32_t *small = s->fs.small + off;

@@ -73,8 +73,11 @@ static int pack_init(void *state, const lsched_cluster *c) {
   int rc = s->scratch ? lsched_score_index_create(&s->ix, c, pack_score,
                                                   (void *)c)
                       : LSCHED_ENOMEM;
-  if (rc == LSCHED_OK) /* an idle node: max(33 - GPUs, GPUs) */
-    rc = lsched_score_index_idle(s->ix);
+  /* The score reads the node's GPU shares (and the tightest GPUs they
+   * give) alone: a function of the node's state (memoised per state; an
+   * idle node max(33 - GPUs, GPUs)). */
+  if (rc == LSCHED_OK)
+    rc = lsched_score_index_state(s->ix);
   if (rc) /* no fini after a failed init */
     pack_fini(s);
   return rc;

@@ -4,20 +4,21 @@
  *
  * For every request shape it tracks (everything of a request that decides
  * where it fits: CPU, memory, GPU count and share, model mask, MIG fields,
- * features), the index keeps a tournament tree over the visit positions:
- * leaf p holds the policy's score of node order[p] for that shape (or
- * nothing when the node does not fit it), and every inner entry the
- * position of the best leaf below it, the higher score winning and a tie
- * going to the left child (the earlier position). The root is then the
- * scan's answer: the highest score, ties to the earliest node in the visit
- * order.
+ * features), the index keeps a tree over the visit positions: leaf p
+ * holds the policy's score of node order[p] for that shape (SIX_NONE when
+ * the node does not fit it), and every inner entry the highest score
+ * below it. The scan's answer (the highest score, ties to the earliest
+ * node in the visit order) is found by a descent that goes left whenever
+ * the left child holds the maximum, O(log n), kept until a leaf changes.
  *
  * The index follows the cluster as an observer (lsched_cluster_add_observer):
  * an allocation or release on node x (trial ones included) or a change of
  * x's state appends x to a log, O(1). A tree is brought up to date when its
  * shape is asked for: the log entries since it was last synchronised are
  * replayed (each node once, at its latest entry: leaf pos_of[x] recomputed
- * and its path climbed until an entry's winner does not change), or the
+ * and its path climbed until an entry's maximum does not change; a node
+ * whose leaf is empty and that has only been allocated on since, grow[],
+ * still does not fit and is skipped), or the
  * tree is rebuilt when more than n/2 distinct nodes wait (the nodes are
  * read from the log, or from last[] when more than n entries wait). So a
  * shape asked at every decision costs O(changes since the last decision x
@@ -52,6 +53,16 @@
  * shape in each seed, whose visit order is new) costs a table read per
  * idle node instead of a fit test and a score.
  *
+ * State scores (lsched_score_index_state, the stronger promise that a
+ * node's score depends on its class, free CPU and per-GPU free shares
+ * alone): every node's state is taken at its log entries (nst[x], with a
+ * hash), and a leaf whose node passed the CPU/memory pre-test reads the
+ * answer of (state, shape tag) from a direct-mapped memo before fitting
+ * and scoring (memory, no part of the state, is in the pre-test). A tag
+ * is unique per key a shape slot ever held, so an evicted shape's answers
+ * never match; the memo is forgotten (a generation) at every refresh and
+ * at lsched_score_index_touch.
+ *
  * Requests restricted by node_allowed or node_filter (per call, not a
  * shape) and requests of a version this file does not know are answered by
  * the scan. The answer is always the scan's: the tests
@@ -76,6 +87,9 @@
 #define SIX_BUDGET ((size_t)32 << 20) /* bytes of trees per index */
 #define SIX_CLASSES 256 /* node classes memoised (lsched_score_index_idle) */
 #define SIX_CMAP 1024u  /* hash slots for the classes */
+#define SIX_SGPUS 8     /* GPUs of a node with a state (lsched_score_index_state) */
+#define SIX_SMEMO 65536u /* most (state, shape) memo entries (direct-mapped) */
+#define SIX_NONE INT64_MIN /* no fitting node (scores are never INT64_MIN) */
 
 /* A node class: what decides an idle node's fit and (by the contract of
  * lsched_score_index_idle) its score. */
@@ -83,6 +97,26 @@ struct six_cls {
   int64_t cpu_cap, mem_cap;
   uint64_t features;
   int32_t gpu_count, model, mode;
+};
+
+/* A node state (lsched_score_index_state): its class and its free CPU,
+ * memory and per-GPU shares (in GPU order, unused GPUs 0; packed four
+ * 16-bit shares a word), with its hash; cls -1: no state (no class, not
+ * up, more than SIX_SGPUS GPUs). */
+struct six_state {
+  int64_t cpu;
+  uint64_t g0, g1;
+  uint64_t h;
+  int32_t cls;
+};
+
+/* The answer of a node state for a shape (tag): fits (and scores val) or
+ * not; valid while gen == the index's sgen. */
+struct six_smemo {
+  int64_t cpu, val;
+  uint64_t g0, g1;
+  uint32_t gen, tag;
+  int32_t cls, fits;
 };
 
 struct six_key {
@@ -98,9 +132,13 @@ struct six_shape {
   lsched_request req; /* the shape as a request: no node restriction */
   uint64_t synced; /* log entries before this sequence number replayed */
   int built;
-  int32_t *best; /* 2 x size: best position under entry i, -1 none */
+  /* 2 x size: the highest score under entry i (leaf size + p: the score
+   * of the node at position p), SIX_NONE when nothing under it fits. */
+  int64_t *val;
   int32_t *cnt;  /* counting index: size, fitting leaves under entry i */
-  int64_t *val;  /* size: score of the node at position p */
+  int32_t ans;   /* the root's position when ans_ok (the last descent) */
+  uint32_t tag;  /* this key's id in the state memo (unique per key set) */
+  int ans_ok;
   int plain_k;   /* GPU count of a plain (not MIG) request, else 0 */
   /* Idle classes (lsched_score_index_idle): per class, 0 = not known yet,
    * 1 = an idle node of it does not fit, 2 = fits and scores cval. */
@@ -131,6 +169,12 @@ struct lsched_score_index {
   int log_len, log_cap;
   uint64_t log_lo, seq;
   uint64_t *last;
+  /* grow[x] = 1 + the sequence number of x's latest entry that may have
+   * let x fit more (a release, a pool's compose, a touch), 0: none since
+   * the log was cleared. An allocation only takes resources: a node that
+   * did not fit a shape and has only been allocated on since that tree's
+   * sync still does not fit it (its leaf stays empty, no replay). */
+  uint64_t *grow;
   int *scratch; /* n ints for the scan */
   int scratch_n, last_n;
   lsched_score_index_stats st;
@@ -144,6 +188,15 @@ struct lsched_score_index {
   struct six_cls *cls;
   int16_t *cls_of, *idle_at;
   int cls_n, idle_n; /* entries held */
+  /* Node states (lsched_score_index_state): nst[x] = node x's state
+   * (taken at every log entry and refresh); smemo[hash(state, shape tag)]
+   * the answer of a state for a shape, direct-mapped. */
+  int st_on;
+  struct six_state *nst;
+  int st_n;
+  struct six_smemo *smemo;
+  uint32_t sm_mask; /* smemo holds sm_mask + 1 entries */
+  uint32_t sgen, tagc;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -205,26 +258,14 @@ static int key_eq(const struct six_key *a, const struct six_key *b) {
 /* ---------------------------------------------------------------------- */
 /* Trees                                                                   */
 
-/* The better of positions a < b (either may be -1): ties to a. */
-static inline int32_t pick(const int64_t *val, int32_t a, int32_t b) {
-  if (a < 0)
-    return b;
-  if (b < 0)
-    return a;
-  return val[b] > val[a] ? b : a;
-}
+static inline int64_t max64(int64_t a, int64_t b) { return b > a ? b : a; }
 
 static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
                             int pos) {
-  int32_t *best = s->best + ix->size;
+  int64_t *leaf = s->val + ix->size;
   int k = ix->idle_on ? ix->idle_at[pos] : -1;
   if (k >= 0 && s->cst[k]) { /* an idle node of a class met before */
-    if (s->cst[k] == 2) {
-      s->val[pos] = s->cval[k];
-      best[pos] = pos;
-    } else {
-      best[pos] = -1;
-    }
+    leaf[pos] = s->cst[k] == 2 ? s->cval[k] : SIX_NONE;
     return;
   }
   int node = ix->c->order[pos];
@@ -234,47 +275,67 @@ static inline void leaf_set(struct lsched_score_index *ix, struct six_shape *s,
    * free (a MIG node never holds a plain request). */
   if (nd->cpu_free < s->req.cpu_milli || nd->mem_free < s->req.memory_mib ||
       nd->gpus_nonzero_free < s->plain_k) {
-    best[pos] = -1;
+    leaf[pos] = SIX_NONE;
     if (k >= 0)
       s->cst[k] = 1;
     return;
   }
+  struct six_smemo *e = NULL;
+  const struct six_state *ns = ix->st_on ? &ix->nst[node] : NULL;
+  if (ns && ns->cls >= 0) {
+    uint64_t h = (ns->h ^ s->tag) * UINT64_C(0x9E3779B97F4A7C15);
+    e = &ix->smemo[(h >> 32) & ix->sm_mask];
+    if (e->gen == ix->sgen && e->tag == s->tag && e->cpu == ns->cpu &&
+        e->g0 == ns->g0 && e->g1 == ns->g1 && e->cls == ns->cls) {
+      leaf[pos] = e->fits ? e->val : SIX_NONE;
+      return;
+    }
+  }
   if (lsched__node_fits(ix->c, nd, &s->req)) {
-    s->val[pos] = ix->score(&ix->v, node, &s->req, ix->ctx);
-    best[pos] = pos;
+    leaf[pos] = ix->score(&ix->v, node, &s->req, ix->ctx);
     if (k >= 0) {
       s->cst[k] = 2;
-      s->cval[k] = s->val[pos];
+      s->cval[k] = leaf[pos];
     }
   } else {
-    best[pos] = -1;
+    leaf[pos] = SIX_NONE;
     if (k >= 0)
       s->cst[k] = 1;
+  }
+  if (e) {
+    e->gen = ix->sgen;
+    e->tag = s->tag;
+    e->cpu = ns->cpu;
+    e->g0 = ns->g0;
+    e->g1 = ns->g1;
+    e->cls = ns->cls;
+    e->fits = leaf[pos] != SIX_NONE;
+    e->val = leaf[pos];
   }
 }
 
 /* Fitting leaves under entry i (a counting tree). */
 static inline int32_t count_at(const struct lsched_score_index *ix,
                                const struct six_shape *s, int i) {
-  return i >= ix->size ? s->best[i] >= 0 : s->cnt[i];
+  return i >= ix->size ? s->val[i] != SIX_NONE : s->cnt[i];
 }
 
 /* Level by level from the leaves; an entry whose subtree holds only
- * positions >= n (the padding up to the power of two) is -1 without a
- * pick. */
+ * positions >= n (the padding up to the power of two) is SIX_NONE without
+ * a compare. */
 static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   int size = ix->size, n = ix->n;
-  int32_t *best = s->best;
+  int64_t *val = s->val;
   for (int p = 0; p < n; p++)
     leaf_set(ix, s, p);
   for (int p = n; p < size; p++)
-    best[size + p] = -1;
+    val[size + p] = SIX_NONE;
   for (int lo = size / 2, m = n; lo >= 1; lo /= 2) {
     m = (m + 1) / 2; /* entries of this level over real positions */
     for (int i = lo; i < lo + m; i++)
-      best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
+      val[i] = max64(val[2 * i], val[2 * i + 1]);
     for (int i = lo + m; i < 2 * lo; i++)
-      best[i] = -1;
+      val[i] = SIX_NONE;
   }
   if (s->cnt) {
     int32_t *cnt = s->cnt;
@@ -282,7 +343,7 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
       m = (m + 1) / 2;
       if (2 * lo == size)
         for (int i = lo; i < lo + m; i++)
-          cnt[i] = (best[2 * i] >= 0) + (best[2 * i + 1] >= 0);
+          cnt[i] = (val[2 * i] != SIX_NONE) + (val[2 * i + 1] != SIX_NONE);
       else
         for (int i = lo; i < lo + m; i++)
           cnt[i] = cnt[2 * i] + cnt[2 * i + 1];
@@ -291,53 +352,62 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
     }
   }
   s->built = 1;
+  s->ans_ok = 0;
   s->synced = ix->seq;
 }
 
-/* Replays leaf pos's path, knowing which way its key (score, then the
- * earlier position) moved. Entries hold positions and compare through
- * val[], so an entry whose winner stays pos needs no write.
- *   Better (or fitting now): an entry pos already won still has pos; at
- *   the first one it did not win, pos either wins now (written, go on) or
- *   not, and then that entry and every one above keep their winners (they
- *   beat pos before its change... and after it, or pos would win there).
- *   Worse (or no longer fitting): an entry pos did not win keeps its
- *   winner (it beat pos's old key, which beat everything below it that
- *   changed), and so do the ones above: stop there; an entry pos won is
- *   decided again between its two children. */
+/* Replays leaf pos's path: every entry holds the maximum of its two
+ * children, so the climb stops at the first entry whose maximum stays (the
+ * ones above it keep theirs), whichever way the leaf moved. */
 static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
                        int pos) {
-  int32_t *best = s->best;
-  int was = best[ix->size + pos] >= 0;
-  int64_t old = was ? s->val[pos] : 0;
+  int64_t *val = s->val;
+  int i = ix->size + pos;
+  int64_t old = val[i];
   leaf_set(ix, s, pos);
-  int now = best[ix->size + pos] >= 0;
-  if (now == was && (!now || s->val[pos] == old))
+  int64_t now = val[i];
+  if (now == old)
     return; /* the same leaf: nothing above it changes */
-  if (s->cnt && now != was) /* a count changes on the whole path */
-    for (int i = (ix->size + pos) / 2; i >= 1; i /= 2)
-      s->cnt[i] += now - was;
-  if (now && (!was || s->val[pos] > old)) {
-    for (int i = (ix->size + pos) / 2; i >= 1; i /= 2) {
-      if (best[i] == pos)
-        continue;
-      if (pick(s->val, best[2 * i], best[2 * i + 1]) != pos)
-        break;
-      best[i] = pos;
-    }
-  } else {
-    for (int i = (ix->size + pos) / 2; i >= 1 && best[i] == pos; i /= 2)
-      best[i] = pick(s->val, best[2 * i], best[2 * i + 1]);
+  s->ans_ok = 0;
+  if (s->cnt && (now == SIX_NONE) != (old == SIX_NONE)) {
+    int d = now == SIX_NONE ? -1 : 1; /* a count changes on the whole path */
+    for (int j = i / 2; j >= 1; j /= 2)
+      s->cnt[j] += d;
+  }
+  for (i /= 2; i >= 1; i /= 2) {
+    int64_t m = max64(val[2 * i], val[2 * i + 1]);
+    if (m == val[i])
+      break;
+    val[i] = m;
   }
 }
 
+/* The earliest position holding the root's score (the scan's answer: the
+ * highest score, ties to the earliest node), -1 when nothing fits: a
+ * descent to the left child whenever it holds the maximum. Kept until a
+ * leaf changes. */
+static int32_t tree_answer(const struct lsched_score_index *ix,
+                           struct six_shape *s) {
+  if (s->ans_ok)
+    return s->ans;
+  const int64_t *val = s->val;
+  int32_t pos = -1;
+  if (val[1] != SIX_NONE) {
+    int i = 1;
+    while (i < ix->size)
+      i = val[2 * i] == val[i] ? 2 * i : 2 * i + 1;
+    pos = i - ix->size;
+  }
+  s->ans = pos;
+  s->ans_ok = 1;
+  return pos;
+}
+
 static void shape_free(struct lsched_score_index *ix, struct six_shape *s) {
-  lsched__free(&ix->a, s->best);
   lsched__free(&ix->a, s->val);
   lsched__free(&ix->a, s->cnt);
   lsched__free(&ix->a, s->cst);
   lsched__free(&ix->a, s->cval);
-  s->best = NULL;
   s->val = NULL;
   s->cnt = NULL;
   s->cst = NULL;
@@ -381,9 +451,88 @@ static int16_t idle_class(const struct lsched_score_index *ix, int x) {
   return k;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Node states                                                             */
+
+/* Forgets every memoised (state, shape) answer. */
+static void smemo_forget(struct lsched_score_index *ix) {
+  if (++ix->sgen == 0) { /* wrapped: entries of generation 0 are empty */
+    memset(ix->smemo, 0, ((size_t)ix->sm_mask + 1) * sizeof *ix->smemo);
+    ix->sgen = 1;
+  }
+}
+
+/* Node x's state (cls -1: none). */
+static void st_take(const struct lsched_score_index *ix, int x,
+                    struct six_state *k) {
+  memset(k, 0, sizeof *k);
+  k->cls = -1;
+  int16_t cl = ix->cls_of[x];
+  if (cl < 0)
+    return;
+  const struct lsched_node *nd = &ix->c->nodes[x];
+  const struct six_cls *e = &ix->cls[cl];
+  if (nd->state != LSCHED_NODE_UP || nd->gpu_count > SIX_SGPUS ||
+      nd->cpu_cap != e->cpu_cap || nd->mem_cap != e->mem_cap ||
+      nd->gpu_count != e->gpu_count || nd->model != e->model ||
+      (int32_t)nd->mode != e->mode || nd->features != e->features)
+    return;
+  const int *g = ix->c->gpu_free + nd->gpu_off;
+  uint64_t w[2] = {0, 0};
+  for (int i = 0; i < nd->gpu_count; i++)
+    w[i >> 2] |= (uint64_t)(uint16_t)g[i] << (16 * (i & 3));
+  k->cpu = nd->cpu_free;
+  k->g0 = w[0];
+  k->g1 = w[1];
+  k->cls = cl;
+  uint64_t h = (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15) +
+               (uint64_t)(uint32_t)cl * UINT64_C(0x165667B19E3779F9) +
+               w[0] * UINT64_C(0xD6E8FEB86659FD93) +
+               w[1] * UINT64_C(0xFF51AFD7ED558CCD);
+  h ^= h >> 31;
+  h *= UINT64_C(0xBF58476D1CE4E5B9);
+  k->h = h ^ (h >> 29);
+}
+
+static int st_eq(const struct six_state *a, const struct six_state *b) {
+  return a->cls == b->cls && (a->cls < 0 || (a->cpu == b->cpu &&
+         a->g0 == b->g0 && a->g1 == b->g1 && a->h == b->h));
+}
+
+/* Sizes the states and the memo for n nodes and takes every node's state
+ * (at a refresh, after the classes); the memo is forgotten. */
+static int st_refresh(struct lsched_score_index *ix) {
+  if (!ix->st_on)
+    return LSCHED_OK;
+  int n = ix->n;
+  if (n > ix->st_n) {
+    struct six_state *ns =
+        lsched__realloc(&ix->a, ix->nst, (size_t)n * sizeof *ns);
+    if (!ns)
+      return LSCHED_ENOMEM;
+    ix->nst = ns;
+    ix->st_n = n;
+  }
+  uint32_t mc = 256; /* 8 entries a node, 256 to SIX_SMEMO */
+  while (mc < 8u * (uint32_t)n && mc < SIX_SMEMO)
+    mc *= 2;
+  if (mc != ix->sm_mask + 1 || !ix->smemo) {
+    struct six_smemo *nm = lsched__calloc(&ix->a, mc, sizeof *nm);
+    if (!nm)
+      return LSCHED_ENOMEM;
+    lsched__free(&ix->a, ix->smemo);
+    ix->smemo = nm;
+    ix->sm_mask = mc - 1;
+  }
+  smemo_forget(ix);
+  for (int x = 0; x < n; x++)
+    st_take(ix, x, &ix->nst[x]);
+  return LSCHED_OK;
+}
+
 /* Classes of every node (at a refresh; the memos are then forgotten). */
 static int cls_refresh(struct lsched_score_index *ix) {
-  if (!ix->idle_on)
+  if (!ix->idle_on && !ix->st_on)
     return LSCHED_OK;
   int n = ix->n, size = ix->size;
   if (n > ix->cls_n) {
@@ -463,6 +612,10 @@ static int six_refresh(struct lsched_score_index *ix) {
     if (!nl)
       return LSCHED_ENOMEM;
     ix->last = nl;
+    uint64_t *ng = lsched__realloc(&ix->a, ix->grow, (size_t)v.n * sizeof *ng);
+    if (!ng)
+      return LSCHED_ENOMEM;
+    ix->grow = ng;
     ix->last_n = v.n;
   }
   size_t cap = (size_t)v.n * 4 > 4096 ? (size_t)v.n * 4 : 4096;
@@ -473,8 +626,10 @@ static int six_refresh(struct lsched_score_index *ix) {
     ix->log = nlog;
     ix->log_cap = (int)cap;
   }
-  if (v.n > 0)
+  if (v.n > 0) {
     memset(ix->last, 0, (size_t)v.n * sizeof *ix->last);
+    memset(ix->grow, 0, (size_t)v.n * sizeof *ix->grow);
+  }
   ix->log_len = 0;
   ix->log_lo = ix->seq;
   if (size != ix->size) {
@@ -486,6 +641,8 @@ static int six_refresh(struct lsched_score_index *ix) {
     ix->sh[i].built = 0;
   ix->n = v.n;
   int rc = cls_refresh(ix);
+  if (rc == LSCHED_OK)
+    rc = st_refresh(ix);
   if (rc)
     return rc;
   ix->order_gen = ix->c->order_gen;
@@ -517,7 +674,9 @@ static void log_compact(struct lsched_score_index *ix) {
   ix->log_lo += (uint64_t)drop;
 }
 
-static void six_touch(struct lsched_score_index *ix, int node) {
+/* grow: the change may have let node fit more (anything but an
+ * allocation). */
+static void six_touch(struct lsched_score_index *ix, int node, int grow) {
   if (ix->stale || ix->order_gen != ix->c->order_gen || node < 0 ||
       node >= ix->n)
     return; /* rebuilt before the next answer anyway */
@@ -525,8 +684,12 @@ static void six_touch(struct lsched_score_index *ix, int node) {
     log_compact(ix);
   ix->log[ix->log_len++] = node;
   ix->last[node] = ++ix->seq; /* entry seq - 1, stored + 1 */
+  if (grow)
+    ix->grow[node] = ix->seq;
   if (ix->idle_on)
     ix->idle_at[ix->c->pos_of[node]] = idle_class(ix, node);
+  if (ix->st_on)
+    st_take(ix, node, &ix->nst[node]);
 }
 
 /* Brings tree s up to date with the log. */
@@ -541,13 +704,15 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
    * They are the nodes whose latest entry is not yet replayed: read from
    * the log, or from last[] when more than n entries wait. */
   const int *pos_of = ix->c->pos_of;
+  const int64_t *leaf = s->val + ix->size;
   int *todo = ix->scratch, m = 0, most = ix->n / 2 + 1;
   if (most > ix->scratch_n)
     most = ix->scratch_n;
   if (pending > (uint64_t)ix->n) {
     for (int x = 0; x < ix->n; x++) {
-      if (ix->last[x] <= s->synced)
-        continue;
+      if (ix->last[x] <= s->synced ||
+          (leaf[pos_of[x]] == SIX_NONE && ix->grow[x] <= s->synced))
+        continue; /* unchanged, or allocated on and still not fitting */
       if (m == most) {
         tree_build(ix, s);
         ix->st.builds++;
@@ -558,7 +723,8 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
   } else {
     for (uint64_t q = s->synced; q < ix->seq; q++) {
       int x = ix->log[q - ix->log_lo];
-      if (ix->last[x] != q + 1)
+      if (ix->last[x] != q + 1 ||
+          (leaf[pos_of[x]] == SIX_NONE && ix->grow[x] <= s->synced))
         continue;
       if (m == most) {
         tree_build(ix, s);
@@ -577,14 +743,21 @@ static void six_on_alloc(void *user, const lsched_cluster *c,
                          const lsched_placement *p, int trial) {
   (void)c;
   (void)trial;
-  six_touch(user, p->node);
+  six_touch(user, p->node, 0);
+}
+
+static void six_on_release(void *user, const lsched_cluster *c,
+                           const lsched_placement *p, int trial) {
+  (void)c;
+  (void)trial;
+  six_touch(user, p->node, 1);
 }
 
 static void six_on_node_change(void *user, const lsched_cluster *c, int node,
                                int change) {
   struct lsched_score_index *ix = user;
   if (lsched_node_watch_free_only(ix->watch, c, node, change) > 0)
-    six_touch(ix, node);
+    six_touch(ix, node, 1);
   else
     ix->stale = 1;
 }
@@ -592,7 +765,7 @@ static void six_on_node_change(void *user, const lsched_cluster *c, int node,
 static const lsched_observer six_observer_ops = {
     .version = LSCHED_OBSERVER_VERSION,
     .on_alloc = six_on_alloc,
-    .on_release = six_on_alloc,
+    .on_release = six_on_release,
     .on_node_change = six_on_node_change,
 };
 
@@ -620,7 +793,7 @@ int lsched_score_index_create(lsched_score_index **out,
   ix->enabled = 1;
   int rc = six_refresh(ix);
   if (rc == LSCHED_OK) {
-    size_t per = (size_t)ix->size * (2 * sizeof(int32_t) + sizeof(int64_t));
+    size_t per = (size_t)ix->size * 2 * sizeof(int64_t);
     size_t m = SIX_BUDGET / (per ? per : 1);
     ix->max_shapes = m < 4 ? 4 : m > SIX_MAX_SHAPES ? SIX_MAX_SHAPES : (int)m;
     ix->sh = lsched__calloc(&c->a, (size_t)ix->max_shapes, sizeof *ix->sh);
@@ -636,6 +809,7 @@ int lsched_score_index_create(lsched_score_index **out,
     lsched__free(&ix->a, ix->scratch);
     lsched__free(&ix->a, ix->log);
     lsched__free(&ix->a, ix->last);
+    lsched__free(&ix->a, ix->grow);
     lsched__free(&ix->a, ix);
     return rc;
   }
@@ -652,12 +826,15 @@ void lsched_score_index_destroy(lsched_score_index *ix) {
   lsched_allocator a = ix->a;
   lsched_node_watch_destroy(ix->watch);
   lsched__free(&a, ix->cls);
+  lsched__free(&a, ix->nst);
+  lsched__free(&a, ix->smemo);
   lsched__free(&a, ix->cls_of);
   lsched__free(&a, ix->idle_at);
   lsched__free(&a, ix->sh);
   lsched__free(&a, ix->scratch);
   lsched__free(&a, ix->log);
   lsched__free(&a, ix->last);
+  lsched__free(&a, ix->grow);
   lsched__free(&a, ix);
 }
 
@@ -667,8 +844,11 @@ void lsched_score_index_reset(lsched_score_index *ix) {
 }
 
 void lsched_score_index_touch(lsched_score_index *ix, int node) {
-  if (ix)
-    six_touch(ix, node);
+  if (!ix)
+    return;
+  if (ix->st_on && ix->smemo) /* scores moved outside the node's state */
+    smemo_forget(ix);
+  six_touch(ix, node, 1);
 }
 
 int lsched_score_index_enable(lsched_score_index *ix, int on) {
@@ -725,6 +905,12 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
     s->key = *k;
     s->hash = h;
     s->built = 0;
+    if (++ix->tagc == 0) { /* wrapped: no memoised answer may match */
+      ix->tagc = 1;
+      if (ix->smemo)
+        smemo_forget(ix);
+    }
+    s->tag = ix->tagc;
     if (s->cst)
       memset(s->cst, 0, SIX_CLASSES);
     lsched_request r = LSCHED_REQUEST_INIT;
@@ -742,16 +928,15 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
   }
   s->last_use = ++ix->tick;
   if (!s->built) {
-    if (!s->best) {
-      s->best = lsched__alloc(&ix->a, 2 * (size_t)ix->size * sizeof *s->best);
-      s->val = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->val);
+    if (!s->val) {
+      s->val = lsched__alloc(&ix->a, 2 * (size_t)ix->size * sizeof *s->val);
       if (ix->counting)
         s->cnt = lsched__alloc(&ix->a, (size_t)ix->size * sizeof *s->cnt);
       if (ix->idle_on) {
         s->cst = lsched__calloc(&ix->a, SIX_CLASSES, 1);
         s->cval = lsched__alloc(&ix->a, SIX_CLASSES * sizeof *s->cval);
       }
-      if (!s->best || !s->val || (ix->counting && !s->cnt) ||
+      if (!s->val || (ix->counting && !s->cnt) ||
           (ix->idle_on && (!s->cst || !s->cval))) {
         shape_free(ix, s);
         return LSCHED_OK;
@@ -786,7 +971,7 @@ int lsched_score_index_enable_counts(lsched_score_index *ix) {
     return LSCHED_ESTATE;
   if (!ix->counting) {
     ix->counting = 1;
-    size_t per = (size_t)ix->size * (3 * sizeof(int32_t) + sizeof(int64_t));
+    size_t per = (size_t)ix->size * (sizeof(int32_t) + 2 * sizeof(int64_t));
     size_t m = SIX_BUDGET / (per ? per : 1);
     if (m < (size_t)ix->max_shapes)
       ix->max_shapes = m < 4 ? 4 : (int)m;
@@ -806,13 +991,26 @@ int lsched_score_index_idle(lsched_score_index *ix) {
   return LSCHED_OK;
 }
 
+int lsched_score_index_state(lsched_score_index *ix) {
+  if (!ix)
+    return LSCHED_EINVAL;
+  if (ix->nsh > 0)
+    return LSCHED_ESTATE;
+  if (!ix->st_on) {
+    ix->st_on = 1;
+    ix->idle_on = 1; /* an idle node's state is its class's */
+    ix->stale = 1;   /* the states are taken at the refresh */
+  }
+  return LSCHED_OK;
+}
+
 int lsched_score_index_draw(lsched_score_index *ix, const lsched_request *req,
                             uint64_t (*draw)(void *user, uint64_t m),
                             void *user, int *node) {
   if (!node)
     return LSCHED_EINVAL;
   *node = -1;
-  if (!ix || !draw || lsched_request_validate(req) != LSCHED_OK)
+  if (!ix || !draw || !lsched__req_valid(ix->c, req))
     return LSCHED_EINVAL;
   struct six_shape *s = NULL;
   if (ix->counting && tree_for(ix, req, &s))
@@ -856,14 +1054,14 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
   if (!node)
     return LSCHED_EINVAL;
   *node = -1;
-  if (!ix || lsched_request_validate(req) != LSCHED_OK)
+  if (!ix || !lsched__req_valid(ix->c, req))
     return LSCHED_EINVAL;
   struct six_shape *s = NULL;
   if (tree_for(ix, req, &s))
     return LSCHED_ENOMEM;
   if (s) {
     ix->st.indexed++;
-    int32_t pos = s->best[1];
+    int32_t pos = tree_answer(ix, s);
     if (pos < 0)
       return LSCHED_ENOFIT;
     *node = ix->c->order[pos];
@@ -898,27 +1096,38 @@ int lsched_score_index_check(lsched_score_index *ix) {
     if (!s->built)
       continue;
     tree_sync(ix, s);
+    int32_t want = -1; /* the scan's answer */
     for (int p = 0; p < ix->size; p++) {
-      int32_t b = s->best[ix->size + p];
+      int64_t b = s->val[ix->size + p];
       if (p >= ix->n) {
-        if (b != -1)
+        if (b != SIX_NONE)
           return LSCHED_ESTATE;
         continue;
       }
       int node = ix->c->order[p];
       if (ix->idle_on && ix->idle_at[p] != idle_class(ix, node))
         return LSCHED_ESTATE;
+      if (ix->st_on) {
+        struct six_state sk;
+        st_take(ix, node, &sk);
+        if (!st_eq(&ix->nst[node], &sk))
+          return LSCHED_ESTATE; /* a node's state is taken at its changes */
+      }
       int fits = lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req);
-      if (fits != (b == p) || (b != p && b != -1))
+      if (fits != (b != SIX_NONE))
         return LSCHED_ESTATE;
-      if (fits && s->val[p] != ix->score(&ix->v, node, &s->req, ix->ctx))
+      if (fits && b != ix->score(&ix->v, node, &s->req, ix->ctx))
         return LSCHED_ESTATE;
+      if (fits && (want < 0 || b > s->val[ix->size + want]))
+        want = p;
     }
     for (int j = ix->size - 1; j >= 1; j--)
-      if (s->best[j] != pick(s->val, s->best[2 * j], s->best[2 * j + 1]) ||
+      if (s->val[j] != max64(s->val[2 * j], s->val[2 * j + 1]) ||
           (s->cnt && s->cnt[j] != count_at(ix, s, 2 * j) +
                                       count_at(ix, s, 2 * j + 1)))
         return LSCHED_ESTATE;
+    if (tree_answer(ix, s) != want)
+      return LSCHED_ESTATE;
   }
   return LSCHED_OK;
 }

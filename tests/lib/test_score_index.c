@@ -429,6 +429,86 @@ static void test_idle_classes(void) {
   lsched_cluster_destroy(c);
 }
 
+/* State scores (lsched_score_index_state): one fit test and score per
+ * (node state, shape), counted by hand. */
+static void test_state_memo(void) {
+  /* Four nodes of 32 cores, 4 GPUs, 65536 MiB: A = 32000, B = 4000. A
+   * request q of 8 cores and 1 GPU leaves on an idle node (24000, 3000):
+   * 100 x leftover = 50 x 24000 / 32000 + 50 x 3000 / 4000 = 75, best-fit
+   * score 25; on a node with 16 cores and GPU 0 in use (8000, 2000 left):
+   * 12.5 + 25 = 37.5, score floor(62.5) = 62. */
+  lsched_cluster *c = new_cluster(1);
+  for (int i = 0; i < 4; i++)
+    add_node(c, 32000, 65536, 4, 0, LSCHED_GPU_SHARED, 0);
+  int calls = 0;
+  lsched_score_index *ix = NULL;
+  OK(lsched_score_index_create(&ix, c, fit_best_counted, &calls));
+  OK(lsched_score_index_state(ix));
+  lsched_request q = lt_req(8000, 0, 1, 1000);
+  int node = -2;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 0);
+  MT_EQ(calls, 1); /* one class, all idle */
+  MT_EQ(lsched_score_index_state(ix), LSCHED_ESTATE); /* after an answer */
+  MT_EQ(lsched_score_index_idle(ix), LSCHED_ESTATE);
+  /* 16 cores and GPU 0 on nodes 0, 1 and 2 (node 2 also 1000 MiB: memory
+   * is no part of the state): one state, scored once (node 0), 62. */
+  lsched_placement p[3];
+  for (int i = 0; i < 3; i++) {
+    p[i] = (lsched_placement)LSCHED_PLACEMENT_INIT;
+    p[i].node = i;
+    p[i].cpu_milli = 16000;
+    p[i].gpu_count = 1;
+    p[i].gpu_milli = 1000;
+    p[i].gpu_mask = 1;
+    p[i].memory_mib = i == 2 ? 1000 : 0;
+    OK(lsched_alloc(c, &p[i]));
+  }
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 0);
+  MT_EQ(calls, 1);
+  lsched_view v = LSCHED_VIEW_INIT;
+  OK(lsched_cluster_view(c, &v));
+  int n0 = 0;
+  MT_EQ(fit_best_counted(&v, 2, &q, &n0), 62);
+  MT_EQ(fit_best_counted(&v, 3, &q, &n0), 25);
+  /* A new shape with 65000 MiB: node 2 (64536 MiB free) fails on memory
+   * before the memo is read; node 0 scores (62), node 1 is its state's,
+   * node 3 its class's (25): 2 calls, node 0. */
+  lsched_request q2 = lt_req(8000, 65000, 1, 1000);
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q2, &node));
+  MT_EQ(node, 0);
+  MT_EQ(calls, 2);
+  /* Node 0 released, idle again (its class's 25, no call): node 1 (62,
+   * its state's) wins q without a call. */
+  OK(lsched_release(c, &p[0]));
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 1);
+  MT_EQ(calls, 0);
+  /* Node 1 released and taken again as it was: back to a state met
+   * before, no call. */
+  OK(lsched_release(c, &p[1]));
+  OK(lsched_alloc(c, &p[1]));
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 1);
+  MT_EQ(calls, 0);
+  /* A touch: scores moved outside the state; everything is forgotten, the
+   * touched node is scored again (1 call; node 2 is not replayed). */
+  lsched_score_index_touch(ix, 1);
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 1);
+  MT_EQ(calls, 1);
+  OK(lsched_score_index_check(ix));
+  MT_EQ(lsched_score_index_state(NULL), LSCHED_EINVAL);
+  lsched_score_index_destroy(ix);
+  lsched_cluster_destroy(c);
+}
+
 static int is_typed(const char *policy) {
   return strcmp(policy, "fastest-fit") == 0 ||
          strcmp(policy, "cheapest-work") == 0;
@@ -1094,6 +1174,7 @@ int main(void) {
   mt_begin("test_score_index");
   MT_RUN(test_hand);
   MT_RUN(test_idle_classes);
+  MT_RUN(test_state_memo);
   MT_RUN(test_replay_small);
   MT_RUN(test_replay_mig);
   MT_RUN(test_replay_typed);

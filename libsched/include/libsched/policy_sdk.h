@@ -340,6 +340,22 @@ LSCHED_API int lsched_score_index_enable_counts(lsched_score_index *ix);
  * O(n) fit tests and scores. Call right after create, before the first
  * answer (LSCHED_ESTATE otherwise); LSCHED_OK, LSCHED_EINVAL. */
 LSCHED_API int lsched_score_index_idle(lsched_score_index *ix);
+/** State scores: the caller promises more, that score() of any node
+ * (not MIG) depends only on the node's class (as for
+ * lsched_score_index_idle), its free CPU and the free share of each of its
+ * GPUs in GPU order: not on its free memory (which decides only the fit;
+ * the index tests memory before it reads the memo), its id, nor policy
+ * state of that node; anything else that moves scores goes through
+ * lsched_score_index_reset() (lsched_score_index_touch() forgets every
+ * memoised answer). The index then takes each node's state at every
+ * change and fit-tests and scores one node per (state, shape) it meets,
+ * memoised until the next reset or visit order in a direct-mapped table
+ * (a collision costs a fit test and a score again): a node that returns
+ * to a state met before, or shares one with another node, costs a table
+ * read per shape. Implies lsched_score_index_idle. Nodes with more than 8
+ * GPUs are scored directly. Call right after create, before the first
+ * answer: LSCHED_OK, LSCHED_EINVAL (NULL) or LSCHED_ESTATE. */
+LSCHED_API int lsched_score_index_state(lsched_score_index *ix);
 /**
  * A draw among the nodes that fit req (any score): with m >= 1 fitting
  * nodes, draw(user, m) returns r in [0, m) and *node is the r-th fitting
