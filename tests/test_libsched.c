@@ -618,7 +618,7 @@ static const struct {
 #define N_ERR_ROWS ((int)(sizeof err_rows / sizeof err_rows[0]))
 
 START_TEST(test_err_strings) {
-  ck_assert_int_eq(N_ERR_ROWS, 10);
+  ck_assert_int_eq(N_ERR_ROWS, 11);
   /* Values are fixed forever. */
   ck_assert_int_eq(LSCHED_OK, 0);
   ck_assert_int_eq(LSCHED_ENOMEM, -1);
@@ -631,6 +631,7 @@ START_TEST(test_err_strings) {
   ck_assert_int_eq(LSCHED_ENEVER, -8);
   ck_assert_int_eq(LSCHED_EVERSION, -9);
   ck_assert_int_eq(LSCHED_ELIMIT, -10);
+  ck_assert_int_eq(LSCHED_ENOTSUP, -11);
   for (int i = 0; i < N_ERR_ROWS; i++) {
     ck_assert_int_eq(err_rows[i].code, -(i + 1));
     const char *m = lsched_strerror(err_rows[i].code);
