@@ -402,10 +402,12 @@ int main(int argc, char **argv) {
   if (listed(only, "long")) {
     bench_case c1 = {"long-queue", 1250,        1.2, long_jobs,
                      W_LONG,       "first-fit", SIM_QUEUE_SKIP};
-    bench_case c2 = c1;
+    bench_case c2 = c1, c3 = c1;
     c2.queue = SIM_QUEUE_FIFO;
+    c3.queue = SIM_QUEUE_BACKFILL;
     failed |= run_case(&c1) != 0;
     failed |= run_case(&c2) != 0;
+    failed |= run_case(&c3) != 0;
   }
   if (listed(only, "big") && big > 0) {
     for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
