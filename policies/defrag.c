@@ -394,7 +394,9 @@ typedef struct plan_ctx {
 
 /* Node n (visit position pos), its candidates cs[0 .. k) cheapest first:
  * releases them one by one until the waiting job fits (at most max_moves),
- * and if the cost beats the best, reserves the job's GPUs there and
+ * and if the plan beats the best (a lower cost, or the same cost on an
+ * earlier node: planners that meet nodes out of visit order get the visit
+ * order's answer), reserves the job's GPUs there and
  * re-places the released jobs with the base policy; keeps the plan if all
  * placed; undoes everything. LSCHED_OK or LSCHED_ESTATE. */
 static int try_node(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
