@@ -117,12 +117,21 @@ typedef struct park {
   size_t len, cap, live_at; /* live_at: len after the last compaction */
 } park;
 
+/* Candidates a node's memo keeps (classify's, reused by the walk). */
+#define MEMO_CANDS 4
+
 typedef struct node_memo {
   double lb;  /* in the heap: its plan costs at least this (-inf: unknown) */
   int pos;    /* its visit position when put in the heap */
   int at;     /* its heap slot, or -1 (ruled out) */
   uint8_t dirty;
   uint32_t parked; /* park count: bumped when parked or refreshed */
+  /* In the heap: its first movable candidates (nc of them, kept when at
+   * most MEMO_CANDS, else nc = UINT8_MAX: the walk reads them again) and
+   * fit_room's prefix j over them, valid while the node is unchanged. */
+  uint8_t nc, j;
+  size_t cidx[MEMO_CANDS];
+  double ccost[MEMO_CANDS];
   /* Ruled out by may_replace (nids > 0): while the shapes ids[0 .. nids)
    * of the candidates that fit no node then still fit none, it still is
    * (more candidates fitting nowhere only leave less room). */
@@ -857,13 +866,9 @@ static void heap_set(struct defrag_state *s, int i, int n) {
   s->memo[n].at = i;
 }
 
-/* Restores the heap order around slot i (up, then down). O(log n). */
-static void heap_fix(struct defrag_state *s, int i) {
+/* Moves slot i's node down to its place. O(log n). */
+static void heap_down(struct defrag_state *s, int i) {
   int n = s->heap[i];
-  while (i > 0 && heap_less(s, n, s->heap[(i - 1) / 2])) {
-    heap_set(s, i, s->heap[(i - 1) / 2]);
-    i = (i - 1) / 2;
-  }
   for (;;) {
     int l = 2 * i + 1, m = l;
     if (l >= s->nheap)
@@ -876,6 +881,17 @@ static void heap_fix(struct defrag_state *s, int i) {
     i = m;
   }
   heap_set(s, i, n);
+}
+
+/* Restores the heap order around slot i (up, then down). O(log n). */
+static void heap_fix(struct defrag_state *s, int i) {
+  int n = s->heap[i];
+  while (i > 0 && heap_less(s, n, s->heap[(i - 1) / 2])) {
+    heap_set(s, i, s->heap[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  heap_set(s, i, n);
+  heap_down(s, i);
 }
 
 static void heap_remove(struct defrag_state *s, int n) {
@@ -917,7 +933,8 @@ static size_t first_cands(const struct defrag_state *s, const plan_ctx *p,
  * room; else in the heap with the cost of that shortest prefix as its
  * bound (-inf with a negative cost: no bound). O(max_moves + log n). */
 static void classify(struct defrag_state *s, const plan_ctx *p,
-                     const lsched_running_index *ix, int per_job, int n) {
+                     const lsched_running_index *ix, int per_job, int n,
+                     int bulk) {
   node_memo *x = &s->memo[n];
   if (x->nids > 0)
     x->parked++; /* its park entries die */
@@ -940,17 +957,25 @@ static void classify(struct defrag_state *s, const plan_ctx *p,
     lb += b[i].cost;
   x->lb = negative ? -INFINITY : lb;
   x->pos = s->v.pos_of[n];
+  x->j = (uint8_t)j;
+  x->nc = k <= MEMO_CANDS ? (uint8_t)k : UINT8_MAX;
+  for (size_t i = 0; i < k && k <= MEMO_CANDS; i++) {
+    x->cidx[i] = b[i].idx;
+    x->ccost[i] = b[i].cost;
+  }
   if (x->at < 0) {
     x->at = s->nheap++;
     s->heap[x->at] = n;
   }
-  heap_fix(s, x->at);
+  if (!bulk) /* else the caller heapifies */
+    heap_fix(s, x->at);
 }
 
 /* Parks node n (in the heap, ruled out by may_replace under the shapes
  * x->ids[0 .. x->nids)): out of the heap until one of them fits some
- * node. Without memory for the entries it stays in the heap (met and
- * screened again next time). */
+ * node (the caller takes it out: drop_parked). Without memory for the
+ * entries it stays in the heap (x->nids = 0: met and screened again next
+ * time). */
 static void park_node(struct defrag_state *s, int n) {
   node_memo *x = &s->memo[n];
   const int16_t *ids = x->ids;
@@ -980,7 +1005,6 @@ static void park_node(struct defrag_state *s, int n) {
     }
   }
   x->parked++;
-  heap_remove(s, n);
   for (int t = 0; t < nids; t++) {
     park *k = &s->parks[ids[t]];
     if (k->len == 0)
@@ -989,6 +1013,29 @@ static void park_node(struct defrag_state *s, int n) {
     k->e[k->len].count = x->parked;
     k->len++;
   }
+}
+
+/* Takes the m nodes just parked (nids > 0; in the heap no node else has
+ * any) out of the heap: one by one when few, else by one pass that keeps
+ * the others and a heapify, O(heap), instead of m removals of O(log). */
+static void drop_parked(struct defrag_state *s, int m) {
+  if (m * 8 < s->nheap) {
+    for (int i = 0; i < m; i++)
+      if (s->memo[s->topark[i]].nids > 0)
+        heap_remove(s, s->topark[i]);
+    return;
+  }
+  int k = 0;
+  for (int i = 0; i < s->nheap; i++) {
+    int n = s->heap[i];
+    if (s->memo[n].nids > 0)
+      s->memo[n].at = -1;
+    else
+      heap_set(s, k++, n);
+  }
+  s->nheap = k;
+  for (int i = k / 2 - 1; i >= 0; i--)
+    heap_down(s, i);
 }
 
 /* The parked nodes of every shape that fits some node now: refreshed
@@ -1008,7 +1055,7 @@ static void unpark(struct defrag_state *s, lsched_cluster *c,
       int n = k->e[e].node;
       const node_memo *y = &s->memo[n];
       if (y->nids > 0 && y->parked == k->e[e].count)
-        classify(s, p, ix, per_job, n);
+        classify(s, p, ix, per_job, n, 0);
     }
     k->len = k->live_at = 0;
     s->pshapes[i] = s->pshapes[--s->npshapes];
@@ -1040,10 +1087,12 @@ static void refresh(struct defrag_state *s, lsched_cluster *c,
       s->parks[s->pshapes[i]].len = s->parks[s->pshapes[i]].live_at = 0;
     s->npshapes = 0;
     for (int n = 0; n < s->nmemo; n++)
-      classify(s, p, ix, per_job, n);
+      classify(s, p, ix, per_job, n, 1);
+    for (int i = s->nheap / 2 - 1; i >= 0; i--) /* heapify: O(n) */
+      heap_down(s, i);
   } else {
     for (int i = 0; i < s->ndirty; i++)
-      classify(s, p, ix, per_job, s->dirty[i]);
+      classify(s, p, ix, per_job, s->dirty[i], 0);
   }
   s->ndirty = 0;
   s->ix_seen = now;
@@ -1122,9 +1171,18 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     const lsched_node *nd = lsched_view_node(&s->v, n);
     if (nd->state != LSCHED_NODE_UP)
       continue; /* fit_prefix says no */
-    int negative;
-    size_t k = first_cands(s, p, ix, per_job, n, b, &negative);
-    size_t j = fit_room(&s->v, nd, p->w, run, b, k);
+    size_t k, j = x->j;
+    if (x->nc != UINT8_MAX) { /* classify's, the node unchanged since */
+      k = x->nc;
+      for (size_t t = 0; t < k; t++) {
+        b[t].idx = x->cidx[t];
+        b[t].node = n;
+        b[t].cost = x->ccost[t];
+      }
+    } else {
+      int negative;
+      k = first_cands(s, p, ix, per_job, n, b, &negative);
+    }
     size_t jroom = exact_fit(nd, p->w) ? j : k;
     int16_t ids[MEMO_IDS];
     uint8_t nids;
@@ -1140,6 +1198,7 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
   }
   for (int i = 0; i < ntopark; i++)
     park_node(s, s->topark[i]);
+  drop_parked(s, ntopark);
   return rc;
 }
 
