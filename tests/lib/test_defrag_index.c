@@ -36,7 +36,9 @@
  * test: in policies/defrag.c refresh ignoring the log's nodes
  * (`mark_dirty(s, n)` dropped) or its lost entries (`all = 1` dropped),
  * touch() marking nothing, unpark never unparking, may_beat or try_node
- * without the tie on position (`pos < p->best_pos`).
+ * without the tie on position (`pos < p->best_pos`), classify keeping a
+ * prefix one shorter or costs one higher than it computed, a full
+ * refresh without its heapify.
  */
 #include "libtest.h"
 
