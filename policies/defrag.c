@@ -30,6 +30,7 @@
 #include "builtin.h"
 
 #include <libsched/migrate.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +50,26 @@ struct defrag_state {
   size_t cs_cap;
   size_t *start;
   int start_cap;
-  /* The indexed planner's memory of nodes where no plan can start (see
-   * plan_indexed): per node, a counter of the cluster's changes there
-   * (on_alloc/on_release), and what the node was when last found so. */
-  struct node_memo *memo;
+  /* The indexed planner's per-node conclusions (see plan_indexed): for
+   * the key of generation `built`, the nodes that may hold a plan, in a
+   * binary heap by (lower bound of their plan's cost, visit position);
+   * the others are ruled out until they change. Nodes whose allocations
+   * (on_alloc / on_release) or jobs (the index's change log, read up to
+   * ix_seen) changed since are in `dirty`, refreshed at the next plan. */
+  struct node_memo *memo; /* [nmemo] */
   int nmemo;
+  int *heap, nheap; /* [nmemo]: node ids */
+  size_t *walk;     /* [nmemo]: plan_indexed's traversal of the heap */
+  int *dirty, ndirty; /* [nmemo]: nodes changed since the last plan */
+  int *topark;        /* [nmemo]: plan_indexed's nodes to park */
+  uint64_t ix_seen;   /* the index's log read up to here */
+  /* Nodes parked by may_replace, per shape id: while every shape of a
+   * node's list fits no node, the node stays out of the heap. An entry is
+   * live while its node's park count is the one it was parked with. */
+  struct park *parks; /* [SHAPE_SLOTS] */
+  int16_t *pshapes;   /* [SHAPE_SLOTS]: shapes with a non-empty list */
+  int npshapes;
+  uint64_t built;     /* the generation the heap is for (0: none) */
   uint64_t gen;         /* current key's generation (0: none yet) */
   struct plan_key *key; /* the key of gen */
   /* Request shapes seen as candidates (open addressing, SHAPE_SLOTS), and
@@ -88,12 +104,34 @@ typedef struct plan_key {
   int gpu_count, gpu_milli, mig_kind, max_moves, per_job, screen;
   int filtered; /* features or node filters: fit_prefix not exact */
   uint64_t model_mask;
+  uint64_t order; /* lsched_cluster_order_stamp: heap keys use positions */
   const lsched_running_index *ix;
 } plan_key;
 
+typedef struct park_ent {
+  int node;
+  uint32_t count;
+} park_ent;
+typedef struct park {
+  park_ent *e;
+  size_t len, cap, live_at; /* live_at: len after the last compaction */
+} park;
+
+/* Candidates a node's memo keeps (classify's, reused by the walk). */
+#define MEMO_CANDS 4
+
 typedef struct node_memo {
-  uint64_t cl;       /* the cluster's changes on the node (on_alloc...) */
-  uint64_t gen, sum; /* ruled out under gen at cl + the index's stamp */
+  double lb;  /* in the heap: its plan costs at least this (-inf: unknown) */
+  int pos;    /* its visit position when put in the heap */
+  int at;     /* its heap slot, or -1 (ruled out) */
+  uint8_t dirty;
+  uint32_t parked; /* park count: bumped when parked or refreshed */
+  /* In the heap: its first movable candidates (nc of them, kept when at
+   * most MEMO_CANDS, else nc = UINT8_MAX: the walk reads them again) and
+   * fit_room's prefix j over them, valid while the node is unchanged. */
+  uint8_t nc, j;
+  size_t cidx[MEMO_CANDS];
+  double ccost[MEMO_CANDS];
   /* Ruled out by may_replace (nids > 0): while the shapes ids[0 .. nids)
    * of the candidates that fit no node then still fit none, it still is
    * (more candidates fitting nowhere only leave less room). */
@@ -183,7 +221,20 @@ static int set_base(struct defrag_state *s, const char *name) {
 }
 
 static void free_memo(struct defrag_state *s) {
+  for (int i = 0; s->parks && i < SHAPE_SLOTS; i++)
+    lsched_mem_free(&s->a, s->parks[i].e);
+  lsched_mem_free(&s->a, s->parks);
+  lsched_mem_free(&s->a, s->pshapes);
+  s->parks = NULL;
+  s->pshapes = NULL;
+  s->npshapes = 0;
   lsched_mem_free(&s->a, s->memo);
+  lsched_mem_free(&s->a, s->heap);
+  lsched_mem_free(&s->a, s->walk);
+  lsched_mem_free(&s->a, s->dirty);
+  lsched_mem_free(&s->a, s->topark);
+  s->heap = s->dirty = s->topark = NULL;
+  s->walk = NULL;
   lsched_mem_free(&s->a, s->key);
   lsched_mem_free(&s->a, s->shapes);
   s->shapes = NULL;
@@ -205,10 +256,19 @@ static int defrag_init(void *state, const lsched_cluster *c) {
    * instance: no on_node_change hook). */
   size_t nn = (size_t)s->v.n + 1;
   s->memo = lsched_mem_calloc(&s->a, nn, sizeof *s->memo);
+  s->heap = lsched_mem_calloc(&s->a, nn, sizeof *s->heap);
+  s->walk = lsched_mem_calloc(&s->a, nn, sizeof *s->walk);
+  s->dirty = lsched_mem_calloc(&s->a, nn, sizeof *s->dirty);
+  s->topark = lsched_mem_calloc(&s->a, nn, sizeof *s->topark);
+  s->parks = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->parks);
+  s->pshapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->pshapes);
   s->key = lsched_mem_calloc(&s->a, 1, sizeof *s->key);
   s->shapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->shapes);
   s->nmemo = s->v.n;
-  int rc = s->memo && s->key && s->shapes
+  for (int i = 0; s->memo && i < s->nmemo; i++)
+    s->memo[i].at = -1;
+  int rc = s->memo && s->heap && s->walk && s->dirty && s->topark && s->parks &&
+                   s->pshapes && s->key && s->shapes
                ? set_base(s, "best-fit")
                : LSCHED_ENOMEM;
   if (rc)
@@ -255,9 +315,16 @@ static int defrag_place(void *state, const lsched_cluster *c,
   return s->base->place(s->base_state, c, req, out);
 }
 
+/* Node n changed: its conclusions are refreshed at the next plan. O(1). */
+static void mark_dirty(struct defrag_state *s, int n) {
+  if (n >= 0 && n < s->nmemo && !s->memo[n].dirty) {
+    s->memo[n].dirty = 1;
+    s->dirty[s->ndirty++] = n;
+  }
+}
+
 static void touch(struct defrag_state *s, const lsched_placement *p) {
-  if (p->node >= 0 && p->node < s->nmemo)
-    s->memo[p->node].cl++;
+  mark_dirty(s, p->node);
 }
 
 static void defrag_on_alloc(void *state, const lsched_cluster *c,
@@ -336,7 +403,9 @@ typedef struct plan_ctx {
 
 /* Node n (visit position pos), its candidates cs[0 .. k) cheapest first:
  * releases them one by one until the waiting job fits (at most max_moves),
- * and if the cost beats the best, reserves the job's GPUs there and
+ * and if the plan beats the best (a lower cost, or the same cost on an
+ * earlier node: planners that meet nodes out of visit order get the visit
+ * order's answer), reserves the job's GPUs there and
  * re-places the released jobs with the base policy; keeps the plan if all
  * placed; undoes everything. LSCHED_OK or LSCHED_ESTATE. */
 static int try_node(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
@@ -364,7 +433,9 @@ static int try_node(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
   int placed = 0;
   lsched_placement wp;
   int reserved = 0;
-  if (fits && rc == LSCHED_OK && cost < p->best &&
+  if (fits && rc == LSCHED_OK &&
+      (cost < p->best ||
+       (cost == p->best && p->best_pos >= 0 && pos < p->best_pos)) &&
       lsched_pick_gpus(c, n, w, LSCHED_PICK_TIGHTEST, &wp) == LSCHED_OK &&
       lsched_alloc(c, &wp) == LSCHED_OK) {
     reserved = 1;
@@ -480,12 +551,12 @@ static int is_mig(const lsched_request *r) {
  * non-MIG request on a non-MIG node, w's GPU count of GPUs each with its
  * effective share free (a whole GPU on an exclusive node); exact there but
  * for the request's node filters (features, allowed nodes), which only
- * make a fit less likely. MIG requests and MIG nodes: CPU and memory only. */
-static size_t fit_prefix(const lsched_view *v, const lsched_node *nd,
-                         const lsched_request *w, const lsched_running *run,
-                         const cand *cs, size_t m) {
-  if (nd->state != LSCHED_NODE_UP)
-    return 0;
+ * make a fit less likely. MIG requests and MIG nodes: CPU and memory only.
+ * fit_room is the same but for the node's state (what an up node would
+ * answer): a state change alone leaves it as it is. */
+static size_t fit_room(const lsched_view *v, const lsched_node *nd,
+                       const lsched_request *w, const lsched_running *run,
+                       const cand *cs, size_t m) {
   int gpus = w->gpu_count > 0 && !is_mig(w) && nd->mode != LSCHED_GPU_MIG;
   int g[LSCHED_MAX_GPUS_PER_NODE], d = 0;
   if (gpus) {
@@ -527,6 +598,12 @@ static size_t fit_prefix(const lsched_view *v, const lsched_node *nd,
       return j + 1;
   }
   return 0;
+}
+
+static size_t fit_prefix(const lsched_view *v, const lsched_node *nd,
+                         const lsched_request *w, const lsched_running *run,
+                         const cand *cs, size_t m) {
+  return nd->state == LSCHED_NODE_UP ? fit_room(v, nd, w, run, cs, m) : 0;
 }
 
 /* Is fit_prefix exact for w on nd (up to the releases)? */
@@ -766,6 +843,7 @@ static uint64_t key_gen(struct defrag_state *s, const plan_ctx *p,
   k.screen = screen;
   k.filtered = w->version >= 3 &&
                (w->features || w->node_allowed || w->node_filter);
+  k.order = lsched_cluster_order_stamp(s->c);
   k.ix = ix;
   if (s->gen == 0 || memcmp(&k, s->key, sizeof k) != 0) {
     *s->key = k;
@@ -774,93 +852,353 @@ static uint64_t key_gen(struct defrag_state *s, const plan_ctx *p,
   return s->gen;
 }
 
-/* Node n (memo mm, NULL beyond the memo) is ruled out for key gen. */
-static void remember(node_memo *mm, uint64_t gen, uint64_t ix_stamp,
-                     const int16_t *ids, uint8_t nids) {
-  if (!mm)
+/* The heap of nodes that may hold a plan: ordered by (lb, pos), so that
+ * the planner meets them cheapest bound first, ties in visit order. */
+static int heap_less(const struct defrag_state *s, int x, int y) {
+  const node_memo *a = &s->memo[x], *b = &s->memo[y];
+  if (a->lb != b->lb)
+    return a->lb < b->lb;
+  return a->pos < b->pos;
+}
+
+static void heap_set(struct defrag_state *s, int i, int n) {
+  s->heap[i] = n;
+  s->memo[n].at = i;
+}
+
+/* Moves slot i's node down to its place. O(log n). */
+static void heap_down(struct defrag_state *s, int i) {
+  int n = s->heap[i];
+  for (;;) {
+    int l = 2 * i + 1, m = l;
+    if (l >= s->nheap)
+      break;
+    if (l + 1 < s->nheap && heap_less(s, s->heap[l + 1], s->heap[l]))
+      m = l + 1;
+    if (!heap_less(s, s->heap[m], n))
+      break;
+    heap_set(s, i, s->heap[m]);
+    i = m;
+  }
+  heap_set(s, i, n);
+}
+
+/* Restores the heap order around slot i (up, then down). O(log n). */
+static void heap_fix(struct defrag_state *s, int i) {
+  int n = s->heap[i];
+  while (i > 0 && heap_less(s, n, s->heap[(i - 1) / 2])) {
+    heap_set(s, i, s->heap[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  heap_set(s, i, n);
+  heap_down(s, i);
+}
+
+static void heap_remove(struct defrag_state *s, int n) {
+  int i = s->memo[n].at;
+  if (i < 0)
     return;
-  mm->gen = gen;
-  mm->sum = mm->cl + ix_stamp;
-  mm->nids = nids;
-  for (int i = 0; i < nids; i++)
-    mm->ids[i] = ids[i];
+  s->memo[n].at = -1;
+  int last = s->heap[--s->nheap];
+  if (i < s->nheap) {
+    heap_set(s, i, last);
+    heap_fix(s, i);
+  }
+}
+
+/* Node n's first movable candidates (at most max_moves, cheapest first)
+ * into b: their count; *negative when a cost is negative. */
+static size_t first_cands(const struct defrag_state *s, const plan_ctx *p,
+                          const lsched_running_index *ix, int per_job, int n,
+                          cand *b, int *negative) {
+  size_t len, k = 0;
+  const size_t *bk = lsched_running_index_node(ix, n, &len);
+  *negative = 0;
+  for (size_t i = 0; i < len && k < (size_t)p->max_moves; i++) {
+    const lsched_running *r = &p->run[bk[i]];
+    if (!movable(s, r, per_job))
+      continue;
+    b[k].idx = bk[i];
+    b[k].node = n;
+    b[k].cost = r->move_cost_s * held_gpus(&r->parts[0]);
+    *negative |= !(b[k].cost >= 0);
+    k++;
+  }
+  return k;
+}
+
+/* Node n's conclusion for the current key, from its state and jobs alone
+ * (not its up/cordoned state: fit_room): ruled out when it could not hold
+ * the waiting job empty or no prefix of its first candidates may make
+ * room; else in the heap with the cost of that shortest prefix as its
+ * bound (-inf with a negative cost: no bound). O(max_moves + log n). */
+static void classify(struct defrag_state *s, const plan_ctx *p,
+                     const lsched_running_index *ix, int per_job, int n,
+                     int bulk) {
+  node_memo *x = &s->memo[n];
+  if (x->nids > 0)
+    x->parked++; /* its park entries die */
+  x->nids = 0;
+  const lsched_node *nd = lsched_view_node(&s->v, n);
+  cand b[64];
+  int negative = 0;
+  size_t k = 0, j = 0;
+  if (could_hold(nd, p->w)) {
+    k = first_cands(s, p, ix, per_job, n, b, &negative);
+    if (k > 0)
+      j = fit_room(&s->v, nd, p->w, p->run, b, k);
+  }
+  if (j == 0) {
+    heap_remove(s, n);
+    return;
+  }
+  double lb = 0;
+  for (size_t i = 0; i < j; i++) /* the sum prefix_beats and try_node make */
+    lb += b[i].cost;
+  x->lb = negative ? -INFINITY : lb;
+  x->pos = s->v.pos_of[n];
+  x->j = (uint8_t)j;
+  x->nc = k <= MEMO_CANDS ? (uint8_t)k : UINT8_MAX;
+  for (size_t i = 0; i < k && k <= MEMO_CANDS; i++) {
+    x->cidx[i] = b[i].idx;
+    x->ccost[i] = b[i].cost;
+  }
+  if (x->at < 0) {
+    x->at = s->nheap++;
+    s->heap[x->at] = n;
+  }
+  if (!bulk) /* else the caller heapifies */
+    heap_fix(s, x->at);
+}
+
+/* Parks node n (in the heap, ruled out by may_replace under the shapes
+ * x->ids[0 .. x->nids)): out of the heap until one of them fits some
+ * node (the caller takes it out: drop_parked). Without memory for the
+ * entries it stays in the heap (x->nids = 0: met and screened again next
+ * time). */
+static void park_node(struct defrag_state *s, int n) {
+  node_memo *x = &s->memo[n];
+  const int16_t *ids = x->ids;
+  int nids = x->nids;
+  for (int t = 0; t < nids; t++) { /* room first: all or nothing */
+    park *k = &s->parks[ids[t]];
+    if (k->len == k->cap) {
+      if (k->len > 2 * k->live_at + 64) { /* mostly dead: compact */
+        size_t m = 0;
+        for (size_t i = 0; i < k->len; i++) {
+          const node_memo *y = &s->memo[k->e[i].node];
+          if (y->nids > 0 && y->parked == k->e[i].count)
+            k->e[m++] = k->e[i];
+        }
+        k->len = k->live_at = m;
+      }
+      if (k->len == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 16;
+        park_ent *e = lsched_mem_realloc(&s->a, k->e, cap * sizeof *e);
+        if (!e) {
+          x->nids = 0;
+          return;
+        }
+        k->e = e;
+        k->cap = cap;
+      }
+    }
+  }
+  x->parked++;
+  for (int t = 0; t < nids; t++) {
+    park *k = &s->parks[ids[t]];
+    if (k->len == 0)
+      s->pshapes[s->npshapes++] = ids[t];
+    k->e[k->len].node = n;
+    k->e[k->len].count = x->parked;
+    k->len++;
+  }
+}
+
+/* Takes the m nodes just parked (nids > 0; in the heap no node else has
+ * any) out of the heap: one by one when few, else by one pass that keeps
+ * the others and a heapify, O(heap), instead of m removals of O(log). */
+static void drop_parked(struct defrag_state *s, int m) {
+  if (m * 8 < s->nheap) {
+    for (int i = 0; i < m; i++)
+      if (s->memo[s->topark[i]].nids > 0)
+        heap_remove(s, s->topark[i]);
+    return;
+  }
+  int k = 0;
+  for (int i = 0; i < s->nheap; i++) {
+    int n = s->heap[i];
+    if (s->memo[n].nids > 0)
+      s->memo[n].at = -1;
+    else
+      heap_set(s, k++, n);
+  }
+  s->nheap = k;
+  for (int i = k / 2 - 1; i >= 0; i--)
+    heap_down(s, i);
+}
+
+/* The parked nodes of every shape that fits some node now: refreshed
+ * (back in the heap unless ruled out again). O(parked shapes + their
+ * entries). */
+static void unpark(struct defrag_state *s, lsched_cluster *c,
+                   const plan_ctx *p, const lsched_running_index *ix,
+                   int per_job) {
+  for (int i = 0; i < s->npshapes;) {
+    int id = s->pshapes[i];
+    if (!shape_fits(s, c, id)) {
+      i++;
+      continue;
+    }
+    park *k = &s->parks[id];
+    for (size_t e = 0; e < k->len; e++) {
+      int n = k->e[e].node;
+      const node_memo *y = &s->memo[n];
+      if (y->nids > 0 && y->parked == k->e[e].count)
+        classify(s, p, ix, per_job, n, 0);
+    }
+    k->len = k->live_at = 0;
+    s->pshapes[i] = s->pshapes[--s->npshapes];
+  }
+}
+
+/* Brings the heap up to the current key and state: every node when the
+ * key changed or the index's log lost entries, else the nodes changed
+ * since the last plan. */
+static void refresh(struct defrag_state *s, lsched_cluster *c,
+                    const plan_ctx *p, const lsched_running_index *ix,
+                    int per_job, uint64_t gen) {
+  uint64_t now = lsched_running_index_seq(ix);
+  int all = gen != s->built;
+  for (uint64_t q = s->ix_seen; !all && q < now; q++) {
+    int n = lsched_running_index_changed_node(ix, q);
+    if (n < 0)
+      all = 1;
+    else
+      mark_dirty(s, n);
+  }
+  for (int i = 0; i < s->ndirty; i++)
+    s->memo[s->dirty[i]].dirty = 0;
+  if (all) {
+    for (int i = 0; i < s->nheap; i++)
+      s->memo[s->heap[i]].at = -1;
+    s->nheap = 0;
+    for (int i = 0; i < s->npshapes; i++)
+      s->parks[s->pshapes[i]].len = s->parks[s->pshapes[i]].live_at = 0;
+    s->npshapes = 0;
+    for (int n = 0; n < s->nmemo; n++)
+      classify(s, p, ix, per_job, n, 1);
+    for (int i = s->nheap / 2 - 1; i >= 0; i--) /* heapify: O(n) */
+      heap_down(s, i);
+  } else {
+    for (int i = 0; i < s->ndirty; i++)
+      classify(s, p, ix, per_job, s->dirty[i], 0);
+  }
+  s->ndirty = 0;
+  s->ix_seen = now;
+  s->built = gen;
+  unpark(s, c, p, ix, per_job);
+}
+
+/* Could a node with bound lb at position pos still give a plan that
+ * beats the best one (cost, then earliest position)? */
+static int may_beat(const plan_ctx *p, double lb, int pos) {
+  return lb < p->best || (lb == p->best && p->best_pos >= 0 &&
+                          pos < p->best_pos);
 }
 
 /* The planner over a running index (plan_migrations_indexed, plan_index
- * on): plan_bucketed's node loop with the index's buckets, which are kept
- * sorted by (cost, position) as jobs start, finish and move: a node costs
- * its first candidates (at most max_moves movable ones), not a pass over
- * every running job. The same nodes in the same order with the same
- * candidates, hence the same plan as plan_bucketed and plan_scan.
- * A node ruled out by the screens that depend only on the key (could_hold,
- * fit_prefix over its first movable candidates) is remembered as such
- * until its jobs (the index's stamp), its allocations (on_alloc /
- * on_release) or its state change, or the key does: the next decisions for
- * the same waiting shape (the same blocked head, retried after every
- * release) skip it for a few loads. */
+ * on). Its answer is plan_bucketed's and plan_scan's: the plan of least
+ * cost below the budget, ties to the earliest node in the visit order.
+ * It keeps, from one plan to the next, which nodes may hold a plan for
+ * the key (the waiting job's shape, the budget's move limits, the index,
+ * the visit order; a new key rebuilds, O(nodes)), refreshing only the
+ * nodes whose allocations or jobs changed since (refresh); those are in a
+ * heap by (a lower bound of their plan's cost, position). It meets them
+ * in that order (a best-first walk of the heap, O(log) per node met) and
+ * stops at the first whose bound cannot beat the best plan found: a plan
+ * releases at least fit_room's shortest prefix, which costs no less when
+ * no cost is negative. A node met is screened as before (up, may_replace,
+ * whose verdict is kept while the shapes it depends on fit no node) and
+ * tried on the cluster. A decision so costs O(changed nodes + nodes met)
+ * x O(log nodes), not O(nodes). */
 static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
                         const lsched_running_index *ix, int per_job) {
   const lsched_running *run = p->run;
-  int nn = s->v.n, rc = LSCHED_OK, nst;
+  int rc = LSCHED_OK, ntopark = 0;
   int screen = s->base_builtin && lsched_cluster_pool_count(c) == 0;
-  uint64_t gen = key_gen(s, p, per_job, ix, screen);
-  const uint64_t *ixs = lsched_running_index_stamps(ix, &nst);
+  refresh(s, c, p, ix, per_job, key_gen(s, p, per_job, ix, screen));
+  /* Best-first walk: walk[] is a heap of heap slots by their nodes'
+   * order; a slot's children are met after it. */
+  size_t nw = 0;
+  if (s->nheap > 0)
+    s->walk[nw++] = 0;
   cand b[64];
-  for (int pos = 0; pos < nn && rc == LSCHED_OK; pos++) {
-    int n = s->v.order[pos];
-    if (n >= nst)
-      continue; /* never held a job */
-    const lsched_node *nd = lsched_view_node(&s->v, n);
-    node_memo *mm = n < s->nmemo ? &s->memo[n] : NULL;
-    /* Both counters only grow: their sum is the same iff neither moved.
-     * Only up nodes are remembered, and a node no longer up is ruled out
-     * all the more (fit_prefix): its state need not be read. */
-    if (mm && mm->gen == gen && mm->sum == mm->cl + ixs[n]) {
-      int still = 1; /* ruled out, and nothing changed since */
-      for (int i = 0; i < mm->nids && still; i++)
-        still = !shape_fits(s, c, mm->ids[i]);
-      if (still)
-        continue;
+  while (nw > 0 && rc == LSCHED_OK) {
+    size_t i = s->walk[0];
+    s->walk[0] = s->walk[--nw];
+    for (size_t w = 0;;) { /* sift down */
+      size_t l = 2 * w + 1, m = l;
+      if (l >= nw)
+        break;
+      if (l + 1 < nw && heap_less(s, s->heap[s->walk[l + 1]],
+                                  s->heap[s->walk[l]]))
+        m = l + 1;
+      if (!heap_less(s, s->heap[s->walk[m]], s->heap[s->walk[w]]))
+        break;
+      size_t t = s->walk[m];
+      s->walk[m] = s->walk[w];
+      s->walk[w] = t;
+      w = m;
     }
-    if (nd->state != LSCHED_NODE_UP)
-      continue; /* fit_prefix says no; not remembered (see above) */
-    size_t len;
-    const size_t *bk = lsched_running_index_node(ix, n, &len);
-    size_t j = 0, k = 0;
-    int negative = 0;
-    if (len > 0 && could_hold(nd, p->w)) {
-      /* The node's cheapest movable jobs: try_node releases at most
-       * max_moves of them. */
-      for (size_t i = 0; i < len && k < (size_t)p->max_moves; i++) {
-        const lsched_running *r = &run[bk[i]];
-        if (!movable(s, r, per_job))
-          continue;
-        b[k].idx = bk[i];
-        b[k].node = n;
-        b[k].cost = r->move_cost_s * held_gpus(&r->parts[0]);
-        negative |= !(b[k].cost >= 0);
-        k++;
+    int n = s->heap[i];
+    node_memo *x = &s->memo[n];
+    if (!may_beat(p, x->lb, x->pos))
+      break; /* nor can any node after it */
+    for (size_t ch = 2 * i + 1; ch <= 2 * i + 2; ch++) {
+      if (ch >= (size_t)s->nheap)
+        break;
+      size_t w = nw++; /* sift up */
+      s->walk[w] = ch;
+      while (w > 0 && heap_less(s, s->heap[s->walk[w]],
+                                s->heap[s->walk[(w - 1) / 2]])) {
+        size_t t = s->walk[w];
+        s->walk[w] = s->walk[(w - 1) / 2];
+        s->walk[(w - 1) / 2] = t;
+        w = (w - 1) / 2;
       }
-      j = fit_prefix(&s->v, nd, p->w, run, b, k);
     }
-    if (j == 0) {
-      remember(mm, gen, ixs[n], NULL, 0);
-      continue;
+    const lsched_node *nd = lsched_view_node(&s->v, n);
+    if (nd->state != LSCHED_NODE_UP)
+      continue; /* fit_prefix says no */
+    size_t k, j = x->j;
+    if (x->nc != UINT8_MAX) { /* classify's, the node unchanged since */
+      k = x->nc;
+      for (size_t t = 0; t < k; t++) {
+        b[t].idx = x->cidx[t];
+        b[t].node = n;
+        b[t].cost = x->ccost[t];
+      }
+    } else {
+      int negative;
+      k = first_cands(s, p, ix, per_job, n, b, &negative);
     }
-    /* The prefix try_node releases is no shorter than j: with no negative
-     * cost among these k it costs no less than the first j. */
-    if (!negative && !prefix_beats(b, j, p->best))
-      continue;
     size_t jroom = exact_fit(nd, p->w) ? j : k;
     int16_t ids[MEMO_IDS];
     uint8_t nids;
     if (screen && !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids)) {
-      if (nids > 0)
-        remember(mm, gen, ixs[n], ids, nids);
+      if (nids > 0) { /* parked after the walk (it holds heap slots) */
+        x->nids = nids;
+        memcpy(x->ids, ids, (size_t)nids * sizeof *ids);
+        s->topark[ntopark++] = n;
+      }
       continue;
     }
-    rc = try_node(s, c, p, pos, n, b, k);
+    rc = try_node(s, c, p, x->pos, n, b, k);
   }
+  for (int i = 0; i < ntopark; i++)
+    park_node(s, s->topark[i]);
+  drop_parked(s, ntopark);
   return rc;
 }
 

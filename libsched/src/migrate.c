@@ -6,6 +6,10 @@
  * job on every attempt. An update costs O(jobs on the node) (a sorted
  * insert or delete in its bucket). Also lsched_policy_plan_migrations_
  * indexed(), the call that hands an index to a policy.
+ * Every bucket change is also appended to a change log (a ring of the
+ * last max(1024, 2 x nodes) changed nodes, by sequence number), so that a
+ * planner that keeps per-node conclusions refreshes only the nodes that
+ * changed since it last looked (O(changes), not O(nodes)).
  */
 #include "internal.h"
 
@@ -32,7 +36,21 @@ struct lsched_running_index {
   bucket *b;              /* [nb] */
   uint64_t *stamp;        /* [nb]: changes of each bucket */
   int nb;
+  int *ring;       /* [rcap]: node of change number q at q & (rcap - 1) */
+  size_t rcap;     /* a power of two, 0 before the first bucket */
+  uint64_t seq;    /* changes so far (every stamp increment) */
+  uint64_t kept;   /* the oldest change still in the ring */
 };
+
+/* Node nd's bucket changed: its stamp and the log. */
+static void changed(lsched_running_index *ix, int nd) {
+  ix->stamp[nd]++;
+  if (ix->rcap > 0)
+    ix->ring[ix->seq & (ix->rcap - 1)] = nd;
+  ix->seq++;
+  if (ix->seq - ix->kept > ix->rcap)
+    ix->kept = ix->seq - ix->rcap;
+}
 
 int lsched_running_index_create(lsched_running_index **out,
                                 const lsched_cluster *c) {
@@ -69,6 +87,7 @@ void lsched_running_index_destroy(lsched_running_index *ix) {
     lsched_mem_free(&ix->a, ix->b[k].pos);
   lsched_mem_free(&ix->a, ix->b);
   lsched_mem_free(&ix->a, ix->stamp);
+  lsched_mem_free(&ix->a, ix->ring);
   lsched_mem_free(&ix->a, ix->ents);
   lsched_mem_free(&ix->a, ix->part);
   lsched_mem_free(&ix->a, ix->cost);
@@ -143,7 +162,7 @@ static void unbucket(lsched_running_index *ix, size_t i) {
   /* Costs are never NaN (set refuses them): the order is total. */
   memmove(&b->pos[k], &b->pos[k + 1], (b->len - k - 1) * sizeof *b->pos);
   b->len--;
-  ix->stamp[nd]++;
+  changed(ix, nd);
   ix->node[i] = -1;
 }
 
@@ -158,6 +177,21 @@ static int bucket_in(lsched_running_index *ix, size_t i, int nd) {
     memset(&ix->b[ix->nb], 0, (size_t)(nb - ix->nb) * sizeof *ix->b);
     memset(&ix->stamp[ix->nb], 0, (size_t)(nb - ix->nb) * sizeof *ix->stamp);
     ix->nb = nb;
+    /* The log keeps at least two changes per node; a new ring starts
+     * empty (a reader then finds its changes lost and looks at every
+     * node once). */
+    size_t rc = ix->rcap ? ix->rcap : 1024;
+    while (rc < 2 * (size_t)nb)
+      rc *= 2;
+    if (rc != ix->rcap) {
+      int *ring = lsched_mem_alloc(&ix->a, rc * sizeof *ring);
+      if (!ring)
+        return LSCHED_ENOMEM;
+      lsched_mem_free(&ix->a, ix->ring);
+      ix->ring = ring;
+      ix->rcap = rc;
+      ix->kept = ix->seq;
+    }
   }
   bucket *b = &ix->b[nd];
   if (b->len == b->cap) {
@@ -170,7 +204,7 @@ static int bucket_in(lsched_running_index *ix, size_t i, int nd) {
   memmove(&b->pos[k + 1], &b->pos[k], (b->len - k) * sizeof *b->pos);
   b->pos[k] = i;
   b->len++;
-  ix->stamp[nd]++;
+  changed(ix, nd);
   ix->node[i] = nd;
   return LSCHED_OK;
 }
@@ -189,6 +223,23 @@ int lsched_running_index_clear(lsched_running_index *ix, size_t i) {
   return LSCHED_OK;
 }
 
+/* Does position i hold a bucketed one-part entry equal to r (all the
+ * version-1 members, cost included)? Then setting it changes nothing. */
+static int same_entry(const lsched_running_index *ix, size_t i,
+                      const lsched_running *r, double cost) {
+  const lsched_running *e = &ix->ents[i];
+  if (i >= ix->n || r->nparts != 1 || e->nparts != 1 || ix->node[i] < 0)
+    return 0;
+  const lsched_placement *a = &ix->part[i], *b = &r->parts[0];
+  return e->id == r->id && e->moves == r->moves &&
+         e->move_cost_s == r->move_cost_s && ix->cost[i] == cost &&
+         a->node == b->node && a->gpu_count == b->gpu_count &&
+         a->gpu_milli == b->gpu_milli && a->gpu_mask == b->gpu_mask &&
+         a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+         a->mig_kind == b->mig_kind && a->mig_start == b->mig_start &&
+         memcmp(&e->request, &r->request, sizeof r->request) == 0;
+}
+
 int lsched_running_index_set(lsched_running_index *ix, size_t i,
                              const lsched_running *r) {
   if (!ix || !r || r->nparts < 0 || (r->nparts == 1 && !r->parts) ||
@@ -204,6 +255,8 @@ int lsched_running_index_set(lsched_running_index *ix, size_t i,
   int rc = room_for(ix, i);
   if (rc)
     return rc;
+  if (same_entry(ix, i, r, cost))
+    return LSCHED_OK; /* nothing changes: no stamp, no log entry */
   lsched_running_index_clear(ix, i);
   lsched_running *e = &ix->ents[i];
   const lsched_placement *parts = NULL;
@@ -258,6 +311,21 @@ const uint64_t *lsched_running_index_stamps(const lsched_running_index *ix,
   if (n)
     *n = ix ? ix->nb : 0;
   return ix ? ix->stamp : NULL;
+}
+
+uint64_t lsched_running_index_seq(const lsched_running_index *ix) {
+  return ix ? ix->seq : 0;
+}
+
+int lsched_running_index_changed_node(const lsched_running_index *ix,
+                                      uint64_t q) {
+  if (!ix || q < ix->kept || q >= ix->seq || ix->rcap == 0)
+    return -1;
+  return ix->ring[q & (ix->rcap - 1)];
+}
+
+uint64_t lsched_cluster_order_stamp(const lsched_cluster *c) {
+  return c ? c->order_gen : 0;
 }
 
 int lsched_policy_plan_migrations_indexed(lsched_policy *p,

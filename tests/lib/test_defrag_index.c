@@ -28,6 +28,17 @@
  * fails every test; leaving a node's first candidate out of the room that
  * may_replace counts (its first loop from i = 1) fails the replays over
  * the built-in bases (the custom base is not screened).
+ *
+ * The indexed planner's heap and change log (session 26): test_index_log
+ * (the log by hand), test_log_refresh (changes only the index sees, and a
+ * log that lost them), and the big replays (60-99 nodes, a key kept for
+ * many plans, bursts of index-only changes). Mutations, each failing the
+ * test: in policies/defrag.c refresh ignoring the log's nodes
+ * (`mark_dirty(s, n)` dropped) or its lost entries (`all = 1` dropped),
+ * touch() marking nothing, unpark never unparking, may_beat or try_node
+ * without the tie on position (`pos < p->best_pos`), classify keeping a
+ * prefix one shorter or costs one higher than it computed, a full
+ * refresh without its heapify.
  */
 #include "libtest.h"
 
@@ -426,6 +437,156 @@ static void test_memo(void) {
   lsched_registry_destroy(reg);
 }
 
+/* The index's change log and the order stamp, by hand: two nodes, jobs
+ * set, set again unchanged (no entry), changed (two entries: out of the
+ * bucket and in again), cleared; entries beyond the ring's 1024 lost; a
+ * ring that grows with the node count loses what it held. */
+static void test_index_log(void) {
+  lsched_cluster *c = lt_new_cluster();
+  add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  lsched_running_index *ix = NULL;
+  OK(lsched_running_index_create(&ix, c));
+  MT_EQ_U(lsched_running_index_seq(ix), 0);
+  MT_EQ(lsched_running_index_changed_node(ix, 0), -1);
+  lsched_placement p[2];
+  lsched_running r[2];
+  for (int k = 0; k < 2; k++) {
+    p[k] = (lsched_placement)LSCHED_PLACEMENT_INIT;
+    p[k].node = k;
+    p[k].gpu_count = 1;
+    p[k].gpu_milli = 1000;
+    p[k].gpu_mask = 1;
+    r[k] = (lsched_running)LSCHED_RUNNING_INIT;
+    r[k].id = (uint64_t)k;
+    r[k].request = lt_req(1000, 1000, 1, 1000);
+    r[k].parts = &p[k];
+    r[k].nparts = 1;
+    r[k].move_cost_s = 5;
+  }
+  OK(lsched_running_index_set(ix, 0, &r[0])); /* change 0: node 0 */
+  OK(lsched_running_index_set(ix, 1, &r[1])); /* change 1: node 1 */
+  MT_EQ_U(lsched_running_index_seq(ix), 2);
+  MT_EQ(lsched_running_index_changed_node(ix, 0), 0);
+  MT_EQ(lsched_running_index_changed_node(ix, 1), 1);
+  MT_EQ(lsched_running_index_changed_node(ix, 2), -1); /* not yet */
+  int ns = 0;
+  uint64_t st0 = lsched_running_index_stamps(ix, &ns)[0];
+  OK(lsched_running_index_set(ix, 0, &r[0])); /* the same: nothing */
+  MT_EQ_U(lsched_running_index_seq(ix), 2);
+  MT_EQ_U(lsched_running_index_stamps(ix, &ns)[0], st0);
+  r[0].moves = 1; /* changes 2 and 3: node 0 out and in */
+  OK(lsched_running_index_set(ix, 0, &r[0]));
+  MT_EQ_U(lsched_running_index_seq(ix), 4);
+  MT_EQ(lsched_running_index_changed_node(ix, 2), 0);
+  MT_EQ(lsched_running_index_changed_node(ix, 3), 0);
+  MT_EQ_U(lsched_running_index_stamps(ix, &ns)[0], st0 + 2);
+  OK(lsched_running_index_clear(ix, 1)); /* change 4: node 1 */
+  MT_EQ_U(lsched_running_index_seq(ix), 5);
+  MT_EQ(lsched_running_index_changed_node(ix, 4), 1);
+  /* Node 1's job set 600 times, its move count alternating: 1 change
+   * (into the empty position), then 2 each: 5 + 1 + 599 x 2 = 1,204 in
+   * all; the ring keeps the last 1,024 (changes 180 .. 1203). */
+  for (int t = 0; t < 600; t++) {
+    r[1].moves = t % 2;
+    OK(lsched_running_index_set(ix, 1, &r[1]));
+  }
+  MT_EQ_U(lsched_running_index_seq(ix), 1204);
+  MT_EQ(lsched_running_index_changed_node(ix, 0), -1);
+  MT_EQ(lsched_running_index_changed_node(ix, 179), -1);
+  MT_EQ(lsched_running_index_changed_node(ix, 180), 1);
+  MT_EQ(lsched_running_index_changed_node(ix, 1203), 1);
+  /* 600 new nodes, and the job moves to the last: change 1204 (out of
+   * node 1) goes to the old ring, which then grows to 2,048 (2 x 602
+   * nodes) empty, and change 1205 (into node 601) is all it holds. */
+  for (int k = 0; k < 600; k++)
+    add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  p[1].node = 601;
+  OK(lsched_running_index_set(ix, 1, &r[1]));
+  MT_EQ_U(lsched_running_index_seq(ix), 1206);
+  MT_EQ(lsched_running_index_changed_node(ix, 1204), -1);
+  MT_EQ(lsched_running_index_changed_node(ix, 1205), 601);
+  MT_EQ_U(lsched_running_index_seq(NULL), 0);
+  MT_EQ(lsched_running_index_changed_node(NULL, 0), -1);
+  /* The order stamp moves with every new visit order. */
+  uint64_t o = lsched_cluster_order_stamp(c);
+  int nn = lsched_cluster_node_count(c);
+  int *order = malloc((size_t)nn * sizeof *order);
+  MT_ASSERT(order);
+  for (int k = 0; k < nn; k++)
+    order[k] = nn - 1 - k;
+  OK(lsched_cluster_set_order(c, order, nn));
+  MT_ASSERT(lsched_cluster_order_stamp(c) != o);
+  MT_EQ_U(lsched_cluster_order_stamp(NULL), 0);
+  free(order);
+  lsched_running_index_destroy(ix);
+  lsched_cluster_destroy(c);
+}
+
+/* The indexed planner follows changes the cluster does not see (move
+ * counts, in the index alone) through the index's log, and looks at every
+ * node when the log lost them: node 0 (4 A100s) holds 2-GPU jobs A and B,
+ * node 1 (8 V100s) job C on its last GPU; a 4-GPU A100 job waits (budget:
+ * one move per job).
+ * - A and B moved once already: no plan. Their counts reset (index
+ *   only): A and B move to node 1. Moved once again: no plan.
+ * - Their counts reset, then C's set 600 times with alternating counts
+ *   (1,200 log entries: those of A and B are lost): the plan again. */
+static void test_log_refresh(void) {
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  lsched_cluster *c = lt_new_cluster();
+  add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  add_node(c, 32000, 65536, 8, V100, LSCHED_GPU_SHARED);
+  lsched_policy *p = new_defrag(c, reg, "best-fit", 1);
+  lsched_placement held[3];
+  lsched_running run[3];
+  run[0] = memo_job(c, &held[0], 0, 0x3, 1);  /* A */
+  run[1] = memo_job(c, &held[1], 0, 0xC, 1);  /* B */
+  run[2] = memo_job(c, &held[2], 1, 0x80, 0); /* C */
+  lsched_running_index *ix = NULL;
+  OK(lsched_running_index_create(&ix, c));
+  for (int k = 0; k < 3; k++)
+    OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
+  lsched_request w = lt_req(1000, 1000, 4, 1000);
+  w.model_mask = UINT64_C(1) << A100;
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  b.expected_wait_s = 100;
+  lsched_move mv[4];
+  size_t n = 0;
+  for (int phase = 0; phase < 2; phase++) {
+    MT_EQ(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n),
+          LSCHED_ENOFIT);
+    for (int k = 0; k < 2; k++) {
+      run[k].moves = 0;
+      OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
+    }
+    for (int t = 0; phase == 1 && t < 600; t++) {
+      run[2].moves = 1 - t % 2;
+      OK(lsched_running_index_set(ix, 2, &run[2]));
+    }
+    if (phase == 1) /* A's and B's entries are gone */
+      MT_EQ(lsched_running_index_changed_node(ix, 7), -1);
+    OK(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n));
+    MT_EQ(n, 2);
+    MT_EQ(mv[0].index, 0);
+    MT_EQ(mv[1].index, 1);
+    MT_EQ(mv[0].to.node, 1);
+    MT_EQ(mv[1].to.node, 1);
+    for (int k = 0; k < 2; k++) {
+      run[k].moves = 1;
+      OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
+    }
+  }
+  for (int k = 0; k < 3; k++)
+    OK(lsched_release(c, &held[k]));
+  lsched_policy_destroy(p);
+  lsched_running_index_destroy(ix);
+  lsched_cluster_destroy(c);
+  lsched_registry_destroy(reg);
+}
+
 struct job {
   lsched_request r;
   lsched_placement p[2]; /* p[0] only, or a gang's two parts */
@@ -441,6 +602,8 @@ struct replay_cfg {
   int negative_costs;
   int mig;   /* MIG nodes (dynamic A100) and MIG requests */
   int pools; /* two hosts composing from one pool of 16 GPUs */
+  int big;   /* 60-99 nodes, and bursts of index changes that overrun
+                the index's change log */
 };
 
 static const lsched_request *shape(struct rng *g, lsched_request *q) {
@@ -595,7 +758,7 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   OK(lsched_registry_add(reg, &last_ops));
   lsched_cluster *c[2];
   lsched_policy *pol[2];
-  int nodes = 6 + rbelow(&g, 30);
+  int nodes = cfg->big ? 60 + rbelow(&g, 40) : 6 + rbelow(&g, 30);
   c[0] = lt_new_cluster();
   c[1] = lt_new_cluster();
   for (int i = 0; i < nodes; i++) {
@@ -697,11 +860,31 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
       if (i < njobs)
         index_put(ix, (size_t)i, &jobs[i]);
       OK(lsched_running_index_clear(ix, (size_t)njobs));
+    } else if (cfg->big && op >= 86 && op < 92) {
+      /* A burst of move-count changes (no allocation changes: only the
+       * index's log tells the planner): the first jobs' counts flip, then
+       * those at odd positions flip back (the index logs two changes per
+       * set), three times. Over all jobs that is more than the log keeps
+       * (past 114 jobs): the oldest changes are lost and the planner must
+       * look at every node; over the first 8, the log keeps them. */
+      int upto = rbelow(&g, 4) == 0 ? njobs : (njobs < 8 ? njobs : 8);
+      for (int rep = 0; rep < 3; rep++) { /* 9 log entries per job */
+        for (int i = 0; i < upto; i++) {
+          jobs[i].moves ^= 1;
+          index_put(ix, (size_t)i, &jobs[i]);
+        }
+        for (int i = 1; i < upto; i += 2) {
+          jobs[i].moves ^= 1;
+          index_put(ix, (size_t)i, &jobs[i]);
+        }
+      }
     } else if (op < 92) { /* a job waits: plan */
       /* Mostly the same waiting job and budget as last time (a blocked
        * head retried after every change: the indexed planner's memo of
        * ruled-out nodes is then used), sometimes a new one. */
-      if (!sticky || rbelow(&g, 4) == 0) {
+      /* (The big replays keep a key longer: many plans refreshed from
+       * the changes since the last one.) */
+      if (!sticky || rbelow(&g, cfg->big ? 24 : 4) == 0) {
         waiting_shape(&g, cfg, &w);
         if (rbelow(&g, 5) == 0) { /* only some nodes allowed */
           for (int i = 0; i < nodes; i++)
@@ -713,7 +896,7 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
         b.max_moves = 1 + rbelow(&g, 4);
         b.max_moves_per_job = 1 + rbelow(&g, 2);
         sticky = 1;
-      } else if (rbelow(&g, 4) == 0) {
+      } else if (rbelow(&g, cfg->big ? 24 : 4) == 0) {
         /* The same shape with or without a list of allowed nodes (the
          * planner's screens are exact only without). */
         if (w.node_allowed) {
@@ -791,12 +974,12 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
 }
 
 static void run_replays(const char *base, int negative, uint64_t seed0,
-                        int mig, int pools) {
+                        int mig, int pools, int big) {
   long made = 0, refused = 0;
   gangs_placed = mig_plans = 0;
   for (uint64_t s = 0; s < 8; s++) {
-    struct replay_cfg cfg = {seed0 + 7919 * s + 1, base, 3000, negative,
-                             mig, pools};
+    struct replay_cfg cfg = {seed0 + 7919 * s + 1, base, 3000,
+                             negative, mig, pools, big};
     replay(&cfg, &made, &refused);
   }
   fprintf(stderr, "%s: %ld plans made, %ld refused\n", base, made, refused);
@@ -810,26 +993,42 @@ static void run_replays(const char *base, int negative, uint64_t seed0,
 }
 
 static void test_replay_best_fit(void) {
-  run_replays("best-fit", 0, 11, 0, 0);
+  run_replays("best-fit", 0, 11, 0, 0, 0);
 }
 static void test_replay_first_fit(void) {
-  run_replays("first-fit", 1, 23, 0, 0);
+  run_replays("first-fit", 1, 23, 0, 0, 0);
 }
 static void test_replay_custom_base(void) {
-  run_replays("last-node", 0, 37, 0, 0);
+  run_replays("last-node", 0, 37, 0, 0, 0);
 }
-static void test_replay_mig(void) { run_replays("mig-best-fit", 0, 41, 1, 0); }
-static void test_replay_pools(void) { run_replays("best-fit", 0, 53, 0, 1); }
+static void test_replay_mig(void) {
+  run_replays("mig-best-fit", 0, 41, 1, 0, 0);
+}
+static void test_replay_pools(void) {
+  run_replays("best-fit", 0, 53, 0, 1, 0);
+}
+/* Many nodes (the heap of the indexed planner holds more than a few, and
+ * its walk stops early), bursts that overrun the index's log. */
+static void test_replay_big(void) {
+  run_replays("best-fit", 0, 67, 0, 0, 1);
+}
+static void test_replay_big_negative(void) {
+  run_replays("first-fit", 1, 79, 0, 0, 1);
+}
 
 int main(void) {
   mt_begin("test_defrag_index");
   MT_RUN(test_hand);
   MT_RUN(test_index_api);
   MT_RUN(test_memo);
+  MT_RUN(test_index_log);
+  MT_RUN(test_log_refresh);
   MT_RUN(test_replay_best_fit);
   MT_RUN(test_replay_first_fit);
   MT_RUN(test_replay_custom_base);
   MT_RUN(test_replay_mig);
   MT_RUN(test_replay_pools);
+  MT_RUN(test_replay_big);
+  MT_RUN(test_replay_big_negative);
   return mt_finish();
 }

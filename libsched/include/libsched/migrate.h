@@ -139,6 +139,29 @@ LSCHED_API const uint64_t *
 lsched_running_index_stamps(const lsched_running_index *ix, int *n);
 
 /**
+ * The index's change log, for a planner that keeps what it learnt about
+ * each node and refreshes only the nodes whose jobs changed since it last
+ * looked. Every change that moves a node's counter
+ * (lsched_running_index_stamps()) is one entry, numbered from 0:
+ * lsched_running_index_seq() is the number of entries so far, and
+ * lsched_running_index_changed_node(ix, q) the node of entry q, or -1 when
+ * q is not kept: q >= seq, or q older than the last max(1024, 2 x nodes)
+ * entries, or made before the log last grew with the node count (a reader
+ * then looks at every node once). Setting a position to what it already
+ * holds changes nothing (no entry). O(1) each; 0 and -1 for NULL.
+ */
+LSCHED_API uint64_t lsched_running_index_seq(const lsched_running_index *ix);
+LSCHED_API int lsched_running_index_changed_node(const lsched_running_index *ix,
+                                                 uint64_t q);
+
+/**
+ * A counter of c's visit-order changes (lsched_cluster_set_order()), for a
+ * planner that keeps nodes sorted by visit position between calls: when it
+ * moved, every position may have. 0 for NULL. O(1).
+ */
+LSCHED_API uint64_t lsched_cluster_order_stamp(const lsched_cluster *c);
+
+/**
  * lsched_policy_plan_migrations() over the jobs of ix: the same plan as
  * the array call given lsched_running_index_entries() (a move's index is
  * a position of ix), found by a policy whose table has
