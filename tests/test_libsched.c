@@ -648,7 +648,7 @@ START_TEST(test_err_strings) {
   ck_assert_str_eq(lsched_err_name(LSCHED_OK), "LSCHED_OK");
   ck_assert_ptr_nonnull(lsched_strerror(LSCHED_OK));
   ck_assert_int_gt((int)strlen(lsched_strerror(LSCHED_OK)), 0);
-  const int unknown[] = {1, 42, -11, -100, INT_MIN, INT_MAX};
+  const int unknown[] = {1, 42, -12, -100, INT_MIN, INT_MAX};
   for (size_t u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
     const char *m = lsched_strerror(unknown[u]);
     const char *n = lsched_err_name(unknown[u]);
