@@ -315,6 +315,16 @@ static int defrag_place(void *state, const lsched_cluster *c,
   return s->base->place(s->base_state, c, req, out);
 }
 
+/* Placement is the base's, so are its promises (LSCHED_POLICY_ANY_FIT:
+ * an EASY host may then answer a reservation by fit tests). */
+static unsigned defrag_flags_of(const void *state) {
+  const struct defrag_state *s = state;
+  if (!s->base || s->base->version < 7)
+    return 0u;
+  return s->base->flags_of ? s->base->flags_of(s->base_state)
+                           : s->base->flags;
+}
+
 /* Node n changed: its conclusions are refreshed at the next plan. O(1). */
 static void mark_dirty(struct defrag_state *s, int n) {
   if (n >= 0 && n < s->nmemo && !s->memo[n].dirty) {
@@ -1294,4 +1304,5 @@ const lsched_policy_ops lsched_builtin_defrag = {
     .plan_migrations = defrag_plan,
     .set_registry = defrag_set_registry,
     .plan_migrations_indexed = defrag_plan_indexed,
+    .flags_of = defrag_flags_of,
 };

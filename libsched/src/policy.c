@@ -338,7 +338,9 @@ const char *lsched_policy_name(const lsched_policy *p) {
 }
 
 unsigned lsched_policy_flags(const lsched_policy *p) {
-  return p && p->ops->version >= 7 ? p->ops->flags : 0u;
+  if (!p || p->ops->version < 7 || p->broken)
+    return 0u; /* a broken instance's place answers LSCHED_ESTATE */
+  return p->ops->flags_of ? p->ops->flags_of(p->state) : p->ops->flags;
 }
 
 int lsched_policy_create_from(lsched_policy **out, lsched_cluster *c,

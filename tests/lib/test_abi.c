@@ -199,7 +199,7 @@ static void layout_frag(void) {
 }
 
 static void layout_policy_ops(void) {
-  APPENDED(lsched_policy_ops, LSCHED_POLICY_OPS_VERSION, 7, 128, 8);
+  APPENDED(lsched_policy_ops, LSCHED_POLICY_OPS_VERSION, 7, 136, 8);
   AT(lsched_policy_ops, version, 0);
   AT(lsched_policy_ops, name, 8);
   AT(lsched_policy_ops, description, 16);
@@ -216,6 +216,7 @@ static void layout_policy_ops(void) {
   AT(lsched_policy_ops, on_node_change, 104);
   AT(lsched_policy_ops, plan_migrations_indexed, 112);
   AT(lsched_policy_ops, flags, 120);
+  AT(lsched_policy_ops, flags_of, 128);
 }
 
 static void layout_mig_instance(void) {

@@ -290,7 +290,7 @@ static void test_flags_splits(void) {
               {"gpu-clustering", LSCHED_POLICY_ANY_FIT},
               {"fgd", LSCHED_POLICY_ANY_FIT},
               {"random", 0}, /* its place() draws */
-              {"defrag", 0}};
+              {"defrag", LSCHED_POLICY_ANY_FIT}}; /* its base best-fit's */
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     lsched_policy *p = NULL;
     OK(lsched_policy_create_from(&p, c, reg, want[i].name));
@@ -299,6 +299,14 @@ static void test_flags_splits(void) {
     lsched_policy_destroy(p);
   }
   MT_EQ_U(lsched_policy_flags(NULL), 0u);
+  /* defrag's promise is its base's, as the base changes. */
+  lsched_policy *d = NULL;
+  OK(lsched_policy_create_from(&d, c, reg, "defrag"));
+  OK(lsched_policy_set_param(d, "base", "random"));
+  MT_EQ_U(lsched_policy_flags(d), 0u);
+  OK(lsched_policy_set_param(d, "base", "first-fit"));
+  MT_EQ_U(lsched_policy_flags(d), LSCHED_POLICY_ANY_FIT);
+  lsched_policy_destroy(d);
   /* A version-6 table has no flags member to read. */
   lsched_policy_ops old = *lsched_registry_find(reg, "first-fit");
   old.version = 6;

@@ -902,6 +902,10 @@ typedef struct lsched_policy_ops {
                                  size_t *nout);
   /* version 7: LSCHED_POLICY_* promises the policy makes (0: none). */
   unsigned flags;
+  /* version 7: when not NULL, the promises of this instance (they may
+   * depend on its parameters, e.g. a wrapper's base policy): called by
+   * lsched_policy_flags() instead of reading flags. */
+  unsigned (*flags_of)(const void *state);
 } lsched_policy_ops;
 /**
  * flags: place() answers LSCHED_OK for a request placed as one part
@@ -917,7 +921,7 @@ typedef struct lsched_policy_ops {
  * use designated initialisers, as policies/ do). */
 #define LSCHED_POLICY_OPS_INIT                                                 \
   {LSCHED_POLICY_OPS_VERSION, NULL, NULL, 0, NULL, NULL, NULL, NULL,           \
-   NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u}
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0u, NULL}
 
 /** A set of named policies. Per instance; no global registry exists. */
 typedef struct lsched_registry lsched_registry;
