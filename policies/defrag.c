@@ -717,8 +717,8 @@ static int shape_fits(struct defrag_state *s, const lsched_cluster *c,
  * leave every other node as it is): a job that fits no node now can only
  * go to node n, and all such jobs must fit together in what is left there
  * (CPU, memory and, off MIG, GPU milli in all). When not, ids[0 .. *nids)
- * get the shapes of the jobs that fit no node (*nids = 0 when one has no
- * shape id or there are more than MEMO_IDS). */
+ * get the shapes of the jobs that fit no node, each once (*nids = 0 when
+ * one has no shape id or there are more than MEMO_IDS). */
 static int may_replace(struct defrag_state *s, const lsched_cluster *c,
                        const lsched_node *nd, const lsched_request *w,
                        const lsched_running *run, const cand *cs, size_t jc,
@@ -741,9 +741,13 @@ static int may_replace(struct defrag_state *s, const lsched_cluster *c,
     int id;
     if (fits_somewhere(s, c, r, &id))
       continue;
-    if (id < 0 || *nids == MEMO_IDS)
+    int seen = 0; /* each shape once: park_node makes room for one entry
+                     per shape */
+    for (int k = 0; k < *nids && id >= 0; k++)
+      seen |= ids[k] == id;
+    if (id < 0 || (!seen && *nids == MEMO_IDS))
       memo = 0;
-    else
+    else if (!seen)
       ids[(*nids)++] = (int16_t)id;
     cpu -= r->cpu_milli;
     mem -= r->memory_mib;

@@ -18,7 +18,7 @@ expect 0 "" -- "$B" --only grid,long,shapes --gpus 10000 --load 1.2 \
   --shapes-jobs 50
 head -1 "$T/out" | grep -q '^case  *policy  *queue  *jobs  *events  *cpu_s  *events/s  *instr/ev  *B/job  *eng_B/j  *mean_qt_s  *runs$' &&
   ok || bad "header: $(head -1 "$T/out")"
-[ "$(wc -l <"$T/out")" -eq 8 ] && ok || bad "7 rows expected: $(cat "$T/out")"
+[ "$(wc -l <"$T/out")" -eq 9 ] && ok || bad "8 rows expected: $(cat "$T/out")"
 awk 'NR > 1 && NF != 12 { exit 1 }' "$T/out" && ok || bad "12 columns per row"
 # Tiny cases are short: each is run RUNS_SHORT (5) times, the median shown.
 awk 'NR > 1 && $12 != 5 { exit 1 }' "$T/out" && ok || bad "5 runs per short case"
@@ -26,5 +26,7 @@ grep -q '^10k@1.2  *first-fit  *backfill  *300  *600 ' "$T/out" && ok ||
   bad "grid row: $(cat "$T/out")"
 s=$(awk '$1 == "long-queue" && $3 == "skip" { print $11 }' "$T/out")
 f=$(awk '$1 == "long-queue" && $3 == "fifo" { print $11 }' "$T/out")
-[ -n "$s" ] && [ "$s" = "$f" ] && ok || bad "long queue: skip $s, fifo $f"
+b=$(awk '$1 == "long-queue" && $3 == "backfill" { print $11 }' "$T/out")
+[ -n "$s" ] && [ "$s" = "$f" ] && [ "$s" = "$b" ] && ok ||
+  bad "long queue: skip $s, fifo $f, backfill $b"
 cli_summary

@@ -152,6 +152,10 @@ typedef struct sim_options {
   /* Tests: EASY reservations by the walk over running jobs only (the
    * reference) instead of per node (reserve_nodes.c; same answers). */
   int reserve_walk;
+  /* Tests: every answer given per node is also walked and compared; a
+   * difference (a simulator bug, never an input error) prints both and
+   * aborts. Also on in a -DRESERVE_VERIFY build. */
+  int reserve_verify;
   /* Where to write timeline.csv rows (header included); may be NULL. */
   FILE *timeline;
   /* Migration (policies that plan migrations, e.g. defrag): a move costs

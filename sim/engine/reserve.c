@@ -76,6 +76,16 @@ static run_end end_of(const engine *e, uint32_t j, int committed) {
   return x;
 }
 
+/* Every per-node answer also walked and compared (tests). */
+static int verify_on(const engine *e) {
+#ifdef RESERVE_VERIFY
+  (void)e;
+  return 1;
+#else
+  return e->opt->reserve_verify;
+#endif
+}
+
 /* ------------------------------------------------------- the heap */
 
 static void put(struct ends_index *ix, size_t i, run_end x) {
@@ -474,19 +484,20 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
       if (t != INT64_MAX && t < e->now)
         t = e->now;
       e->res_per_node++;
-#ifdef RESERVE_VERIFY
-      if (ix->stale && heap_fill(e, ix, base))
-        abort();
-      walk vw;
-      if (walk_start(&vw, e, r > base ? &cand : NULL))
-        abort();
-      int64_t vt = release_walk(e, &req, &vw, NULL, 0, fail);
-      if (vt != t) {
-        fprintf(stderr, "RESERVE_VERIFY: per node %lld, walk %lld (now %lld)\n",
-                (long long)t, (long long)vt, (long long)e->now);
-        abort();
+      if (verify_on(e)) {
+        if (ix->stale && heap_fill(e, ix, base))
+          abort();
+        walk vw;
+        if (walk_start(&vw, e, r > base ? &cand : NULL))
+          abort();
+        int64_t vt = release_walk(e, &req, &vw, NULL, 0, fail);
+        if (vt != t) {
+          fprintf(stderr,
+                  "reserve_verify: per node %lld, walk %lld (now %lld)\n",
+                  (long long)t, (long long)vt, (long long)e->now);
+          abort();
+        }
       }
-#endif
       return t;
     }
   }
@@ -528,13 +539,11 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
         ix->rx = NULL;
       } else if (a <= 1) {
         e->res_per_node++;
-#ifdef RESERVE_VERIFY
-        if (a != (reservation(e, h, fail) <= T)) {
-          fprintf(stderr, "RESERVE_VERIFY: within %d at %lld\n", a,
+        if (verify_on(e) && a != (reservation(e, h, fail) <= T)) {
+          fprintf(stderr, "reserve_verify: within %d at %lld\n", a,
                   (long long)T);
           abort();
         }
-#endif
         return a;
       }
     }
@@ -565,8 +574,7 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
   }
   if (a <= 1)
     e->res_per_node++;
-#ifdef RESERVE_VERIFY
-  if (a <= 1) {
+  if (verify_on(e) && a <= 1) {
     int fail = 0;
     if (lsched_alloc(e->sc->c, p) || mark_running(e, j, p, 1))
       abort();
@@ -574,11 +582,10 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
     unmark_running(e, j);
     unplace(e, p, 1);
     if (fail || want != a) {
-      fprintf(stderr, "RESERVE_VERIFY: trial %d, walk %d at %lld\n", a,
+      fprintf(stderr, "reserve_verify: trial %d, walk %d at %lld\n", a,
               want, (long long)T);
       abort();
     }
   }
-#endif
   return a;
 }

@@ -32,7 +32,8 @@
  * cannot answer (MIG nodes, GPU pools, node restrictions by list or
  * callback, gangs cut into parts, a policy without the promise, the
  * speed model's re-timed co-runners: reserve.c's fresh path), reserve.c
- * walks. RESERVE_VERIFY (compile-time) checks every answer against the walk.
+ * walks. sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
+ * build) checks every answer against the walk.
  */
 #include "engine_internal.h"
 
@@ -137,6 +138,11 @@ static void touch(struct rx *x, int node, int dec) {
       x->log[lp - 1] |= RX_DEC;
     return;
   }
+  /* A tree that has not replayed the node's last entry will skip it for
+   * this one (only a node's last entry is replayed): this one carries its
+   * flag. */
+  if (lp && (x->log[lp - 1] & RX_DEC))
+    dec = 1;
   if (x->nlog == x->logcap)
     compact(x);
   x->log[x->nlog++] = (uint32_t)node | (dec ? RX_DEC : 0);
