@@ -22,8 +22,9 @@
  * nodes changed (allocations and releases seen as a cluster observer, the
  * running jobs' ends and moves through ends_changed/ends_remove, node
  * states) that each tree replays when asked, recomputing only the logged
- * nodes (an entry is appended only when some tree has not yet passed the
- * node's last one). A backfill candidate marked running joins its nodes'
+ * nodes (an entry is appended only when some tree has already passed the
+ * node's last one; a tree replays a node's last entry, and an earlier one
+ * only when that says "may be earlier" and the last does not). A backfill candidate marked running joins its nodes'
  * lists for the question and leaves them after. So a reservation costs
  * the nodes changed since the tree of its shape was last asked, each
  * O(jobs on the node) plus a log2 of it fit tests, plus O(log nodes) per
@@ -138,11 +139,6 @@ static void touch(struct rx *x, int node, int dec) {
       x->log[lp - 1] |= RX_DEC;
     return;
   }
-  /* A tree that has not replayed the node's last entry will skip it for
-   * this one (only a node's last entry is replayed): this one carries its
-   * flag. */
-  if (lp && (x->log[lp - 1] & RX_DEC))
-    dec = 1;
   if (x->nlog == x->logcap)
     compact(x);
   x->log[x->nlog++] = (uint32_t)node | (dec ? RX_DEC : 0);
@@ -353,8 +349,19 @@ static int sync_tree(struct rx *x, rx_tree *t, const lsched_request *req,
   int err = 0;
   for (size_t p = t->cursor; p < x->nlog; p++) {
     uint32_t node = x->log[p] & ~RX_DEC;
-    if (x->logpos[node] != p + 1 || node == (uint32_t)skip)
-      continue; /* not its last entry */
+    if (node == (uint32_t)skip)
+      continue;
+    uint32_t last = x->logpos[node];
+    if (last != p + 1) {
+      /* Not its last entry: replayed only when it says "may be earlier"
+       * and the last one does not (the node was logged again after
+       * another tree replayed this entry; this tree has not). */
+      if ((x->log[p] & RX_DEC) && !(x->log[last - 1] & RX_DEC)) {
+        set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
+        t->dirty[node] = 0;
+      }
+      continue;
+    }
     if (x->log[p] & RX_DEC) {
       set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
       t->dirty[node] = 0;
