@@ -125,9 +125,7 @@ START_TEST(per_node_equals_walk) {
   o.unknown_duration_us = -1;
   o.estimates = SIM_EST_TRACE;
   o.overrun = SIM_OVERRUN_EXTEND;
-  /* defrag's moves may delay the head's reservation (restarted jobs end
-   * later): the check is for reservations alone. */
-  o.check_reservations = strcmp(o.policy, "defrag") != 0;
+  o.check_reservations = 1;
   o.speed = _i / NPOL ? SIM_SPEED_CATALOG : SIM_SPEED_NONE;
   sim_result a, b;
   run(&sc, &t, &o, 0, &a);

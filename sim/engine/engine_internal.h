@@ -399,7 +399,6 @@ struct sim_engine {
   uint64_t migrations, preemptions;
   double lost_gpu_s_total;
   uint32_t plan_failed;  /* head whose last plan failed */
-  int seg_at_mark;       /* mark_running starts the segment (preempt.c) */
   /* registered parts (MIG, ...) */
   sim_part parts[SIM_MAX_ENGINE_PARTS];
   int nparts;

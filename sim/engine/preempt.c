@@ -665,6 +665,6 @@ int preempt_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
   }
   /* Running jobs may be stopped: slots track their work left. */
   if (p->mask)
-    e->can_plan = e->seg_at_mark = 1;
+    e->can_plan = 1;
   return 0;
 }

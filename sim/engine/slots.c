@@ -213,9 +213,11 @@ static inline int mark_now(engine *e, uint32_t sl,
     s->st.start_us = e->now; /* queue time counts to the first start */
   /* Its segment starts now (commit_now adds a start-up wait): a backfill
    * trial (marked, not committed) must not be read at a past segment's
-   * start by the reservation (reserve.c running_est_end). Only under
-   * --preemptible: defrag runs keep their former decisions (goldens). */
-  if (e->seg_at_mark)
+   * start by the reservation (estimate.c est_running_end). Whenever
+   * segments are tracked (--preemptible, a policy that plans migrations):
+   * until session 27 defrag runs read a trial at segment 0, so backfill
+   * could start a job that delayed the head (--check failed). */
+  if (e->can_plan)
     s->seg_us = e->now;
   s->st.status = JOB_RUNNING;
   s->st.node = parts[0].node;
