@@ -29,6 +29,14 @@
  * rebuilds the index: O(queue), and only after a preemption, which
  * released resources anyway.
  *
+ * Across epochs, for a policy that promises LSCHED_POLICY_ANY_FIT (it
+ * places a one-part request exactly when some node fits it) on a cluster
+ * without GPU pools: a shape that failed (no node fit it) is known not to
+ * fit while no node released on since fits it (the others only lost
+ * room), so its attempt is answered by lsched_fits() on those nodes, a
+ * log of releases kept as a cluster observer, instead of the policy
+ * (known_nofit; a node change forgets it all). Same attempts' outcomes.
+ *
  * Used when the run has no part that rewrites requests or acts before a
  * placement (the MIG part: its requests depend on its state), else the
  * plain pass runs. Memory: 24 bytes per slot and 80 per distinct shape
@@ -61,6 +69,9 @@ typedef struct qx_shape {
   uint32_t count;       /* queued jobs */
   uint8_t pending;      /* on qx->pend */
   uint8_t gang;         /* may be placed on several nodes: see below */
+  /* No node fit it when the release log of generation nf_gen held nf_at
+   * entries (nf_gen 0: not known); see known_nofit. */
+  uint32_t nf_gen, nf_at;
 } qx_shape;
 
 typedef struct qx_link {
@@ -92,6 +103,15 @@ struct queue_index {
   uint32_t epoch;
   uint32_t pass;      /* passes so far */
   int min_node_gpus;  /* fewest GPUs of a node with GPUs */
+  /* The release log (known_nofit): the nodes released on since it began,
+   * in order, with repeats; cleared (a new generation) by a node change
+   * or when long. On only for a policy that promises LSCHED_POLICY_ANY_FIT
+   * on a cluster without GPU pools. */
+  int rl_on;
+  uint32_t *rl;
+  size_t nrl, rl_cap;
+  size_t rl_noted; /* nrl at the last note_nofit */
+  uint32_t rl_gen;
 };
 
 /* ---- shapes ---- */
@@ -365,6 +385,78 @@ int queue_index_insert(engine *e, uint32_t sl, size_t pos) {
   return index_append(e, sl, apos);
 }
 
+/* ---- the release log ---- */
+
+#define QX_RL_MAX 65536 /* a longer log is cleared */
+#define QX_RL_TEST 16   /* more releases since than this: ask the policy */
+
+static void rl_release(void *user, const lsched_cluster *c,
+                       const lsched_placement *p, int trial) {
+  (void)c;
+  (void)trial;
+  struct queue_index *x = user;
+  if (x->nrl == QX_RL_MAX) {
+    x->rl_gen++;
+    x->nrl = x->rl_noted = 0;
+  }
+  /* The same node again, with no shape noted since its last entry. */
+  if (x->nrl > x->rl_noted && x->rl[x->nrl - 1] == (uint32_t)p->node)
+    return;
+  if (grow_array((void **)&x->rl, &x->rl_cap, x->nrl + 1, sizeof *x->rl)) {
+    x->rl_gen++; /* what is not logged is not known */
+    x->nrl = x->rl_noted = 0;
+    return;
+  }
+  x->rl[x->nrl++] = (uint32_t)p->node;
+}
+
+/* A node added, updated, removed or changing state may have gained room
+ * without a release: everything known is forgotten. (The simulator
+ * changes no node during a run today; tests/test_live.c's kind of host
+ * would.) */
+static void rl_node(void *user, const lsched_cluster *c, int node,
+                    int change) {
+  (void)c;
+  (void)node;
+  (void)change;
+  struct queue_index *x = user;
+  x->rl_gen++;
+  x->nrl = x->rl_noted = 0;
+}
+
+static const lsched_observer rl_obs = {
+    .version = LSCHED_OBSERVER_VERSION,
+    .on_release = rl_release,
+    .on_node_change = rl_node,
+};
+
+/* Job sl of shape s (tried in queue order) cannot fit now: the shape did
+ * not fit at log entry nf_at and no node released on since fits it. */
+static int known_nofit(engine *e, uint32_t s, uint32_t sl) {
+  struct queue_index *x = e->qx;
+  qx_shape *sh = &x->shape[s];
+  if (!x->rl_on || sh->gang || sh->nf_gen != x->rl_gen ||
+      x->nrl - sh->nf_at > QX_RL_TEST)
+    return 0;
+  if (sh->nf_at < x->nrl) {
+    lsched_request r;
+    build_request(e, &e->slots[sl], &r);
+    for (size_t i = sh->nf_at; i < x->nrl; i++)
+      if (lsched_fits(e->sc->c, (int)x->rl[i], &r))
+        return 0;
+    sh->nf_at = (uint32_t)x->nrl;
+    x->rl_noted = x->nrl;
+  }
+  return 1;
+}
+
+/* Shape s did not fit now (no node fit it, for a one-part shape). */
+static void note_nofit(struct queue_index *x, uint32_t s) {
+  x->shape[s].nf_gen = x->rl_gen;
+  x->shape[s].nf_at = (uint32_t)x->nrl;
+  x->rl_noted = x->nrl;
+}
+
 /* ---- opening ---- */
 
 int queue_index_on(engine *e) {
@@ -386,6 +478,11 @@ int queue_index_on(engine *e) {
     }
     e->qx->min_node_gpus = m;
     e->qx->pass = 1; /* a shape's failed stamp 0 is no pass */
+    e->qx->rl_gen = 1;  /* a shape's nf_gen 0 is none */
+    if ((lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) &&
+        lsched_cluster_pool_count(e->sc->c) == 0 &&
+        lsched_cluster_add_observer(e->sc->c, &rl_obs, e->qx) == LSCHED_OK)
+      e->qx->rl_on = 1;
   }
   if (!e->qx || (e->qx->span = e->qlen, rebuild(e))) {
     snprintf(e->err, e->errlen, "out of memory");
@@ -398,6 +495,9 @@ void queue_index_free(engine *e) {
   struct queue_index *x = e->qx;
   if (!x)
     return;
+  if (x->rl_on)
+    lsched_cluster_remove_observer(e->sc->c, &rl_obs, x);
+  free(x->rl);
   free(x->link);
   free(x->shape);
   free(x->bucket);
@@ -532,13 +632,15 @@ int queue_index_pass_skip(engine *e) {
     return oom(e);
   uint32_t s, j;
   while ((j = merge_next(x, &s)) != QX_NONE) {
-    int r = try_start(e, j);
+    int r = known_nofit(e, s, j) ? 0 : try_start(e, j);
     if (r < 0)
       return -1;
-    if (r == 0)
+    if (r == 0) {
       merge_failed(x, s);
-    else
+      note_nofit(x, s);
+    } else {
       merge_went_on(e, s, j, 1);
+    }
   }
   tidy(e);
   return 0;
@@ -552,12 +654,14 @@ static int pass_head(engine *e) {
     return 0;
   while (e->qlen > 0) {
     uint32_t j = e->queue[e->qhead];
-    int r = try_start(e, j);
+    uint32_t s = x->link[j].shape;
+    int r = known_nofit(e, s, j) ? 0 : try_start(e, j);
     if (r < 0)
       return -1;
     if (r == 0) {
       e->head_tried = j;
-      merge_failed(x, x->link[j].shape);
+      merge_failed(x, s);
+      note_nofit(x, s);
       break;
     }
     index_remove(e, j);
@@ -593,13 +697,15 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       merge_went_on(e, s, j, 0);
       continue;
     }
-    int r = try_candidate(e, h, j);
+    int r = known_nofit(e, s, j) ? 0 : try_candidate(e, h, j);
     if (r < 0)
       return -1;
-    if (r == 0)
+    if (r == 0) {
       merge_failed(x, s);
-    else
+      note_nofit(x, s);
+    } else {
       merge_went_on(e, s, j, r == 2);
+    }
   }
   tidy(e);
   return 0;
