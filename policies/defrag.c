@@ -1204,8 +1204,8 @@ static void unpark(struct defrag_state *s, lsched_cluster *c,
 }
 
 /* Brings the heap up to the current key and state: every node when the
- * key changed or the index's log lost entries, else the nodes changed
- * since the last plan. */
+ * key is new to its slot or a log (defrag's, the index's) lost entries,
+ * else the nodes changed since the key's last plan. */
 static void refresh(struct defrag_state *s, lsched_cluster *c,
                     const plan_ctx *p, const lsched_running_index *ix,
                     int per_job, uint64_t gen) {
@@ -1256,7 +1256,8 @@ static int may_beat(const plan_ctx *p, double lb, int pos) {
  * cost below the budget, ties to the earliest node in the visit order.
  * It keeps, from one plan to the next, which nodes may hold a plan for
  * the key (the waiting job's shape, the budget's move limits, the index,
- * the visit order; a new key rebuilds, O(nodes)), refreshing only the
+ * the visit order; a new key rebuilds, O(nodes); the last KEY_SLOTS keys
+ * keep theirs, so a returning key does not), refreshing only the
  * nodes whose allocations or jobs changed since (refresh); those are in a
  * heap by (a lower bound of their plan's cost, position). It meets them
  * in that order (a best-first walk of the heap, O(log) per node met) and
