@@ -1210,7 +1210,10 @@ static void refresh(struct defrag_state *s, lsched_cluster *c,
                     const plan_ctx *p, const lsched_running_index *ix,
                     int per_job, uint64_t gen) {
   uint64_t now = lsched_running_index_seq(ix);
-  int all = gen != s->built || s->log_seq - s->log_seen > s->log_cap;
+  /* (A log behind the slot's position: another index at the same
+   * address.) */
+  int all = gen != s->built || s->log_seq - s->log_seen > s->log_cap ||
+            now < s->ix_seen;
   for (uint64_t q = s->log_seen; !all && q < s->log_seq; q++)
     mark_dirty(s, s->log[q % s->log_cap]);
   for (uint64_t q = s->ix_seen; !all && q < now; q++) {
