@@ -70,8 +70,23 @@ struct defrag_state {
   int16_t *pshapes;   /* [SHAPE_SLOTS]: shapes with a non-empty list */
   int npshapes;
   uint64_t built;     /* the generation the heap is for (0: none) */
-  uint64_t gen;         /* current key's generation (0: none yet) */
-  struct plan_key *key; /* the key of gen */
+  uint64_t log_seen;  /* this planner's log (below) read up to here */
+  /* The fields above from memo on are those of the current key; the keys
+   * of the last KEY_SLOTS decisions keep theirs in slots (the current one
+   * is copied there when another key comes: slot_switch), so that a
+   * returning key refreshes only the nodes changed since it was last
+   * used, not every node. */
+  struct key_slot *slots; /* [KEY_SLOTS] */
+  int cur;                /* the current key's slot */
+  uint64_t gen;           /* generations handed out (0: none yet) */
+  uint64_t stamp;         /* counts key look-ups: slots' last use */
+  /* Nodes allocated or released (on_alloc / on_release), a ring of the
+   * last log_cap: a slot reads it from its log_seen on (an overrun: every
+   * node). */
+  int *log;
+  uint64_t log_seq;
+  size_t log_cap;
+  int in_trial; /* try_node's changes, all undone: not logged */
   /* Request shapes seen as candidates (open addressing, SHAPE_SLOTS), and
    * per shape whether it fits some node, known for decision `decision`. */
   struct shape *shapes;
@@ -107,6 +122,20 @@ typedef struct plan_key {
   uint64_t order; /* lsched_cluster_order_stamp: heap keys use positions */
   const lsched_running_index *ix;
 } plan_key;
+
+/* A key's conclusions (the per-key fields of defrag_state). */
+#define KEY_SLOTS 8
+typedef struct key_slot {
+  plan_key key;
+  uint64_t gen;  /* 0: no key yet */
+  uint64_t used; /* stamp of its last use (least recently used goes) */
+  struct node_memo *memo;
+  int *heap, nheap;
+  struct park *parks;
+  int16_t *pshapes;
+  int npshapes;
+  uint64_t ix_seen, log_seen, built;
+} key_slot;
 
 typedef struct park_ent {
   int node;
@@ -220,27 +249,86 @@ static int set_base(struct defrag_state *s, const char *name) {
   return LSCHED_OK;
 }
 
+/* The current key's fields into its slot, and slot i's out of it. */
+static void slot_save(struct defrag_state *s) {
+  key_slot *k = &s->slots[s->cur];
+  k->memo = s->memo;
+  k->heap = s->heap;
+  k->nheap = s->nheap;
+  k->parks = s->parks;
+  k->pshapes = s->pshapes;
+  k->npshapes = s->npshapes;
+  k->ix_seen = s->ix_seen;
+  k->log_seen = s->log_seen;
+  k->built = s->built;
+}
+
+static void slot_load(struct defrag_state *s, int i) {
+  const key_slot *k = &s->slots[i];
+  s->cur = i;
+  s->memo = k->memo;
+  s->heap = k->heap;
+  s->nheap = k->nheap;
+  s->parks = k->parks;
+  s->pshapes = k->pshapes;
+  s->npshapes = k->npshapes;
+  s->ix_seen = k->ix_seen;
+  s->log_seen = k->log_seen;
+  s->built = k->built;
+}
+
+static void slot_free(struct defrag_state *s, key_slot *k) {
+  for (int i = 0; k->parks && i < SHAPE_SLOTS; i++)
+    lsched_mem_free(&s->a, k->parks[i].e);
+  lsched_mem_free(&s->a, k->parks);
+  lsched_mem_free(&s->a, k->pshapes);
+  lsched_mem_free(&s->a, k->memo);
+  lsched_mem_free(&s->a, k->heap);
+  memset(k, 0, sizeof *k);
+}
+
+/* Slot k's arrays, for the n nodes of the view: no key, nothing built.
+ * LSCHED_OK or LSCHED_ENOMEM (k then empty). */
+static int slot_alloc(struct defrag_state *s, key_slot *k, int n) {
+  memset(k, 0, sizeof *k);
+  size_t nn = (size_t)n + 1;
+  k->memo = lsched_mem_calloc(&s->a, nn, sizeof *k->memo);
+  k->heap = lsched_mem_calloc(&s->a, nn, sizeof *k->heap);
+  k->parks = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *k->parks);
+  k->pshapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *k->pshapes);
+  if (!k->memo || !k->heap || !k->parks || !k->pshapes) {
+    slot_free(s, k);
+    return LSCHED_ENOMEM;
+  }
+  for (int i = 0; i < n; i++)
+    k->memo[i].at = -1;
+  return LSCHED_OK;
+}
+
 static void free_memo(struct defrag_state *s) {
-  for (int i = 0; s->parks && i < SHAPE_SLOTS; i++)
-    lsched_mem_free(&s->a, s->parks[i].e);
-  lsched_mem_free(&s->a, s->parks);
-  lsched_mem_free(&s->a, s->pshapes);
+  if (s->slots) {
+    slot_save(s);
+    for (int i = 0; i < KEY_SLOTS; i++)
+      slot_free(s, &s->slots[i]);
+  }
+  lsched_mem_free(&s->a, s->slots);
+  s->slots = NULL;
+  s->cur = 0;
+  s->memo = NULL;
+  s->heap = NULL;
+  s->nheap = 0;
   s->parks = NULL;
   s->pshapes = NULL;
   s->npshapes = 0;
-  lsched_mem_free(&s->a, s->memo);
-  lsched_mem_free(&s->a, s->heap);
   lsched_mem_free(&s->a, s->walk);
   lsched_mem_free(&s->a, s->dirty);
   lsched_mem_free(&s->a, s->topark);
-  s->heap = s->dirty = s->topark = NULL;
+  lsched_mem_free(&s->a, s->log);
+  s->dirty = s->topark = s->log = NULL;
   s->walk = NULL;
-  lsched_mem_free(&s->a, s->key);
   lsched_mem_free(&s->a, s->shapes);
   s->shapes = NULL;
   s->nshapes = 0;
-  s->memo = NULL;
-  s->key = NULL;
   s->nmemo = 0;
 }
 
@@ -253,24 +341,23 @@ static int defrag_init(void *state, const lsched_cluster *c) {
   if (lsched_cluster_view(c, &s->v) != LSCHED_OK)
     return LSCHED_EINVAL;
   /* The memo covers the nodes of this view (a node change refreshes the
-   * instance: no on_node_change hook). */
+   * instance: no on_node_change hook). More key slots come when needed. */
   size_t nn = (size_t)s->v.n + 1;
-  s->memo = lsched_mem_calloc(&s->a, nn, sizeof *s->memo);
-  s->heap = lsched_mem_calloc(&s->a, nn, sizeof *s->heap);
+  s->slots = lsched_mem_calloc(&s->a, KEY_SLOTS, sizeof *s->slots);
+  int rc = s->slots ? slot_alloc(s, &s->slots[0], s->v.n) : LSCHED_ENOMEM;
+  if (rc == LSCHED_OK)
+    slot_load(s, 0);
   s->walk = lsched_mem_calloc(&s->a, nn, sizeof *s->walk);
   s->dirty = lsched_mem_calloc(&s->a, nn, sizeof *s->dirty);
   s->topark = lsched_mem_calloc(&s->a, nn, sizeof *s->topark);
-  s->parks = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->parks);
-  s->pshapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->pshapes);
-  s->key = lsched_mem_calloc(&s->a, 1, sizeof *s->key);
+  s->log_cap = 2 * nn > 1024 ? 2 * nn : 1024;
+  s->log = lsched_mem_calloc(&s->a, s->log_cap, sizeof *s->log);
   s->shapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->shapes);
   s->nmemo = s->v.n;
-  for (int i = 0; s->memo && i < s->nmemo; i++)
-    s->memo[i].at = -1;
-  int rc = s->memo && s->heap && s->walk && s->dirty && s->topark && s->parks &&
-                   s->pshapes && s->key && s->shapes
-               ? set_base(s, "best-fit")
-               : LSCHED_ENOMEM;
+  if (rc == LSCHED_OK)
+    rc = s->walk && s->dirty && s->topark && s->log && s->shapes
+             ? set_base(s, "best-fit")
+             : LSCHED_ENOMEM;
   if (rc)
     free_memo(s);
   return rc;
@@ -333,8 +420,11 @@ static void mark_dirty(struct defrag_state *s, int n) {
   }
 }
 
+/* Node p->node changed: logged for every key's slot (refresh). O(1).
+ * Not while try_node tries a plan: it leaves every node as it was. */
 static void touch(struct defrag_state *s, const lsched_placement *p) {
-  mark_dirty(s, p->node);
+  if (!s->in_trial && p->node >= 0 && p->node < s->nmemo && s->log)
+    s->log[s->log_seq++ % s->log_cap] = p->node;
 }
 
 static void defrag_on_alloc(void *state, const lsched_cluster *c,
@@ -424,6 +514,7 @@ static int try_node(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
   lsched_move *moves = p->moves;
   int released = 0, fits = 0, rc = LSCHED_OK;
   double cost = 0;
+  s->in_trial = 1;
   for (size_t i = 0; i < k && released < p->max_moves; i++) {
     const lsched_running *r = &p->run[cs[i].idx];
     if (lsched_release(c, &r->parts[0]) != LSCHED_OK) {
@@ -464,13 +555,17 @@ static int try_node(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     }
   }
   /* Undo: targets, the reservation, then the sources. */
+  int undone = 1;
   while (placed > 0)
-    lsched_release(c, &moves[--placed].to);
+    undone &= lsched_release(c, &moves[--placed].to) == LSCHED_OK;
   if (reserved)
-    lsched_release(c, &wp);
+    undone &= lsched_release(c, &wp) == LSCHED_OK;
   while (released > 0)
     if (lsched_alloc(c, &moves[--released].from) != LSCHED_OK)
       rc = LSCHED_ESTATE;
+  s->in_trial = 0;
+  if (rc != LSCHED_OK || !undone) /* every key's slot then refreshes all */
+    s->log_seq += s->log_cap + 1;
   return rc;
 }
 
@@ -838,8 +933,40 @@ static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
   return rc;
 }
 
-/* The generation of the key of this decision: the current one if the key
- * is the last one's, else a new one (every memo entry then stale). */
+/* Makes key k's slot the current one: the slot that has it, else a slot
+ * with no key, a new one (memory permitting), or the least recently used
+ * one, which then gets k and a new generation (every memo entry stale). */
+static void slot_switch(struct defrag_state *s, const plan_key *k) {
+  slot_save(s);
+  int pick = -1, lru = -1;
+  for (int i = 0; i < KEY_SLOTS && pick < 0; i++) {
+    const key_slot *x = &s->slots[i];
+    if (x->gen != 0 && memcmp(&x->key, k, sizeof *k) == 0)
+      pick = i;
+  }
+  if (pick >= 0) {
+    slot_load(s, pick);
+    return;
+  }
+  for (int i = 0; i < KEY_SLOTS && pick < 0; i++)
+    if (s->slots[i].memo && s->slots[i].gen == 0)
+      pick = i;
+  for (int i = 0; i < KEY_SLOTS && pick < 0; i++)
+    if (!s->slots[i].memo && slot_alloc(s, &s->slots[i], s->nmemo) == LSCHED_OK)
+      pick = i;
+  for (int i = 0; i < KEY_SLOTS && pick < 0; i++)
+    if (s->slots[i].memo &&
+        (lru < 0 || s->slots[i].used < s->slots[lru].used))
+      lru = i;
+  if (pick < 0)
+    pick = lru; /* slot 0 always has its arrays */
+  s->slots[pick].key = *k;
+  s->slots[pick].gen = ++s->gen;
+  slot_load(s, pick);
+}
+
+/* The generation of the key of this decision: its slot's (slot_switch
+ * when the key is not the last one's). */
 static uint64_t key_gen(struct defrag_state *s, const plan_ctx *p,
                         int per_job, const lsched_running_index *ix,
                         int screen) {
@@ -859,11 +986,11 @@ static uint64_t key_gen(struct defrag_state *s, const plan_ctx *p,
                (w->features || w->node_allowed || w->node_filter);
   k.order = lsched_cluster_order_stamp(s->c);
   k.ix = ix;
-  if (s->gen == 0 || memcmp(&k, s->key, sizeof k) != 0) {
-    *s->key = k;
-    s->gen++;
-  }
-  return s->gen;
+  key_slot *cur = &s->slots[s->cur];
+  if (cur->gen == 0 || memcmp(&k, &cur->key, sizeof k) != 0)
+    slot_switch(s, &k);
+  s->slots[s->cur].used = ++s->stamp;
+  return s->slots[s->cur].gen;
 }
 
 /* The heap of nodes that may hold a plan: ordered by (lb, pos), so that
@@ -1077,13 +1204,18 @@ static void unpark(struct defrag_state *s, lsched_cluster *c,
 }
 
 /* Brings the heap up to the current key and state: every node when the
- * key changed or the index's log lost entries, else the nodes changed
- * since the last plan. */
+ * key is new to its slot or a log (defrag's, the index's) lost entries,
+ * else the nodes changed since the key's last plan. */
 static void refresh(struct defrag_state *s, lsched_cluster *c,
                     const plan_ctx *p, const lsched_running_index *ix,
                     int per_job, uint64_t gen) {
   uint64_t now = lsched_running_index_seq(ix);
-  int all = gen != s->built;
+  /* (A log behind the slot's position: another index at the same
+   * address.) */
+  int all = gen != s->built || s->log_seq - s->log_seen > s->log_cap ||
+            now < s->ix_seen;
+  for (uint64_t q = s->log_seen; !all && q < s->log_seq; q++)
+    mark_dirty(s, s->log[q % s->log_cap]);
   for (uint64_t q = s->ix_seen; !all && q < now; q++) {
     int n = lsched_running_index_changed_node(ix, q);
     if (n < 0)
@@ -1110,6 +1242,7 @@ static void refresh(struct defrag_state *s, lsched_cluster *c,
   }
   s->ndirty = 0;
   s->ix_seen = now;
+  s->log_seen = s->log_seq;
   s->built = gen;
   unpark(s, c, p, ix, per_job);
 }
@@ -1126,7 +1259,8 @@ static int may_beat(const plan_ctx *p, double lb, int pos) {
  * cost below the budget, ties to the earliest node in the visit order.
  * It keeps, from one plan to the next, which nodes may hold a plan for
  * the key (the waiting job's shape, the budget's move limits, the index,
- * the visit order; a new key rebuilds, O(nodes)), refreshing only the
+ * the visit order; a new key rebuilds, O(nodes); the last KEY_SLOTS keys
+ * keep theirs, so a returning key does not), refreshing only the
  * nodes whose allocations or jobs changed since (refresh); those are in a
  * heap by (a lower bound of their plan's cost, position). It meets them
  * in that order (a best-first walk of the heap, O(log) per node met) and

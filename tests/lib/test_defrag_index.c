@@ -39,6 +39,13 @@
  * without the tie on position (`pos < p->best_pos`), classify keeping a
  * prefix one shorter or costs one higher than it computed, a full
  * refresh without its heapify.
+ *
+ * The key slots and defrag's own log (session 27): test_replay_keys (heads
+ * drawn from a pool of keys, so keys return after changes; more keys than
+ * slots; bursts that overrun the log). Mutations, each failing it: refresh
+ * not replaying the log (`mark_dirty(s, s->log[...])` dropped), ignoring
+ * its overrun, try_node leaving in_trial set (changes never logged again),
+ * slot_switch without slot_save.
  */
 #include "libtest.h"
 
@@ -604,6 +611,10 @@ struct replay_cfg {
   int pools; /* two hosts composing from one pool of 16 GPUs */
   int big;   /* 60-99 nodes, and bursts of index changes that overrun
                 the index's change log */
+  int keys;  /* heads taken from a pool of `keys` waiting jobs and budgets
+                (more than the planner's 8 key slots when 10: evictions),
+                so that keys return with changes in between; and bursts
+                of placements and releases that overrun defrag's own log */
 };
 
 static const lsched_request *shape(struct rng *g, lsched_request *q) {
@@ -803,8 +814,34 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   int njobs = 0, sticky = 0;
   lsched_request w = LSCHED_REQUEST_INIT;
   lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  /* The keys mode's pool of heads (no node_allowed lists: those get no
+   * key of their own in the planner's shape table). */
+  lsched_request kw[10];
+  lsched_defrag_budget kb[10];
+  for (int i = 0; i < cfg->keys; i++) {
+    waiting_shape(&g, cfg, &kw[i]);
+    kb[i] = (lsched_defrag_budget)LSCHED_DEFRAG_BUDGET_INIT;
+    kb[i].max_moves = 1 + rbelow(&g, 4);
+    kb[i].max_moves_per_job = 1 + rbelow(&g, 2);
+  }
   for (int step = 0; step < cfg->steps; step++) {
     int op = rbelow(&g, 100);
+    if (cfg->keys && op >= 92 && op < 94 && rbelow(&g, 8) == 0) {
+      /* A burst of 600 placements each released at once (1,200 changes:
+       * more than defrag's log of 1,024 keeps, so every key but the next
+       * one's misses some: each must then look at every node). */
+      lsched_request q = lt_req(1000, 1024, 1, 250);
+      for (int t = 0; t < 600; t++) {
+        lsched_placement pl;
+        if (lsched_policy_place(pol[0], &q, &pl) != LSCHED_OK)
+          break;
+        for (int k = 0; k < 2; k++) {
+          OK(lsched_alloc(c[k], &pl));
+          OK(lsched_release(c[k], &pl));
+        }
+      }
+      continue;
+    }
     if (op < 50 && njobs < 4096) { /* place a job */
       lsched_request q;
       waiting_shape(&g, cfg, &q);
@@ -884,7 +921,11 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
        * ruled-out nodes is then used), sometimes a new one. */
       /* (The big replays keep a key longer: many plans refreshed from
        * the changes since the last one.) */
-      if (!sticky || rbelow(&g, cfg->big ? 24 : 4) == 0) {
+      if (cfg->keys) { /* a head from the pool: keys return */
+        int i = rbelow(&g, cfg->keys);
+        w = kw[i];
+        b = kb[i];
+      } else if (!sticky || rbelow(&g, cfg->big ? 24 : 4) == 0) {
         waiting_shape(&g, cfg, &w);
         if (rbelow(&g, 5) == 0) { /* only some nodes allowed */
           for (int i = 0; i < nodes; i++)
@@ -973,13 +1014,13 @@ static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   lsched_registry_destroy(reg);
 }
 
-static void run_replays(const char *base, int negative, uint64_t seed0,
-                        int mig, int pools, int big) {
+static void run_replays_keys(const char *base, int negative, uint64_t seed0,
+                             int mig, int pools, int big, int keys) {
   long made = 0, refused = 0;
   gangs_placed = mig_plans = 0;
   for (uint64_t s = 0; s < 8; s++) {
     struct replay_cfg cfg = {seed0 + 7919 * s + 1, base, 3000,
-                             negative, mig, pools, big};
+                             negative, mig, pools, big, keys};
     replay(&cfg, &made, &refused);
   }
   fprintf(stderr, "%s: %ld plans made, %ld refused\n", base, made, refused);
@@ -990,6 +1031,11 @@ static void run_replays(const char *base, int negative, uint64_t seed0,
           gangs_placed, mig_plans);
   MT_ASSERT_MSG(gangs_placed >= 100, "only %ld gangs", gangs_placed);
   MT_ASSERT(!mig || mig_plans >= 10);
+}
+
+static void run_replays(const char *base, int negative, uint64_t seed0,
+                        int mig, int pools, int big) {
+  run_replays_keys(base, negative, seed0, mig, pools, big, 0);
 }
 
 static void test_replay_best_fit(void) {
@@ -1015,6 +1061,14 @@ static void test_replay_big(void) {
 static void test_replay_big_negative(void) {
   run_replays("first-fit", 1, 79, 0, 0, 1);
 }
+/* Heads alternating among a few keys (3: every key keeps its slot; 10:
+ * more keys than slots, the least recently used goes), with changes and
+ * bursts that overrun defrag's own log in between. */
+static void test_replay_keys(void) {
+  run_replays_keys("best-fit", 0, 83, 0, 0, 1, 3);
+  run_replays_keys("first-fit", 1, 89, 0, 0, 1, 10);
+  run_replays_keys("best-fit", 0, 97, 0, 0, 0, 4);
+}
 
 int main(void) {
   mt_begin("test_defrag_index");
@@ -1030,5 +1084,6 @@ int main(void) {
   MT_RUN(test_replay_pools);
   MT_RUN(test_replay_big);
   MT_RUN(test_replay_big_negative);
+  MT_RUN(test_replay_keys);
   return mt_finish();
 }
