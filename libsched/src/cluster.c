@@ -1207,6 +1207,14 @@ int lsched_fits_after(const lsched_cluster *c, int node,
   return lsched_fits_after_held(c, node, req, NULL, released, n);
 }
 
+/* A part no node of ng GPUs could hold (negative amounts, a share above
+ * a GPU, GPUs past the node's). */
+static int bad_part(const lsched_placement *p, int ng) {
+  return p->cpu_milli < 0 || p->memory_mib < 0 || p->gpu_milli < 0 ||
+         p->gpu_milli > LSCHED_GPU_MILLI ||
+         (ng < 64 && (p->gpu_mask >> ng) != 0);
+}
+
 int lsched_fits_after_held(const lsched_cluster *c, int node,
                            const lsched_request *req,
                            const lsched_placement *held,
@@ -1228,10 +1236,8 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
   int g[LSCHED_MAX_GPUS_PER_NODE];
   memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
   if (held && held->node == node) { /* taken as if allocated */
-    if (held->cpu_milli < 0 || held->memory_mib < 0 ||
-        held->gpu_milli < 0 || held->gpu_milli > LSCHED_GPU_MILLI ||
-        (ng < 64 && (held->gpu_mask >> ng) != 0) ||
-        (cpu -= held->cpu_milli) < 0 || (mem -= held->memory_mib) < 0)
+    if (bad_part(held, ng) || (cpu -= held->cpu_milli) < 0 ||
+        (mem -= held->memory_mib) < 0)
       return LSCHED_EINVAL;
     for (uint64_t b = held->gpu_mask; b; b &= b - 1)
       if ((g[__builtin_ctzll(b)] -= held->gpu_milli) < 0)
@@ -1251,9 +1257,7 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
     const lsched_placement *p = &released[m];
     if (p->node != node)
       continue;
-    if (p->cpu_milli < 0 || p->memory_mib < 0 || p->gpu_milli < 0 ||
-        p->gpu_milli > LSCHED_GPU_MILLI ||
-        (ng < 64 && (p->gpu_mask >> ng) != 0))
+    if (bad_part(p, ng))
       return LSCHED_EINVAL;
     cpu += p->cpu_milli;
     mem += p->memory_mib;

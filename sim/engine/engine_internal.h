@@ -544,12 +544,12 @@ void ends_free(engine *e);
  * with estimated end `end` (not clamped) on its current parts (0, or -1
  * out of memory); start 1: it has just started there (its allocation
  * and entry can only make its nodes' answers later), 0: anything else,
- * -1: a start if it was not in the index; rx_job_drop: it ends, moves or stops. rx_answer: for
- * req with candidate slot cand (UINT32_MAX: none; its end cand_end)
- * marked running, 1 with *t the least over nodes of the estimated end
- * after which req fits (not clamped to now; INT64_MIN: it fits now,
- * INT64_MAX: never), 0 when the caller must walk, -1 when out of memory
- * (then close it). */
+ * -1: a start if it was not in the index; rx_job_drop: it ends, moves or
+ * stops. rx_answer: for req with candidate slot cand (UINT32_MAX: none;
+ * its end cand_end) marked running, 1 with *t the least over nodes of the
+ * estimated end after which req fits (not clamped to now; INT64_MIN: it
+ * fits now, INT64_MAX: never), 0 when the caller must walk, -1 when out of
+ * memory (then close it). */
 struct rx;
 struct rx *rx_open(engine *e);
 void rx_close(struct rx *x);

@@ -76,6 +76,12 @@ static run_end end_of(const engine *e, uint32_t j, int committed) {
   return x;
 }
 
+/* Per-node answers stop (out of memory): reservations walk from now on. */
+static void rx_off(struct ends_index *ix) {
+  rx_close(ix->rx);
+  ix->rx = NULL;
+}
+
 /* Every per-node answer also walked and compared (tests). */
 static int verify_on(const engine *e) {
 #ifdef RESERVE_VERIFY
@@ -179,8 +185,7 @@ void ends_changed(engine *e, uint32_t sl) {
     ix->stale = 1;
     if (rx_job_set(ix->rx, sl, x.end, -1) == 0)
       return;
-    rx_close(ix->rx); /* walks from now on */
-    ix->rx = NULL;
+    rx_off(ix);
   }
   if (ix->stale)
     return; /* rebuilt by the next reservation */
@@ -235,8 +240,7 @@ static int build(engine *e, size_t base) {
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
     for (size_t i = 0; i < ix->n; i++)
       if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end, 0)) {
-        rx_close(ix->rx);
-        ix->rx = NULL;
+        rx_off(ix);
         break;
       }
   return 0;
@@ -468,8 +472,7 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     int64_t t, ce = r > base ? raw_end_of(e, cs, 0).end : 0;
     int a = rx_answer(ix->rx, &req, cs, ce, &t);
     if (a < 0) {
-      rx_close(ix->rx); /* walks from now on */
-      ix->rx = NULL;
+      rx_off(ix);
     } else if (a > 0) {
       if (t == INT64_MIN) {
         /* It fits now: the walk's first group, the least end (rare: the
@@ -535,8 +538,7 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
       build_request(e, &e->slots[h], &req);
       int a = rx_within(ix->rx, &req, cs, raw_end_of(e, cs, 0).end, T);
       if (a < 0) {
-        rx_close(ix->rx); /* walks from now on */
-        ix->rx = NULL;
+        rx_off(ix);
       } else if (a <= 1) {
         e->res_per_node++;
         if (verify_on(e) && a != (reservation(e, h, fail) <= T)) {
@@ -568,8 +570,7 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
   build_request(e, &e->slots[h], &req);
   int a = rx_within_held(ix->rx, &req, p, e->slots[j].idx, cand_end, T);
   if (a < 0) {
-    rx_close(ix->rx); /* walks from now on */
-    ix->rx = NULL;
+    rx_off(ix);
     return 2;
   }
   if (a <= 1)

@@ -538,8 +538,7 @@ struct rx *rx_open(engine *e) {
   x->c = e->sc->c;
   x->wfree = RX_NONE;
   if (refresh(x) || lsched_cluster_add_observer(x->c, &rx_obs, x)) {
-    lsched_cluster_remove_observer(x->c, &rx_obs, x);
-    rx_close(x);
+    rx_close(x); /* removes the observer if it was added */
     return NULL;
   }
   return x;
@@ -547,8 +546,6 @@ struct rx *rx_open(engine *e) {
 
 /* ------------------------------------------------------------ answers */
 
-/* The tree for req (not yet in sync): NULL when req is not answered per
- * node or its shape is asked for the first time; *err on out of memory. */
 /* What tree_of's tests and key read of two requests is the same. */
 static int same_req(const lsched_request *a, const lsched_request *b) {
   return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
@@ -562,6 +559,8 @@ static int same_req(const lsched_request *a, const lsched_request *b) {
          a->speed_scope == b->speed_scope;
 }
 
+/* The tree for req (not yet in sync): NULL when req is not answered per
+ * node or its shape is asked for the first time; *err on out of memory. */
 static rx_tree *tree_of(struct rx *x, const lsched_request *req, int *err) {
   if (x->stale) {
     x->last = NULL;

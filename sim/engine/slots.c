@@ -138,6 +138,15 @@ static inline int memo_useful(const engine *e) {
          e->q->kind != SIM_QUEUE_PRIORITY;
 }
 
+/* The policy or the cluster refused the job in slot sl with rc: err set,
+ * -1. */
+static int policy_failed(engine *e, uint32_t sl, int rc) {
+  snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
+           slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
+           lsched_cluster_errmsg(e->sc->c));
+  return -1;
+}
+
 static inline int place_now(engine *e, uint32_t sl, lsched_placement *parts,
                             int *n) {
   lsched_request req;
@@ -164,10 +173,7 @@ static inline int place_now(engine *e, uint32_t sl, lsched_placement *parts,
   if (rc == LSCHED_ENOFIT)
     return 0;
   if (rc != LSCHED_OK) {
-    snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
-             slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
-             lsched_cluster_errmsg(e->sc->c));
-    return -1;
+    return policy_failed(e, sl, rc);
   }
   return 1;
 }
@@ -183,10 +189,7 @@ int place_trial(engine *e, uint32_t sl, lsched_placement *p) {
   if (rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER)
     return 0; /* as lsched_place_gang's one-part path */
   if (rc != LSCHED_OK) {
-    snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
-             slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
-             lsched_cluster_errmsg(e->sc->c));
-    return -1;
+    return policy_failed(e, sl, rc);
   }
   return 1;
 }
@@ -195,10 +198,7 @@ int place_alloc(engine *e, uint32_t sl, const lsched_placement *p) {
   int rc = lsched_alloc(e->sc->c, p);
   if (rc == LSCHED_OK)
     return 0;
-  snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
-           slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
-           lsched_cluster_errmsg(e->sc->c));
-  return -1;
+  return policy_failed(e, sl, rc);
 }
 
 void unplace(engine *e, const lsched_placement *parts, int n) {
@@ -211,12 +211,11 @@ static inline int mark_now(engine *e, uint32_t sl,
   slot *s = &e->slots[sl];
   if (s->st.start_us < 0)
     s->st.start_us = e->now; /* queue time counts to the first start */
-  /* Its segment starts now (commit_now adds a start-up wait): a backfill
-   * trial (marked, not committed) must not be read at a past segment's
-   * start by the reservation (estimate.c est_running_end). Whenever
+  /* Its segment starts now (commit_now adds a start-up wait) whenever
    * segments are tracked (--preemptible, a policy that plans migrations):
-   * until session 27 defrag runs read a trial at segment 0, so backfill
-   * could start a job that delayed the head (--check failed). */
+   * a backfill trial (marked, not committed) must not be read at a past
+   * segment's start by the reservation (estimate.c est_running_end), or it
+   * would look ended and backfill could delay the head. */
   if (e->can_plan)
     s->seg_us = e->now;
   s->st.status = JOB_RUNNING;
