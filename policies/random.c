@@ -18,6 +18,9 @@
  * of collecting every fitting node (O(n)). Parameter index=off collects
  * them (the reference: the same node for the same draw, so the same
  * generator stream and placements; tests/lib/test_score_index.c).
+ *
+ * It promises LSCHED_POLICY_ANY_FIT_DRAWS: a host answers its what-ifs
+ * (EASY reservations) by fit tests, so only real placement attempts draw.
  */
 #include "builtin.h"
 
@@ -180,4 +183,7 @@ const lsched_policy_ops lsched_builtin_random = {
     .set_param = rnd_set_param,
     .place = rnd_place,
     .on_node_change = rnd_node_change,
+    /* It places exactly when some node fits (the draw is among the m
+     * fitting nodes; m == 0 draws nothing), but a placement draws. */
+    .flags = LSCHED_POLICY_ANY_FIT_DRAWS,
 };

@@ -538,9 +538,15 @@ int slot_retime(engine *e, uint32_t sl, int64_t end);
 void ends_changed(engine *e, uint32_t sl);
 void ends_remove(engine *e, uint32_t sl);
 void ends_free(engine *e);
+/* The policy places a one-part request exactly when some node fits it,
+ * and a call that does not place changes nothing: it promises
+ * LSCHED_POLICY_ANY_FIT or LSCHED_POLICY_ANY_FIT_DRAWS (random: a
+ * placement draws). Its what-ifs (reservations) are then answered by fit
+ * tests, and attempts known to fail may be skipped (queue_index.c). */
+int policy_fit_answers(const lsched_policy *p);
 /* EASY reservations answered per node (reserve_nodes.c: when, and why
  * they equal the walk's). rx_open: NULL when the policy does not promise
- * LSCHED_POLICY_ANY_FIT (or out of memory). rx_job_set: running job sl
+ * policy_fit_answers (or out of memory). rx_job_set: running job sl
  * with estimated end `end` (not clamped) on its current parts (0, or -1
  * out of memory); start 1: it has just started there (its allocation
  * and entry can only make its nodes' answers later), 0: anything else,

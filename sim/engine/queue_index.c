@@ -29,8 +29,9 @@
  * rebuilds the index: O(queue), and only after a preemption, which
  * released resources anyway.
  *
- * Across epochs, for a policy that promises LSCHED_POLICY_ANY_FIT (it
- * places a one-part request exactly when some node fits it) on a cluster
+ * Across epochs, for a policy that promises LSCHED_POLICY_ANY_FIT or
+ * LSCHED_POLICY_ANY_FIT_DRAWS (it places a one-part request exactly when
+ * some node fits it; a call that does not place draws nothing) on a cluster
  * without GPU pools: a shape that failed (no node fit it) is known not to
  * fit while no node released on since fits it (the others only lost
  * room), so its attempt is answered by lsched_fits() on those nodes, a
@@ -105,7 +106,7 @@ struct queue_index {
   int min_node_gpus;  /* fewest GPUs of a node with GPUs */
   /* The release log (known_nofit): the nodes released on since it began,
    * in order, with repeats; cleared (a new generation) by a node change
-   * or when long. On only for a policy that promises LSCHED_POLICY_ANY_FIT
+   * or when long. On only for a policy that promises policy_fit_answers
    * on a cluster without GPU pools. */
   int rl_on;
   uint32_t *rl;
@@ -479,7 +480,7 @@ int queue_index_on(engine *e) {
     e->qx->min_node_gpus = m;
     e->qx->pass = 1; /* a shape's failed stamp 0 is no pass */
     e->qx->rl_gen = 1;  /* a shape's nf_gen 0 is none */
-    if ((lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) &&
+    if (policy_fit_answers(e->pol) &&
         lsched_cluster_pool_count(e->sc->c) == 0 &&
         lsched_cluster_add_observer(e->sc->c, &rl_obs, e->qx) == LSCHED_OK)
       e->qx->rl_on = 1;

@@ -370,15 +370,37 @@ static int walk_next(walk *w, run_end *x) {
 
 /* -------------------------------------------------- the reservation */
 
+int policy_fit_answers(const lsched_policy *p) {
+  return (lsched_policy_flags(p) &
+          (LSCHED_POLICY_ANY_FIT | LSCHED_POLICY_ANY_FIT_DRAWS)) != 0;
+}
+
+/* Whether the policy would place req now. by_fits (policy_fit_answers, a
+ * one-part request): some node fits, which is its answer, without asking
+ * it, so that the question draws nothing (random) and allocates nothing;
+ * else it is asked and its placement undone. */
+static int head_places(engine *e, const lsched_request *req, int by_fits) {
+  if (by_fits)
+    return lsched_next_fit(e->sc->c, req, 0) >= 0;
+  lsched_placement hp[SIM_MAX_PARTS];
+  int hn = 0;
+  if (lsched_place_gang(e->pol, req, hp, SIM_MAX_PARTS, &hn) != LSCHED_OK)
+    return 0;
+  unplace(e, hp, hn);
+  return 1;
+}
+
 /* Releases running jobs in order of estimated end from `next` on (ties
  * released together) and tries h after each group; everything is
  * allocated back, which restores the state exactly. */
 static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
                             const run_end *ends, size_t r, int *fail) {
   struct ends_index *ix = e->ends_ix;
-  lsched_placement parts[SIM_MAX_PARTS], hp[SIM_MAX_PARTS];
+  lsched_placement parts[SIM_MAX_PARTS];
   int64_t t = INT64_MAX;
   size_t released = 0, k = 0;
+  const int by_fits = policy_fit_answers(e->pol) &&
+                      lsched_place_splits(e->sc->c, req) == 0;
   e->res_walked++;
   run_end x;
   int have = ends ? (r > 0 ? (x = ends[0], 1) : 0) : walk_next(w, &x);
@@ -404,10 +426,7 @@ static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
     }
     if (have < 0)
       break;
-    int hn = 0;
-    if (lsched_place_gang(e->pol, req, hp, SIM_MAX_PARTS, &hn) ==
-        LSCHED_OK) {
-      unplace(e, hp, hn);
+    if (head_places(e, req, by_fits)) {
       t = te;
       break;
     }

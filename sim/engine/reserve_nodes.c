@@ -6,7 +6,9 @@
  * after each group and allocates everything back: T is the end of the
  * first group after which it places. For a policy that promises
  * LSCHED_POLICY_ANY_FIT (it places a one-part request exactly when some
- * node fits it, and a call changes nothing) and a request placed as one
+ * node fits it, and a call changes nothing) or LSCHED_POLICY_ANY_FIT_DRAWS
+ * (the same, but a placement draws: the walk then tests fits too, so that
+ * a what-if draws nothing; policy_fit_answers) and a request placed as one
  * part, "it places" is "some node fits", and a node's fit depends only on
  * what is released on that node. Fit is monotone in what is released, so
  * per node n the walk's answer is t_n, the estimated end of the first job
@@ -529,7 +531,7 @@ void rx_close(struct rx *x) {
 }
 
 struct rx *rx_open(engine *e) {
-  if (!(lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT))
+  if (!policy_fit_answers(e->pol))
     return NULL;
   struct rx *x = calloc(1, sizeof *x);
   if (!x)

@@ -13,7 +13,9 @@
  * back. test_hand: a case worked by hand, the errors (MIG node, pool host,
  * a release the node does not hold, bad arguments), and the cluster left
  * unchanged. test_flags_splits: the built-in policies' promise and when a
- * whole-GPU request is cut into parts.
+ * whole-GPU request is cut into parts. test_promise: the promise kept
+ * (placed exactly when some node fits; random's calls that do not place
+ * draw nothing).
  *
  * Mutations this catches: counting GPUs with free > d instead of >= d;
  * testing the request before the first release only (no m = 0 answer);
@@ -289,7 +291,7 @@ static void test_flags_splits(void) {
               {"gpu-packing", LSCHED_POLICY_ANY_FIT},
               {"gpu-clustering", LSCHED_POLICY_ANY_FIT},
               {"fgd", LSCHED_POLICY_ANY_FIT},
-              {"random", 0}, /* its place() draws */
+              {"random", LSCHED_POLICY_ANY_FIT_DRAWS}, /* a place draws */
               {"defrag", LSCHED_POLICY_ANY_FIT}}; /* its base best-fit's */
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     lsched_policy *p = NULL;
@@ -303,7 +305,7 @@ static void test_flags_splits(void) {
   lsched_policy *d = NULL;
   OK(lsched_policy_create_from(&d, c, reg, "defrag"));
   OK(lsched_policy_set_param(d, "base", "random"));
-  MT_EQ_U(lsched_policy_flags(d), 0u);
+  MT_EQ_U(lsched_policy_flags(d), LSCHED_POLICY_ANY_FIT_DRAWS);
   OK(lsched_policy_set_param(d, "base", "first-fit"));
   MT_EQ_U(lsched_policy_flags(d), LSCHED_POLICY_ANY_FIT);
   lsched_policy_destroy(d);
@@ -319,10 +321,101 @@ static void test_flags_splits(void) {
   lsched_cluster_destroy(c);
 }
 
+/* The promises themselves, on random states of a small cluster: a policy
+ * that promises LSCHED_POLICY_ANY_FIT or LSCHED_POLICY_ANY_FIT_DRAWS
+ * places exactly when lsched_next_fit() finds a node; and a call that does
+ * not place draws nothing: a twin instance of random (same seed) that is
+ * asked only the requests that placed makes every placement the same. */
+static void test_promise(void) {
+  lsched_cluster *c = lt_new_cluster();
+  struct rng r = {0xA11F17};
+  for (int i = 0; i < 12; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = 16000;
+    s.memory_mib = 65536;
+    s.gpu_count = 1 + rbelow(&r, 8);
+    s.gpu_model = rbelow(&r, 2);
+    s.gpu_mode = rbelow(&r, 3) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE;
+    OK(lsched_cluster_add_node(c, &s, NULL));
+  }
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  static const char *const names[] = {"first-fit",   "best-fit",
+                                      "worst-fit",   "dot-product",
+                                      "gpu-packing", "gpu-clustering",
+                                      "fgd",         "random",
+                                      "random"};
+  int placed_total = 0, failed_total = 0;
+  for (size_t pi = 0; pi < sizeof names / sizeof names[0]; pi++) {
+    int twin = strcmp(names[pi], "random") == 0;
+    int scan = twin && pi == sizeof names / sizeof names[0] - 1;
+    lsched_policy *p = NULL, *q = NULL;
+    OK(lsched_policy_create_from(&p, c, reg, names[pi]));
+    MT_ASSERT_MSG(lsched_policy_flags(p) &
+                      (LSCHED_POLICY_ANY_FIT | LSCHED_POLICY_ANY_FIT_DRAWS),
+                  "%s", names[pi]);
+    if (twin) {
+      OK(lsched_policy_create_from(&q, c, reg, names[pi]));
+      if (scan) { /* the reference draw, without the counting index */
+        OK(lsched_policy_set_param(p, "index", "off"));
+        OK(lsched_policy_set_param(q, "index", "off"));
+      }
+    }
+    lsched_placement held[64];
+    int nheld = 0;
+    for (int step = 0; step < 400; step++) {
+      if (nheld == 64 || (nheld > 0 && rbelow(&r, 3) == 0)) {
+        int k = rbelow(&r, nheld);
+        OK(lsched_release(c, &held[k]));
+        held[k] = held[--nheld];
+        continue;
+      }
+      int whole = rbelow(&r, 3) == 0;
+      lsched_request req = lt_req(1000 * (1 + rbelow(&r, 6)), 1024,
+                                  1 + rbelow(&r, whole ? 4 : 2),
+                                  whole ? 1000 : 100 * (1 + rbelow(&r, 9)));
+      if (rbelow(&r, 4) == 0)
+        req.model_mask = UINT64_C(1) << rbelow(&r, 2);
+      lsched_placement pl = LSCHED_PLACEMENT_INIT;
+      int rc = lsched_policy_place(p, &req, &pl);
+      int fits = lsched_next_fit(c, &req, 0) >= 0;
+      MT_ASSERT_MSG((rc == LSCHED_OK) == fits, "%s: place %s, fits %d",
+                    names[pi], lsched_err_name(rc), fits);
+      if (rc != LSCHED_OK) {
+        failed_total++;
+        continue;
+      }
+      if (q) {
+        lsched_placement tw = LSCHED_PLACEMENT_INIT;
+        OK(lsched_policy_place(q, &req, &tw));
+        MT_ASSERT_MSG(tw.node == pl.node && tw.gpu_mask == pl.gpu_mask,
+                      "random twin: node %d mask %llx, asked every "
+                      "request: node %d mask %llx",
+                      tw.node, (unsigned long long)tw.gpu_mask, pl.node,
+                      (unsigned long long)pl.gpu_mask);
+      }
+      OK(lsched_alloc(c, &pl));
+      held[nheld++] = pl;
+      placed_total++;
+    }
+    while (nheld > 0)
+      OK(lsched_release(c, &held[--nheld]));
+    lsched_policy_destroy(q);
+    lsched_policy_destroy(p);
+  }
+  /* Both answers were met often. */
+  MT_ASSERT_MSG(placed_total > 500 && failed_total > 100, "%d placed, %d not",
+                placed_total, failed_total);
+  lsched_registry_destroy(reg);
+  lsched_cluster_destroy(c);
+}
+
 int main(void) {
   mt_begin("test_fits_after");
   MT_RUN(test_random);
   MT_RUN(test_hand);
   MT_RUN(test_flags_splits);
+  MT_RUN(test_promise);
   return mt_finish();
 }

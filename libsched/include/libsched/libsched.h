@@ -917,6 +917,17 @@ typedef struct lsched_policy_ops {
  * answer by fit tests (lsched_fits_after()) instead of asking it.
  */
 #define LSCHED_POLICY_ANY_FIT 1u
+/**
+ * flags: place() answers as LSCHED_POLICY_ANY_FIT promises (LSCHED_OK for
+ * a one-part request exactly when some node fits it), and a call that does
+ * not place changes nothing a later call could observe; a call that places
+ * may change the policy's own state (it draws random numbers: random). A
+ * host that asks a what-if ("would it place?", an EASY reservation) then
+ * answers it by fit tests, so that the question draws nothing and a run's
+ * placements do not depend on how many questions were asked; and it may
+ * skip a call it knows would not place (no node fits).
+ */
+#define LSCHED_POLICY_ANY_FIT_DRAWS 2u
 /** Every member zero/NULL but the version: fill name, place, ... after (or
  * use designated initialisers, as policies/ do). */
 #define LSCHED_POLICY_OPS_INIT                                                 \
