@@ -391,6 +391,14 @@ struct sim_engine {
   int reservation_valid;
   int64_t reservation_t;
   uint64_t res_per_node, res_walked; /* reservations answered each way */
+  /* Set by backfill's candidate() when it kept the candidate waiting
+   * after a trial placement (not allocated) whose per-node answer said it
+   * would delay the head: that placement and the candidate's estimated
+   * end (queue_index.c's memo of rejected candidates); cleared by every
+   * other outcome. */
+  int bf_rejected;
+  int64_t bf_rej_end;
+  lsched_placement bf_rej_part;
   /* migration and preemption (migrate.c) */
   int can_plan;          /* running jobs may be moved or stopped: the
                             policy plans migrations, or --preemptible

@@ -44,6 +44,7 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
   lsched_placement parts[SIM_MAX_PARTS];
   int n = 0, fail = 0;
   int start = 0, r = 2;
+  e->bf_rejected = 0;
   if (reserve_trial_ok(e)) {
     r = place_trial(e, j, &parts[0]);
     if (r <= 0)
@@ -55,8 +56,12 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
                   ? 1
                   : reservation_within_trial(e, h, j, &parts[0], end,
                                              e->reservation_t);
-      if (a == 0)
+      if (a == 0) {
+        e->bf_rejected = 1;
+        e->bf_rej_end = end;
+        e->bf_rej_part = parts[0];
         return 1;
+      }
       if (place_alloc(e, j, &parts[0]))
         return -1;
       if (a == 1)

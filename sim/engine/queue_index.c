@@ -38,10 +38,18 @@
  * log of releases kept as a cluster observer, instead of the policy
  * (known_nofit; a node change forgets it all). Same attempts' outcomes.
  *
+ * Under backfill, within a pass and until a candidate starts, a shape
+ * whose job was placed in trial and kept waiting (it would delay the
+ * head) keeps that placement and the job's estimated end: a later job of
+ * the shape whose estimated end is no earlier is kept waiting without a
+ * trial (rejected_before: for a policy that promises LSCHED_POLICY_ANY_FIT
+ * the same request on the unchanged cluster places the same, and a later
+ * end can only make the head's reservation later). Same decisions.
+ *
  * Used when the run has no part that rewrites requests or acts before a
  * placement (the MIG part: its requests depend on its state), else the
- * plain pass runs. Memory: 24 bytes per slot and 80 per distinct shape
- * ever queued.
+ * plain pass runs. Memory: 24 bytes per slot and about 150 per distinct
+ * shape ever queued.
  */
 #include "engine_internal.h"
 
@@ -73,6 +81,12 @@ typedef struct qx_shape {
   /* No node fit it when the release log of generation nf_gen held nf_at
    * entries (nf_gen 0: not known); see known_nofit. */
   uint32_t nf_gen, nf_at;
+  /* Backfill: in generation rj_gen (see queue_index.rj_gen) a job of this
+   * shape was placed on rj_part in trial and kept waiting, its estimated
+   * end rj_end delaying the head; see rejected_before. */
+  uint64_t rj_gen;
+  int64_t rj_end;
+  lsched_placement rj_part;
 } qx_shape;
 
 typedef struct qx_link {
@@ -103,6 +117,12 @@ struct queue_index {
   size_t dead; /* tombstones in it */
   uint32_t epoch;
   uint32_t pass;      /* passes so far */
+  /* Backfill's memo of rejected candidates: on for a policy that promises
+   * LSCHED_POLICY_ANY_FIT (the same request on the same cluster places
+   * the same); rj_gen moves at every pass and whenever a candidate's
+   * outcome may have changed the cluster (a start). */
+  int rj_on;
+  uint64_t rj_gen;
   int min_node_gpus;  /* fewest GPUs of a node with GPUs */
   /* The release log (known_nofit): the nodes released on since it began,
    * in order, with repeats; cleared (a new generation) by a node change
@@ -480,6 +500,8 @@ int queue_index_on(engine *e) {
     e->qx->min_node_gpus = m;
     e->qx->pass = 1; /* a shape's failed stamp 0 is no pass */
     e->qx->rl_gen = 1;  /* a shape's nf_gen 0 is none */
+    e->qx->rj_on =
+        (lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) != 0;
     if (policy_fit_answers(e->pol) &&
         lsched_cluster_pool_count(e->sc->c) == 0 &&
         lsched_cluster_add_observer(e->sc->c, &rl_obs, e->qx) == LSCHED_OK)
@@ -671,6 +693,19 @@ static int pass_head(engine *e) {
   return 0;
 }
 
+/* Job j of shape s would be kept waiting as a job of its shape was in this
+ * generation: same request, same cluster, same head reservation T, so the
+ * same trial placement (LSCHED_POLICY_ANY_FIT, and trial placements change
+ * nothing), and an estimated end no earlier, which can only leave the
+ * head's reservation later (a node's fit is monotone in what is released
+ * by each time). So candidate() would answer 1 without starting it. */
+static int rejected_before(engine *e, uint32_t s, uint32_t j) {
+  const struct queue_index *x = e->qx;
+  const qx_shape *sh = &x->shape[s];
+  return x->rj_on && sh->rj_gen == x->rj_gen &&
+         est_end(e, j, &sh->rj_part, 1) >= sh->rj_end;
+}
+
 int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
                               int (*prepare)(engine *e)) {
   struct queue_index *x = e->qx;
@@ -693,12 +728,28 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
   if (merge_open(e))
     return oom(e);
   uint32_t s, j;
+  x->rj_gen++;
   while ((j = merge_next(x, &s)) != QX_NONE) {
     if (j == h) { /* the head is not a candidate */
       merge_went_on(e, s, j, 0);
       continue;
     }
-    int r = known_nofit(e, s, j) ? 0 : try_candidate(e, h, j);
+    int r;
+    if (known_nofit(e, s, j)) {
+      r = 0;
+    } else if (rejected_before(e, s, j)) {
+      r = 1;
+    } else {
+      r = try_candidate(e, h, j);
+      if (r == 1 && e->bf_rejected) {
+        qx_shape *sh = &x->shape[s];
+        sh->rj_gen = x->rj_gen;
+        sh->rj_end = e->bf_rej_end;
+        sh->rj_part = e->bf_rej_part;
+      } else {
+        x->rj_gen++; /* a start, or anything that was not a mere trial */
+      }
+    }
     if (r < 0)
       return -1;
     if (r == 0) {
