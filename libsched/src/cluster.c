@@ -228,18 +228,13 @@ static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
 }
 
 /*
- * Lanes. A word of lanes whose top bits are 0 is compared with another
- * lane by lane in one subtraction: with the guard bits G set in a, lane
- * a - b cannot borrow from its neighbour, and its guard bit stays set
- * exactly where a >= b. The same test gives the lane-wise maximum.
+ * Lanes. Every lane of an entry is 16 bits with its top bit 0. A word of
+ * such lanes is compared with another lane by lane in one subtraction:
+ * with the guard bits G set in a, lane a - b cannot borrow from its
+ * neighbour, and its guard bit stays set exactly where a >= b. The same
+ * test gives the lane-wise maximum.
  */
-#define G32 UINT64_C(0x8000000080000000)
 #define G16 UINT64_C(0x8000800080008000)
-
-static inline uint64_t lanes_max32(uint64_t a, uint64_t b) {
-  uint64_t m = ((((a | G32) - b) & G32) >> 31) * UINT64_C(0xFFFFFFFF);
-  return (a & m) | (b & ~m);
-}
 
 static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
   uint64_t m = ((((a | G16) - b) & G16) >> 15) * UINT64_C(0xFFFF);
@@ -247,9 +242,11 @@ static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
 }
 
 /* Entry-wide operations: with SSE2 (every x86-64) an entry is one
- * register, its 32-bit lanes (res) in the low half and its 16-bit lanes
- * (gpu) in the high half; every lane's top bit is 0, so the signed
- * compares and maxima are the lane order. Elsewhere the guard-bit words. */
+ * register of eight 16-bit lanes whose top bits are 0, so the signed
+ * compare and maximum are the lane order: one instruction each (the
+ * 32-bit CPU and memory lanes this replaced needed five more for the
+ * maximum, SSE2 having no 32-bit one, and a shuffle for each test).
+ * Elsewhere the guard-bit words. */
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
@@ -257,22 +254,10 @@ static inline __m128i seg_load(const struct lsched_seg *s) {
   return _mm_loadu_si128((const __m128i *)(const void *)s);
 }
 
-/* The 32-bit lanes of x, the 16-bit lanes of y. */
-static inline __m128i seg_halves(__m128i x, __m128i y) {
-  return _mm_castpd_si128(
-      _mm_move_sd(_mm_castsi128_pd(y), _mm_castsi128_pd(x)));
-}
-
-static inline __m128i seg_maxv(__m128i x, __m128i y) {
-  __m128i gt = _mm_cmpgt_epi32(x, y);
-  __m128i m32 = _mm_or_si128(_mm_and_si128(gt, x), _mm_andnot_si128(gt, y));
-  return seg_halves(m32, _mm_max_epi16(x, y));
-}
-
 /* *a = the maximum of x and y; 0 if *a already held it. */
 static inline int seg_set_max(struct lsched_seg *a, __m128i x, __m128i y) {
-  __m128i v = seg_maxv(x, y);
-  if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, seg_load(a))) == 0xFFFF)
+  __m128i v = _mm_max_epi16(x, y);
+  if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, seg_load(a))) == 0xFFFF)
     return 0;
   _mm_storeu_si128((__m128i *)(void *)a, v);
   return 1;
@@ -282,21 +267,19 @@ static inline struct lsched_seg seg_max(const struct lsched_seg *a,
                                         const struct lsched_seg *b) {
   struct lsched_seg out;
   _mm_storeu_si128((__m128i *)(void *)&out,
-                   seg_maxv(seg_load(a), seg_load(b)));
+                   _mm_max_epi16(seg_load(a), seg_load(b)));
   return out;
 }
 
 /* Some lane of s below the same lane of need. */
 static inline int seg_below(const struct lsched_seg *s,
                             const struct lsched_seg *need) {
-  __m128i x = seg_load(s), n = seg_load(need);
-  __m128i lt = seg_halves(_mm_cmpgt_epi32(n, x), _mm_cmpgt_epi16(n, x));
-  return _mm_movemask_epi8(lt) != 0;
+  return _mm_movemask_epi8(_mm_cmpgt_epi16(seg_load(need), seg_load(s))) != 0;
 }
 #else
 static inline struct lsched_seg seg_max(const struct lsched_seg *a,
                                         const struct lsched_seg *b) {
-  struct lsched_seg out = {lanes_max32(a->res, b->res),
+  struct lsched_seg out = {lanes_max16(a->res, b->res),
                            lanes_max16(a->gpu, b->gpu)};
   return out;
 }
@@ -312,14 +295,28 @@ static inline int seg_set_max2(struct lsched_seg *a, struct lsched_seg v) {
  * below the need. */
 static inline int seg_below(const struct lsched_seg *s,
                             const struct lsched_seg *need) {
-  return ((~((s->res | G32) - need->res) & G32) |
+  return ((~((s->res | G16) - need->res) & G16) |
           (~((s->gpu | G16) - need->gpu) & G16)) != 0;
 }
 #endif
 
-/* v + 1 for v >= -1, capped at 2^31 - 1: a 32-bit lane. */
-static inline uint64_t lane31(int64_t v) {
-  return v >= INT64_C(0x7FFFFFFE) ? UINT64_C(0x7FFFFFFF) : (uint64_t)(v + 1);
+/*
+ * A CPU or memory amount v >= -1 as a 16-bit lane: a monotone map (v <= w
+ * gives lane(v) <= lane(w)), so an entry's lane is still the lane of its
+ * largest amount and a node that fits passes every entry above it. u = v
+ * + 1 (-1, the closed node, is 0; an amount >= 0 is >= 1) is kept exactly
+ * below 1024; above, as a float with a 10-bit mantissa: s = bit length -
+ * 10, lane = 512 s + (u >> s), continuous at each power of two and below
+ * 28,161 for any int64_t (u < 2^63 + 1). A request whose need rounds to
+ * the lane of a node's smaller free amount (within 0.2%) only descends to
+ * be refused by the leaf's exact test; the found node is the same.
+ */
+static inline uint64_t lane_amount(int64_t v) {
+  uint64_t u = (uint64_t)v + 1;
+  if (u < 1024)
+    return u;
+  int s = 54 - __builtin_clzll(u);
+  return ((uint64_t)s << 9) + (u >> s);
 }
 
 /* 0..2^15 - 1 (larger counts are capped): a 16-bit lane. */
@@ -328,7 +325,7 @@ static inline uint64_t lane15(int64_t v) {
 }
 
 static inline uint64_t res_lanes(int64_t cpu, int64_t mem) {
-  return lane31(cpu) | lane31(mem) << 32;
+  return lane_amount(cpu) | lane_amount(mem) << 16;
 }
 
 static inline uint64_t gpu_lanes(int64_t mx, int64_t full, int64_t nonzero,
