@@ -174,7 +174,7 @@ static void test_index_rounding(void) {
                                   INT64_C(1) << 40};
   const int nb = (int)(sizeof bases / sizeof bases[0]);
   struct rng r = {0x0dd5eed5};
-  int n = 40;
+  int n = 30; /* a tree of odd height (32 leaves; test_index_wide's 64) */
   for (int i = 0; i < n; i++) {
     lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
     s.cpu_milli = near(&r, bases[rbelow(&r, nb)]) + 1;
