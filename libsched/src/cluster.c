@@ -1327,7 +1327,11 @@ int lsched_can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
   return lsched__can_ever_fit(c, req);
 }
 
-int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
+/* lsched__can_ever_fit for a restricted or a MIG request: O(nodes). Out
+ * of line, so that the common case's shape loop runs without saving
+ * registers (it is called on every arrival and every failed placement). */
+static __attribute__((noinline)) int
+can_ever_fit_scan(const lsched_cluster *c, const lsched_request *req) {
   if (req->version >= 3 &&
       (req->features || req->node_allowed || req->node_filter)) {
     /* Restricted to some nodes: one pass over them, O(nodes). */
@@ -1341,14 +1345,22 @@ int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
     }
     return 0;
   }
-  if (lsched__req_mig(req)) {
-    /* Static layouts differ per GPU: one pass over the nodes, O(nodes). */
-    for (int i = 0; i < c->n; i++)
-      if (c->nodes[i].state != LSCHED_NODE_REMOVED &&
-          lsched__mig_node_ever(c, &c->nodes[i], req))
-        return 1;
-    return 0;
-  }
+  /* A MIG request. Static layouts differ per GPU: one pass over the
+   * nodes, O(nodes). */
+  for (int i = 0; i < c->n; i++)
+    if (c->nodes[i].state != LSCHED_NODE_REMOVED &&
+        lsched__mig_node_ever(c, &c->nodes[i], req))
+      return 1;
+  return 0;
+}
+
+int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
+  if (__builtin_expect(
+          (req->version >= 3 &&
+           (req->features || req->node_allowed || req->node_filter)) ||
+              lsched__req_mig(req),
+          0))
+    return can_ever_fit_scan(c, req);
   for (int i = 0; i < c->nshapes; i++) {
     const struct lsched_shape *s = &c->shapes[i];
     if (s->cpu_cap < req->cpu_milli || s->mem_cap < req->memory_mib)
