@@ -456,7 +456,8 @@ static inline __attribute__((always_inline)) void
 seg_update_alloc(lsched_cluster *c, int node, int grew) {
   const struct lsched_node *nd = &c->nodes[node];
   struct lsched_seg *seg = c->seg;
-  int i = c->seg_size + c->pos_of[node];
+  /* Unsigned: halving is one shift (a signed i / 2 costs three). */
+  size_t i = (size_t)c->seg_size + (size_t)c->pos_of[node];
   struct lsched_seg leaf;
   if (__builtin_expect(nd->state == LSCHED_NODE_UP &&
                            nd->mode != LSCHED_GPU_MIG, 1)) {
@@ -469,7 +470,7 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
   seg[i] = leaf;
 #if defined(__SSE2__)
   const __m128i lv = seg_load(&leaf);
-  for (i /= 2; i >= 1; i /= 2) {
+  for (i >>= 1; i >= 1; i >>= 1) {
     struct lsched_seg *a = &seg[i];
     if (!(grew ? seg_set_max(a, seg_load(a), lv)
                : seg_set_max(a, seg_load(&seg[2 * i]),
@@ -477,7 +478,7 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
       break;
   }
 #else
-  for (i /= 2; i >= 1; i /= 2) {
+  for (i >>= 1; i >= 1; i >>= 1) {
     struct lsched_seg *a = &seg[i];
     if (!seg_set_max2(a, grew ? seg_max(a, &leaf)
                               : seg_max(&seg[2 * i], &seg[2 * i + 1])))
@@ -1412,7 +1413,7 @@ static void seg_need_of(struct seg_need *n, const lsched_request *req) {
 }
 
 /* cold: n->cold, a constant where the caller is specialised on it. */
-static inline int seg_fits_at(const lsched_cluster *c, int i,
+static inline int seg_fits_at(const lsched_cluster *c, size_t i,
                               const struct seg_need *n, int cold) {
   if (seg_below(&c->seg[i], &n->lanes))
     return 0;
@@ -1433,22 +1434,22 @@ static inline int seg_fits_at(const lsched_cluster *c, int i,
 static inline int seg_find_in(const lsched_cluster *c, int from,
                               const lsched_request *req,
                               const struct seg_need *need, const int cold) {
-  const int size = c->seg_size;
-  int i = size + from; /* > 0: the trailing zeros go in one shift */
-  i >>= __builtin_ctz((unsigned)i);
+  const unsigned size = (unsigned)c->seg_size;
+  unsigned i = size + (unsigned)from; /* > 0: its trailing zeros go in */
+  i >>= __builtin_ctz(i);              /* one shift */
   for (;;) {
     if (seg_fits_at(c, i, need, cold)) {
       if (i < size) {
         i *= 2;
         continue;
       }
-      int pos = i - size;
+      int pos = (int)(i - size);
       if (pos >= c->n)
         return -1; /* padding leaves: nothing further right */
       if (node_fits(c, &c->nodes[c->order[pos]], req))
         return pos;
     }
-    while (i & 1)
+    while (i & 1) /* up while a right child, then to the sibling */
       i >>= 1;
     if (i == 0)
       return -1;
