@@ -1290,9 +1290,27 @@ int lsched_effective_milli(const lsched_cluster *c, int node,
 }
 
 int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
-  if (!c || node < 0 || node >= c->n || !lsched__req_valid(c, req))
+  if (!c || node < 0 || node >= c->n || !req)
     return 0;
-  return lsched__node_fits(c, &c->nodes[node], req);
+  /* The answer is 0 for a malformed request too, so what rules the node
+   * out for any well-formed one (free CPU or memory short; on a shared or
+   * exclusive node, fewer GPUs with a share, or whole, than asked: a MIG
+   * request never fits there) is answered before the validation, reading
+   * integers only. Most calls of a skip pass ask a node that still does
+   * not fit (sim/engine/queue_index.c known_nofit): 1.4 M of them cost
+   * 47 M instructions of validation on 100k@1.2 first-fit skip. */
+  const struct lsched_node *nd = &c->nodes[node];
+  if (nd->cpu_free < req->cpu_milli || nd->mem_free < req->memory_mib)
+    return 0;
+  if (nd->mode != LSCHED_GPU_MIG &&
+      req->gpu_count > (nd->mode == LSCHED_GPU_EXCLUSIVE ||
+                                req->gpu_milli >= LSCHED_GPU_MILLI
+                            ? nd->gpus_full_free
+                            : nd->gpus_nonzero_free))
+    return 0;
+  if (!lsched__req_valid(c, req))
+    return 0;
+  return node_fits(c, nd, req);
 }
 
 int lsched__node_allowed(const lsched_cluster *c,

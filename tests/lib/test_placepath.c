@@ -23,15 +23,22 @@
  * placement, and that the mark ends with the call: the same request object
  * made malformed afterwards is rejected again.
  *
- * test_index_rounding does the same with free amounts and requests within
- * a rounding step of each other and around the powers of two where the
- * step changes.
+ * test_index_rounding does what test_index_wide does with free amounts
+ * and requests within a rounding step of each other and around the powers
+ * of two where the step changes.
+ *
+ * lsched_fits() itself rules some nodes out before it validates the
+ * request (session 28): both index tests compare it, on every node at
+ * every step, with lsched_fits_after() and check that malformed requests
+ * still fit nowhere.
  *
  * Mutations this catches: in cluster.c lane_amount, 510 s instead of
  * 512 s (the lane drops by one at each power of two: a release there
  * lowers its leaf, which the release climb, a maximum with the old entry,
  * does not follow; lsched_cluster_check() reports the stale path), or the
- * cap of lane15 at 0xFFFF (the guard bit borrows); in
+ * cap of lane15 at 0xFFFF (the guard bit borrows); in lsched_fits, >=
+ * for > in the GPU count's early answer, or the whole and the nonzero
+ * counts swapped; in
  * seg_update_alloc, skip the climb on release; in lsched__req_valid,
  * accept any request while c->valid_req is set.
  */
@@ -49,6 +56,23 @@ static int scan_first(const lsched_cluster *c, const lsched_request *q) {
     if (lsched_fits(c, order[p], q))
       return p;
   return -1;
+}
+
+/* lsched_fits() answers some "no" before validating the request (free
+ * CPU, memory or GPUs short); lsched_fits_after() with nothing released
+ * decides the same question on its own path (0: fits now). Every node of
+ * these tests is shared or exclusive (fits_after does not take MIG). A
+ * malformed request fits nowhere. */
+static void check_fits(const lsched_cluster *c, int node,
+                       const lsched_request *q) {
+  int want = lsched_fits_after(c, node, q, NULL, 0) == 0;
+  MT_EQ(lsched_fits(c, node, q), want);
+  lsched_request bad = *q;
+  bad.cpu_milli = -1 - bad.cpu_milli;
+  MT_EQ(lsched_fits(c, node, &bad), 0);
+  bad = *q;
+  bad.gpu_milli = bad.gpu_count > 0 ? LSCHED_GPU_MILLI + 1 : 1;
+  MT_EQ(lsched_fits(c, node, &bad), 0);
 }
 
 static lsched_request random_req(struct rng *r) {
@@ -125,6 +149,8 @@ static void test_index_wide(void) {
           want_from = p;
       MT_EQ(lsched_next_fit(c, &q, from), want_from);
       int m = lsched_collect_fits(c, &q, all), want_m = 0;
+      for (int p = 0; p < n; p++)
+        check_fits(c, p, &q);
       for (int p = 0; p < n; p++)
         if (lsched_fits(c, order[p], &q)) {
           MT_ASSERT(want_m < m && all[want_m] == order[p]);
@@ -214,6 +240,8 @@ static void test_index_rounding(void) {
     int want = scan_first(c, &q);
     MT_EQ(lsched_next_fit(c, &q, 0), want);
     int m = lsched_collect_fits(c, &q, all), want_m = 0;
+    for (int p = 0; p < n; p++)
+      check_fits(c, p, &q);
     for (int p = 0; p < n; p++)
       if (lsched_fits(c, order[p], &q)) {
         MT_ASSERT(want_m < m && all[want_m] == order[p]);
