@@ -175,9 +175,13 @@ static void node_refresh(const lsched_cluster *c, struct lsched_node *nd) {
  * given back to (sign 1) its GPUs on a shared or exclusive node: only the
  * GPUs of its mask are visited, and the maximum is recomputed only when an
  * allocation took from a GPU that held it (node_refresh visited every GPU
- * of the node on every allocation and release). */
-static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
-                       const lsched_placement *p, int sign) {
+ * of the node on every allocation and release). Inlined into alloc and
+ * release with sign a constant, as seg_update_alloc with grew: the two
+ * calls and the sign and grew tests cost 33 M of a 100k first-fit
+ * replay's 1,875 M instructions. */
+static inline __attribute__((always_inline)) void
+node_apply(const lsched_cluster *c, struct lsched_node *nd,
+           const lsched_placement *p, int sign) {
   int *g = c->gpu_free + nd->gpu_off;
   if (p->gpu_milli == LSCHED_GPU_MILLI) {
     /* Whole GPUs (the callers checked the shares): each goes from 1000
@@ -228,18 +232,13 @@ static void node_apply(const lsched_cluster *c, struct lsched_node *nd,
 }
 
 /*
- * Lanes. A word of lanes whose top bits are 0 is compared with another
- * lane by lane in one subtraction: with the guard bits G set in a, lane
- * a - b cannot borrow from its neighbour, and its guard bit stays set
- * exactly where a >= b. The same test gives the lane-wise maximum.
+ * Lanes. Every lane of an entry is 16 bits with its top bit 0. A word of
+ * such lanes is compared with another lane by lane in one subtraction:
+ * with the guard bits G set in a, lane a - b cannot borrow from its
+ * neighbour, and its guard bit stays set exactly where a >= b. The same
+ * test gives the lane-wise maximum.
  */
-#define G32 UINT64_C(0x8000000080000000)
 #define G16 UINT64_C(0x8000800080008000)
-
-static inline uint64_t lanes_max32(uint64_t a, uint64_t b) {
-  uint64_t m = ((((a | G32) - b) & G32) >> 31) * UINT64_C(0xFFFFFFFF);
-  return (a & m) | (b & ~m);
-}
 
 static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
   uint64_t m = ((((a | G16) - b) & G16) >> 15) * UINT64_C(0xFFFF);
@@ -247,9 +246,11 @@ static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
 }
 
 /* Entry-wide operations: with SSE2 (every x86-64) an entry is one
- * register, its 32-bit lanes (res) in the low half and its 16-bit lanes
- * (gpu) in the high half; every lane's top bit is 0, so the signed
- * compares and maxima are the lane order. Elsewhere the guard-bit words. */
+ * register of eight 16-bit lanes whose top bits are 0, so the signed
+ * compare and maximum are the lane order: one instruction each (the
+ * 32-bit CPU and memory lanes this replaced needed five more for the
+ * maximum, SSE2 having no 32-bit one, and a shuffle for each test).
+ * Elsewhere the guard-bit words. */
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
@@ -257,22 +258,10 @@ static inline __m128i seg_load(const struct lsched_seg *s) {
   return _mm_loadu_si128((const __m128i *)(const void *)s);
 }
 
-/* The 32-bit lanes of x, the 16-bit lanes of y. */
-static inline __m128i seg_halves(__m128i x, __m128i y) {
-  return _mm_castpd_si128(
-      _mm_move_sd(_mm_castsi128_pd(y), _mm_castsi128_pd(x)));
-}
-
-static inline __m128i seg_maxv(__m128i x, __m128i y) {
-  __m128i gt = _mm_cmpgt_epi32(x, y);
-  __m128i m32 = _mm_or_si128(_mm_and_si128(gt, x), _mm_andnot_si128(gt, y));
-  return seg_halves(m32, _mm_max_epi16(x, y));
-}
-
 /* *a = the maximum of x and y; 0 if *a already held it. */
 static inline int seg_set_max(struct lsched_seg *a, __m128i x, __m128i y) {
-  __m128i v = seg_maxv(x, y);
-  if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, seg_load(a))) == 0xFFFF)
+  __m128i v = _mm_max_epi16(x, y);
+  if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, seg_load(a))) == 0xFFFF)
     return 0;
   _mm_storeu_si128((__m128i *)(void *)a, v);
   return 1;
@@ -282,21 +271,19 @@ static inline struct lsched_seg seg_max(const struct lsched_seg *a,
                                         const struct lsched_seg *b) {
   struct lsched_seg out;
   _mm_storeu_si128((__m128i *)(void *)&out,
-                   seg_maxv(seg_load(a), seg_load(b)));
+                   _mm_max_epi16(seg_load(a), seg_load(b)));
   return out;
 }
 
 /* Some lane of s below the same lane of need. */
 static inline int seg_below(const struct lsched_seg *s,
                             const struct lsched_seg *need) {
-  __m128i x = seg_load(s), n = seg_load(need);
-  __m128i lt = seg_halves(_mm_cmpgt_epi32(n, x), _mm_cmpgt_epi16(n, x));
-  return _mm_movemask_epi8(lt) != 0;
+  return _mm_movemask_epi8(_mm_cmpgt_epi16(seg_load(need), seg_load(s))) != 0;
 }
 #else
 static inline struct lsched_seg seg_max(const struct lsched_seg *a,
                                         const struct lsched_seg *b) {
-  struct lsched_seg out = {lanes_max32(a->res, b->res),
+  struct lsched_seg out = {lanes_max16(a->res, b->res),
                            lanes_max16(a->gpu, b->gpu)};
   return out;
 }
@@ -312,14 +299,28 @@ static inline int seg_set_max2(struct lsched_seg *a, struct lsched_seg v) {
  * below the need. */
 static inline int seg_below(const struct lsched_seg *s,
                             const struct lsched_seg *need) {
-  return ((~((s->res | G32) - need->res) & G32) |
+  return ((~((s->res | G16) - need->res) & G16) |
           (~((s->gpu | G16) - need->gpu) & G16)) != 0;
 }
 #endif
 
-/* v + 1 for v >= -1, capped at 2^31 - 1: a 32-bit lane. */
-static inline uint64_t lane31(int64_t v) {
-  return v >= INT64_C(0x7FFFFFFE) ? UINT64_C(0x7FFFFFFF) : (uint64_t)(v + 1);
+/*
+ * A CPU or memory amount v >= -1 as a 16-bit lane: a monotone map (v <= w
+ * gives lane(v) <= lane(w)), so an entry's lane is still the lane of its
+ * largest amount and a node that fits passes every entry above it. u = v
+ * + 1 (-1, the closed node, is 0; an amount >= 0 is >= 1) is kept exactly
+ * below 1024; above, as a float with a 10-bit mantissa: s = bit length -
+ * 10, lane = 512 s + (u >> s), continuous at each power of two and below
+ * 28,161 for any int64_t (u < 2^63 + 1). A request whose need rounds to
+ * the lane of a node's smaller free amount (within 0.2%) only descends to
+ * be refused by the leaf's exact test; the found node is the same.
+ */
+static inline uint64_t lane_amount(int64_t v) {
+  uint64_t u = (uint64_t)v + 1;
+  if (u < 1024)
+    return u;
+  int s = 54 - __builtin_clzll(u);
+  return ((uint64_t)s << 9) + (u >> s);
 }
 
 /* 0..2^15 - 1 (larger counts are capped): a 16-bit lane. */
@@ -328,7 +329,7 @@ static inline uint64_t lane15(int64_t v) {
 }
 
 static inline uint64_t res_lanes(int64_t cpu, int64_t mem) {
-  return lane31(cpu) | lane31(mem) << 32;
+  return lane_amount(cpu) | lane_amount(mem) << 16;
 }
 
 static inline uint64_t gpu_lanes(int64_t mx, int64_t full, int64_t nonzero,
@@ -451,10 +452,12 @@ static void seg_update(lsched_cluster *c, int node) {
  * seg_update does, over the hot words only. (seg_update took 10% of a
  * million-job first-fit replay; the lane words halved what was left.)
  */
-static void seg_update_alloc(lsched_cluster *c, int node, int grew) {
+static inline __attribute__((always_inline)) void
+seg_update_alloc(lsched_cluster *c, int node, int grew) {
   const struct lsched_node *nd = &c->nodes[node];
   struct lsched_seg *seg = c->seg;
-  int i = c->seg_size + c->pos_of[node];
+  /* Unsigned: halving is one shift (a signed i / 2 costs three). */
+  size_t i = (size_t)c->seg_size + (size_t)c->pos_of[node];
   struct lsched_seg leaf;
   if (__builtin_expect(nd->state == LSCHED_NODE_UP &&
                            nd->mode != LSCHED_GPU_MIG, 1)) {
@@ -467,7 +470,7 @@ static void seg_update_alloc(lsched_cluster *c, int node, int grew) {
   seg[i] = leaf;
 #if defined(__SSE2__)
   const __m128i lv = seg_load(&leaf);
-  for (i /= 2; i >= 1; i /= 2) {
+  for (i >>= 1; i >= 1; i >>= 1) {
     struct lsched_seg *a = &seg[i];
     if (!(grew ? seg_set_max(a, seg_load(a), lv)
                : seg_set_max(a, seg_load(&seg[2 * i]),
@@ -475,7 +478,7 @@ static void seg_update_alloc(lsched_cluster *c, int node, int grew) {
       break;
   }
 #else
-  for (i /= 2; i >= 1; i /= 2) {
+  for (i >>= 1; i >= 1; i >>= 1) {
     struct lsched_seg *a = &seg[i];
     if (!seg_set_max2(a, grew ? seg_max(a, &leaf)
                               : seg_max(&seg[2 * i], &seg[2 * i + 1])))
@@ -1287,9 +1290,27 @@ int lsched_effective_milli(const lsched_cluster *c, int node,
 }
 
 int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
-  if (!c || node < 0 || node >= c->n || !lsched__req_valid(c, req))
+  if (!c || node < 0 || node >= c->n || !req)
     return 0;
-  return lsched__node_fits(c, &c->nodes[node], req);
+  /* The answer is 0 for a malformed request too, so what rules the node
+   * out for any well-formed one (free CPU or memory short; on a shared or
+   * exclusive node, fewer GPUs with a share, or whole, than asked: a MIG
+   * request never fits there) is answered before the validation, reading
+   * integers only. Most calls of a skip pass ask a node that still does
+   * not fit (sim/engine/queue_index.c known_nofit): 1.4 M of them cost
+   * 47 M instructions of validation on 100k@1.2 first-fit skip. */
+  const struct lsched_node *nd = &c->nodes[node];
+  if (nd->cpu_free < req->cpu_milli || nd->mem_free < req->memory_mib)
+    return 0;
+  if (nd->mode != LSCHED_GPU_MIG &&
+      req->gpu_count > (nd->mode == LSCHED_GPU_EXCLUSIVE ||
+                                req->gpu_milli >= LSCHED_GPU_MILLI
+                            ? nd->gpus_full_free
+                            : nd->gpus_nonzero_free))
+    return 0;
+  if (!lsched__req_valid(c, req))
+    return 0;
+  return node_fits(c, nd, req);
 }
 
 int lsched__node_allowed(const lsched_cluster *c,
@@ -1325,7 +1346,11 @@ int lsched_can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
   return lsched__can_ever_fit(c, req);
 }
 
-int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
+/* lsched__can_ever_fit for a restricted or a MIG request: O(nodes). Out
+ * of line, so that the common case's shape loop runs without saving
+ * registers (it is called on every arrival and every failed placement). */
+static __attribute__((noinline)) int
+can_ever_fit_scan(const lsched_cluster *c, const lsched_request *req) {
   if (req->version >= 3 &&
       (req->features || req->node_allowed || req->node_filter)) {
     /* Restricted to some nodes: one pass over them, O(nodes). */
@@ -1339,14 +1364,22 @@ int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
     }
     return 0;
   }
-  if (lsched__req_mig(req)) {
-    /* Static layouts differ per GPU: one pass over the nodes, O(nodes). */
-    for (int i = 0; i < c->n; i++)
-      if (c->nodes[i].state != LSCHED_NODE_REMOVED &&
-          lsched__mig_node_ever(c, &c->nodes[i], req))
-        return 1;
-    return 0;
-  }
+  /* A MIG request. Static layouts differ per GPU: one pass over the
+   * nodes, O(nodes). */
+  for (int i = 0; i < c->n; i++)
+    if (c->nodes[i].state != LSCHED_NODE_REMOVED &&
+        lsched__mig_node_ever(c, &c->nodes[i], req))
+      return 1;
+  return 0;
+}
+
+int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
+  if (__builtin_expect(
+          (req->version >= 3 &&
+           (req->features || req->node_allowed || req->node_filter)) ||
+              lsched__req_mig(req),
+          0))
+    return can_ever_fit_scan(c, req);
   for (int i = 0; i < c->nshapes; i++) {
     const struct lsched_shape *s = &c->shapes[i];
     if (s->cpu_cap < req->cpu_milli || s->mem_cap < req->memory_mib)
@@ -1398,7 +1431,7 @@ static void seg_need_of(struct seg_need *n, const lsched_request *req) {
 }
 
 /* cold: n->cold, a constant where the caller is specialised on it. */
-static inline int seg_fits_at(const lsched_cluster *c, int i,
+static inline int seg_fits_at(const lsched_cluster *c, size_t i,
                               const struct seg_need *n, int cold) {
   if (seg_below(&c->seg[i], &n->lanes))
     return 0;
@@ -1419,22 +1452,22 @@ static inline int seg_fits_at(const lsched_cluster *c, int i,
 static inline int seg_find_in(const lsched_cluster *c, int from,
                               const lsched_request *req,
                               const struct seg_need *need, const int cold) {
-  const int size = c->seg_size;
-  int i = size + from; /* > 0: the trailing zeros go in one shift */
-  i >>= __builtin_ctz((unsigned)i);
+  const unsigned size = (unsigned)c->seg_size;
+  unsigned i = size + (unsigned)from; /* > 0: its trailing zeros go in */
+  i >>= __builtin_ctz(i);              /* one shift */
   for (;;) {
     if (seg_fits_at(c, i, need, cold)) {
       if (i < size) {
         i *= 2;
         continue;
       }
-      int pos = i - size;
+      int pos = (int)(i - size);
       if (pos >= c->n)
         return -1; /* padding leaves: nothing further right */
       if (node_fits(c, &c->nodes[c->order[pos]], req))
         return pos;
     }
-    while (i & 1)
+    while (i & 1) /* up while a right child, then to the sibling */
       i >>= 1;
     if (i == 0)
       return -1;

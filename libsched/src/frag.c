@@ -326,10 +326,14 @@ struct meter_state {
   lsched_allocator a;
   lsched_frag_types fw;
   lsched_frag_cache fs;
-  /* fw's thresholds and per-model types again, each list ending in a
-   * sentinel (a threshold and a CPU need above any value), so that the
-   * meter's loops test one bound: thr[0..nthr], ft + moff[m] */
-  int *thr;
+  /* fw's per-model types again, each list ending in a sentinel (a CPU
+   * need above any value), so that the meter's loop tests one bound:
+   * ft + moff[m] */
+  /* jidx[v] = thresholds <= v, for v = 0..1000: where a GPU whose free
+   * share moved between lo and hi stops counting (jidx[lo]) and starts
+   * counting as small (jidx[hi]), in two loads instead of a walk up the
+   * thresholds for each of them (meter_apply). */
+  uint16_t *jidx;
   lsched_frag_type *ft;
   int moff[LSCHED_MAX_MODELS];
   lsched_workload *wl;      /* copy of the workload, for a rebuild */
@@ -348,7 +352,7 @@ static int meter_init(void *state, const lsched_cluster *c) {
 
 static void meter_fini(void *state) {
   struct meter_state *s = state;
-  lsched__free(&s->a, s->thr);
+  lsched__free(&s->a, s->jidx);
   lsched__free(&s->a, s->ft);
   lsched_frag_cache_free(&s->fs, &s->a);
   lsched_frag_types_free(&s->fw, &s->a);
@@ -365,10 +369,11 @@ static int meter_place(void *state, const lsched_cluster *c,
   return LSCHED_ENOFIT;
 }
 
-/* lsched_frag_cache_apply for the meter, over its sentinel-ended lists
- * (the same integers: the thresholds a GPU crossed, then the types by CPU
- * need as frag_eval_by_cpu). */
-static void meter_apply(struct meter_state *s, const lsched_cluster *c,
+/* lsched_frag_cache_apply for the meter, the same integers: the
+ * thresholds a GPU crossed (found through jidx), then the types by CPU
+ * need over the sentinel-ended lists. Inlined into the two hooks (one
+ * call less per allocation and release, sign a constant). */
+static inline __attribute__((always_inline)) void meter_apply(struct meter_state *s, const lsched_cluster *c,
                         const lsched_placement *p, int sign) {
   const struct lsched_node *nd = &c->nodes[p->node];
   lsched_frag_cache *fs = &s->fs;
@@ -382,24 +387,33 @@ static void meter_apply(struct meter_state *s, const lsched_cluster *c,
   int32_t *small = fs->small + off;
   const int D = s->fw.nthr;
   if (p->gpu_count > 0 && D > 0) {
-    const int *g = c->gpu_free + nd->gpu_off;
-    const int *thr = s->thr;
     const int delta = -sign * p->gpu_milli; /* a GPU's free: now - before */
     const int up = delta > 0 ? 1 : -1;
-    for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
-      int now = g[__builtin_ctzll(m)], prev = now - delta;
-      int lo = now < prev ? now : prev, hi = now < prev ? prev : now;
-      /* as cache_apply: up to lo nothing moves, up to hi the GPU crossed
-       * the threshold, above hi small moves by now - prev */
-      int j = 0;
-      while (thr[j] <= lo)
-        j++;
-      for (; thr[j] <= hi; j++) {
-        cnt[j] = (uint8_t)(cnt[j] + up);
-        small[j] -= up * lo;
+    if (p->gpu_milli == LSCHED_GPU_MILLI) {
+      /* Whole GPUs go from 1000 to 0 or back: every threshold (1..1000)
+       * is crossed with lo = 0, so only the counts move, by the GPU count
+       * (a third of a 100k first-fit replay's meter work went to walking
+       * the thresholds per GPU for this). */
+      const int k = up * p->gpu_count;
+      for (int j = 0; j < D; j++)
+        cnt[j] = (uint8_t)(cnt[j] + k);
+    } else {
+      const int *g = c->gpu_free + nd->gpu_off;
+      const uint16_t *jidx = s->jidx;
+      for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
+        int now = g[__builtin_ctzll(m)], prev = now - delta;
+        int lo = now < prev ? now : prev, hi = now < prev ? prev : now;
+        /* as cache_apply: up to lo nothing moves, up to hi the GPU crossed
+         * the threshold, above hi small moves by now - prev */
+        int j = jidx[lo];
+        const int jh = jidx[hi];
+        for (; j < jh; j++) {
+          cnt[j] = (uint8_t)(cnt[j] + up);
+          small[j] -= up * lo;
+        }
+        for (; j < D; j++)
+          small[j] += delta;
       }
-      for (; j < D; j++)
-        small[j] += delta;
     }
   }
   int64_t F = 0, idle = nd->gpu_free_sum, W = s->fw.W;
@@ -433,21 +447,25 @@ static void meter_release(void *state, const lsched_cluster *c,
   meter_apply(state, c, p, -1);
 }
 
-/* s->thr, s->ft and s->moff from s->fw (sorted by CPU). */
+/* s->jidx, s->ft and s->moff from s->fw (sorted by CPU). */
 static int meter_lists(struct meter_state *s) {
   const lsched_frag_types *fw = &s->fw;
-  int *thr = lsched__calloc(&s->a, (size_t)fw->nthr + 1, sizeof *thr);
+  uint16_t *jidx =
+      lsched__calloc(&s->a, (size_t)LSCHED_GPU_MILLI + 1, sizeof *jidx);
   size_t nt = (size_t)fw->moff[LSCHED_MAX_MODELS];
   lsched_frag_type *ft =
       lsched__calloc(&s->a, nt + LSCHED_MAX_MODELS, sizeof *ft);
-  if (!thr || !ft) {
-    lsched__free(&s->a, thr);
+  if (!jidx || !ft) {
+    lsched__free(&s->a, jidx);
     lsched__free(&s->a, ft);
     return LSCHED_ENOMEM;
   }
-  for (int j = 0; j < fw->nthr; j++)
-    thr[j] = fw->thr[j];
-  thr[fw->nthr] = INT_MAX;
+  /* Thresholds are distinct shares in 1..1000, so at most 1000 of them. */
+  for (int v = 0, j = 0; v <= LSCHED_GPU_MILLI; v++) {
+    while (j < fw->nthr && fw->thr[j] <= v)
+      j++;
+    jidx[v] = (uint16_t)j;
+  }
   size_t k = 0;
   for (int m = 0; m < LSCHED_MAX_MODELS; m++) {
     s->moff[m] = (int)k;
@@ -455,9 +473,9 @@ static int meter_lists(struct meter_state *s) {
       ft[k++] = fw->ft[i];
     ft[k++].cpu = INT64_MAX; /* the sentinel */
   }
-  lsched__free(&s->a, s->thr);
+  lsched__free(&s->a, s->jidx);
   lsched__free(&s->a, s->ft);
-  s->thr = thr;
+  s->jidx = jidx;
   s->ft = ft;
   return LSCHED_OK;
 }

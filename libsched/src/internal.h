@@ -15,14 +15,15 @@
  * through an lsched_view. */
 
 /* Segment-tree entry over visit-order positions: maxima over the subtree,
- * used to prune lsched_next_fit(). 16 bytes (four to a cache line), in
- * lanes compared and combined a word at a time (cluster.c "Lanes"):
- * res holds two 32-bit lanes, CPU milli free + 1 (low) and memory MiB
- * free + 1 (high), each capped at 2^31 - 1 (-1, a node no request may
- * enter, is 0); gpu holds four 16-bit lanes, max_gpu_free, gpus_full_free,
- * gpus_nonzero_free and gpu_count (low to high), each < 2^15. The top bit
- * of every lane is 0 (the guard of the word-wide tests). A cap keeps the
- * test a necessary one: the leaf's exact test decides. */
+ * used to prune lsched_next_fit(). 16 bytes (four to a cache line), eight
+ * 16-bit lanes compared and combined at once (cluster.c "Lanes"): res
+ * holds CPU milli free and memory MiB free (low to high; the upper 32
+ * bits are 0), each through the monotone lane_amount() (-1, a node no
+ * request may enter, is 0); gpu holds max_gpu_free, gpus_full_free,
+ * gpus_nonzero_free and gpu_count (low to high), each capped below 2^15.
+ * The top bit of every lane is 0 (the guard of the word-wide tests).
+ * Rounding and caps keep the test a necessary one: the leaf's exact test
+ * decides. */
 struct lsched_seg {
   uint64_t res, gpu;
 };

@@ -2,9 +2,11 @@
  * The placement path (issue #19, session 25): the fit index in lanes and
  * the request validated once per placement.
  *
- * The fit index (cluster.c) keeps CPU and memory maxima in 32-bit lanes
- * capped at 2^31 - 1 and the GPU maxima in 16-bit lanes, a necessary test
- * that the exact per-node test completes. test_index_wide replays random
+ * The fit index (cluster.c) keeps CPU and memory maxima in 16-bit lanes
+ * through a monotone rounding map (session 28; 32-bit lanes capped at
+ * 2^31 - 1 before) and the GPU maxima in 16-bit lanes capped below 2^15,
+ * a necessary test that the exact per-node test completes. test_index_wide
+ * replays random
  * placements, releases, cordons and order changes on nodes whose CPU and
  * memory go past the caps (and requests past them, and GPU counts past 64)
  * and checks every lsched_next_fit() against a scan of the visit order
@@ -21,8 +23,22 @@
  * placement, and that the mark ends with the call: the same request object
  * made malformed afterwards is rejected again.
  *
- * A mutation this catches: in cluster.c lane31, cap at 2^32 - 1 (the
- * guard bit then borrows into the next lane: wrong nodes pruned); in
+ * test_index_rounding does what test_index_wide does with free amounts
+ * and requests within a rounding step of each other and around the powers
+ * of two where the step changes.
+ *
+ * lsched_fits() itself rules some nodes out before it validates the
+ * request (session 28): both index tests compare it, on every node at
+ * every step, with lsched_fits_after() and check that malformed requests
+ * still fit nowhere.
+ *
+ * Mutations this catches: in cluster.c lane_amount, 510 s instead of
+ * 512 s (the lane drops by one at each power of two: a release there
+ * lowers its leaf, which the release climb, a maximum with the old entry,
+ * does not follow; lsched_cluster_check() reports the stale path), or the
+ * cap of lane15 at 0xFFFF (the guard bit borrows); in lsched_fits, >=
+ * for > in the GPU count's early answer, or the whole and the nonzero
+ * counts swapped; in
  * seg_update_alloc, skip the climb on release; in lsched__req_valid,
  * accept any request while c->valid_req is set.
  */
@@ -40,6 +56,23 @@ static int scan_first(const lsched_cluster *c, const lsched_request *q) {
     if (lsched_fits(c, order[p], q))
       return p;
   return -1;
+}
+
+/* lsched_fits() answers some "no" before validating the request (free
+ * CPU, memory or GPUs short); lsched_fits_after() with nothing released
+ * decides the same question on its own path (0: fits now). Every node of
+ * these tests is shared or exclusive (fits_after does not take MIG). A
+ * malformed request fits nowhere. */
+static void check_fits(const lsched_cluster *c, int node,
+                       const lsched_request *q) {
+  int want = lsched_fits_after(c, node, q, NULL, 0) == 0;
+  MT_EQ(lsched_fits(c, node, q), want);
+  lsched_request bad = *q;
+  bad.cpu_milli = -1 - bad.cpu_milli;
+  MT_EQ(lsched_fits(c, node, &bad), 0);
+  bad = *q;
+  bad.gpu_milli = bad.gpu_count > 0 ? LSCHED_GPU_MILLI + 1 : 1;
+  MT_EQ(lsched_fits(c, node, &bad), 0);
 }
 
 static lsched_request random_req(struct rng *r) {
@@ -117,6 +150,8 @@ static void test_index_wide(void) {
       MT_EQ(lsched_next_fit(c, &q, from), want_from);
       int m = lsched_collect_fits(c, &q, all), want_m = 0;
       for (int p = 0; p < n; p++)
+        check_fits(c, p, &q);
+      for (int p = 0; p < n; p++)
         if (lsched_fits(c, order[p], &q)) {
           MT_ASSERT(want_m < m && all[want_m] == order[p]);
           want_m++;
@@ -142,6 +177,90 @@ static void test_index_wide(void) {
   free(all);
   lsched_policy_destroy(pol);
   lsched_registry_destroy(reg);
+  lsched_cluster_destroy(c);
+}
+
+/* A free amount near v: v itself or a few units either side, or v less
+ * or more 0.2% (the size of a lane step at that amount), at least 0. */
+static int64_t near(struct rng *r, int64_t v) {
+  int64_t d = rbelow(r, 3) == 0 ? v / 512 : rbelow(r, 5);
+  int64_t x = rbelow(r, 2) ? v + d : v - d;
+  return x < 0 ? 0 : x;
+}
+
+/* CPU and memory go into 16-bit lanes through a rounding map (exact below
+ * 1024, then a 10-bit mantissa): requests within a rounding step of a
+ * node's free amounts, on either side, and around the powers of two where
+ * the step doubles, checked as test_index_wide does (scan, collect). */
+static void test_index_rounding(void) {
+  lsched_cluster *c = lt_new_cluster();
+  static const int64_t bases[] = {1,       1000,    1023,         1024,
+                                  1025,    2047,    2048,         4095,
+                                  256000,  2097152, INT64_C(1) << 31,
+                                  INT64_C(1) << 40};
+  const int nb = (int)(sizeof bases / sizeof bases[0]);
+  struct rng r = {0x0dd5eed5};
+  int n = 30; /* a tree of odd height (32 leaves; test_index_wide's 64) */
+  for (int i = 0; i < n; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = near(&r, bases[rbelow(&r, nb)]) + 1;
+    s.memory_mib = near(&r, bases[rbelow(&r, nb)]) + 1;
+    if (s.cpu_milli > BIG)
+      s.cpu_milli = BIG;
+    if (s.memory_mib > LSCHED_MAX_MEMORY_MIB)
+      s.memory_mib = LSCHED_MAX_MEMORY_MIB;
+    s.gpu_count = rbelow(&r, 3) * 4;
+    s.gpu_model = s.gpu_count > 0 ? 0 : -1;
+    OK(lsched_cluster_add_node(c, &s, NULL));
+  }
+  lsched_placement live[256];
+  int nlive = 0, found = 0, missed = 0;
+  int *all = malloc((size_t)n * sizeof *all);
+  MT_ASSERT(all != NULL);
+  const int *order = lsched_cluster_order(c);
+  for (int step = 0; step < 20000; step++) {
+    int op = rbelow(&r, 10);
+    if (op < 3 && nlive > 0) {
+      int i = rbelow(&r, nlive);
+      OK(lsched_release(c, &live[i]));
+      live[i] = live[--nlive];
+      continue;
+    }
+    /* An ask near some node's free amounts, or near a base. */
+    lsched_node_info info = LSCHED_NODE_INFO_INIT;
+    OK(lsched_cluster_node_info(c, rbelow(&r, n), &info));
+    int64_t cpu = rbelow(&r, 4) ? near(&r, info.cpu_free)
+                                : near(&r, bases[rbelow(&r, nb)]);
+    int64_t mem = rbelow(&r, 4) ? near(&r, info.memory_free)
+                                : near(&r, bases[rbelow(&r, nb)]);
+    if (rbelow(&r, 3) == 0)
+      mem = 0;
+    int k = rbelow(&r, 3);
+    lsched_request q = lt_req(cpu, mem, k, k ? 250 * (1 + rbelow(&r, 4)) : 0);
+    int want = scan_first(c, &q);
+    MT_EQ(lsched_next_fit(c, &q, 0), want);
+    int m = lsched_collect_fits(c, &q, all), want_m = 0;
+    for (int p = 0; p < n; p++)
+      check_fits(c, p, &q);
+    for (int p = 0; p < n; p++)
+      if (lsched_fits(c, order[p], &q)) {
+        MT_ASSERT(want_m < m && all[want_m] == order[p]);
+        want_m++;
+      }
+    MT_EQ(m, want_m);
+    if (want < 0) {
+      missed++;
+    } else if (nlive < 256) {
+      found++;
+      OK(lsched_pick_gpus(c, order[want], &q, LSCHED_PICK_LOWEST,
+                          &live[nlive]));
+      OK(lsched_alloc(c, &live[nlive]));
+      nlive++;
+    }
+  }
+  MT_ASSERT(found > 1000 && missed > 1000); /* both answers were checked */
+  OK(lsched_cluster_check(c));
+  free(all);
   lsched_cluster_destroy(c);
 }
 
@@ -231,6 +350,7 @@ static void test_validate_once(void) {
 int main(void) {
   mt_begin("test_placepath");
   MT_RUN(test_index_wide);
+  MT_RUN(test_index_rounding);
   MT_RUN(test_validate_once);
   return mt_finish();
 }
