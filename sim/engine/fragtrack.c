@@ -25,6 +25,8 @@ typedef struct shape {
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
   uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
+  uint8_t ever;    /* fragtrack_set_ever's answer, while ever_gen is */
+  uint32_t ever_gen; /* node_gen when it was given; 0 never */
 } shape;
 
 /* A first fitting shape besides the shape ids: none of the computed set
@@ -80,6 +82,7 @@ struct sim_fragtrack {
   lsched_fragmeter *meter;
   int observing; /* obs_ops is registered on c with this tracker */
   int mstale;    /* a node changed since the meter was last read */
+  uint32_t node_gen; /* bumped by every node change (fragtrack_ever) */
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -159,6 +162,10 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   (void)change;
   sim_fragtrack *f = user;
   f->mstale = 1;
+  /* every remembered fragtrack_ever answer is void (0 is never a
+   * generation) */
+  if (++f->node_gen == 0)
+    f->node_gen = 1;
   if (node >= 0 && node < f->n && !f->nchg[node]) {
     f->nchg[node] = 1;
     f->nchg_list[f->nnchg++] = node;
@@ -343,6 +350,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   if (!f)
     return -2;
   f->c = sc->c;
+  f->node_gen = 1;
   f->n = lsched_cluster_node_count(sc->c);
   size_t nz = f->n ? (size_t)f->n : 1;
   /* Masks as sim_typical_workload: a spec the cluster lacks names only
@@ -500,6 +508,20 @@ void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
       f->touched[f->ntouched++] = id;
     }
   }
+}
+
+int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
+  if (!f || !f->observing || id >= f->nshapes)
+    return -1;
+  const shape *s = &f->shapes[id];
+  return s->ever_gen == f->node_gen ? s->ever : -1;
+}
+
+void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever) {
+  if (!f || !f->observing || id >= f->nshapes)
+    return;
+  f->shapes[id].ever = ever != 0;
+  f->shapes[id].ever_gen = f->node_gen;
 }
 
 /* ---------------------------------------------------------------- stranded

@@ -74,7 +74,21 @@ static int arrive(engine *e, const job_record *jr, const char *name,
     s->st.status = JOB_NEVER_MODEL;
     return emit(e, sl) ? -2 : 0;
   }
-  if (!lsched_can_ever_fit_gang(e->sc->c, &req) &&
+  /* Whether the job can ever fit is remembered per shape while no node
+   * changes (fragtrack_ever), unless a part rewrites requests or a speed
+   * model adds its fields (the answer would then not be the shape's). */
+  int ever = -1;
+  const int ever_memo =
+      !e->speed_fn &&
+      !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST));
+  if (ever_memo)
+    ever = fragtrack_ever(e->ft, s->shape);
+  if (ever < 0) {
+    ever = lsched_can_ever_fit_gang(e->sc->c, &req);
+    if (ever_memo)
+      fragtrack_set_ever(e->ft, s->shape, ever);
+  }
+  if (!ever &&
       !(hook_alt_request(e, s, &req) &&
         lsched_can_ever_fit_gang(e->sc->c, &req))) {
     s->st.status = JOB_NEVER_NO_NODE;
