@@ -366,7 +366,6 @@ struct sim_engine {
                             loaded trace, or nj */
   const char *nname;
   uint64_t nidx;
-  uint32_t *shape_of;    /* a loaded trace's fragtrack shape per job */
   int have;
   int rc;                /* sticky: the error a step returned */
   int finished;          /* the last step ran: results are final */

@@ -430,11 +430,6 @@ static skey job_key(const sim_fragtrack *f, const job_record *jr,
 
 int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
                   int spec_absent) {
-  return fragtrack_add_shape(f, jr, spec_mask, spec_absent, NULL);
-}
-
-int fragtrack_add_shape(sim_fragtrack *f, const job_record *jr,
-                        uint64_t spec_mask, int spec_absent, uint32_t *sid) {
   skey k = job_key(f, jr, spec_mask, spec_absent);
   uint32_t id = lookup(f, &k);
   if (id == NO_SHAPE) { /* a new shape */
@@ -454,8 +449,6 @@ int fragtrack_add_shape(sim_fragtrack *f, const job_record *jr,
     f->shapes_cap_counted = f->shapes_cap;
   }
   f->count[id]++;
-  if (sid) /* as fragtrack_shape: CPU-only jobs have none */
-    *sid = jr->num_gpu > 0 ? id : FRAGTRACK_NO_SHAPE;
   return 0;
 }
 

@@ -60,10 +60,6 @@ typedef struct sim_fragtrack sim_fragtrack;
 int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc);
 int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
                   int spec_absent);
-/* fragtrack_add, and *sid = what fragtrack_shape will say for the job
- * (kept per job by a caller that has them all: a loaded trace). */
-int fragtrack_add_shape(sim_fragtrack *f, const job_record *jr,
-                        uint64_t spec_mask, int spec_absent, uint32_t *sid);
 int fragtrack_ready(sim_fragtrack *f);
 void fragtrack_free(sim_fragtrack *f);
 

@@ -65,11 +65,8 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   }
   e->events++;
   int absent = jr->gpu_spec >= 0 && e->spec_absent[jr->gpu_spec];
-  if (e->shape_of)
-    s->shape = e->shape_of[idx];
-  else
-    s->shape = fragtrack_shape(
-        e->ft, jr, jr->gpu_spec >= 0 ? e->spec_mask[jr->gpu_spec] : 0, absent);
+  uint64_t mask = jr->gpu_spec >= 0 ? e->spec_mask[jr->gpu_spec] : 0;
+  s->shape = fragtrack_shape(e->ft, jr, mask, absent);
   hook_arrival(e, s);
   lsched_request req;
   build_request(e, s, &req);

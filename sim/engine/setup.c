@@ -156,13 +156,6 @@ static int first_pass(engine *e, const gpu_catalog *cat, size_t *n,
   int sorted = 1;
   int64_t prev = INT64_MIN;
   *n = *multi = 0;
-  /* A loaded trace's shape ids are taken here, where every job is hashed
-   * anyway, instead of hashing each again at its arrival. */
-  if (t && e->ft && !(e->shape_of = malloc((t->n ? t->n : 1) *
-                                           sizeof *e->shape_of))) {
-    snprintf(e->err, e->errlen, "out of memory");
-    return -2;
-  }
   *first = INT64_MAX;
   for (;;) {
     /* A loaded trace's records are read in place (a copy and a name
@@ -196,8 +189,7 @@ static int first_pass(engine *e, const gpu_catalog *cat, size_t *n,
       return rc;
     int absent = jp->gpu_spec >= 0 && e->spec_absent[jp->gpu_spec];
     uint64_t mask = jp->gpu_spec >= 0 ? e->spec_mask[jp->gpu_spec] : 0;
-    if (fragtrack_add_shape(e->ft, jp, mask, absent,
-                            e->shape_of ? &e->shape_of[*n] : NULL)) {
+    if (fragtrack_add(e->ft, jp, mask, absent)) {
       snprintf(e->err, e->errlen, "out of memory");
       return -2;
     }
@@ -312,7 +304,6 @@ void engine_teardown(engine *e) {
   free(e->memo);
   free(e->spec_mask);
   free(e->spec_absent);
-  free(e->shape_of);
   for (int i = e->nparts - 1; i >= 0; i--)
     if (e->parts[i].ops->close)
       e->parts[i].ops->close(e->parts[i].self);
