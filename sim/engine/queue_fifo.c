@@ -21,23 +21,27 @@
  * tries failed, ~300 instructions each against ~150 for the test; 2.5% of
  * the replay's instructions). 0: try it. */
 static int head_fails_still(engine *e, uint32_t sl) {
-  const int *nodes;
-  int n = fragtrack_released(e->ft, &nodes);
-  if (n < 0)
-    return 0;
   lsched_request req;
-  build_request(e, &e->slots[sl], &req);
-  /* Whether the above holds for this head, found once per failed try (the
-   * answer changes only with the nodes, and the head is tried then). */
+  /* Whether the above can hold for this head, found once per failed try
+   * (the answer changes only with the nodes, and the head is tried
+   * then). */
   if (e->head_parts >> 1 != (uint64_t)sl + 1) {
     int no = (e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
                           SIM_HOOK_BEFORE_PLACE)) ||
-             !(lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) ||
-             lsched_place_splits(e->sc->c, &req) != 0; /* parts, malformed */
+             !(lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT);
+    if (!no) {
+      build_request(e, &e->slots[sl], &req);
+      no = lsched_place_splits(e->sc->c, &req) != 0; /* parts, malformed */
+    }
     e->head_parts = ((uint64_t)sl + 1) << 1 | (uint64_t)no;
   }
   if (e->head_parts & 1)
     return 0;
+  const int *nodes;
+  int n = fragtrack_released(e->ft, &nodes);
+  if (n < 0)
+    return 0;
+  build_request(e, &e->slots[sl], &req);
   for (int i = 0; i < n; i++)
     if (lsched_fits(e->sc->c, nodes[i], &req))
       return 0;
