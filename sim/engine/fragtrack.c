@@ -781,7 +781,8 @@ static inline void sort8_desc(const int *fm, int16_t *g) {
 /* fm[0..ng) into g, descending: 8 GPUs (the usual node) by sort8_desc
  * where SSE2 is, up to 8 by a branch-free sorting network (19
  * compare-exchanges), more by insertion. */
-static void sort_desc(const int *fm, int ng, int16_t *g) {
+static inline __attribute__((always_inline)) void
+sort_desc(const int *fm, int ng, int16_t *g) {
 #if defined(__SSE2__)
   if (ng == 8) {
     sort8_desc(fm, g);
