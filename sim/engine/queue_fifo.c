@@ -10,16 +10,18 @@
 #endif
 
 /* Whether the head in slot sl, which failed at its last try, still fails
- * now, told without asking the policy: when the policy places a one-part
- * request exactly when some node fits it and changes nothing by trying
+ * now, told without asking the policy (the queue index's known_nofit for
+ * one head). It does when the policy places a one-part request exactly
+ * when some node fits it and changes nothing by trying
  * (LSCHED_POLICY_ANY_FIT), no part rewrites the request or acts before
- * placing, and every node released on since that try is known
- * (fragtrack_released): no other node gained anything, so the head fits
- * now only on one of those, and a try would fail with no effect. Then it
- * is a fit test per released node (usually one) instead of a failed
- * placement (first-fit on 100,000 GPUs at load 1.2: a third of the head's
- * tries failed, ~300 instructions each against ~150 for the test; 2.5% of
- * the replay's instructions). 0: try it. */
+ * placing, the cluster has no GPU pools (as for the index: a pool's GPUs
+ * open and close with other hosts' changes), and no node it could fit
+ * gained room: every node released on since that try is known
+ * (fragtrack_released; the others only lost room) and fits it not. The
+ * try is then a fit test per released node (usually one) instead of a
+ * failed placement: on 100,000 GPUs at load 1.2 with first-fit a third of
+ * the head's tries failed, ~300 instructions each against ~150 for the
+ * test (1.5% of the replay's instructions). 0: try it. */
 static int head_fails_still(engine *e, uint32_t sl) {
   lsched_request req;
   /* Whether the above can hold for this head, found once per failed try
@@ -28,7 +30,8 @@ static int head_fails_still(engine *e, uint32_t sl) {
   if (e->head_parts >> 1 != (uint64_t)sl + 1) {
     int no = (e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
                           SIM_HOOK_BEFORE_PLACE)) ||
-             !(lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT);
+             !(lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) ||
+             lsched_cluster_pool_count(e->sc->c) != 0;
     if (!no) {
       build_request(e, &e->slots[sl], &req);
       no = lsched_place_splits(e->sc->c, &req) != 0; /* parts, malformed */
