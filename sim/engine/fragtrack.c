@@ -870,7 +870,8 @@ static const int16_t *cls_gpus(const sim_fragtrack *f, int32_t c) {
   return f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE;
 }
 
-static int key_is(const sim_fragtrack *f, int32_t c, const nkey *k) {
+static inline __attribute__((always_inline)) int
+key_is(const sim_fragtrack *f, int32_t c, const nkey *k) {
   const cls *e = &f->cls[c];
   if (e->hash != k->hash || e->cpur != k->cpur || e->memr != k->memr ||
       e->model != k->model || e->mode != k->mode || e->up != k->up ||
