@@ -20,8 +20,8 @@
  * (fragtrack_released; the others only lost room) and fits it not. The
  * try is then a fit test per released node (usually one) instead of a
  * failed placement: on 100,000 GPUs at load 1.2 with first-fit a third of
- * the head's tries failed, ~300 instructions each against ~150 for the
- * test (1.5% of the replay's instructions). 0: try it. */
+ * the head's tries failed, ~300 instructions each against ~190 for the
+ * test (2.4% of the replay's instructions went). 0: try it. */
 static int head_fails_still(engine *e, uint32_t sl) {
   lsched_request req;
   /* Whether the above can hold for this head, found once per failed try
