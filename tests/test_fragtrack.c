@@ -476,6 +476,101 @@ static int cmp_desc(const void *a, const void *b) {
 /* The class key's sort of a node's GPUs against qsort: for 1..12 GPUs,
  * every input of 0s and 1000s (for 8 GPUs that proves the sorting network
  * by the 0-1 principle) and random values with many repeats. */
+/* fragtrack_released: the nodes released on since the mark, in order,
+ * unknown before a mark, past 16 releases and after a node change;
+ * trial changes are not listed. fragtrack_ever: an answer is kept per
+ * shape until a node changes. */
+START_TEST(released_since_mark) {
+  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
+  lsched_cluster *c = NULL;
+  ck_assert_int_eq(lsched_cluster_create(&c, &o), 0);
+  ck_assert_int_eq(lsched_cluster_model_id(c, "A100", 1), 0);
+  for (int i = 0; i < 3; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = 64000;
+    s.memory_mib = 65536;
+    s.gpu_count = 4;
+    s.gpu_model = 0;
+    s.gpu_mode = LSCHED_GPU_SHARED;
+    int id = -1;
+    ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), 0);
+  }
+  sim_cluster sc;
+  memset(&sc, 0, sizeof sc);
+  sc.c = c;
+  sim_fragtrack *f = NULL;
+  ck_assert_int_eq(fragtrack_begin(&f, &sc), 0);
+  job_record ja;
+  memset(&ja, 0, sizeof ja);
+  ja.cpu_milli = 1000;
+  ja.memory_mib = 1024;
+  ja.num_gpu = 1;
+  ja.gpu_milli = 500;
+  ja.gpu_spec = -1;
+  ck_assert_int_eq(fragtrack_add(f, &ja, 0, 0), 0);
+  ck_assert_int_eq(fragtrack_ready(f), 0);
+  uint32_t a = fragtrack_shape(f, &ja, 0, 0);
+  const int *nodes = NULL;
+  ck_assert_int_eq(fragtrack_released(f, &nodes), -1); /* no mark yet */
+  ck_assert_int_eq(fragtrack_ever(f, a), -1);
+  fragtrack_set_ever(f, a, 1);
+  ck_assert_int_eq(fragtrack_ever(f, a), 1);
+  ck_assert_int_eq(fragtrack_ever(f, FRAGTRACK_NO_SHAPE), -1);
+  lsched_placement p[20];
+  for (int k = 0; k < 20; k++) {
+    p[k] = (lsched_placement)LSCHED_PLACEMENT_INIT;
+    p[k].node = k % 3;
+    p[k].cpu_milli = 1000;
+    p[k].memory_mib = 1024;
+    p[k].gpu_count = 1;
+    p[k].gpu_milli = 100;
+    p[k].gpu_mask = UINT64_C(1) << (k / 3 % 4);
+    ck_assert_int_eq(lsched_alloc(c, &p[k]), 0);
+  }
+  fragtrack_release_mark(f);
+  ck_assert_int_eq(fragtrack_released(f, &nodes), 0);
+  ck_assert_int_eq(lsched_release(c, &p[4]), 0); /* node 1 */
+  ck_assert_int_eq(lsched_alloc(c, &p[4]), 0);   /* allocations: not listed */
+  ck_assert_int_eq(lsched_release(c, &p[2]), 0); /* node 2 */
+  ck_assert_int_eq(fragtrack_released(f, &nodes), 2);
+  ck_assert_int_eq(nodes[0], 1);
+  ck_assert_int_eq(nodes[1], 2);
+  /* a gang's trial parts, undone: not listed */
+  lsched_registry *reg = NULL;
+  ck_assert_int_eq(lsched_registry_create(&reg, NULL), 0);
+  ck_assert_int_eq(lsched_registry_add_builtins(reg), 0);
+  lsched_policy *pol = NULL;
+  ck_assert_int_eq(lsched_policy_create_from(&pol, c, reg, "first-fit"), 0);
+  lsched_request big = LSCHED_REQUEST_INIT;
+  big.cpu_milli = 3000;
+  big.gpu_count = 12; /* three whole nodes: no room */
+  big.gpu_milli = 1000;
+  lsched_placement out[4];
+  int nout = 0;
+  ck_assert_int_ne(lsched_place_gang(pol, &big, out, 4, &nout), 0);
+  ck_assert_int_eq(fragtrack_released(f, &nodes), 2);
+  /* past 16 releases: unknown until the next mark */
+  for (int k = 5; k < 20; k++)
+    ck_assert_int_eq(lsched_release(c, &p[k]), 0);
+  ck_assert_int_eq(fragtrack_released(f, &nodes), -1);
+  fragtrack_release_mark(f);
+  ck_assert_int_eq(lsched_release(c, &p[0]), 0);
+  ck_assert_int_eq(fragtrack_released(f, &nodes), 1);
+  ck_assert_int_eq(nodes[0], 0);
+  /* a node change: unknown, and every ever answer forgotten */
+  ck_assert_int_eq(lsched_cluster_set_node_state(c, 1, LSCHED_NODE_CORDONED),
+                   0);
+  ck_assert_int_eq(fragtrack_released(f, &nodes), -1);
+  ck_assert_int_eq(fragtrack_ever(f, a), -1);
+  fragtrack_set_ever(f, a, 0);
+  ck_assert_int_eq(fragtrack_ever(f, a), 0);
+  lsched_policy_destroy(pol);
+  lsched_registry_destroy(reg);
+  fragtrack_free(f);
+  lsched_cluster_destroy(c);
+}
+END_TEST
+
 START_TEST(gpu_sort_against_qsort) {
   struct rng r = {12345};
   for (int ng = 1; ng <= 12; ng++) {
@@ -525,6 +620,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, node_free_by_hand);
   tcase_add_test(tc, lone_node_class_in_place);
   tcase_add_test(tc, gpu_sort_against_qsort);
+  tcase_add_test(tc, released_since_mark);
   suite_add_tcase(s, tc);
   return s;
 }

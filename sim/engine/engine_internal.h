@@ -378,6 +378,8 @@ struct sim_engine {
   int freed;             /* resources released since the last pass */
   int queue_changed;     /* arrivals since the last pass */
   uint32_t head_tried;   /* head slot that last failed (head-of-line modes) */
+  uint64_t head_parts;   /* (head_tried + 1) << 1 | it may not be passed
+                            over by fit tests (queue_fifo.c); 0 unknown */
   struct queue_index *qx; /* skip, backfill: the queue by shape, or NULL
                              (queue_index.c; then qlen counts live jobs) */
   uint32_t *run_list;    /* running slots (any order) */

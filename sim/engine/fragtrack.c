@@ -25,6 +25,8 @@ typedef struct shape {
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
   uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
+  uint8_t ever;    /* fragtrack_set_ever's answer, while ever_gen is */
+  uint32_t ever_gen; /* node_gen when it was given; 0 never */
 } shape;
 
 /* A first fitting shape besides the shape ids: none of the computed set
@@ -33,6 +35,7 @@ typedef struct shape {
 #define FIRST_NONE (UINT32_MAX - 1)
 #define FIRST_INELIG UINT32_MAX
 #define CAPK 8 /* summary: the 8 largest usable free milli of a node */
+#define RELCAP 16 /* nodes fragtrack_released lists */
 
 /* One entry of the summary tree: over the nodes below it, the largest free
  * CPU and memory, for k = 1..8 the largest k-th largest usable free GPU
@@ -80,6 +83,11 @@ struct sim_fragtrack {
   lsched_fragmeter *meter;
   int observing; /* obs_ops is registered on c with this tracker */
   int mstale;    /* a node changed since the meter was last read */
+  uint32_t node_gen; /* bumped by every node change (fragtrack_ever) */
+  /* nodes released on since fragtrack_release_mark (fragtrack_released);
+   * nrel > RELCAP: unknown (too many, or a node changed) */
+  int rel[RELCAP];
+  int nrel;
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -147,6 +155,19 @@ static void obs_changed(void *user, const lsched_cluster *c,
   }
 }
 
+/* A kept release: also listed for fragtrack_released (a trial release is
+ * undone before the call that made it returns). */
+static void obs_released(void *user, const lsched_cluster *c,
+                         const lsched_placement *p, int trial) {
+  obs_changed(user, c, p, trial);
+  sim_fragtrack *f = user;
+  if (!trial && f->nrel <= RELCAP) {
+    if (f->nrel < RELCAP)
+      f->rel[f->nrel] = p->node;
+    f->nrel++;
+  }
+}
+
 /* A node added, updated or removed: the values before this tracker was
  * incremental recomputed every node at the next change of the queue's
  * shape set (and only the nodes allocated on or released from in
@@ -159,6 +180,11 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   (void)change;
   sim_fragtrack *f = user;
   f->mstale = 1;
+  /* every remembered fragtrack_ever answer is void (0 is never a
+   * generation) */
+  if (++f->node_gen == 0)
+    f->node_gen = 1;
+  f->nrel = RELCAP + 1; /* what may fit where is unknown now */
   if (node >= 0 && node < f->n && !f->nchg[node]) {
     f->nchg[node] = 1;
     f->nchg_list[f->nnchg++] = node;
@@ -168,7 +194,7 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
 static const lsched_observer obs_ops = {
     .version = LSCHED_OBSERVER_VERSION,
     .on_alloc = obs_changed,
-    .on_release = obs_changed,
+    .on_release = obs_released,
     .on_node_change = obs_node,
 };
 
@@ -343,6 +369,8 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   if (!f)
     return -2;
   f->c = sc->c;
+  f->node_gen = 1;
+  f->nrel = RELCAP + 1; /* no mark yet */
   f->n = lsched_cluster_node_count(sc->c);
   size_t nz = f->n ? (size_t)f->n : 1;
   /* Masks as sim_typical_workload: a spec the cluster lacks names only
@@ -500,6 +528,32 @@ void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
       f->touched[f->ntouched++] = id;
     }
   }
+}
+
+int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
+  if (!f || !f->observing || id >= f->nshapes)
+    return -1;
+  const shape *s = &f->shapes[id];
+  return s->ever_gen == f->node_gen ? s->ever : -1;
+}
+
+void fragtrack_release_mark(sim_fragtrack *f) {
+  if (f)
+    f->nrel = f->observing ? 0 : RELCAP + 1;
+}
+
+int fragtrack_released(const sim_fragtrack *f, const int **nodes) {
+  if (!f || f->nrel > RELCAP)
+    return -1;
+  *nodes = f->rel;
+  return f->nrel;
+}
+
+void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever) {
+  if (!f || !f->observing || id >= f->nshapes)
+    return;
+  f->shapes[id].ever = ever != 0;
+  f->shapes[id].ever_gen = f->node_gen;
 }
 
 /* ---------------------------------------------------------------- stranded
@@ -727,7 +781,8 @@ static inline void sort8_desc(const int *fm, int16_t *g) {
 /* fm[0..ng) into g, descending: 8 GPUs (the usual node) by sort8_desc
  * where SSE2 is, up to 8 by a branch-free sorting network (19
  * compare-exchanges), more by insertion. */
-static void sort_desc(const int *fm, int ng, int16_t *g) {
+static inline __attribute__((always_inline)) void
+sort_desc(const int *fm, int ng, int16_t *g) {
 #if defined(__SSE2__)
   if (ng == 8) {
     sort8_desc(fm, g);
@@ -815,7 +870,8 @@ static const int16_t *cls_gpus(const sim_fragtrack *f, int32_t c) {
   return f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE;
 }
 
-static int key_is(const sim_fragtrack *f, int32_t c, const nkey *k) {
+static inline __attribute__((always_inline)) int
+key_is(const sim_fragtrack *f, int32_t c, const nkey *k) {
   const cls *e = &f->cls[c];
   if (e->hash != k->hash || e->cpur != k->cpur || e->memr != k->memr ||
       e->model != k->model || e->mode != k->mode || e->up != k->up ||

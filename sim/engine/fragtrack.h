@@ -69,6 +69,26 @@ void fragtrack_free(sim_fragtrack *f);
 uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
                          uint64_t spec_mask, int spec_absent);
 
+/* Whether a job of shape id can ever fit the cluster
+ * (lsched_can_ever_fit_gang on its request as sim_job_request builds it),
+ * as the caller found it and told fragtrack_set_ever since the last
+ * change of any node (the observer sees every add, update, removal and
+ * state change; the answer depends only on the request's shape fields and
+ * the nodes): 1 or 0, or -1 when not known (no answer yet, a node changed
+ * since, NO_SHAPE, or no tracking). The engine asks once per shape instead
+ * of once per arriving job (2% of a first-fit replay's instructions). */
+int fragtrack_ever(const sim_fragtrack *f, uint32_t id);
+void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever);
+
+/* The nodes released on (kept releases, in order, a node once per
+ * release) since the last fragtrack_release_mark: their count with
+ * *nodes pointing at them (valid until the next release or mark), or -1
+ * when not known: more than 16 releases, a node changed (added, updated,
+ * removed, state) since, no mark yet, or no tracking. Between a mark and
+ * now every other node only had allocations, if anything. */
+void fragtrack_release_mark(sim_fragtrack *f);
+int fragtrack_released(const sim_fragtrack *f, const int **nodes);
+
 /* The trace's typical workload (owned by f), for policies such as fgd. */
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f);
 

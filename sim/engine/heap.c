@@ -199,12 +199,13 @@ int heap_push(event_heap *h, int64_t time, uint32_t job, uint32_t tag) {
   sim_event e = {time, job, tag};
   heap_bucket *b = &h->b[bi];
   const sim_event *a = b->a;
-  if (reserve(b, 1))
-    return -1;
-  if (bi == 0)
+  if (bi == 0) {
+    if (reserve(b, 1))
+      return -1;
     b0_push(b, e);
-  else
-    (void)append(h, bi, e); /* cannot fail: room reserved */
+  } else if (append(h, bi, e)) { /* grows its bucket itself */
+    return -1;
+  }
   h->n++;
   /* The top moves only to the new event, or with the array it is in. */
   if (!h->top || b->a != a || ev_less(&e, h->top))

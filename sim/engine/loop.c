@@ -68,13 +68,31 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   uint64_t mask = jr->gpu_spec >= 0 ? e->spec_mask[jr->gpu_spec] : 0;
   s->shape = fragtrack_shape(e->ft, jr, mask, absent);
   hook_arrival(e, s);
+  /* Whether the job can ever fit is remembered per shape while no node
+   * changes (fragtrack_ever), unless a part rewrites requests or a speed
+   * model adds its fields (the answer would then not be the shape's).
+   * The request is then built only to be asked about (without those
+   * parts building it has no effect); else for every arrival, as a part's
+   * request hook expects. */
+  const int ever_memo =
+      !e->speed_fn &&
+      !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST));
   lsched_request req;
-  build_request(e, s, &req);
+  if (!ever_memo)
+    build_request(e, s, &req);
   if (absent && jr->num_gpu > 0) {
     s->st.status = JOB_NEVER_MODEL;
     return emit(e, sl) ? -2 : 0;
   }
-  if (!lsched_can_ever_fit_gang(e->sc->c, &req) &&
+  int ever = ever_memo ? fragtrack_ever(e->ft, s->shape) : -1;
+  if (ever_memo && ever != 1)
+    build_request(e, s, &req);
+  if (ever < 0) {
+    ever = lsched_can_ever_fit_gang(e->sc->c, &req);
+    if (ever_memo)
+      fragtrack_set_ever(e->ft, s->shape, ever);
+  }
+  if (!ever &&
       !(hook_alt_request(e, s, &req) &&
         lsched_can_ever_fit_gang(e->sc->c, &req))) {
     s->st.status = JOB_NEVER_NO_NODE;
