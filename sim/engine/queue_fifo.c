@@ -12,8 +12,9 @@
 /* Whether the head in slot sl, which failed at its last try, still fails
  * now, told without asking the policy (the queue index's known_nofit for
  * one head). It does when the policy places a one-part request exactly
- * when some node fits it and changes nothing by trying
- * (LSCHED_POLICY_ANY_FIT), no part rewrites the request or acts before
+ * when some node fits it and a try that places nothing changes nothing
+ * (policy_fit_answers: LSCHED_POLICY_ANY_FIT, or random's
+ * LSCHED_POLICY_ANY_FIT_DRAWS), no part rewrites the request or acts before
  * placing, the cluster has no GPU pools (as for the index: a pool's GPUs
  * open and close with other hosts' changes), and no node it could fit
  * gained room: every node released on since that try is known
@@ -30,7 +31,7 @@ static int head_fails_still(engine *e, uint32_t sl) {
   if (e->head_parts >> 1 != (uint64_t)sl + 1) {
     int no = (e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
                           SIM_HOOK_BEFORE_PLACE)) ||
-             !(lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) ||
+             !policy_fit_answers(e->pol) ||
              lsched_cluster_pool_count(e->sc->c) != 0;
     if (!no) {
       build_request(e, &e->slots[sl], &req);
