@@ -392,30 +392,39 @@ static void expect(lsched_cluster *c, sim_fragtrack *f, int64_t stranded,
   ck_assert_int_eq(nn, nodes);
 }
 
-/* Two shared nodes of 4 GPUs; shapes a (1 GPU x 600) and b (2 GPUs x
- * 1000). Node 0 leaves the class of the idle nodes, changes state three
- * times alone in its class (which takes each new state in place), then
- * returns to the idle class. */
-START_TEST(lone_node_class_in_place) {
+/* A cluster of n shared nodes of 4 A100 GPUs (cpu milli CPU, 64 GiB) in
+ * sc, and a stranded meter begun on it in f. */
+static void shared_nodes(int n, int64_t cpu, lsched_cluster **c,
+                         sim_cluster *sc, sim_fragtrack **f) {
   lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
-  lsched_cluster *c = NULL;
-  ck_assert_int_eq(lsched_cluster_create(&c, &o), 0);
-  ck_assert_int_eq(lsched_cluster_model_id(c, "A100", 1), 0);
-  for (int i = 0; i < 2; i++) {
+  *c = NULL;
+  ck_assert_int_eq(lsched_cluster_create(c, &o), 0);
+  ck_assert_int_eq(lsched_cluster_model_id(*c, "A100", 1), 0);
+  for (int i = 0; i < n; i++) {
     lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
-    s.cpu_milli = 16000;
+    s.cpu_milli = cpu;
     s.memory_mib = 65536;
     s.gpu_count = 4;
     s.gpu_model = 0;
     s.gpu_mode = LSCHED_GPU_SHARED;
     int id = -1;
-    ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), 0);
+    ck_assert_int_eq(lsched_cluster_add_node(*c, &s, &id), 0);
   }
+  memset(sc, 0, sizeof *sc);
+  sc->c = *c;
+  *f = NULL;
+  ck_assert_int_eq(fragtrack_begin(f, sc), 0);
+}
+
+/* Two shared nodes of 4 GPUs; shapes a (1 GPU x 600) and b (2 GPUs x
+ * 1000). Node 0 leaves the class of the idle nodes, changes state three
+ * times alone in its class (which takes each new state in place), then
+ * returns to the idle class. */
+START_TEST(lone_node_class_in_place) {
+  lsched_cluster *c = NULL;
   sim_cluster sc;
-  memset(&sc, 0, sizeof sc);
-  sc.c = c;
   sim_fragtrack *f = NULL;
-  ck_assert_int_eq(fragtrack_begin(&f, &sc), 0);
+  shared_nodes(2, 16000, &c, &sc, &f);
   job_record ja, jb;
   memset(&ja, 0, sizeof ja);
   ja.cpu_milli = 1000;
@@ -481,25 +490,10 @@ static int cmp_desc(const void *a, const void *b) {
  * trial changes are not listed. fragtrack_ever: an answer is kept per
  * shape until a node changes. */
 START_TEST(released_since_mark) {
-  lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
   lsched_cluster *c = NULL;
-  ck_assert_int_eq(lsched_cluster_create(&c, &o), 0);
-  ck_assert_int_eq(lsched_cluster_model_id(c, "A100", 1), 0);
-  for (int i = 0; i < 3; i++) {
-    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
-    s.cpu_milli = 64000;
-    s.memory_mib = 65536;
-    s.gpu_count = 4;
-    s.gpu_model = 0;
-    s.gpu_mode = LSCHED_GPU_SHARED;
-    int id = -1;
-    ck_assert_int_eq(lsched_cluster_add_node(c, &s, &id), 0);
-  }
   sim_cluster sc;
-  memset(&sc, 0, sizeof sc);
-  sc.c = c;
   sim_fragtrack *f = NULL;
-  ck_assert_int_eq(fragtrack_begin(&f, &sc), 0);
+  shared_nodes(3, 64000, &c, &sc, &f);
   job_record ja;
   memset(&ja, 0, sizeof ja);
   ja.cpu_milli = 1000;

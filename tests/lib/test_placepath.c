@@ -75,6 +75,24 @@ static void check_fits(const lsched_cluster *c, int node,
   MT_EQ(lsched_fits(c, node, &bad), 0);
 }
 
+/* check_fits on every node, and lsched_collect_fits() into all against
+ * lsched_fits() in the visit order; the count collected. */
+static int check_collect(const lsched_cluster *c, const lsched_request *q,
+                         int *all) {
+  const int n = lsched_cluster_node_count(c);
+  const int *order = lsched_cluster_order(c);
+  int m = lsched_collect_fits(c, q, all), want_m = 0;
+  for (int p = 0; p < n; p++)
+    check_fits(c, p, q);
+  for (int p = 0; p < n; p++)
+    if (lsched_fits(c, order[p], q)) {
+      MT_ASSERT(want_m < m && all[want_m] == order[p]);
+      want_m++;
+    }
+  MT_EQ(m, want_m);
+  return m;
+}
+
 static lsched_request random_req(struct rng *r) {
   static const int64_t amounts[] = {0,          1,          500,
                                     4000,       64000,      INT64_C(2147483646),
@@ -148,16 +166,7 @@ static void test_index_wide(void) {
         if (lsched_fits(c, order[p], &q))
           want_from = p;
       MT_EQ(lsched_next_fit(c, &q, from), want_from);
-      int m = lsched_collect_fits(c, &q, all), want_m = 0;
-      for (int p = 0; p < n; p++)
-        check_fits(c, p, &q);
-      for (int p = 0; p < n; p++)
-        if (lsched_fits(c, order[p], &q)) {
-          MT_ASSERT(want_m < m && all[want_m] == order[p]);
-          want_m++;
-        }
-      MT_EQ(m, want_m);
-      collected += m;
+      collected += check_collect(c, &q, all);
       if (got >= 0 && nlive < 512) {
         found++;
         OK(lsched_pick_gpus(c, order[got], &q, LSCHED_PICK_LOWEST,
@@ -239,15 +248,7 @@ static void test_index_rounding(void) {
     lsched_request q = lt_req(cpu, mem, k, k ? 250 * (1 + rbelow(&r, 4)) : 0);
     int want = scan_first(c, &q);
     MT_EQ(lsched_next_fit(c, &q, 0), want);
-    int m = lsched_collect_fits(c, &q, all), want_m = 0;
-    for (int p = 0; p < n; p++)
-      check_fits(c, p, &q);
-    for (int p = 0; p < n; p++)
-      if (lsched_fits(c, order[p], &q)) {
-        MT_ASSERT(want_m < m && all[want_m] == order[p]);
-        want_m++;
-      }
-    MT_EQ(m, want_m);
+    check_collect(c, &q, all);
     if (want < 0) {
       missed++;
     } else if (nlive < 256) {
