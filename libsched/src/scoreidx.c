@@ -362,7 +362,8 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
 static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
                        int pos) {
   int64_t *val = s->val;
-  int i = ix->size + pos;
+  /* Unsigned: halving is one shift (a signed i / 2 costs three). */
+  size_t i = (size_t)ix->size + (size_t)pos;
   int64_t old = val[i];
   leaf_set(ix, s, pos);
   int64_t now = val[i];
@@ -371,10 +372,10 @@ static void tree_touch(struct lsched_score_index *ix, struct six_shape *s,
   s->ans_ok = 0;
   if (s->cnt && (now == SIX_NONE) != (old == SIX_NONE)) {
     int d = now == SIX_NONE ? -1 : 1; /* a count changes on the whole path */
-    for (int j = i / 2; j >= 1; j /= 2)
+    for (size_t j = i >> 1; j >= 1; j >>= 1)
       s->cnt[j] += d;
   }
-  for (i /= 2; i >= 1; i /= 2) {
+  for (i >>= 1; i >= 1; i >>= 1) {
     int64_t m = max64(val[2 * i], val[2 * i + 1]);
     if (m == val[i])
       break;
