@@ -48,7 +48,7 @@
  *
  * Used when the run has no part that rewrites requests or acts before a
  * placement (the MIG part: its requests depend on its state), else the
- * plain pass runs. Memory: 24 bytes per slot and about 150 per distinct
+ * plain pass runs. Memory: 24 bytes per slot and about 270 per distinct
  * shape ever queued.
  */
 #include "engine_internal.h"
@@ -87,6 +87,9 @@ typedef struct qx_shape {
   uint64_t rj_gen;
   int64_t rj_end;
   lsched_placement rj_part;
+  /* The request of its first job: what decides a fit is the key, so any
+   * of its jobs' requests answers lsched_fits() alike (known_nofit). */
+  lsched_request req;
 } qx_shape;
 
 typedef struct qx_link {
@@ -137,9 +140,8 @@ struct queue_index {
 
 /* ---- shapes ---- */
 
-static qx_key key_of(const engine *e, const slot *s) {
-  lsched_request r;
-  build_request(e, s, &r);
+static qx_key key_of(const lsched_request *rq) {
+  const lsched_request r = *rq;
   qx_key k;
   memset(&k, 0, sizeof k);
   k.cpu = r.cpu_milli;
@@ -192,8 +194,10 @@ static int rehash(struct queue_index *x) {
   return 0;
 }
 
-/* The shape of key k, added when new; QX_NONE when out of memory. */
-static uint32_t shape_of(struct queue_index *x, const qx_key *k) {
+/* The shape of key k (request r), added when new; QX_NONE when out of
+ * memory. */
+static uint32_t shape_of(struct queue_index *x, const qx_key *k,
+                         const lsched_request *r) {
   uint64_t h = key_hash(k);
   if (x->nbucket)
     for (uint32_t s = x->bucket[h & (x->nbucket - 1)]; s != QX_NONE;
@@ -209,6 +213,7 @@ static uint32_t shape_of(struct queue_index *x, const qx_key *k) {
   qx_shape *sh = &x->shape[s];
   memset(sh, 0, sizeof *sh);
   sh->key = *k;
+  sh->req = *r;
   /* A gang attempt that fails may have drawn random numbers for the parts
    * it placed before (the random policy): such shapes are memoised for the
    * pass only, as the plain pass does, and their new arrivals are tried in
@@ -248,8 +253,10 @@ static int index_append(engine *e, uint32_t sl, size_t apos) {
   if (grow_array((void **)&x->link, &x->link_cap, (size_t)sl + 1,
                  sizeof *x->link))
     return -1;
-  qx_key k = key_of(e, &e->slots[sl]);
-  uint32_t s = shape_of(x, &k);
+  lsched_request r;
+  build_request(e, &e->slots[sl], &r);
+  qx_key k = key_of(&r);
+  uint32_t s = shape_of(x, &k, &r);
   if (s == QX_NONE)
     return -1;
   qx_shape *sh = &x->shape[s];
@@ -451,19 +458,18 @@ static const lsched_observer rl_obs = {
     .on_node_change = rl_node,
 };
 
-/* Job sl of shape s (tried in queue order) cannot fit now: the shape did
- * not fit at log entry nf_at and no node released on since fits it. */
-static int known_nofit(engine *e, uint32_t s, uint32_t sl) {
+/* The next job of shape s (tried in queue order) cannot fit now: the
+ * shape did not fit at log entry nf_at and no node released on since fits
+ * it (tested with the shape's request: no request built per call). */
+static int known_nofit(engine *e, uint32_t s) {
   struct queue_index *x = e->qx;
   qx_shape *sh = &x->shape[s];
   if (!x->rl_on || sh->gang || sh->nf_gen != x->rl_gen ||
       x->nrl - sh->nf_at > QX_RL_TEST)
     return 0;
   if (sh->nf_at < x->nrl) {
-    lsched_request r;
-    build_request(e, &e->slots[sl], &r);
     for (size_t i = sh->nf_at; i < x->nrl; i++)
-      if (lsched_fits(e->sc->c, (int)x->rl[i], &r))
+      if (lsched_fits(e->sc->c, (int)x->rl[i], &sh->req))
         return 0;
     sh->nf_at = (uint32_t)x->nrl;
     x->rl_noted = x->nrl;
@@ -655,7 +661,7 @@ int queue_index_pass_skip(engine *e) {
     return oom(e);
   uint32_t s, j;
   while ((j = merge_next(x, &s)) != QX_NONE) {
-    int r = known_nofit(e, s, j) ? 0 : try_start(e, j);
+    int r = known_nofit(e, s) ? 0 : try_start(e, j);
     if (r < 0)
       return -1;
     if (r == 0) {
@@ -678,7 +684,7 @@ static int pass_head(engine *e) {
   while (e->qlen > 0) {
     uint32_t j = e->queue[e->qhead];
     uint32_t s = x->link[j].shape;
-    int r = known_nofit(e, s, j) ? 0 : try_start(e, j);
+    int r = known_nofit(e, s) ? 0 : try_start(e, j);
     if (r < 0)
       return -1;
     if (r == 0) {
@@ -735,7 +741,7 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       continue;
     }
     int r;
-    if (known_nofit(e, s, j)) {
+    if (known_nofit(e, s)) {
       r = 0;
     } else if (rejected_before(e, s, j)) {
       r = 1;
