@@ -19,6 +19,7 @@
 #include "cluster_spec.h"
 #include "fragtrack.h"
 #include "request.h"
+#include "rlog.h"
 #include "testutil.h"
 #include "trace.h"
 
@@ -485,15 +486,18 @@ static int cmp_desc(const void *a, const void *b) {
 /* The class key's sort of a node's GPUs against qsort: for 1..12 GPUs,
  * every input of 0s and 1000s (for 8 GPUs that proves the sorting network
  * by the 0-1 principle) and random values with many repeats. */
-/* fragtrack_released: the nodes released on since the mark, in order,
- * unknown before a mark, past 16 releases and after a node change;
- * trial changes are not listed. fragtrack_ever: an answer is kept per
- * shape until a node changes. */
+/* The release log (rlog.h): the nodes released on since a mark, in
+ * order, unknown before a mark, past 16 entries and after a node change;
+ * trial changes are not listed, nor the same node again with no mark
+ * since; sim_rlog_none_fits. fragtrack_ever: an answer is kept per shape
+ * until a node changes. */
 START_TEST(released_since_mark) {
   lsched_cluster *c = NULL;
   sim_cluster sc;
   sim_fragtrack *f = NULL;
   shared_nodes(3, 64000, &c, &sc, &f);
+  sim_rlog *l = NULL;
+  ck_assert_int_eq(sim_rlog_open(&l, c), 0);
   job_record ja;
   memset(&ja, 0, sizeof ja);
   ja.cpu_milli = 1000;
@@ -504,8 +508,10 @@ START_TEST(released_since_mark) {
   ck_assert_int_eq(fragtrack_add(f, &ja, 0, 0), 0);
   ck_assert_int_eq(fragtrack_ready(f), 0);
   uint32_t a = fragtrack_shape(f, &ja, 0, 0);
-  const int *nodes = NULL;
-  ck_assert_int_eq(fragtrack_released(f, &nodes), -1); /* no mark yet */
+  const uint32_t *nodes = NULL;
+  sim_rlog_mark none = {0, 0};
+  ck_assert_int_eq(sim_rlog_since(l, none, &nodes), -1); /* no mark */
+  ck_assert_int_eq(sim_rlog_since(NULL, sim_rlog_now(NULL), &nodes), -1);
   ck_assert_int_eq(fragtrack_ever(f, a), -1);
   fragtrack_set_ever(f, a, 1);
   ck_assert_int_eq(fragtrack_ever(f, a), 1);
@@ -521,14 +527,27 @@ START_TEST(released_since_mark) {
     p[k].gpu_mask = UINT64_C(1) << (k / 3 % 4);
     ck_assert_int_eq(lsched_alloc(c, &p[k]), 0);
   }
-  fragtrack_release_mark(f);
-  ck_assert_int_eq(fragtrack_released(f, &nodes), 0);
+  sim_rlog_mark m = sim_rlog_now(l);
+  ck_assert_int_eq(sim_rlog_since(l, m, &nodes), 0);
   ck_assert_int_eq(lsched_release(c, &p[4]), 0); /* node 1 */
   ck_assert_int_eq(lsched_alloc(c, &p[4]), 0);   /* allocations: not listed */
   ck_assert_int_eq(lsched_release(c, &p[2]), 0); /* node 2 */
-  ck_assert_int_eq(fragtrack_released(f, &nodes), 2);
+  ck_assert_int_eq(sim_rlog_since(l, m, &nodes), 2);
   ck_assert_int_eq(nodes[0], 1);
   ck_assert_int_eq(nodes[1], 2);
+  /* none_fits: 5 whole GPUs fit no node; 1 x 100 fits node 1 (released
+   * on): only the first moves its mark past what it tested */
+  lsched_request r5 = LSCHED_REQUEST_INIT, r1 = LSCHED_REQUEST_INIT;
+  r5.cpu_milli = r1.cpu_milli = 1000;
+  r5.gpu_count = 5;
+  r5.gpu_milli = 1000;
+  r1.gpu_count = 1;
+  r1.gpu_milli = 100;
+  sim_rlog_mark m5 = m, m1 = m;
+  ck_assert_int_eq(sim_rlog_none_fits(l, &m5, c, &r5), 1);
+  ck_assert_int_eq(sim_rlog_since(l, m5, &nodes), 0);
+  ck_assert_int_eq(sim_rlog_none_fits(l, &m1, c, &r1), 0);
+  ck_assert_int_eq(sim_rlog_since(l, m1, &nodes), 2);
   /* a gang's trial parts, undone: not listed */
   lsched_registry *reg = NULL;
   ck_assert_int_eq(lsched_registry_create(&reg, NULL), 0);
@@ -542,24 +561,31 @@ START_TEST(released_since_mark) {
   lsched_placement out[4];
   int nout = 0;
   ck_assert_int_ne(lsched_place_gang(pol, &big, out, 4, &nout), 0);
-  ck_assert_int_eq(fragtrack_released(f, &nodes), 2);
-  /* past 16 releases: unknown until the next mark */
+  ck_assert_int_eq(sim_rlog_since(l, m, &nodes), 2);
+  /* past 16 entries: unknown until the next mark (2 + 15; p[5] on node 2
+   * right after p[2] is an entry of its own: m5 was moved in between) */
   for (int k = 5; k < 20; k++)
     ck_assert_int_eq(lsched_release(c, &p[k]), 0);
-  ck_assert_int_eq(fragtrack_released(f, &nodes), -1);
-  fragtrack_release_mark(f);
+  ck_assert_int_eq(sim_rlog_since(l, m, &nodes), -1);
+  m = sim_rlog_now(l);
   ck_assert_int_eq(lsched_release(c, &p[0]), 0);
-  ck_assert_int_eq(fragtrack_released(f, &nodes), 1);
+  ck_assert_int_eq(sim_rlog_since(l, m, &nodes), 1);
   ck_assert_int_eq(nodes[0], 0);
+  /* node 0 again with no mark since: the same entry */
+  ck_assert_int_eq(lsched_alloc(c, &p[0]), 0);
+  ck_assert_int_eq(lsched_release(c, &p[0]), 0);
+  ck_assert_int_eq(sim_rlog_since(l, m, &nodes), 1);
   /* a node change: unknown, and every ever answer forgotten */
   ck_assert_int_eq(lsched_cluster_set_node_state(c, 1, LSCHED_NODE_CORDONED),
                    0);
-  ck_assert_int_eq(fragtrack_released(f, &nodes), -1);
+  ck_assert_int_eq(sim_rlog_since(l, m, &nodes), -1);
+  ck_assert_int_eq(sim_rlog_none_fits(l, &m, c, &r5), 0);
   ck_assert_int_eq(fragtrack_ever(f, a), -1);
   fragtrack_set_ever(f, a, 0);
   ck_assert_int_eq(fragtrack_ever(f, a), 0);
   lsched_policy_destroy(pol);
   lsched_registry_destroy(reg);
+  sim_rlog_close(l);
   fragtrack_free(f);
   lsched_cluster_destroy(c);
 }

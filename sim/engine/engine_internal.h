@@ -11,6 +11,8 @@
  *                     starting and re-timing jobs
  *   queue.c, queue.h  the waiting queue and the table of disciplines;
  *                     queue_{fifo,skip,backfill,priority}.c one each
+ *   rlog.c, rlog.h    the nodes released on since a mark (attempts known
+ *                     to fail: queue_index.c, queue_fifo.c)
  *   reserve.c         EASY reservations
  *   estimate.c        runtime estimates (--estimates, --overrun) and the
  *                     estimate-model part; estimate_model.c the models
@@ -50,6 +52,7 @@
 #include "pctl.h"
 #include "queue.h"
 #include "request.h"
+#include "rlog.h"
 
 #include <libsched/migrate.h>
 
@@ -380,6 +383,9 @@ struct sim_engine {
   uint32_t head_tried;   /* head slot that last failed (head-of-line modes) */
   uint64_t head_parts;   /* (head_tried + 1) << 1 | it may not be passed
                             over by fit tests (queue_fifo.c); 0 unknown */
+  sim_rlog_mark head_mark; /* the release log when head_tried failed */
+  sim_rlog *rlog;        /* engine_rlog(): the release log, or NULL */
+  int rlog_state;        /* 0 not asked yet, 1 open, -1 none */
   struct queue_index *qx; /* skip, backfill: the queue by shape, or NULL
                              (queue_index.c; then qlen counts live jobs) */
   uint32_t *run_list;    /* running slots (any order) */
@@ -554,6 +560,12 @@ void ends_free(engine *e);
  * placement draws). Its what-ifs (reservations) are then answered by fit
  * tests, and attempts known to fail may be skipped (queue_index.c). */
 int policy_fit_answers(const lsched_policy *p);
+/* The release log (rlog.h) for attempts known to fail, opened at the
+ * first call when the policy promises policy_fit_answers, no part
+ * rewrites requests or acts before a placement and the cluster has no GPU
+ * pools (whose GPUs open and close with other hosts' changes); else (or
+ * out of memory) NULL, and nothing is known. */
+sim_rlog *engine_rlog(engine *e);
 /* EASY reservations answered per node (reserve_nodes.c: when, and why
  * they equal the walk's). rx_open: NULL when the policy does not promise
  * policy_fit_answers (or out of memory). rx_job_set: running job sl

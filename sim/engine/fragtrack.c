@@ -35,7 +35,6 @@ typedef struct shape {
 #define FIRST_NONE (UINT32_MAX - 1)
 #define FIRST_INELIG UINT32_MAX
 #define CAPK 8 /* summary: the 8 largest usable free milli of a node */
-#define RELCAP 16 /* nodes fragtrack_released lists */
 
 /* One entry of the summary tree: over the nodes below it, the largest free
  * CPU and memory, for k = 1..8 the largest k-th largest usable free GPU
@@ -84,10 +83,6 @@ struct sim_fragtrack {
   int observing; /* obs_ops is registered on c with this tracker */
   int mstale;    /* a node changed since the meter was last read */
   uint32_t node_gen; /* bumped by every node change (fragtrack_ever) */
-  /* nodes released on since fragtrack_release_mark (fragtrack_released);
-   * nrel > RELCAP: unknown (too many, or a node changed) */
-  int rel[RELCAP];
-  int nrel;
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -155,19 +150,6 @@ static void obs_changed(void *user, const lsched_cluster *c,
   }
 }
 
-/* A kept release: also listed for fragtrack_released (a trial release is
- * undone before the call that made it returns). */
-static void obs_released(void *user, const lsched_cluster *c,
-                         const lsched_placement *p, int trial) {
-  obs_changed(user, c, p, trial);
-  sim_fragtrack *f = user;
-  if (!trial && f->nrel <= RELCAP) {
-    if (f->nrel < RELCAP)
-      f->rel[f->nrel] = p->node;
-    f->nrel++;
-  }
-}
-
 /* A node added, updated or removed: the values before this tracker was
  * incremental recomputed every node at the next change of the queue's
  * shape set (and only the nodes allocated on or released from in
@@ -184,7 +166,6 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
    * generation) */
   if (++f->node_gen == 0)
     f->node_gen = 1;
-  f->nrel = RELCAP + 1; /* what may fit where is unknown now */
   if (node >= 0 && node < f->n && !f->nchg[node]) {
     f->nchg[node] = 1;
     f->nchg_list[f->nnchg++] = node;
@@ -194,7 +175,7 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
 static const lsched_observer obs_ops = {
     .version = LSCHED_OBSERVER_VERSION,
     .on_alloc = obs_changed,
-    .on_release = obs_released,
+    .on_release = obs_changed,
     .on_node_change = obs_node,
 };
 
@@ -370,7 +351,6 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
     return -2;
   f->c = sc->c;
   f->node_gen = 1;
-  f->nrel = RELCAP + 1; /* no mark yet */
   f->n = lsched_cluster_node_count(sc->c);
   size_t nz = f->n ? (size_t)f->n : 1;
   /* Masks as sim_typical_workload: a spec the cluster lacks names only
@@ -535,18 +515,6 @@ int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
     return -1;
   const shape *s = &f->shapes[id];
   return s->ever_gen == f->node_gen ? s->ever : -1;
-}
-
-void fragtrack_release_mark(sim_fragtrack *f) {
-  if (f)
-    f->nrel = f->observing ? 0 : RELCAP + 1;
-}
-
-int fragtrack_released(const sim_fragtrack *f, const int **nodes) {
-  if (!f || f->nrel > RELCAP)
-    return -1;
-  *nodes = f->rel;
-  return f->nrel;
 }
 
 void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever) {

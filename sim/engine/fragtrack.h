@@ -80,15 +80,6 @@ uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
 int fragtrack_ever(const sim_fragtrack *f, uint32_t id);
 void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever);
 
-/* The nodes released on (kept releases, in order, a node once per
- * release) since the last fragtrack_release_mark: their count with
- * *nodes pointing at them (valid until the next release or mark), or -1
- * when not known: more than 16 releases, a node changed (added, updated,
- * removed, state) since, no mark yet, or no tracking. Between a mark and
- * now every other node only had allocations, if anything. */
-void fragtrack_release_mark(sim_fragtrack *f);
-int fragtrack_released(const sim_fragtrack *f, const int **nodes);
-
 /* The trace's typical workload (owned by f), for policies such as fgd. */
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f);
 

@@ -6,6 +6,19 @@
 
 #include <string.h>
 
+sim_rlog *engine_rlog(engine *e) {
+  if (e->rlog_state == 0) {
+    e->rlog_state = -1;
+    if (!(e->hooks &
+          (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST | SIM_HOOK_BEFORE_PLACE)) &&
+        policy_fit_answers(e->pol) &&
+        lsched_cluster_pool_count(e->sc->c) == 0 &&
+        sim_rlog_open(&e->rlog, e->sc->c) == 0)
+      e->rlog_state = 1;
+  }
+  return e->rlog;
+}
+
 /* Every discipline once, in sim_queue_kind order. */
 static const sim_queue_ops *const disciplines[] = {
     &sim_queue_fifo, &sim_queue_skip, &sim_queue_backfill,

@@ -11,28 +11,21 @@
 
 /* Whether the head in slot sl, which failed at its last try, still fails
  * now, told without asking the policy (the queue index's known_nofit for
- * one head). It does when the policy places a one-part request exactly
- * when some node fits it and a try that places nothing changes nothing
- * (policy_fit_answers: LSCHED_POLICY_ANY_FIT, or random's
- * LSCHED_POLICY_ANY_FIT_DRAWS), no part rewrites the request or acts before
- * placing, the cluster has no GPU pools (as for the index: a pool's GPUs
- * open and close with other hosts' changes), and no node it could fit
- * gained room: every node released on since that try is known
- * (fragtrack_released; the others only lost room) and fits it not. The
- * try is then a fit test per released node (usually one) instead of a
- * failed placement: on 100,000 GPUs at load 1.2 with first-fit a third of
- * the head's tries failed, ~300 instructions each against ~190 for the
+ * one head): where the engine keeps a release log (engine_rlog: the
+ * policy places a one-part request exactly when some node fits it and a
+ * try that places nothing changes nothing, no part rewrites the request
+ * or acts before placing, no GPU pools), for a one-part request, when no
+ * node released on since that try fits it (the others only lost room).
+ * The try is then a fit test per released node (usually one) instead of
+ * a failed placement: on 100,000 GPUs at load 1.2 with first-fit a third
+ * of the head's tries failed, ~300 instructions each against ~190 for the
  * test (2.4% of the replay's instructions went). 0: try it. */
 static int head_fails_still(engine *e, uint32_t sl) {
   lsched_request req;
-  /* Whether the above can hold for this head, found once per failed try
-   * (the answer changes only with the nodes, and the head is tried
-   * then). */
+  /* Whether it is one part, found once per failed try (the answer changes
+   * only with the nodes, and the head is tried then). */
   if (e->head_parts >> 1 != (uint64_t)sl + 1) {
-    int no = (e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
-                          SIM_HOOK_BEFORE_PLACE)) ||
-             !policy_fit_answers(e->pol) ||
-             lsched_cluster_pool_count(e->sc->c) != 0;
+    int no = e->rlog == NULL;
     if (!no) {
       build_request(e, &e->slots[sl], &req);
       no = lsched_place_splits(e->sc->c, &req) != 0; /* parts, malformed */
@@ -41,18 +34,10 @@ static int head_fails_still(engine *e, uint32_t sl) {
   }
   if (e->head_parts & 1)
     return 0;
-  const int *nodes;
-  int n = fragtrack_released(e->ft, &nodes);
-  if (n < 0)
-    return 0;
   build_request(e, &e->slots[sl], &req);
-  for (int i = 0; i < n; i++)
-    if (lsched_fits(e->sc->c, nodes[i], &req))
-      return 0;
   /* No node fits it now: as after a failed try, releases count from
-   * here. */
-  fragtrack_release_mark(e->ft);
-  return 1;
+   * here (sim_rlog_none_fits moves the mark). */
+  return sim_rlog_none_fits(e->rlog, &e->head_mark, e->sc->c, &req);
 }
 
 /* The head is only retried after a release or when it changed: without a
@@ -80,7 +65,7 @@ int sim_queue_pass_head(engine *e) {
     if (r == 0) {
       e->head_tried = j;
       e->head_parts = 0;
-      fragtrack_release_mark(e->ft); /* for head_fails_still */
+      e->head_mark = sim_rlog_now(engine_rlog(e)); /* head_fails_still */
       break;
     }
     e->qhead++;

@@ -34,9 +34,9 @@
  * some node fits it; a call that does not place draws nothing) on a cluster
  * without GPU pools: a shape that failed (no node fit it) is known not to
  * fit while no node released on since fits it (the others only lost
- * room), so its attempt is answered by lsched_fits() on those nodes, a
- * log of releases kept as a cluster observer, instead of the policy
- * (known_nofit; a node change forgets it all). Same attempts' outcomes.
+ * room), so its attempt is answered by lsched_fits() on those nodes (the
+ * engine's release log, rlog.h) instead of the policy (known_nofit; a
+ * node change forgets it all). Same attempts' outcomes.
  *
  * Under backfill, within a pass and until a candidate starts, a shape
  * whose job was placed in trial and kept waiting (it would delay the
@@ -78,9 +78,9 @@ typedef struct qx_shape {
   uint32_t count;       /* queued jobs */
   uint8_t pending;      /* on qx->pend */
   uint8_t gang;         /* may be placed on several nodes: see below */
-  /* No node fit it when the release log of generation nf_gen held nf_at
-   * entries (nf_gen 0: not known); see known_nofit. */
-  uint32_t nf_gen, nf_at;
+  /* No node fit it at this mark of the engine's release log (gen 0: not
+   * known); see known_nofit. */
+  sim_rlog_mark nf;
   /* Backfill: in generation rj_gen (see queue_index.rj_gen) a job of this
    * shape was placed on rj_part in trial and kept waiting, its estimated
    * end rj_end delaying the head; see rejected_before. */
@@ -127,31 +127,21 @@ struct queue_index {
   int rj_on;
   uint64_t rj_gen;
   int min_node_gpus;  /* fewest GPUs of a node with GPUs */
-  /* The release log (known_nofit): the nodes released on since it began,
-   * in order, with repeats; cleared (a new generation) by a node change
-   * or when long. On only for a policy that promises policy_fit_answers
-   * on a cluster without GPU pools. */
-  int rl_on;
-  uint32_t *rl;
-  size_t nrl, rl_cap;
-  size_t rl_noted; /* nrl at the last note_nofit */
-  uint32_t rl_gen;
 };
 
 /* ---- shapes ---- */
 
-static qx_key key_of(const lsched_request *rq) {
-  const lsched_request r = *rq;
+static qx_key key_of(const lsched_request *r) {
   qx_key k;
   memset(&k, 0, sizeof k);
-  k.cpu = r.cpu_milli;
-  k.mem = r.memory_mib;
-  k.mig_mem = r.mig_memory_mib;
-  k.mask = r.model_mask;
-  k.k = r.gpu_count;
-  k.milli = r.gpu_milli;
-  k.mig = r.mig_kind | r.mig_compute_milli << 3;
-  k.prio = r.priority;
+  k.cpu = r->cpu_milli;
+  k.mem = r->memory_mib;
+  k.mig_mem = r->mig_memory_mib;
+  k.mask = r->model_mask;
+  k.k = r->gpu_count;
+  k.milli = r->gpu_milli;
+  k.mig = r->mig_kind | r->mig_compute_milli << 3;
+  k.prio = r->priority;
   return k;
 }
 
@@ -413,75 +403,19 @@ int queue_index_insert(engine *e, uint32_t sl, size_t pos) {
   return index_append(e, sl, apos);
 }
 
-/* ---- the release log ---- */
-
-#define QX_RL_MAX 65536 /* a longer log is cleared */
-#define QX_RL_TEST 16   /* more releases since than this: ask the policy */
-
-static void rl_release(void *user, const lsched_cluster *c,
-                       const lsched_placement *p, int trial) {
-  (void)c;
-  (void)trial;
-  struct queue_index *x = user;
-  if (x->nrl == QX_RL_MAX) {
-    x->rl_gen++;
-    x->nrl = x->rl_noted = 0;
-  }
-  /* The same node again, with no shape noted since its last entry. */
-  if (x->nrl > x->rl_noted && x->rl[x->nrl - 1] == (uint32_t)p->node)
-    return;
-  if (grow_array((void **)&x->rl, &x->rl_cap, x->nrl + 1, sizeof *x->rl)) {
-    x->rl_gen++; /* what is not logged is not known */
-    x->nrl = x->rl_noted = 0;
-    return;
-  }
-  x->rl[x->nrl++] = (uint32_t)p->node;
-}
-
-/* A node added, updated, removed or changing state may have gained room
- * without a release: everything known is forgotten. (The simulator
- * changes no node during a run today; tests/test_live.c's kind of host
- * would.) */
-static void rl_node(void *user, const lsched_cluster *c, int node,
-                    int change) {
-  (void)c;
-  (void)node;
-  (void)change;
-  struct queue_index *x = user;
-  x->rl_gen++;
-  x->nrl = x->rl_noted = 0;
-}
-
-static const lsched_observer rl_obs = {
-    .version = LSCHED_OBSERVER_VERSION,
-    .on_release = rl_release,
-    .on_node_change = rl_node,
-};
+/* ---- failed shapes across releases ---- */
 
 /* The next job of shape s (tried in queue order) cannot fit now: the
- * shape did not fit at log entry nf_at and no node released on since fits
- * it (tested with the shape's request: no request built per call). */
+ * shape did not fit at its mark and no node released on since fits it
+ * (tested with the shape's request: no request built per call). */
 static int known_nofit(engine *e, uint32_t s) {
-  struct queue_index *x = e->qx;
-  qx_shape *sh = &x->shape[s];
-  if (!x->rl_on || sh->gang || sh->nf_gen != x->rl_gen ||
-      x->nrl - sh->nf_at > QX_RL_TEST)
-    return 0;
-  if (sh->nf_at < x->nrl) {
-    for (size_t i = sh->nf_at; i < x->nrl; i++)
-      if (lsched_fits(e->sc->c, (int)x->rl[i], &sh->req))
-        return 0;
-    sh->nf_at = (uint32_t)x->nrl;
-    x->rl_noted = x->nrl;
-  }
-  return 1;
+  qx_shape *sh = &e->qx->shape[s];
+  return !sh->gang && sim_rlog_none_fits(e->rlog, &sh->nf, e->sc->c, &sh->req);
 }
 
 /* Shape s did not fit now (no node fit it, for a one-part shape). */
-static void note_nofit(struct queue_index *x, uint32_t s) {
-  x->shape[s].nf_gen = x->rl_gen;
-  x->shape[s].nf_at = (uint32_t)x->nrl;
-  x->rl_noted = x->nrl;
+static void note_nofit(engine *e, uint32_t s) {
+  e->qx->shape[s].nf = sim_rlog_now(e->rlog);
 }
 
 /* ---- opening ---- */
@@ -505,13 +439,9 @@ int queue_index_on(engine *e) {
     }
     e->qx->min_node_gpus = m;
     e->qx->pass = 1; /* a shape's failed stamp 0 is no pass */
-    e->qx->rl_gen = 1;  /* a shape's nf_gen 0 is none */
     e->qx->rj_on =
         (lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) != 0;
-    if (policy_fit_answers(e->pol) &&
-        lsched_cluster_pool_count(e->sc->c) == 0 &&
-        lsched_cluster_add_observer(e->sc->c, &rl_obs, e->qx) == LSCHED_OK)
-      e->qx->rl_on = 1;
+    engine_rlog(e); /* known_nofit's log, where it can serve */
   }
   if (!e->qx || (e->qx->span = e->qlen, rebuild(e))) {
     snprintf(e->err, e->errlen, "out of memory");
@@ -524,9 +454,6 @@ void queue_index_free(engine *e) {
   struct queue_index *x = e->qx;
   if (!x)
     return;
-  if (x->rl_on)
-    lsched_cluster_remove_observer(e->sc->c, &rl_obs, x);
-  free(x->rl);
   free(x->link);
   free(x->shape);
   free(x->bucket);
@@ -666,7 +593,7 @@ int queue_index_pass_skip(engine *e) {
       return -1;
     if (r == 0) {
       merge_failed(x, s);
-      note_nofit(x, s);
+      note_nofit(e, s);
     } else {
       merge_went_on(e, s, j, 1);
     }
@@ -690,7 +617,7 @@ static int pass_head(engine *e) {
     if (r == 0) {
       e->head_tried = j;
       merge_failed(x, s);
-      note_nofit(x, s);
+      note_nofit(e, s);
       break;
     }
     index_remove(e, j);
@@ -760,7 +687,7 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       return -1;
     if (r == 0) {
       merge_failed(x, s);
-      note_nofit(x, s);
+      note_nofit(e, s);
     } else {
       merge_went_on(e, s, j, r == 2);
     }

@@ -297,6 +297,8 @@ void engine_teardown(engine *e) {
   free(e->names);
   free(e->queue);
   queue_index_free(e);
+  sim_rlog_close(e->rlog);
+  e->rlog = NULL;
   free(e->run_list);
   free(e->scratch_ends);
   ends_free(e);

@@ -1,0 +1,113 @@
+/* The release log (rlog.h). */
+#include "rlog.h"
+
+#include <stdlib.h>
+
+#define SIM_RLOG_MAX 65536 /* a longer log is cleared */
+
+struct sim_rlog {
+  lsched_cluster *c;
+  uint32_t *node;
+  uint32_t n, cap;
+  uint32_t noted; /* n at the last mark taken or moved */
+  uint32_t gen;   /* marks of another generation are void; never 0 */
+};
+
+/* Forgets everything: marks taken before are void. */
+static void clear(sim_rlog *l) {
+  if (++l->gen == 0)
+    l->gen = 1;
+  l->n = l->noted = 0;
+}
+
+static void on_release(void *user, const lsched_cluster *c,
+                       const lsched_placement *p, int trial) {
+  (void)c;
+  sim_rlog *l = user;
+  if (trial)
+    return;
+  if (l->n == SIM_RLOG_MAX)
+    clear(l);
+  /* The same node again, with no mark taken since its last entry. */
+  if (l->n > l->noted && l->node[l->n - 1] == (uint32_t)p->node)
+    return;
+  if (l->n == l->cap) {
+    uint32_t nc = l->cap ? 2 * l->cap : 256;
+    uint32_t *nn = realloc(l->node, (size_t)nc * sizeof *nn);
+    if (!nn) {
+      clear(l); /* what is not logged is not known */
+      return;
+    }
+    l->node = nn;
+    l->cap = nc;
+  }
+  l->node[l->n++] = (uint32_t)p->node;
+}
+
+/* A node that may have gained room without a release. */
+static void on_node_change(void *user, const lsched_cluster *c, int node,
+                           int change) {
+  (void)c;
+  (void)node;
+  (void)change;
+  clear(user);
+}
+
+static const lsched_observer rlog_obs = {
+    .version = LSCHED_OBSERVER_VERSION,
+    .on_release = on_release,
+    .on_node_change = on_node_change,
+};
+
+int sim_rlog_open(sim_rlog **out, lsched_cluster *c) {
+  sim_rlog *l = calloc(1, sizeof *l);
+  *out = NULL;
+  if (!l)
+    return -1;
+  l->c = c;
+  l->gen = 1;
+  if (lsched_cluster_add_observer(c, &rlog_obs, l) != LSCHED_OK) {
+    free(l);
+    return -1;
+  }
+  *out = l;
+  return 0;
+}
+
+void sim_rlog_close(sim_rlog *l) {
+  if (!l)
+    return;
+  lsched_cluster_remove_observer(l->c, &rlog_obs, l);
+  free(l->node);
+  free(l);
+}
+
+sim_rlog_mark sim_rlog_now(sim_rlog *l) {
+  sim_rlog_mark m = {0, 0};
+  if (l) {
+    m.gen = l->gen;
+    m.at = l->noted = l->n;
+  }
+  return m;
+}
+
+int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes) {
+  if (!l || m.gen != l->gen || l->n - m.at > SIM_RLOG_TEST)
+    return -1;
+  *nodes = l->node + m.at;
+  return (int)(l->n - m.at);
+}
+
+int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
+                       const lsched_request *req) {
+  const uint32_t *nodes;
+  int n = sim_rlog_since(l, *m, &nodes);
+  if (n < 0)
+    return 0;
+  for (int i = 0; i < n; i++)
+    if (lsched_fits(c, (int)nodes[i], req))
+      return 0;
+  if (n > 0)
+    *m = sim_rlog_now(l);
+  return 1;
+}
