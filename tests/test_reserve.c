@@ -6,7 +6,8 @@
  * per node), jobs of many CPU sizes, some restricted to a model, whole-node
  * and gang jobs (cut into parts: those reservations walk), requested times
  * from a third to twice the run time with overdue jobs extended (their
- * ends clamped to now), with and without the speed model (models of
+ * ends clamped to now; jobs that end early leave their node's order from
+ * anywhere, the others from its front: reserve_nodes.c touch_fr), with and without the speed model (models of
  * different speeds; co-runners re-time each other), under backfill with
  * every reservation checked (check_reservations). Every job's start, end,
  * node, status and first reservation must be the same; the per-node

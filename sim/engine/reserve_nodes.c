@@ -25,12 +25,15 @@
  * running jobs' ends and moves through ends_changed/ends_remove, node
  * states) that each tree replays when asked, recomputing only the logged
  * nodes (an entry is appended only when some tree has already passed the
- * node's last one; a tree replays a node's last entry, and an earlier one
- * only when that says "may be earlier" and the last does not). A backfill candidate marked running joins its nodes'
- * lists for the question and leaves them after. So a reservation costs
- * the nodes changed since the tree of its shape was last asked, each
- * O(jobs on the node) plus a log2 of it fit tests, plus O(log nodes) per
- * leaf. A shape is given a tree the second time it is asked (at most
+ * node's last one, else merged into it; a tree replays a node's entries
+ * but those a later "may be earlier" entry makes moot). A completion or
+ * preemption of a node's first job in its order of ends (the usual case
+ * with exact estimates) is logged with that job's end b (touch_fr): a tree
+ * whose t_n is above b keeps it without a fit test. A backfill candidate
+ * marked running joins its nodes' lists for the question and leaves them
+ * after. So a reservation costs the nodes changed since the tree of its
+ * shape was last asked, each one walk of lsched_fits_after over the
+ * node's jobs (O(jobs on the node)), plus O(log nodes) per leaf. A shape is given a tree the second time it is asked (at most
  * RX_TREES, least recently used out); the first time, and whenever this
  * cannot answer (MIG nodes, GPU pools, node restrictions by list or
  * callback, gangs cut into parts, a policy without the promise, the
@@ -46,7 +49,12 @@
 #define RX_TREES 16
 #define RX_SEEN 64
 #define RX_NONE UINT32_MAX
-#define RX_DEC 0x80000000u /* log entry flag: see touch() */
+/* Log entry flags (see touch()); the node is the entry's low bits. */
+#define RX_DEC 0x80000000u /* t_n may be earlier: recompute */
+#define RX_FR 0x40000000u  /* the node's first job left: see touch_fr() */
+#define RX_INC 0x20000000u /* t_n may be later: a lower bound */
+#define RX_NODE 0x1FFFFFFFu
+#define RX_PEND 4 /* releases held back for the drop that may follow */
 #define RX_NOW INT64_MIN /* the head fits the node with nothing released */
 
 typedef struct rx_job {
@@ -98,7 +106,13 @@ struct rx {
   size_t nwp, wpcap;
   uint32_t wfree;
   uint32_t *log;
+  int64_t *log_b; /* per RX_FR entry: the latest end of the jobs that left */
   size_t nlog, logcap;
+  /* Releases seen but not logged yet (rx_job_drop may find each was the
+   * node's first job's part leaving): node and part, logged as RX_DEC by
+   * flush() before anything else is logged or asked. */
+  lsched_placement pend[RX_PEND];
+  int npend;
   uint32_t *logpos; /* per node: 1 + its last log entry, 0 for none */
   size_t hi;        /* the highest cursor of a built tree */
   rx_tree tree[RX_TREES];
@@ -128,43 +142,83 @@ static void compact(struct rx *x) {
   memset(x->logpos, 0, (size_t)x->n * sizeof *x->logpos);
 }
 
+/* Appends (or merges into the node's last entry, when no tree has passed
+ * it) flags f for node, with b for RX_FR (merged: the later end). */
+static void log_entry(struct rx *x, int node, uint32_t f, int64_t b) {
+  if (node < 0 || node >= x->n)
+    return;
+  uint32_t lp = x->logpos[node];
+  if (lp && lp - 1 >= x->hi) { /* every tree will replay its last entry */
+    uint32_t *e = &x->log[lp - 1];
+    if ((f & RX_FR) && (!(*e & RX_FR) || x->log_b[lp - 1] < b))
+      x->log_b[lp - 1] = b;
+    *e |= f;
+    return;
+  }
+  if (x->nlog == x->logcap)
+    compact(x);
+  x->log_b[x->nlog] = b;
+  x->log[x->nlog++] = (uint32_t)node | f;
+  x->logpos[node] = (uint32_t)x->nlog;
+}
+
 /* Node `node` changed. dec: the change may have made its t_n earlier (a
  * release, a job's end moved, a state change); else only later or the
  * same (an allocation; a start: its allocation and its entry at its end),
  * so a tree may keep the old t_n as a lower bound until it matters. */
 static void touch(struct rx *x, int node, int dec) {
-  if (node < 0 || node >= x->n)
-    return;
-  uint32_t lp = x->logpos[node];
-  if (lp && lp - 1 >= x->hi) { /* every tree will replay its last entry */
-    if (dec)
-      x->log[lp - 1] |= RX_DEC;
-    return;
-  }
-  if (x->nlog == x->logcap)
-    compact(x);
-  x->log[x->nlog++] = (uint32_t)node | (dec ? RX_DEC : 0);
-  x->logpos[node] = (uint32_t)x->nlog;
+  log_entry(x, node, dec ? RX_DEC : RX_INC, 0);
+}
+
+/* The first job of node's order (its only part there) left and its part
+ * was released (a completion, a preemption): with L' the order without it
+ * and its part free, releasing the first k jobs of L' is releasing the
+ * first k + 1 of L, so the first fit moves one job earlier and t_n (the
+ * end of that job) stays, unless the head fit after that job alone (t_n
+ * was its end; now RX_NOW). So a tree whose t_n is above the job's end b
+ * keeps it, exact or lower bound, and recomputes it otherwise; several
+ * such entries merged: above the latest b (each keeps t_n or makes it
+ * RX_NOW, below every b). With exact estimates the job that completes is
+ * its node's first, and t_n of a shape still waiting is later: most
+ * completions then cost no fit test. */
+static void touch_fr(struct rx *x, int node, int64_t b) {
+  log_entry(x, node, RX_FR, b);
+}
+
+/* The releases held back are logged as they are (RX_DEC). */
+static void flush(struct rx *x) {
+  for (int i = 0; i < x->npend; i++)
+    touch(x, x->pend[i].node, 1);
+  x->npend = 0;
 }
 
 static void obs_alloc(void *user, const lsched_cluster *c,
                       const lsched_placement *p, int trial) {
   (void)c;
   (void)trial;
+  flush(user);
   touch(user, p->node, 0);
 }
 
+/* A release is held back (pend) for rx_job_drop, which follows it when a
+ * job completes or is preempted; anything else logs it first (flush). */
 static void obs_release(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
-  (void)trial;
-  touch(user, p->node, 1);
+  struct rx *x = user;
+  if (trial || x->npend == RX_PEND) {
+    flush(x);
+    touch(x, p->node, 1);
+    return;
+  }
+  x->pend[x->npend++] = *p;
 }
 
 static void obs_node(void *user, const lsched_cluster *c, int node,
                      int change) {
   (void)c;
   struct rx *x = user;
+  flush(x);
   if (change == LSCHED_NODE_STATE)
     touch(x, node, 1);
   else
@@ -220,25 +274,54 @@ static void list_remove(rx_list *L, uint32_t job) {
   L->n -= k - i;
 }
 
+/* The held-back release of L's first entry, when it is sl's only part on
+ * the node and was released as it is held: taken out of pend, 1. */
+static int first_left(struct rx *x, const rx_list *L, uint32_t sl) {
+  if (L->n == 0 || L->j[0].job != sl || (L->n > 1 && L->j[1].job == sl))
+    return 0;
+  const lsched_placement *a = &L->part[0];
+  for (int i = 0; i < x->npend; i++) {
+    const lsched_placement *b = &x->pend[i];
+    if (b->node == a->node && b->cpu_milli == a->cpu_milli &&
+        b->memory_mib == a->memory_mib && b->gpu_milli == a->gpu_milli &&
+        b->gpu_mask == a->gpu_mask) {
+      x->pend[i] = x->pend[--x->npend];
+      return 1;
+    }
+  }
+  return 0;
+}
+
 void rx_job_drop(struct rx *x, uint32_t sl) {
-  if (sl >= x->nwhere_of)
+  if (sl >= x->nwhere_of) {
+    flush(x);
     return;
+  }
   uint32_t w = x->where_of[sl];
   while (w != RX_NONE) {
     rx_where *r = &x->wp[w];
-    list_remove(&x->node[r->node], sl);
-    touch(x, r->node, 1);
+    rx_list *L = &x->node[r->node];
+    if (x->npend && first_left(x, L, sl)) {
+      int64_t b = L->j[0].end;
+      list_remove(L, sl);
+      touch_fr(x, r->node, b);
+    } else {
+      list_remove(L, sl);
+      touch(x, r->node, 1);
+    }
     uint32_t nx = r->next;
     r->next = x->wfree;
     x->wfree = w;
     w = nx;
   }
   x->where_of[sl] = RX_NONE;
+  flush(x);
 }
 
 int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
   if (start < 0) /* a start if it was not running */
     start = sl >= x->nwhere_of || x->where_of[sl] == RX_NONE;
+  flush(x);
   rx_job_drop(x, sl);
   if (sl >= x->nwhere_of) {
     size_t nc = x->nwhere_of ? x->nwhere_of : 256;
@@ -343,31 +426,29 @@ static int build_tree(struct rx *x, rx_tree *t, const lsched_request *req) {
   return 0;
 }
 
-/* Replays the log: a node that may have become earlier is recomputed, one
- * that can only have become later is marked dirty (its old t_n a lower
- * bound: resolve() recomputes it when it decides a minimum). */
+/* Replays the log: a node that may have become earlier is recomputed (an
+ * RX_FR entry: only when its leaf is not above the entry's b), one that
+ * can only have become later is marked dirty (its old t_n a lower bound:
+ * resolve() recomputes it when it decides a minimum). A recomputed leaf
+ * is exact in the present state, whatever the node's other entries. */
 static int sync_tree(struct rx *x, rx_tree *t, const lsched_request *req,
                      int skip) {
   int err = 0;
   for (size_t p = t->cursor; p < x->nlog; p++) {
-    uint32_t node = x->log[p] & ~RX_DEC;
+    uint32_t f = x->log[p], node = f & RX_NODE;
     if (node == (uint32_t)skip)
       continue;
     uint32_t last = x->logpos[node];
-    if (last != p + 1) {
-      /* Not its last entry: replayed only when it says "may be earlier"
-       * and the last one does not (the node was logged again after
-       * another tree replayed this entry; this tree has not). */
-      if ((x->log[p] & RX_DEC) && !(x->log[last - 1] & RX_DEC)) {
-        set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
-        t->dirty[node] = 0;
-      }
+    /* Not its last entry (the node was logged again after another tree
+     * replayed this one; this tree has not): replayed as well, unless the
+     * last one recomputes the leaf anyway. */
+    if (last != p + 1 && (x->log[last - 1] & RX_DEC))
       continue;
-    }
-    if (x->log[p] & RX_DEC) {
+    if ((f & RX_DEC) ||
+        ((f & RX_FR) && t->t[x->P + node] <= x->log_b[p])) {
       set_leaf(x, t, (int)node, leaf(x, (int)node, req, &err));
       t->dirty[node] = 0;
-    } else {
+    } else if (f & RX_INC) {
       t->dirty[node] = 1;
     }
   }
@@ -462,7 +543,7 @@ static int refresh(struct rx *x) {
   x->stale = 0;
   lsched_cluster *c = x->c;
   int n = lsched_cluster_node_count(c);
-  x->off = lsched_cluster_pool_count(c) > 0;
+  x->off = lsched_cluster_pool_count(c) > 0 || (uint32_t)n > RX_NODE;
   for (int i = 0; i < n && !x->off; i++) {
     lsched_node_free nf = LSCHED_NODE_FREE_INIT;
     if (lsched_cluster_node_free(c, i, &nf, NULL, 0) >= 0 &&
@@ -489,6 +570,10 @@ static int refresh(struct rx *x) {
     if (!nlg)
       return -1;
     x->log = nlg;
+    int64_t *nb = realloc(x->log_b, cap * sizeof *nb);
+    if (!nb)
+      return -1;
+    x->log_b = nb;
     x->logcap = cap;
   }
   x->n = n;
@@ -525,6 +610,7 @@ void rx_close(struct rx *x) {
   free(x->where_of);
   free(x->wp);
   free(x->log);
+  free(x->log_b);
   free(x->logpos);
   free(x->scr);
   free(x);
@@ -564,6 +650,7 @@ static int same_req(const lsched_request *a, const lsched_request *b) {
 /* The tree for req (not yet in sync): NULL when req is not answered per
  * node or its shape is asked for the first time; *err on out of memory. */
 static rx_tree *tree_of(struct rx *x, const lsched_request *req, int *err) {
+  flush(x);
   if (x->stale) {
     x->last = NULL;
     if (refresh(x)) {
