@@ -64,11 +64,16 @@ typedef struct rx_job {
 } rx_job;
 
 /* A node's running jobs' parts on it, by (end, idx); a job with several
- * parts there holds adjacent entries. */
+ * parts there holds adjacent entries. The entries are j[0 .. n) and
+ * part[0 .. n), at offset off in the blocks jb and pb (cap entries): the
+ * job that leaves is most often the first (it ends first), and leaves by
+ * moving the offset, not the others. */
 typedef struct rx_list {
   rx_job *j;
   lsched_placement *part;
-  uint32_t n, cap;
+  uint32_t n, off, cap;
+  rx_job *jb;
+  lsched_placement *pb;
 } rx_list;
 
 typedef struct rx_where {
@@ -235,17 +240,27 @@ static const lsched_observer rx_obs = {
 /* ------------------------------------------------- the jobs per node */
 
 static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
-  if (L->n == L->cap) {
-    uint32_t nc = L->cap ? 2 * L->cap : 4;
-    rx_job *nj = realloc(L->j, nc * sizeof *nj);
-    if (!nj)
-      return -1;
-    L->j = nj;
-    lsched_placement *np = realloc(L->part, nc * sizeof *np);
-    if (!np)
-      return -1;
-    L->part = np;
-    L->cap = nc;
+  if (L->off + L->n == L->cap) {
+    if (L->off > L->cap / 2) { /* room in front: entries back to 0 */
+      memmove(L->jb, L->j, L->n * sizeof *L->j);
+      memmove(L->pb, L->part, L->n * sizeof *L->part);
+    } else {
+      uint32_t nc = L->cap ? 2 * L->cap : 4;
+      rx_job *nj = realloc(L->jb, nc * sizeof *nj);
+      if (!nj)
+        return -1;
+      L->jb = nj;
+      lsched_placement *np = realloc(L->pb, nc * sizeof *np);
+      if (!np)
+        return -1;
+      L->pb = np;
+      L->cap = nc;
+      memmove(L->jb, L->jb + L->off, L->n * sizeof *L->j);
+      memmove(L->pb, L->pb + L->off, L->n * sizeof *L->part);
+    }
+    L->off = 0;
+    L->j = L->jb;
+    L->part = L->pb;
   }
   uint32_t i = L->n;
   while (i > 0 && (L->j[i - 1].end > j.end ||
@@ -269,8 +284,14 @@ static void list_remove(rx_list *L, uint32_t job) {
     ;
   if (k == i)
     return;
-  memmove(&L->j[i], &L->j[k], (L->n - k) * sizeof *L->j);
-  memmove(&L->part[i], &L->part[k], (L->n - k) * sizeof *L->part);
+  if (i == 0) { /* the first: the offset moves */
+    L->off += k;
+    L->j += k;
+    L->part += k;
+  } else {
+    memmove(&L->j[i], &L->j[k], (L->n - k) * sizeof *L->j);
+    memmove(&L->part[i], &L->part[k], (L->n - k) * sizeof *L->part);
+  }
   L->n -= k - i;
 }
 
@@ -599,8 +620,8 @@ void rx_close(struct rx *x) {
     return;
   lsched_cluster_remove_observer(x->c, &rx_obs, x);
   for (int i = 0; i < x->n; i++) {
-    free(x->node[i].j);
-    free(x->node[i].part);
+    free(x->node[i].jb);
+    free(x->node[i].pb);
   }
   free(x->node);
   for (int i = 0; i < x->ntree; i++) {
