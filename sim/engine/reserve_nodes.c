@@ -262,12 +262,19 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
     L->j = L->jb;
     L->part = L->pb;
   }
-  uint32_t i = L->n;
-  while (i > 0 && (L->j[i - 1].end > j.end ||
-                   (L->j[i - 1].end == j.end && L->j[i - 1].idx > j.idx))) {
-    L->j[i] = L->j[i - 1];
-    L->part[i] = L->part[i - 1];
-    i--;
+  /* The first entry after j, by halving; the later ones move up as one. */
+  uint32_t i = 0, hi = L->n;
+  while (i < hi) {
+    uint32_t mid = (i + hi) / 2;
+    const rx_job *m = &L->j[mid];
+    if (m->end > j.end || (m->end == j.end && m->idx > j.idx))
+      hi = mid;
+    else
+      i = mid + 1;
+  }
+  if (i < L->n) {
+    memmove(&L->j[i + 1], &L->j[i], (L->n - i) * sizeof *L->j);
+    memmove(&L->part[i + 1], &L->part[i], (L->n - i) * sizeof *L->part);
   }
   L->j[i] = j;
   L->part[i] = *part;
