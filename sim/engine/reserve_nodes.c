@@ -95,6 +95,7 @@ typedef struct rx_tree {
   size_t cursor; /* log entries replayed */
   uint64_t used; /* clock of the last question */
   int built;
+  int amin; /* the root's leaf (node) while no leaf changed, else -1 */
 } rx_tree;
 
 struct rx {
@@ -419,6 +420,7 @@ static void set_leaf(struct rx *x, rx_tree *t, int node, int64_t v) {
   if (t->t[i] == v)
     return;
   t->t[i] = v;
+  t->amin = -1;
   for (i /= 2; i >= 1; i /= 2) {
     int64_t a = t->t[2 * i], b = t->t[2 * i + 1], m = a < b ? a : b;
     if (t->t[i] == m)
@@ -448,6 +450,7 @@ static int build_tree(struct rx *x, rx_tree *t, const lsched_request *req) {
   }
   if (err)
     return -1;
+  t->amin = -1;
   t->built = 1;
   t->cursor = x->nlog;
   note_cursor(x, t->cursor);
@@ -486,16 +489,23 @@ static int sync_tree(struct rx *x, rx_tree *t, const lsched_request *req,
 }
 
 /* The exact least t_n in the subtree of tree entry i: while a dirty leaf
- * holds it, that leaf is recomputed. */
+ * holds it, that leaf is recomputed. For the root, its leaf is kept
+ * (amin): a clean leaf that holds the least of all leaves (exact or
+ * lower bounds) is the exact least, until a leaf changes (set_leaf). */
 static int64_t resolve(struct rx *x, rx_tree *t, size_t i,
                        const lsched_request *req, int *err) {
+  if (i == 1 && t->amin >= 0 && !t->dirty[t->amin])
+    return t->t[1];
   for (;;) {
     size_t j = i;
     while (j < x->P)
       j = t->t[2 * j] == t->t[j] ? 2 * j : 2 * j + 1;
     int node = (int)(j - x->P);
-    if (t->t[i] == INT64_MAX || !t->dirty[node])
+    if (t->t[i] == INT64_MAX || !t->dirty[node]) {
+      if (i == 1)
+        t->amin = t->t[1] == INT64_MAX ? -1 : node;
       return t->t[i];
+    }
     t->dirty[node] = 0;
     set_leaf(x, t, node, leaf(x, node, req, err));
   }
@@ -810,8 +820,16 @@ int rx_within_held(struct rx *x, const lsched_request *req,
   int m = p->node;
   if (m < 0 || m >= x->n)
     return 2;
-  int64_t other = sync_tree(x, t, req, -1) ? (err = 1, 0)
-                                             : min_but(x, t, m, req, &err);
+  /* The least over all nodes first: when its leaf is not m's, it is the
+   * least over the others (a descent, kept while no leaf changes). */
+  int64_t other = 0;
+  if (sync_tree(x, t, req, -1)) {
+    err = 1;
+  } else {
+    other = resolve(x, t, 1, req, &err);
+    if (!err && t->amin == m)
+      other = min_but(x, t, m, req, &err);
+  }
   if (err) {
     t->built = 0;
     return -1;
