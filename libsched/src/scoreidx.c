@@ -135,7 +135,9 @@ struct six_shape {
   uint64_t synced; /* log entries before this sequence number replayed */
   int built;
   /* 2 x size: the highest score under entry i (leaf size + p: the score
-   * of the node at position p), SIX_NONE when nothing under it fits. */
+   * of the node at position p), SIX_NONE when nothing under it fits;
+   * val[0] (no entry: the root's parent and sibling) INT64_MAX, which
+   * stops a climb at the root without a test of the index. */
   int64_t *val;
   int32_t *cnt;  /* counting index: size, fitting leaves under entry i */
   int32_t ans;   /* the root's position when ans_ok (the last descent) */
@@ -339,6 +341,7 @@ static inline int32_t count_at(const struct lsched_score_index *ix,
 static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
   int size = ix->size, n = ix->n;
   int64_t *val = s->val;
+  val[0] = INT64_MAX;
   for (int p = 0; p < n; p++)
     val[size + p] = leaf_value(ix, s, p, 0);
   for (int p = n; p < size; p++)
@@ -377,7 +380,8 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
  * parent held max(old, sibling); so a sibling holding at least old keeps
  * the parent's maximum (stop), else the parent drops from old to the
  * maximum of the new child and the sibling, which then held old too (one
- * sibling load a level, the parent not read). Inlined in tree_sync's two
+ * sibling load a level, the parent not read). Both stop at the root on
+ * val[0]. Inlined in tree_sync's two
  * replay loops (a call per replay measured 2% of worst-fit's run). */
 static inline __attribute__((always_inline)) void
 tree_touch(struct lsched_score_index *ix, struct six_shape *s, int pos,
@@ -396,11 +400,11 @@ tree_touch(struct lsched_score_index *ix, struct six_shape *s, int pos,
       s->cnt[j] += d;
   }
   if (now > old) {
-    for (i >>= 1; i >= 1 && val[i] < now; i >>= 1)
+    for (i >>= 1; val[i] < now; i >>= 1)
       val[i] = now;
     return;
   }
-  for (; i > 1; i >>= 1) {
+  for (;; i >>= 1) {
     int64_t sib = val[i ^ 1];
     if (sib >= old)
       break;
@@ -770,9 +774,13 @@ static void tree_sync(struct lsched_score_index *ix, struct six_shape *s) {
     most = ix->scratch_n;
   s->synced = ix->seq;
   if (pending <= (uint64_t)most) {
-    for (uint64_t q = from; q < ix->seq; q++) {
-      int p = ix->log[q - ix->log_lo];
-      if (ix->last[p] == q + 1)
+    /* Read once: a replay's calls (fit test, score) may write any
+     * memory as far as the compiler knows. */
+    const int32_t *log = ix->log + (from - ix->log_lo);
+    const uint64_t *last = ix->last;
+    for (uint64_t j = 0; j < pending; j++) {
+      int p = log[j];
+      if (last[p] == from + j + 1)
         replay(ix, s, p, from);
     }
     return;
@@ -1189,6 +1197,8 @@ int lsched_score_index_check(lsched_score_index *ix) {
       if (fits && (want < 0 || b > s->val[ix->size + want]))
         want = p;
     }
+    if (s->val[0] != INT64_MAX)
+      return LSCHED_ESTATE; /* the climbs' stop */
     for (int j = ix->size - 1; j >= 1; j--)
       if (s->val[j] != max64(s->val[2 * j], s->val[2 * j + 1]) ||
           (s->cnt && s->cnt[j] != count_at(ix, s, 2 * j) +
