@@ -494,33 +494,47 @@ static void smemo_forget(struct lsched_score_index *ix) {
   }
 }
 
-/* Node x's state (cls -1: none). */
+/* Shares g[0 .. m) (m <= 4) as four 16-bit fields, the unused ones 0. */
+static inline uint64_t st_pack(const int *g, int m) {
+  uint64_t w = 0;
+  for (int j = 0; j < m; j++)
+    w |= (uint64_t)(uint16_t)g[j] << (16 * j);
+  return w;
+}
+
+/* Node x's state (cls -1: none, every other field 0). Taken at every log
+ * entry: a node of SIX_SGPUS GPUs (the common one) is packed unrolled. */
 static void st_take(const struct lsched_score_index *ix, int x,
                     struct six_state *k) {
-  memset(k, 0, sizeof *k);
-  k->cls = -1;
+  static const struct six_state none = {.cls = -1};
   int16_t cl = ix->cls_of[x];
-  if (cl < 0)
-    return;
   const struct lsched_node *nd = &ix->c->nodes[x];
-  const struct six_cls *e = &ix->cls[cl];
-  if (nd->state != LSCHED_NODE_UP || nd->gpu_count > SIX_SGPUS ||
+  const struct six_cls *e = cl >= 0 ? &ix->cls[cl] : NULL;
+  if (!e || nd->state != LSCHED_NODE_UP || nd->gpu_count > SIX_SGPUS ||
       nd->cpu_cap != e->cpu_cap || nd->mem_cap != e->mem_cap ||
       nd->gpu_count != e->gpu_count || nd->model != e->model ||
-      (int32_t)nd->mode != e->mode || nd->features != e->features)
+      (int32_t)nd->mode != e->mode || nd->features != e->features) {
+    *k = none;
     return;
+  }
   const int *g = ix->c->gpu_free + nd->gpu_off;
-  uint64_t w[2] = {0, 0};
-  for (int i = 0; i < nd->gpu_count; i++)
-    w[i >> 2] |= (uint64_t)(uint16_t)g[i] << (16 * (i & 3));
+  int gn = nd->gpu_count;
+  uint64_t w0, w1;
+  if (gn == SIX_SGPUS) {
+    w0 = st_pack(g, 4);
+    w1 = st_pack(g + 4, 4);
+  } else {
+    w0 = st_pack(g, gn < 4 ? gn : 4);
+    w1 = gn > 4 ? st_pack(g + 4, gn - 4) : 0;
+  }
   k->cpu = nd->cpu_free;
-  k->g0 = w[0];
-  k->g1 = w[1];
+  k->g0 = w0;
+  k->g1 = w1;
   k->cls = cl;
   uint64_t h = (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15) +
                (uint64_t)(uint32_t)cl * UINT64_C(0x165667B19E3779F9) +
-               w[0] * UINT64_C(0xD6E8FEB86659FD93) +
-               w[1] * UINT64_C(0xFF51AFD7ED558CCD);
+               w0 * UINT64_C(0xD6E8FEB86659FD93) +
+               w1 * UINT64_C(0xFF51AFD7ED558CCD);
   h ^= h >> 31;
   h *= UINT64_C(0xBF58476D1CE4E5B9);
   k->h = h ^ (h >> 29);
