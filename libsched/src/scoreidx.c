@@ -743,10 +743,23 @@ static void six_touch(struct lsched_score_index *ix, int node, int how) {
     ix->grow[pos] = ix->seq;
   if (how & SIX_SHRINK)
     ix->shrink[pos] = ix->seq;
-  if (ix->idle_on)
+  if (ix->st_on) {
+    /* A node with a state is up and of its class (idle_class's other
+     * tests, not repeated): idle when everything is free. */
+    struct six_state *ns = &ix->nst[node];
+    st_take(ix, node, ns);
+    const struct lsched_node *nd = &ix->c->nodes[node];
+    if (ns->cls < 0)
+      ix->idle_at[pos] = idle_class(ix, node);
+    else
+      ix->idle_at[pos] = nd->cpu_free == nd->cpu_cap &&
+                                 nd->mem_free == nd->mem_cap &&
+                                 nd->gpus_full_free == nd->gpu_count
+                             ? (int16_t)ns->cls
+                             : -1;
+  } else if (ix->idle_on) {
     ix->idle_at[pos] = idle_class(ix, node);
-  if (ix->st_on)
-    st_take(ix, node, &ix->nst[node]);
+  }
 }
 
 /* Position p's latest entry, seen by a tree synchronised before from,
