@@ -373,16 +373,16 @@ static void tree_build(struct lsched_score_index *ix, struct six_shape *s) {
 }
 
 /* Re-computes leaf pos (holding old; fits: see leaf_value) and replays
- * its path. Every entry holds the maximum of its two
- * children. A leaf that grew to now raises the entries below now on its
- * path and stops at the first that holds at least now (one load a level).
- * A leaf that shrank from old: while the entry on the path held old, its
- * parent held max(old, sibling); so a sibling holding at least old keeps
- * the parent's maximum (stop), else the parent drops from old to the
- * maximum of the new child and the sibling, which then held old too (one
- * sibling load a level, the parent not read). Both stop at the root on
- * val[0]. Inlined in tree_sync's two
- * replay loops (a call per replay measured 2% of worst-fit's run). */
+ * its path. Every entry holds the maximum of its two children. A leaf
+ * that grew to now raises the entries below now on its path and stops at
+ * the first that holds at least now (one load a level). A leaf that
+ * shrank from old: while the entry on the path held old, its parent held
+ * max(old, sibling); so a sibling holding at least old keeps the parent's
+ * maximum (stop), else the parent, which held old, drops to the maximum
+ * of the new child and the sibling and the climb goes on (one sibling
+ * load a level, the parent not read). Both stop at the root on val[0].
+ * Inlined in tree_sync's two replay loops (a call per replay measured
+ * +1.4% instructions in worst-fit's run). */
 static inline __attribute__((always_inline)) void
 tree_touch(struct lsched_score_index *ix, struct six_shape *s, int pos,
            int64_t old, int fits) {
