@@ -503,6 +503,20 @@ static void test_state_memo(void) {
   OK(lsched_score_index_best(ix, &q, &node));
   MT_EQ(node, 1);
   MT_EQ(calls, 1);
+  /* A GPU taken on node 3, no CPU nor memory: not idle any more (its
+   * class's 25 would be wrong), its own state: (24000, 2000) left after
+   * q, 37.5 + 25 = 62.5, score 37, 1 call; node 1 (62) still wins. */
+  lsched_placement g = LSCHED_PLACEMENT_INIT;
+  g.node = 3;
+  g.gpu_count = 1;
+  g.gpu_milli = 1000;
+  g.gpu_mask = 1;
+  OK(lsched_alloc(c, &g));
+  calls = 0;
+  OK(lsched_score_index_best(ix, &q, &node));
+  MT_EQ(node, 1);
+  MT_EQ(calls, 1);
+  MT_EQ(fit_best_counted(&v, 3, &q, &n0), 37);
   OK(lsched_score_index_check(ix));
   MT_EQ(lsched_score_index_state(NULL), LSCHED_EINVAL);
   lsched_score_index_destroy(ix);
