@@ -550,7 +550,8 @@ static int merge_open(engine *e) {
 }
 
 /* The next job to try in queue order (its shape in *s), or QX_NONE. */
-static uint32_t merge_next(struct queue_index *x, uint32_t *s) {
+static inline __attribute__((always_inline)) uint32_t
+merge_next(struct queue_index *x, uint32_t *s) {
   if (x->nheap == 0)
     return QX_NONE;
   *s = x->heap[0].shape;
@@ -603,11 +604,14 @@ static void open_skip(engine *e) {
     for (size_t i = 0; i < x->npend; i++)
       x->shape[x->pend[i]].pending = 0;
     x->npend = 0;
+    /* known_nofit, with no call per shape (nothing is released here) */
+    sim_rlog_view v = sim_rlog_look(e->rlog);
     for (size_t i = 0; i < x->nlive; i++) {
       uint32_t s = x->live[i];
       qx_shape *sh = &x->shape[s];
       sh->cursor = sh->first;
-      if (known_nofit(e, s)) {
+      if (!sh->gang &&
+          sim_rlog_view_none_fits(&v, &sh->nf, e->sc->c, &sh->req)) {
         sh->failed = x->epoch;
       } else {
         sh->fit_pass = x->pass;
