@@ -631,6 +631,10 @@ static void open_skip(engine *e) {
 
 int queue_index_pass_skip(engine *e) {
   struct queue_index *x = e->qx;
+  if (!e->freed && x->npend == 0) { /* nothing released, none pending */
+    x->pass++;
+    return 0;
+  }
   open_skip(e);
   uint32_t s, j;
   int started = 0;
