@@ -636,9 +636,9 @@ int queue_index_pass_skip(engine *e) {
     return 0;
   }
   open_skip(e);
-  uint32_t s, j;
+  uint32_t s, j = merge_next(x, &s);
   int started = 0;
-  while ((j = merge_next(x, &s)) != QX_NONE) {
+  while (j != QX_NONE) {
     /* Until the first start the cluster is as open_skip saw it: a shape
      * it found may fit is not asked known_nofit again. */
     int asked = !started && x->shape[s].fit_pass == x->pass;
@@ -648,9 +648,21 @@ int queue_index_pass_skip(engine *e) {
     if (r == 0) {
       merge_failed(x, s);
       note_nofit(e, s);
+      j = merge_next(x, &s);
+      continue;
+    }
+    started = 1;
+    uint32_t c = x->link[j].next;
+    x->shape[s].cursor = c;
+    index_remove(e, j);
+    /* Its next job, when it comes before every other shape's (what
+     * merge_went_on's push and the next pop would give). */
+    if (c != QX_NONE &&
+        (x->nheap == 0 || x->link[c].apos < x->heap[0].apos)) {
+      j = c;
     } else {
-      merge_went_on(e, s, j, 1);
-      started = 1;
+      merge_push(x, s);
+      j = merge_next(x, &s);
     }
   }
   if (started) /* else no tombstone came */
