@@ -489,7 +489,7 @@ static int cmp_desc(const void *a, const void *b) {
 /* The release log (rlog.h): the nodes released on since a mark, in
  * order, unknown before a mark, past 16 entries and after a node change;
  * trial changes are not listed, nor the same node again with no mark
- * since; sim_rlog_none_fits. fragtrack_ever: an answer is kept per shape
+ * since; sim_rlog_none_fits, and through a view. fragtrack_ever: an answer is kept per shape
  * until a node changes. */
 START_TEST(released_since_mark) {
   lsched_cluster *c = NULL;
@@ -548,6 +548,18 @@ START_TEST(released_since_mark) {
   ck_assert_int_eq(sim_rlog_since(l, m5, &nodes), 0);
   ck_assert_int_eq(sim_rlog_none_fits(l, &m1, c, &r1), 0);
   ck_assert_int_eq(sim_rlog_since(l, m1, &nodes), 2);
+  /* the same answers and marks through a view (nothing released since it
+   * was taken); no mark: not known */
+  sim_rlog_view v = sim_rlog_look(l);
+  sim_rlog_mark v5 = m, v1 = m;
+  ck_assert_int_eq(sim_rlog_view_none_fits(&v, &v5, c, &r5), 1);
+  ck_assert_int_eq(sim_rlog_since(l, v5, &nodes), 0);
+  ck_assert_int_eq(sim_rlog_view_none_fits(&v, &v1, c, &r1), 0);
+  ck_assert_int_eq(sim_rlog_since(l, v1, &nodes), 2);
+  ck_assert_int_eq(sim_rlog_view_none_fits(&v, &v5, c, &r5), 1);
+  ck_assert_int_eq(sim_rlog_view_none_fits(&v, &none, c, &r5), 0);
+  v = sim_rlog_look(NULL);
+  ck_assert_int_eq(sim_rlog_view_none_fits(&v, &none, c, &r5), 0);
   /* a gang's trial parts, undone: not listed */
   lsched_registry *reg = NULL;
   ck_assert_int_eq(lsched_registry_create(&reg, NULL), 0);
@@ -567,6 +579,8 @@ START_TEST(released_since_mark) {
   for (int k = 5; k < 20; k++)
     ck_assert_int_eq(lsched_release(c, &p[k]), 0);
   ck_assert_int_eq(sim_rlog_since(l, m, &nodes), -1);
+  v = sim_rlog_look(l);
+  ck_assert_int_eq(sim_rlog_view_none_fits(&v, &m, c, &r5), 0);
   m = sim_rlog_now(l);
   ck_assert_int_eq(lsched_release(c, &p[0]), 0);
   ck_assert_int_eq(sim_rlog_since(l, m, &nodes), 1);
@@ -580,6 +594,8 @@ START_TEST(released_since_mark) {
                    0);
   ck_assert_int_eq(sim_rlog_since(l, m, &nodes), -1);
   ck_assert_int_eq(sim_rlog_none_fits(l, &m, c, &r5), 0);
+  v = sim_rlog_look(l);
+  ck_assert_int_eq(sim_rlog_view_none_fits(&v, &m, c, &r5), 0);
   ck_assert_int_eq(fragtrack_ever(f, a), -1);
   fragtrack_set_ever(f, a, 0);
   ck_assert_int_eq(fragtrack_ever(f, a), 0);

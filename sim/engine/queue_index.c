@@ -36,7 +36,11 @@
  * fit while no node released on since fits it (the others only lost
  * room), so its attempt is answered by lsched_fits() on those nodes (the
  * engine's release log, rlog.h) instead of the policy (known_nofit; a
- * node change forgets it all). Same attempts' outcomes.
+ * node change forgets it all). Same attempts' outcomes. skip asks it of
+ * every queued shape when a release opens the epoch (open_skip), before
+ * any start: a shape it answers fails in the epoch without entering the
+ * merge (its turn would come after starts only, which take room), so the
+ * merge holds the shapes that may fit, usually none or one.
  *
  * Under backfill, within a pass and until a candidate starts, a shape
  * whose job was placed in trial and kept waiting (it would delay the
@@ -73,6 +77,7 @@ typedef struct qx_shape {
   uint32_t first, last; /* its queued jobs (slots), in queue order */
   uint32_t cursor;      /* its first job not tried in this epoch, or NONE */
   uint32_t failed;      /* the epoch in which it last failed to fit */
+  uint32_t fit_pass;    /* skip: the pass whose opening found it may fit */
   uint32_t live_pos;    /* index in qx->live while it has queued jobs */
   uint32_t hnext;       /* hash chain */
   uint32_t count;       /* queued jobs */
@@ -194,10 +199,14 @@ static uint32_t shape_of(struct queue_index *x, const qx_key *k,
          s = x->shape[s].hnext)
       if (key_eq(&x->shape[s].key, k))
         return s;
+  /* The live list and the merge hold distinct shapes: room for every
+   * shape is made here, not at each push. */
+  size_t n = x->nshape + 1;
   if (x->nshape >= UINT32_MAX - 1 ||
-      grow_array((void **)&x->shape, &x->shape_cap, x->nshape + 1,
-                 sizeof *x->shape) ||
-      (x->nshape + 1 > x->nbucket && rehash(x)))
+      grow_array((void **)&x->shape, &x->shape_cap, n, sizeof *x->shape) ||
+      grow_array((void **)&x->live, &x->live_cap, n, sizeof *x->live) ||
+      grow_array((void **)&x->heap, &x->heap_cap, n, sizeof *x->heap) ||
+      (n > x->nbucket && rehash(x)))
     return QX_NONE;
   uint32_t s = (uint32_t)x->nshape++;
   qx_shape *sh = &x->shape[s];
@@ -240,8 +249,8 @@ static int pend_push(struct queue_index *x, uint32_t s) {
  * shape's list. 0, or -1 when out of memory. */
 static int index_append(engine *e, uint32_t sl, size_t apos) {
   struct queue_index *x = e->qx;
-  if (grow_array((void **)&x->link, &x->link_cap, (size_t)sl + 1,
-                 sizeof *x->link))
+  if (sl >= x->link_cap && grow_array((void **)&x->link, &x->link_cap,
+                                      (size_t)sl + 1, sizeof *x->link))
     return -1;
   lsched_request r;
   build_request(e, &e->slots[sl], &r);
@@ -251,9 +260,6 @@ static int index_append(engine *e, uint32_t sl, size_t apos) {
     return -1;
   qx_shape *sh = &x->shape[s];
   if (sh->count == 0) {
-    if (grow_array((void **)&x->live, &x->live_cap, x->nlive + 1,
-                   sizeof *x->live))
-      return -1;
     sh->live_pos = (uint32_t)x->nlive;
     x->live[x->nlive++] = s;
   }
@@ -544,7 +550,8 @@ static int merge_open(engine *e) {
 }
 
 /* The next job to try in queue order (its shape in *s), or QX_NONE. */
-static uint32_t merge_next(struct queue_index *x, uint32_t *s) {
+static inline __attribute__((always_inline)) uint32_t
+merge_next(struct queue_index *x, uint32_t *s) {
   if (x->nheap == 0)
     return QX_NONE;
   *s = x->heap[0].shape;
@@ -582,23 +589,84 @@ static int oom(engine *e) {
   return -1;
 }
 
+/* skip's merge (begin_epoch and merge_open in one). After a release every
+ * queued job is untried again, but a shape that known_nofit answers now
+ * fails in the epoch at once, without entering the merge: at its turn it
+ * would have been answered the same, or tried and failed, as only starts
+ * (which take room) come before it in the pass. Without a release, the
+ * pending shapes that did not fail in the epoch (new arrivals'). */
+static void open_skip(engine *e) {
+  struct queue_index *x = e->qx;
+  x->pass++;
+  x->nheap = 0;
+  if (e->freed) {
+    x->epoch++;
+    for (size_t i = 0; i < x->npend; i++)
+      x->shape[x->pend[i]].pending = 0;
+    x->npend = 0;
+    /* known_nofit, with no call per shape (nothing is released here) */
+    sim_rlog_view v = sim_rlog_look(e->rlog);
+    for (size_t i = 0; i < x->nlive; i++) {
+      uint32_t s = x->live[i];
+      qx_shape *sh = &x->shape[s];
+      sh->cursor = sh->first;
+      if (!sh->gang &&
+          sim_rlog_view_none_fits(&v, &sh->nf, e->sc->c, &sh->req)) {
+        sh->failed = x->epoch;
+      } else {
+        sh->fit_pass = x->pass;
+        merge_push(x, s);
+      }
+    }
+    return;
+  }
+  for (size_t i = 0; i < x->npend; i++) {
+    uint32_t s = x->pend[i];
+    x->shape[s].pending = 0;
+    if (!has_failed(x, s))
+      merge_push(x, s);
+  }
+  x->npend = 0;
+}
+
 int queue_index_pass_skip(engine *e) {
   struct queue_index *x = e->qx;
-  if (begin_epoch(e) || merge_open(e))
-    return oom(e);
-  uint32_t s, j;
-  while ((j = merge_next(x, &s)) != QX_NONE) {
-    int r = known_nofit(e, s) ? 0 : try_start(e, j);
+  if (!e->freed && x->npend == 0) { /* nothing released, none pending */
+    x->pass++;
+    return 0;
+  }
+  open_skip(e);
+  uint32_t s, j = merge_next(x, &s);
+  int started = 0;
+  while (j != QX_NONE) {
+    /* Until the first start the cluster is as open_skip saw it: a shape
+     * it found may fit is not asked known_nofit again. */
+    int asked = !started && x->shape[s].fit_pass == x->pass;
+    int r = !asked && known_nofit(e, s) ? 0 : try_start(e, j);
     if (r < 0)
       return -1;
     if (r == 0) {
       merge_failed(x, s);
       note_nofit(e, s);
+      j = merge_next(x, &s);
+      continue;
+    }
+    started = 1;
+    uint32_t c = x->link[j].next;
+    x->shape[s].cursor = c;
+    index_remove(e, j);
+    /* Its next job, when it comes before every other shape's (what
+     * merge_went_on's push and the next pop would give). */
+    if (c != QX_NONE &&
+        (x->nheap == 0 || x->link[c].apos < x->heap[0].apos)) {
+      j = c;
     } else {
-      merge_went_on(e, s, j, 1);
+      merge_push(x, s);
+      j = merge_next(x, &s);
     }
   }
-  tidy(e);
+  if (started) /* else no tombstone came */
+    tidy(e);
   return 0;
 }
 

@@ -9,6 +9,8 @@
  * failed before still fail, so only unseen arrivals need a try. Started
  * jobs are compacted out. O(queue) per pass after a release. */
 static int pass_skip(engine *e) {
+  if (e->qx) /* the index is open (no call per pass to ask) */
+    return queue_index_pass_skip(e);
   int on = queue_index_on(e);
   if (on)
     return on < 0 ? -1 : queue_index_pass_skip(e);

@@ -91,6 +91,11 @@ sim_rlog_mark sim_rlog_now(sim_rlog *l) {
   return m;
 }
 
+sim_rlog_view sim_rlog_look(sim_rlog *l) {
+  sim_rlog_view v = {l ? l->node : NULL, sim_rlog_now(l)};
+  return v;
+}
+
 int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes) {
   if (!l || m.gen != l->gen || l->n - m.at > SIM_RLOG_TEST)
     return -1;

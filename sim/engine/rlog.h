@@ -46,4 +46,33 @@ int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes);
 int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
                        const lsched_request *req);
 
+/* The log as it is at one time, to ask sim_rlog_none_fits of many marks
+ * with no release in between (skip asks it of every queued shape when a
+ * release opens an epoch: queue_index.c open_skip), without a call per
+ * mark. */
+typedef struct sim_rlog_view {
+  const uint32_t *node; /* the log's entries, valid until a release */
+  sim_rlog_mark now;    /* gen 0: no log */
+} sim_rlog_view;
+
+/* The log now; its mark is taken (as sim_rlog_now). */
+sim_rlog_view sim_rlog_look(sim_rlog *l);
+
+/* sim_rlog_none_fits(l, m, c, req), the same answer and mark, while
+ * nothing was released since v = sim_rlog_look(l). Inline: a call per
+ * shape cost 2% of 100k@1.2 first-fit skip. */
+static inline int sim_rlog_view_none_fits(const sim_rlog_view *v,
+                                          sim_rlog_mark *m,
+                                          const lsched_cluster *c,
+                                          const lsched_request *req) {
+  if (m->gen != v->now.gen || m->gen == 0 ||
+      v->now.at - m->at > SIM_RLOG_TEST)
+    return 0;
+  for (uint32_t i = m->at; i < v->now.at; i++)
+    if (lsched_fits(c, (int)v->node[i], req))
+      return 0;
+  *m = v->now;
+  return 1;
+}
+
 #endif
