@@ -36,11 +36,12 @@
  * fit while no node released on since fits it (the others only lost
  * room), so its attempt is answered by lsched_fits() on those nodes (the
  * engine's release log, rlog.h) instead of the policy (known_nofit; a
- * node change forgets it all). Same attempts' outcomes. skip asks it of
- * every queued shape when a release opens the epoch (open_skip), before
- * any start: a shape it answers fails in the epoch without entering the
- * merge (its turn would come after starts only, which take room), so the
- * merge holds the shapes that may fit, usually none or one.
+ * node change forgets it all). Same attempts' outcomes. skip and backfill
+ * ask it of every queued shape when a release opens the epoch (open_skip,
+ * merge_open_known), before any start of the merge: a shape it answers
+ * fails in the epoch without entering the merge (its turn would come
+ * after starts only, which take room), so the merge holds the shapes that
+ * may fit, usually none or one.
  *
  * Under backfill, within a pass and until a candidate starts, a shape
  * whose job was placed in trial and kept waiting (it would delay the
@@ -77,7 +78,7 @@ typedef struct qx_shape {
   uint32_t first, last; /* its queued jobs (slots), in queue order */
   uint32_t cursor;      /* its first job not tried in this epoch, or NONE */
   uint32_t failed;      /* the epoch in which it last failed to fit */
-  uint32_t fit_pass;    /* skip: the pass whose opening found it may fit */
+  uint32_t fit_pass;    /* the pass whose opening found it may fit */
   uint32_t live_pos;    /* index in qx->live while it has queued jobs */
   uint32_t hnext;       /* hash chain */
   uint32_t count;       /* queued jobs */
@@ -549,6 +550,37 @@ static int merge_open(engine *e) {
   return 0;
 }
 
+/* merge_open after a release (backfill): known_nofit asked of every
+ * pending shape at once, through one view of the log (nothing is released
+ * in between), as open_skip does; a shape it answers fails in the epoch
+ * without entering the merge (at its turn only starts, which take room,
+ * would have come before), one found to fit is not asked again until a
+ * start. 0, or -1 when out of memory. */
+static int merge_open_known(engine *e) {
+  struct queue_index *x = e->qx;
+  if (grow_array((void **)&x->heap, &x->heap_cap, x->npend + 1,
+                 sizeof *x->heap))
+    return -1;
+  x->nheap = 0;
+  sim_rlog_view v = sim_rlog_look(e->rlog);
+  for (size_t i = 0; i < x->npend; i++) {
+    uint32_t s = x->pend[i];
+    qx_shape *sh = &x->shape[s];
+    sh->pending = 0;
+    if (has_failed(x, s))
+      continue;
+    if (!sh->gang &&
+        sim_rlog_view_none_fits(&v, &sh->nf, e->sc->c, &sh->req)) {
+      sh->failed = x->epoch;
+      continue;
+    }
+    sh->fit_pass = x->pass;
+    merge_push(x, s);
+  }
+  x->npend = 0;
+  return 0;
+}
+
 /* The next job to try in queue order (its shape in *s), or QX_NONE. */
 static inline __attribute__((always_inline)) uint32_t
 merge_next(struct queue_index *x, uint32_t *s) {
@@ -726,9 +758,10 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
   uint32_t h = e->queue[e->qhead];
   if (prepare(e))
     return -1;
-  if (merge_open(e))
+  if (e->freed ? merge_open_known(e) : merge_open(e))
     return oom(e);
   uint32_t s, j;
+  int started = 0;
   x->rj_gen++;
   while ((j = merge_next(x, &s)) != QX_NONE) {
     if (j == h) { /* the head is not a candidate */
@@ -736,7 +769,9 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       continue;
     }
     int r;
-    if (known_nofit(e, s)) {
+    /* Until the first start the cluster is as the opening saw it. */
+    int asked = !started && x->shape[s].fit_pass == x->pass;
+    if (!asked && known_nofit(e, s)) {
       r = 0;
     } else if (rejected_before(e, s, j)) {
       r = 1;
@@ -757,6 +792,7 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       merge_failed(x, s);
       note_nofit(e, s);
     } else {
+      started |= r == 2;
       merge_went_on(e, s, j, r == 2);
     }
   }
