@@ -474,23 +474,17 @@ void queue_index_free(engine *e) {
 /* ---- a pass ---- */
 
 /* A release since the last pass begins a new epoch: every queued job is
- * untried again. 0, or -1 when out of memory. */
-static int begin_epoch(engine *e) {
+ * untried again (merge_open_known opens every live shape at its first
+ * job, after the head's turn). */
+static void begin_epoch(engine *e) {
   struct queue_index *x = e->qx;
   x->pass++;
   if (!e->freed)
-    return 0;
+    return;
   x->epoch++;
   for (size_t i = 0; i < x->npend; i++)
     x->shape[x->pend[i]].pending = 0;
   x->npend = 0;
-  for (size_t i = 0; i < x->nlive; i++) {
-    uint32_t s = x->live[i];
-    x->shape[s].cursor = x->shape[s].first;
-    if (pend_push(x, s))
-      return -1;
-  }
-  return 0;
 }
 
 static void heap_up(qx_hent *h, size_t i) {
@@ -550,23 +544,23 @@ static int merge_open(engine *e) {
   return 0;
 }
 
-/* merge_open after a release (backfill): known_nofit asked of every
- * pending shape at once, through one view of the log (nothing is released
- * in between), as open_skip does; a shape it answers fails in the epoch
- * without entering the merge (at its turn only starts, which take room,
- * would have come before), one found to fit is not asked again until a
- * start. 0, or -1 when out of memory. */
+/* merge_open after a release (backfill): every live shape from its first
+ * job, and known_nofit asked of each at once, through one view of the log
+ * (nothing is released in between), as open_skip does; a shape it answers
+ * fails in the epoch without entering the merge (at its turn only starts,
+ * which take room, would have come before), one found to fit is not asked
+ * again until a start. 0, or -1 when out of memory. */
 static int merge_open_known(engine *e) {
   struct queue_index *x = e->qx;
-  if (grow_array((void **)&x->heap, &x->heap_cap, x->npend + 1,
+  if (grow_array((void **)&x->heap, &x->heap_cap, x->nlive + 1,
                  sizeof *x->heap))
     return -1;
   x->nheap = 0;
   sim_rlog_view v = sim_rlog_look(e->rlog);
-  for (size_t i = 0; i < x->npend; i++) {
-    uint32_t s = x->pend[i];
+  for (size_t i = 0; i < x->nlive; i++) {
+    uint32_t s = x->live[i];
     qx_shape *sh = &x->shape[s];
-    sh->pending = 0;
+    sh->cursor = sh->first;
     if (has_failed(x, s))
       continue;
     if (!sh->gang &&
@@ -577,7 +571,6 @@ static int merge_open_known(engine *e) {
     sh->fit_pass = x->pass;
     merge_push(x, s);
   }
-  x->npend = 0;
   return 0;
 }
 
@@ -743,16 +736,19 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
                               int (*prepare)(engine *e)) {
   struct queue_index *x = e->qx;
   int changed = e->freed || e->queue_changed;
-  if (begin_epoch(e))
-    return oom(e);
+  begin_epoch(e);
   if (pass_head(e))
     return -1;
   if (e->qlen < 2 || !changed) {
     /* Every pending shape failed (the head's) or has no job left but the
-     * head, or nothing changed (none is pending). */
+     * head, or nothing changed (none is pending). After a release the
+     * live shapes (at most the head's) restart at their first job. */
     if (merge_open(e))
       return oom(e);
     x->nheap = 0;
+    if (e->freed)
+      for (size_t i = 0; i < x->nlive; i++)
+        x->shape[x->live[i]].cursor = x->shape[x->live[i]].first;
     return 0;
   }
   uint32_t h = e->queue[e->qhead];
