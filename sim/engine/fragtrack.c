@@ -408,15 +408,16 @@ static skey job_key(const sim_fragtrack *f, const job_record *jr,
   return k;
 }
 
-int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
-                  int spec_absent) {
-  skey k = job_key(f, jr, spec_mask, spec_absent);
-  uint32_t id = lookup(f, &k);
-  if (id == NO_SHAPE) { /* a new shape */
-    lsched_request r;
-    job_shape_req(f, jr, spec_mask, spec_absent, &r);
-    id = intern(f, &r);
-  }
+/* fragtrack_add of a job whose shape is new: interned, and counted (the
+ * counts grow with the shapes). Out of line: a trace has few shapes, and
+ * the common path then saves and restores fewer registers. */
+static __attribute__((noinline)) int add_new(sim_fragtrack *f,
+                                             const job_record *jr,
+                                             uint64_t spec_mask,
+                                             int spec_absent) {
+  lsched_request r;
+  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  uint32_t id = intern(f, &r);
   if (id == NO_SHAPE - 1)
     return -2;
   if (f->nshapes > f->shapes_cap_counted) {
@@ -429,6 +430,16 @@ int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
     f->shapes_cap_counted = f->shapes_cap;
   }
   f->count[id]++;
+  return 0;
+}
+
+int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
+                  int spec_absent) {
+  skey k = job_key(f, jr, spec_mask, spec_absent);
+  uint32_t id = lookup(f, &k);
+  if (id == NO_SHAPE)
+    return add_new(f, jr, spec_mask, spec_absent);
+  f->count[id]++; /* counted since add_new interned it */
   return 0;
 }
 
@@ -694,12 +705,23 @@ static int32_t rank_of(const int64_t *v, int n, int64_t x) {
   return lo;
 }
 
-/* rank_of(v, n, x) where r is likely it (a node's rank before its change:
- * CPU and memory often stay between the same two needs). */
+/* rank_of(v, n, x) where r is likely it or next to it (a node's rank
+ * before its change: CPU and memory often stay between the same two
+ * needs, or cross one; a binary search for that cost ~30 instructions
+ * per changed node). */
 static inline int32_t rank_near(const int64_t *v, int n, int64_t x,
                                 int32_t r) {
-  if (r >= 0 && r <= n && (r == 0 || v[r - 1] <= x) && (r == n || v[r] > x))
+  if (r < 0 || r > n)
+    return rank_of(v, n, x);
+  if (r > 0 && v[r - 1] > x) { /* below: r - 1 if v[r - 2] <= x */
+    if (r == 1 || v[r - 2] <= x)
+      return r - 1;
+  } else if (r < n && v[r] <= x) { /* above: r + 1 if v[r + 1] > x */
+    if (r + 1 == n || v[r + 1] > x)
+      return r + 1;
+  } else {
     return r;
+  }
   return rank_of(v, n, x);
 }
 
