@@ -2,6 +2,8 @@
 #include "fragtrack.h"
 #include "request.h"
 
+#include <libsched/policy_sdk.h>
+
 #include <inttypes.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -77,6 +79,11 @@ typedef struct nkey {
 
 struct sim_fragtrack {
   lsched_cluster *c;
+  /* The cluster's nodes and GPU shares, read in place by node_key: taken
+   * at fragtrack_ready and again after every node change (obs_node), as
+   * the view's lifetime asks (lsched_node_free copied them: a call and ~35
+   * instructions per changed node). */
+  lsched_view v;
   int n;
   lsched_workload *wl;
   lsched_fragmeter *meter;
@@ -158,9 +165,9 @@ static void obs_changed(void *user, const lsched_cluster *c,
  * after the start are not counted, as before. */
 static void obs_node(void *user, const lsched_cluster *c, int node,
                      int change) {
-  (void)c;
   (void)change;
   sim_fragtrack *f = user;
+  (void)lsched_cluster_view(c, &f->v); /* cannot fail: c and v are set */
   f->mstale = 1;
   /* every remembered fragtrack_ever answer is void (0 is never a
    * generation) */
@@ -476,6 +483,9 @@ int fragtrack_ready(sim_fragtrack *f) {
   for (uint32_t i = 0; i < f->nshapes; i++)
     f->shapes[i].head = -1;
   if (thresholds(f))
+    return -2;
+  f->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(f->c, &f->v))
     return -2;
   strand_init(f);
   f->inited = 1;
@@ -814,25 +824,24 @@ void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g) {
  * nothing whatever the queue (no GPU milli free, no GPUs, MIG, removed).
  * was: the class of its state before (a hint for the ranks), or -1. */
 static int node_key(const sim_fragtrack *f, int i, nkey *k, int32_t was) {
-  lsched_node_free nf = LSCHED_NODE_FREE_INIT;
-  int fm[LSCHED_MAX_GPUS_PER_NODE];
-  int ng = lsched_cluster_node_free(f->c, i, &nf, fm, LSCHED_MAX_GPUS_PER_NODE);
-  if (ng <= 0 || nf.gpu_milli_free <= 0 ||
-      (nf.gpu_mode != LSCHED_GPU_SHARED && nf.gpu_mode != LSCHED_GPU_EXCLUSIVE))
+  const lsched_node *nd = lsched_view_node(&f->v, i); /* i < f->n <= v.n */
+  int ng = nd->gpu_count;
+  if (nd->state == LSCHED_NODE_REMOVED || ng <= 0 || nd->gpu_free_sum <= 0 ||
+      (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE))
     return 0;
   if (ng > LSCHED_MAX_GPUS_PER_NODE)
     ng = LSCHED_MAX_GPUS_PER_NODE;
-  sort_desc(fm, ng, k->g);
-  k->cpu = nf.cpu_free;
-  k->mem = nf.memory_free;
-  k->milli = nf.gpu_milli_free;
-  k->cpur = rank_near(f->cthr, f->ncthr, nf.cpu_free,
+  sort_desc(f->v.gpu_free + nd->gpu_off, ng, k->g);
+  k->cpu = nd->cpu_free;
+  k->mem = nd->mem_free;
+  k->milli = nd->gpu_free_sum;
+  k->cpur = rank_near(f->cthr, f->ncthr, nd->cpu_free,
                       was >= 0 ? f->cls[was].cpur : -1);
-  k->memr = rank_near(f->mthr, f->nmthr, nf.memory_free,
+  k->memr = rank_near(f->mthr, f->nmthr, nd->mem_free,
                       was >= 0 ? f->cls[was].memr : -1);
-  k->model = (int16_t)nf.gpu_model;
-  k->mode = (uint8_t)nf.gpu_mode;
-  k->up = nf.state == LSCHED_NODE_UP;
+  k->model = (int16_t)nd->model;
+  k->mode = (uint8_t)nd->mode;
+  k->up = nd->state == LSCHED_NODE_UP;
   k->ng = (uint8_t)ng;
   uint64_t h = (uint64_t)(uint32_t)k->cpur * UINT64_C(0x9E3779B97F4A7C15) ^
                (uint64_t)(uint32_t)k->memr * UINT64_C(0xC2B2AE3D27D4EB4F) ^
