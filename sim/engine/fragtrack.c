@@ -1152,8 +1152,11 @@ static void sync_set(sim_fragtrack *f) {
     rekey(f, f->nchg_list[k]);
   }
   f->nnchg = 0;
-  for (int k = 0; k < f->ndirty; k++)
+  for (int k = 0; k < f->ndirty; k++) {
+    f->dirty[f->dirty_list[k]] = 0;
     rekey(f, f->dirty_list[k]);
+  }
+  f->ndirty = 0;
   for (uint32_t k = 0; k < nrem; k++) {
     shape *s = &f->shapes[f->touched[k]];
     while (s->head >= 0)
@@ -1245,14 +1248,14 @@ __attribute__((noinline)) static void update_queued(sim_fragtrack *f) {
     sync_set(f);
     f->set_changed = 0;
   } else {
-    for (int k = 0; k < f->ndirty; k++)
+    for (int k = 0; k < f->ndirty; k++) {
+      f->dirty[f->dirty_list[k]] = 0; /* rekey reads no mark */
       rekey(f, f->dirty_list[k]);
+    }
+    f->ndirty = 0;
   }
   f->valid = 1;
   f->stranded = f->S;
-  for (int k = 0; k < f->ndirty; k++)
-    f->dirty[f->dirty_list[k]] = 0;
-  f->ndirty = 0;
 #ifdef FRAGTRACK_VERIFY
   verify(f);
 #endif
