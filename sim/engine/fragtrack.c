@@ -149,9 +149,10 @@ static void obs_changed(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
   sim_fragtrack *f = user;
-  if (!trial)
-    f->mstale = 1;
-  if (!trial && p->node >= 0 && p->node < f->n && !f->dirty[p->node]) {
+  if (trial)
+    return;
+  f->mstale = 1;
+  if ((unsigned)p->node < (unsigned)f->n && !f->dirty[p->node]) {
     f->dirty[p->node] = 1;
     f->dirty_list[f->ndirty++] = p->node;
   }
@@ -514,7 +515,7 @@ void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
     f->queued++;
   else if (f->queued > 0)
     f->queued--;
-  if (id == FRAGTRACK_NO_SHAPE || id >= f->nshapes)
+  if (id >= f->nshapes) /* FRAGTRACK_NO_SHAPE too (never a shape id) */
     return;
   shape *s = &f->shapes[id];
   int crossed = 0;
