@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-__extension__ typedef __int128 i128;
-
 #define NO_SHAPE FRAGTRACK_NO_SHAPE
 
 /* A distinct GPU request shape of the trace (CPU-only jobs have none). */
@@ -78,6 +76,7 @@ typedef struct nkey {
 } nkey;
 
 struct sim_fragtrack {
+  fragtrack_now now; /* first: fragtrack.h's inline calls read it */
   lsched_cluster *c;
   /* The cluster's nodes and GPU shares, read in place by node_key: taken
    * at fragtrack_ready and again after every node change (obs_node), as
@@ -129,13 +128,6 @@ struct sim_fragtrack {
   int64_t S;
   int valid; /* the last update had a non-empty queue */
   int inited; /* strand_init ran */
-  /* current values and integrals */
-  lsched_frag fr;
-  int64_t stranded;
-  i128 amount_area, stranded_area; /* amount_weighted x us, milli x us */
-  double rate_area;
-  i128 amount_done, stranded_done;
-  double rate_done;
 };
 
 /* ---------------------------------------------------------------- observer
@@ -490,7 +482,7 @@ int fragtrack_ready(sim_fragtrack *f) {
     return -2;
   strand_init(f);
   f->inited = 1;
-  lsched_fragmeter_get(f->meter, &f->fr);
+  lsched_fragmeter_get(f->meter, &f->now.fr);
   return 0;
 }
 
@@ -1256,7 +1248,7 @@ __attribute__((noinline)) static void update_queued(sim_fragtrack *f) {
     f->ndirty = 0;
   }
   f->valid = 1;
-  f->stranded = f->S;
+  f->now.stranded = f->S;
 #ifdef FRAGTRACK_VERIFY
   verify(f);
 #endif
@@ -1268,7 +1260,7 @@ int fragtrack_update(sim_fragtrack *f) {
   /* The meter moves only with the cluster's allocations, releases and
    * node changes, which the observer sees: read it after one of them. */
   if (f->mstale) {
-    lsched_fragmeter_get(f->meter, &f->fr);
+    lsched_fragmeter_get(f->meter, &f->now.fr);
     f->mstale = 0;
   }
   if (f->queued == 0) {
@@ -1277,7 +1269,7 @@ int fragtrack_update(sim_fragtrack *f) {
      * moves each to the class of its state then, which is what moving it
      * at every update in between would have come to. */
     f->valid = 0;
-    f->stranded = 0;
+    f->now.stranded = 0;
     return 0;
   }
   update_queued(f);
@@ -1288,9 +1280,9 @@ void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out) {
   memset(out, 0, sizeof *out);
   if (!f)
     return;
-  out->frag_amount = f->fr.amount;
-  out->frag_rate = f->fr.rate;
-  out->stranded_gpu_milli = f->stranded;
+  out->frag_amount = f->now.fr.amount;
+  out->frag_rate = f->now.fr.rate;
+  out->stranded_gpu_milli = f->now.stranded;
 }
 
 void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes) {
@@ -1302,30 +1294,14 @@ void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes) {
     *nodes += f->cid[i] >= 0;
 }
 
-void fragtrack_advance(sim_fragtrack *f, int64_t dt) {
-  if (!f || dt <= 0)
-    return;
-  f->amount_area += (i128)f->fr.amount_weighted * dt;
-  f->stranded_area += (i128)f->stranded * dt;
-  f->rate_area += f->fr.rate * (double)dt;
-}
-
-void fragtrack_completed(sim_fragtrack *f) {
-  if (!f)
-    return;
-  f->amount_done = f->amount_area;
-  f->stranded_done = f->stranded_area;
-  f->rate_done = f->rate_area;
-}
-
 void fragtrack_means(const sim_fragtrack *f, double span_us,
                      double *frag_amount_mean, double *frag_rate_mean,
                      double *stranded_mean) {
   *frag_amount_mean = *frag_rate_mean = *stranded_mean = 0;
   if (!f || span_us <= 0)
     return;
-  double W = (double)f->fr.weight_total;
-  *frag_amount_mean = W > 0 ? (double)f->amount_done / W / span_us : 0;
-  *frag_rate_mean = f->rate_done / span_us;
-  *stranded_mean = (double)f->stranded_done / span_us;
+  double W = (double)f->now.fr.weight_total;
+  *frag_amount_mean = W > 0 ? (double)f->now.amount_done / W / span_us : 0;
+  *frag_rate_mean = f->now.rate_done / span_us;
+  *stranded_mean = (double)f->now.stranded_done / span_us;
 }
