@@ -478,6 +478,53 @@ START_TEST(lone_node_class_in_place) {
 }
 END_TEST
 
+/* The tracker reads the nodes in place through a view of the cluster
+ * (node_key), which it takes again after every node change: nodes added
+ * while it tracks move the cluster's node and GPU arrays (a view kept from
+ * before would read freed memory: AddressSanitizer), and the figures after
+ * an allocation are still those expected (added nodes are not counted). */
+START_TEST(view_after_nodes_added) {
+  lsched_cluster *c = NULL;
+  sim_cluster sc;
+  sim_fragtrack *f = NULL;
+  shared_nodes(2, 16000, &c, &sc, &f);
+  job_record ja;
+  memset(&ja, 0, sizeof ja);
+  ja.cpu_milli = 1000;
+  ja.memory_mib = 1024;
+  ja.num_gpu = 1;
+  ja.gpu_milli = 600;
+  ja.gpu_spec = -1;
+  ck_assert_int_eq(fragtrack_add(f, &ja, 0, 0), 0);
+  ck_assert_int_eq(fragtrack_ready(f), 0);
+  fragtrack_queued(f, fragtrack_shape(f, &ja, 0, 0), 1);
+  expect(c, f, 0, 1, 2);
+  for (int i = 0; i < 300; i++) {
+    lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = 16000;
+    s.memory_mib = 65536;
+    s.gpu_count = 8;
+    s.gpu_model = 0;
+    s.gpu_mode = LSCHED_GPU_SHARED;
+    ck_assert_int_eq(lsched_cluster_add_node(c, &s, NULL), 0);
+  }
+  lsched_placement p = LSCHED_PLACEMENT_INIT;
+  p.node = 0;
+  p.cpu_milli = 1000;
+  p.memory_mib = 1024;
+  p.gpu_count = 1;
+  p.gpu_milli = 700;
+  p.gpu_mask = 0x1;
+  ck_assert_int_eq(lsched_alloc(c, &p), 0);
+  expect(c, f, 300, 2, 2); /* 300 1000 1000 1000: 300 below 600 */
+  p.node = 1;
+  ck_assert_int_eq(lsched_alloc(c, &p), 0);
+  expect(c, f, 600, 1, 2); /* both nodes in one class */
+  fragtrack_free(f);
+  lsched_cluster_destroy(c);
+}
+END_TEST
+
 static int cmp_desc(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
   return (y > x) - (y < x);
@@ -655,6 +702,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, identical_nodes_blocked_head);
   tcase_add_test(tc, node_free_by_hand);
   tcase_add_test(tc, lone_node_class_in_place);
+  tcase_add_test(tc, view_after_nodes_added);
   tcase_add_test(tc, gpu_sort_against_qsort);
   tcase_add_test(tc, released_since_mark);
   suite_add_tcase(s, tc);

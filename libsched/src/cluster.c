@@ -1606,7 +1606,8 @@ check_placement(lsched_cluster *c, const lsched_placement *p,
     return LSCHED_ENOENT;
   }
   const struct lsched_node *nd = &c->nodes[p->node];
-  if (p->cpu_milli < 0 || p->memory_mib < 0 || p->gpu_count < 0) {
+  /* Some amount negative: the sign of the three or'ed (one test). */
+  if ((p->cpu_milli | p->memory_mib | (int64_t)p->gpu_count) < 0) {
     set_err(c, "%s: negative amount in placement", what);
     return LSCHED_EINVAL;
   }

@@ -211,7 +211,9 @@ int lsched_frag_cache_init(lsched_frag_cache *fs,
   size_t n = c->n ? (size_t)c->n : 1;
   size_t D = fw->nthr ? (size_t)fw->nthr : 1;
   fs->F = lsched__calloc(a, n, sizeof *fs->F);
-  fs->cnt = lsched__calloc(a, n * D, sizeof *fs->cnt);
+  /* 8 bytes more: meter_apply reads and writes a node's counts as one
+   * 8-byte word (the last node's runs past n x D). */
+  fs->cnt = lsched__calloc(a, n * D + 8, sizeof *fs->cnt);
   fs->small = lsched__calloc(a, n * D, sizeof *fs->small);
   fs->idle = lsched__calloc(a, n, sizeof *fs->idle);
   if (!fs->F || !fs->cnt || !fs->small || !fs->idle) {
@@ -395,8 +397,21 @@ static inline __attribute__((always_inline)) void meter_apply(struct meter_state
        * (a third of a 100k first-fit replay's meter work went to walking
        * the thresholds per GPU for this). */
       const int k = up * p->gpu_count;
-      for (int j = 0; j < D; j++)
-        cnt[j] = (uint8_t)(cnt[j] + k);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      if (D <= 8) {
+        /* The D counts as the low bytes of one word, moved by k at once:
+         * no byte carries or borrows into the next (a count stays in
+         * 0..64 and a taken GPU was counted at every threshold), so the
+         * bytes above D (the next node's) are written back unchanged. */
+        uint64_t w, kk = (uint64_t)p->gpu_count *
+                         (UINT64_C(0x0101010101010101) >> (8 * (8 - D)));
+        memcpy(&w, cnt, sizeof w);
+        w = k > 0 ? w + kk : w - kk;
+        memcpy(cnt, &w, sizeof w);
+      } else
+#endif
+        for (int j = 0; j < D; j++)
+          cnt[j] = (uint8_t)(cnt[j] + k);
     } else {
       const int *g = c->gpu_free + nd->gpu_off;
       const uint16_t *jidx = s->jidx;

@@ -2,6 +2,8 @@
 #include "fragtrack.h"
 #include "request.h"
 
+#include <libsched/policy_sdk.h>
+
 #include <inttypes.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -9,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-__extension__ typedef __int128 i128;
 
 #define NO_SHAPE FRAGTRACK_NO_SHAPE
 
@@ -76,7 +76,13 @@ typedef struct nkey {
 } nkey;
 
 struct sim_fragtrack {
+  fragtrack_now now; /* first: fragtrack.h's inline calls read it */
   lsched_cluster *c;
+  /* The cluster's nodes and GPU shares, read in place by node_key: taken
+   * at fragtrack_ready and again after every node change (obs_node), as
+   * the view's lifetime asks (lsched_node_free copied them: a call and ~35
+   * instructions per changed node). */
+  lsched_view v;
   int n;
   lsched_workload *wl;
   lsched_fragmeter *meter;
@@ -122,13 +128,6 @@ struct sim_fragtrack {
   int64_t S;
   int valid; /* the last update had a non-empty queue */
   int inited; /* strand_init ran */
-  /* current values and integrals */
-  lsched_frag fr;
-  int64_t stranded;
-  i128 amount_area, stranded_area; /* amount_weighted x us, milli x us */
-  double rate_area;
-  i128 amount_done, stranded_done;
-  double rate_done;
 };
 
 /* ---------------------------------------------------------------- observer
@@ -142,9 +141,10 @@ static void obs_changed(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
   sim_fragtrack *f = user;
-  if (!trial)
-    f->mstale = 1;
-  if (!trial && p->node >= 0 && p->node < f->n && !f->dirty[p->node]) {
+  if (trial)
+    return;
+  f->mstale = 1;
+  if ((unsigned)p->node < (unsigned)f->n && !f->dirty[p->node]) {
     f->dirty[p->node] = 1;
     f->dirty_list[f->ndirty++] = p->node;
   }
@@ -158,9 +158,9 @@ static void obs_changed(void *user, const lsched_cluster *c,
  * after the start are not counted, as before. */
 static void obs_node(void *user, const lsched_cluster *c, int node,
                      int change) {
-  (void)c;
   (void)change;
   sim_fragtrack *f = user;
+  (void)lsched_cluster_view(c, &f->v); /* cannot fail: c and v are set */
   f->mstale = 1;
   /* every remembered fragtrack_ever answer is void (0 is never a
    * generation) */
@@ -408,15 +408,16 @@ static skey job_key(const sim_fragtrack *f, const job_record *jr,
   return k;
 }
 
-int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
-                  int spec_absent) {
-  skey k = job_key(f, jr, spec_mask, spec_absent);
-  uint32_t id = lookup(f, &k);
-  if (id == NO_SHAPE) { /* a new shape */
-    lsched_request r;
-    job_shape_req(f, jr, spec_mask, spec_absent, &r);
-    id = intern(f, &r);
-  }
+/* fragtrack_add of a job whose shape is new: interned, and counted (the
+ * counts grow with the shapes). Out of line: a trace has few shapes, and
+ * the common path then saves and restores fewer registers. */
+static __attribute__((noinline)) int add_new(sim_fragtrack *f,
+                                             const job_record *jr,
+                                             uint64_t spec_mask,
+                                             int spec_absent) {
+  lsched_request r;
+  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  uint32_t id = intern(f, &r);
   if (id == NO_SHAPE - 1)
     return -2;
   if (f->nshapes > f->shapes_cap_counted) {
@@ -429,6 +430,16 @@ int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
     f->shapes_cap_counted = f->shapes_cap;
   }
   f->count[id]++;
+  return 0;
+}
+
+int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
+                  int spec_absent) {
+  skey k = job_key(f, jr, spec_mask, spec_absent);
+  uint32_t id = lookup(f, &k);
+  if (id == NO_SHAPE)
+    return add_new(f, jr, spec_mask, spec_absent);
+  f->count[id]++; /* counted since add_new interned it */
   return 0;
 }
 
@@ -466,9 +477,12 @@ int fragtrack_ready(sim_fragtrack *f) {
     f->shapes[i].head = -1;
   if (thresholds(f))
     return -2;
+  f->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(f->c, &f->v))
+    return -2;
   strand_init(f);
   f->inited = 1;
-  lsched_fragmeter_get(f->meter, &f->fr);
+  lsched_fragmeter_get(f->meter, &f->now.fr);
   return 0;
 }
 
@@ -493,7 +507,7 @@ void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
     f->queued++;
   else if (f->queued > 0)
     f->queued--;
-  if (id == FRAGTRACK_NO_SHAPE || id >= f->nshapes)
+  if (id >= f->nshapes) /* FRAGTRACK_NO_SHAPE too (never a shape id) */
     return;
   shape *s = &f->shapes[id];
   int crossed = 0;
@@ -694,12 +708,23 @@ static int32_t rank_of(const int64_t *v, int n, int64_t x) {
   return lo;
 }
 
-/* rank_of(v, n, x) where r is likely it (a node's rank before its change:
- * CPU and memory often stay between the same two needs). */
+/* rank_of(v, n, x) where r is likely it or next to it (a node's rank
+ * before its change: CPU and memory often stay between the same two
+ * needs, or cross one; a binary search for that cost ~30 instructions
+ * per changed node). */
 static inline int32_t rank_near(const int64_t *v, int n, int64_t x,
                                 int32_t r) {
-  if (r >= 0 && r <= n && (r == 0 || v[r - 1] <= x) && (r == n || v[r] > x))
+  if (r < 0 || r > n)
+    return rank_of(v, n, x);
+  if (r > 0 && v[r - 1] > x) { /* below: r - 1 if v[r - 2] <= x */
+    if (r == 1 || v[r - 2] <= x)
+      return r - 1;
+  } else if (r < n && v[r] <= x) { /* above: r + 1 if v[r + 1] > x */
+    if (r + 1 == n || v[r + 1] > x)
+      return r + 1;
+  } else {
     return r;
+  }
   return rank_of(v, n, x);
 }
 
@@ -712,9 +737,11 @@ static inline int32_t rank_near(const int64_t *v, int n, int64_t x,
 
 #if defined(__SSE2__)
 /* 8 values (0..1000) into g, descending: a bitonic network on the 8
- * 16-bit lanes of one SSE2 register, 6 stages of min, max and a select of
- * the lanes that take the max (a third of the scalar network's
- * instructions; tests/test_fragtrack.c checks sort_desc against qsort
+ * 16-bit lanes of one SSE2 register, 6 stages of a min and a select of
+ * the lanes that take the max, lo ^ (v ^ p) there (v and its partner p
+ * are the pair {lo, hi}: ~18 instructions per sort fewer than a max and
+ * an and/and-not blend per stage; a third of the scalar network's
+ * instructions); tests/test_fragtrack.c checks sort_desc against qsort
  * through fragtrack_sort_gpus, every 0/1 input among them, which by the
  * 0-1 principle covers every input of the network). */
 static inline void sort8_desc(const int *fm, int16_t *g) {
@@ -722,9 +749,9 @@ static inline void sort8_desc(const int *fm, int16_t *g) {
                               _mm_loadu_si128((const __m128i *)(fm + 4)));
 #define STAGE(P, m0, m1, m2, m3, m4, m5, m6, m7)                               \
   do {                                                                         \
-    __m128i p_ = (P), lo_ = _mm_min_epi16(v, p_), hi_ = _mm_max_epi16(v, p_);  \
+    __m128i p_ = (P), lo_ = _mm_min_epi16(v, p_);                              \
     __m128i m_ = _mm_set_epi16(m7, m6, m5, m4, m3, m2, m1, m0);                \
-    v = _mm_or_si128(_mm_and_si128(m_, hi_), _mm_andnot_si128(m_, lo_));       \
+    v = _mm_xor_si128(lo_, _mm_and_si128(m_, _mm_xor_si128(v, p_)));          \
   } while (0)
 /* each lane with its partner at distance 1, 2, 4 */
 #define SW1(x) _mm_shufflehi_epi16(_mm_shufflelo_epi16((x), 0xB1), 0xB1)
@@ -792,25 +819,24 @@ void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g) {
  * nothing whatever the queue (no GPU milli free, no GPUs, MIG, removed).
  * was: the class of its state before (a hint for the ranks), or -1. */
 static int node_key(const sim_fragtrack *f, int i, nkey *k, int32_t was) {
-  lsched_node_free nf = LSCHED_NODE_FREE_INIT;
-  int fm[LSCHED_MAX_GPUS_PER_NODE];
-  int ng = lsched_cluster_node_free(f->c, i, &nf, fm, LSCHED_MAX_GPUS_PER_NODE);
-  if (ng <= 0 || nf.gpu_milli_free <= 0 ||
-      (nf.gpu_mode != LSCHED_GPU_SHARED && nf.gpu_mode != LSCHED_GPU_EXCLUSIVE))
+  const lsched_node *nd = lsched_view_node(&f->v, i); /* i < f->n <= v.n */
+  int ng = nd->gpu_count;
+  if (nd->state == LSCHED_NODE_REMOVED || ng <= 0 || nd->gpu_free_sum <= 0 ||
+      (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE))
     return 0;
   if (ng > LSCHED_MAX_GPUS_PER_NODE)
     ng = LSCHED_MAX_GPUS_PER_NODE;
-  sort_desc(fm, ng, k->g);
-  k->cpu = nf.cpu_free;
-  k->mem = nf.memory_free;
-  k->milli = nf.gpu_milli_free;
-  k->cpur = rank_near(f->cthr, f->ncthr, nf.cpu_free,
+  sort_desc(f->v.gpu_free + nd->gpu_off, ng, k->g);
+  k->cpu = nd->cpu_free;
+  k->mem = nd->mem_free;
+  k->milli = nd->gpu_free_sum;
+  k->cpur = rank_near(f->cthr, f->ncthr, nd->cpu_free,
                       was >= 0 ? f->cls[was].cpur : -1);
-  k->memr = rank_near(f->mthr, f->nmthr, nf.memory_free,
+  k->memr = rank_near(f->mthr, f->nmthr, nd->mem_free,
                       was >= 0 ? f->cls[was].memr : -1);
-  k->model = (int16_t)nf.gpu_model;
-  k->mode = (uint8_t)nf.gpu_mode;
-  k->up = nf.state == LSCHED_NODE_UP;
+  k->model = (int16_t)nd->model;
+  k->mode = (uint8_t)nd->mode;
+  k->up = nd->state == LSCHED_NODE_UP;
   k->ng = (uint8_t)ng;
   uint64_t h = (uint64_t)(uint32_t)k->cpur * UINT64_C(0x9E3779B97F4A7C15) ^
                (uint64_t)(uint32_t)k->memr * UINT64_C(0xC2B2AE3D27D4EB4F) ^
@@ -1119,8 +1145,11 @@ static void sync_set(sim_fragtrack *f) {
     rekey(f, f->nchg_list[k]);
   }
   f->nnchg = 0;
-  for (int k = 0; k < f->ndirty; k++)
+  for (int k = 0; k < f->ndirty; k++) {
+    f->dirty[f->dirty_list[k]] = 0;
     rekey(f, f->dirty_list[k]);
+  }
+  f->ndirty = 0;
   for (uint32_t k = 0; k < nrem; k++) {
     shape *s = &f->shapes[f->touched[k]];
     while (s->head >= 0)
@@ -1212,14 +1241,14 @@ __attribute__((noinline)) static void update_queued(sim_fragtrack *f) {
     sync_set(f);
     f->set_changed = 0;
   } else {
-    for (int k = 0; k < f->ndirty; k++)
+    for (int k = 0; k < f->ndirty; k++) {
+      f->dirty[f->dirty_list[k]] = 0; /* rekey reads no mark */
       rekey(f, f->dirty_list[k]);
+    }
+    f->ndirty = 0;
   }
   f->valid = 1;
-  f->stranded = f->S;
-  for (int k = 0; k < f->ndirty; k++)
-    f->dirty[f->dirty_list[k]] = 0;
-  f->ndirty = 0;
+  f->now.stranded = f->S;
 #ifdef FRAGTRACK_VERIFY
   verify(f);
 #endif
@@ -1231,7 +1260,7 @@ int fragtrack_update(sim_fragtrack *f) {
   /* The meter moves only with the cluster's allocations, releases and
    * node changes, which the observer sees: read it after one of them. */
   if (f->mstale) {
-    lsched_fragmeter_get(f->meter, &f->fr);
+    lsched_fragmeter_get(f->meter, &f->now.fr);
     f->mstale = 0;
   }
   if (f->queued == 0) {
@@ -1240,7 +1269,7 @@ int fragtrack_update(sim_fragtrack *f) {
      * moves each to the class of its state then, which is what moving it
      * at every update in between would have come to. */
     f->valid = 0;
-    f->stranded = 0;
+    f->now.stranded = 0;
     return 0;
   }
   update_queued(f);
@@ -1251,9 +1280,9 @@ void fragtrack_get(const sim_fragtrack *f, fragtrack_values *out) {
   memset(out, 0, sizeof *out);
   if (!f)
     return;
-  out->frag_amount = f->fr.amount;
-  out->frag_rate = f->fr.rate;
-  out->stranded_gpu_milli = f->stranded;
+  out->frag_amount = f->now.fr.amount;
+  out->frag_rate = f->now.fr.rate;
+  out->stranded_gpu_milli = f->now.stranded;
 }
 
 void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes) {
@@ -1265,30 +1294,14 @@ void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes) {
     *nodes += f->cid[i] >= 0;
 }
 
-void fragtrack_advance(sim_fragtrack *f, int64_t dt) {
-  if (!f || dt <= 0)
-    return;
-  f->amount_area += (i128)f->fr.amount_weighted * dt;
-  f->stranded_area += (i128)f->stranded * dt;
-  f->rate_area += f->fr.rate * (double)dt;
-}
-
-void fragtrack_completed(sim_fragtrack *f) {
-  if (!f)
-    return;
-  f->amount_done = f->amount_area;
-  f->stranded_done = f->stranded_area;
-  f->rate_done = f->rate_area;
-}
-
 void fragtrack_means(const sim_fragtrack *f, double span_us,
                      double *frag_amount_mean, double *frag_rate_mean,
                      double *stranded_mean) {
   *frag_amount_mean = *frag_rate_mean = *stranded_mean = 0;
   if (!f || span_us <= 0)
     return;
-  double W = (double)f->fr.weight_total;
-  *frag_amount_mean = W > 0 ? (double)f->amount_done / W / span_us : 0;
-  *frag_rate_mean = f->rate_done / span_us;
-  *stranded_mean = (double)f->stranded_done / span_us;
+  double W = (double)f->now.fr.weight_total;
+  *frag_amount_mean = W > 0 ? (double)f->now.amount_done / W / span_us : 0;
+  *frag_rate_mean = f->now.rate_done / span_us;
+  *stranded_mean = (double)f->now.stranded_done / span_us;
 }

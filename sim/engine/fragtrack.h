@@ -109,10 +109,39 @@ void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
  * 8 entries). Exposed for tests/test_fragtrack.c. */
 void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g);
 
+/* The current values and their integrals over time: the first member of
+ * the tracker, so that the two calls below, per event time and per job,
+ * are inline. Private to fragtrack.c and these calls. */
+__extension__ typedef __int128 fragtrack_i128;
+typedef struct fragtrack_now {
+  lsched_frag fr;   /* the meter's figures after the last change */
+  int64_t stranded; /* stranded milli at the last update */
+  fragtrack_i128 amount_area, stranded_area; /* amount_weighted x us,
+                                                milli x us */
+  double rate_area;
+  fragtrack_i128 amount_done, stranded_done; /* at the last completion */
+  double rate_done;
+} fragtrack_now;
+
 /* Time moves on by dt microseconds with the current values. */
-void fragtrack_advance(sim_fragtrack *f, int64_t dt);
+static inline void fragtrack_advance(sim_fragtrack *f, int64_t dt) {
+  if (!f || dt <= 0)
+    return;
+  fragtrack_now *v = (fragtrack_now *)(void *)f;
+  v->amount_area += (fragtrack_i128)v->fr.amount_weighted * dt;
+  v->stranded_area += (fragtrack_i128)v->stranded * dt;
+  v->rate_area += v->fr.rate * (double)dt;
+}
+
 /* A job completed now: the integrals so far are the ones reported. */
-void fragtrack_completed(sim_fragtrack *f);
+static inline void fragtrack_completed(sim_fragtrack *f) {
+  if (!f)
+    return;
+  fragtrack_now *v = (fragtrack_now *)(void *)f;
+  v->amount_done = v->amount_area;
+  v->stranded_done = v->stranded_area;
+  v->rate_done = v->rate_area;
+}
 /* Time-weighted means over span microseconds (from the first arrival to
  * the last completion); 0 when span is 0. */
 void fragtrack_means(const sim_fragtrack *f, double span_us,

@@ -1,7 +1,8 @@
 /*
  * A job's final outcome: counted by the metrics, then handed to
  * sim_options.on_job (jobs.csv, streamed) or kept in the per-job arrays of
- * sim_result.
+ * sim_result. (emit_parts, which the loop inlines, is in
+ * engine_internal.h.)
  */
 #include "engine_internal.h"
 
@@ -29,9 +30,7 @@ int outcome_alloc(engine *e, size_t n) {
   return 0;
 }
 
-/* Keeps s's outcome in the per-job arrays; a gang's parts move into the
- * result. */
-static int keep(engine *e, slot *s) {
+int outcome_keep(engine *e, slot *s) {
   sim_result *r = e->fill;
   job_state st = s->st;
   if (s->ngang > 1) {
@@ -67,48 +66,4 @@ int emit(engine *e, uint32_t sl) {
       s->st.node != -1) /* -1: it ran in a cloud (cloud.c) */
     np = job_parts(e, sl, parts);
   return emit_parts(e, sl, parts, np);
-}
-
-int emit_parts(engine *e, uint32_t sl, const lsched_placement *parts,
-               int np) {
-  slot *s = &e->slots[sl];
-  double work, cost;
-  if (metrics_completed(e, s, parts, np, &work, &cost))
-    return -1;
-  if (e->opt->on_job) {
-    sim_job_out o;
-    o.index = s->idx;
-    o.rec = &s->rec;
-    o.name = slot_name(s);
-    o.st = &s->st;
-    o.parts = parts;
-    o.nparts = np;
-    o.planned = e->can_plan;
-    /* The third cache line of the slot only when it holds something. */
-    o.migrations = e->can_plan ? s->nmig : 0;
-    o.preemptions = e->can_plan ? s->npre : 0;
-    o.lost_gpu_s = e->can_plan ? s->lost_gpu_s : 0;
-    o.reserved_us = e->q->flags & SIM_QUEUE_RESERVES ? s->reserved_us : -1;
-    o.mig_kind = o.mig_start = 0;
-    o.mig_wait_us = 0;
-    uint32_t isl = (uint32_t)(s - e->slots);
-    o.jclass = speed_class_name(e, isl);
-    o.cloud_cols = 0;
-    o.site = o.site_model = NULL;
-    o.cloud_cost_usd = 0;
-    /* The job's terms of the sums (metrics_completed); a job without
-     * parts (a cloud job, or one that never ran) has no on-prem work or
-     * cost here. */
-    o.work_ref_s = np > 0 ? work / 1e6 : 0;
-    o.cost_usd = cost;
-    hook_output(e, s, &o);
-    if (e->opt->on_job(e->opt->on_job_user, &o)) {
-      snprintf(e->err, e->errlen, "job output failed (%s)", o.name);
-      return -1;
-    }
-  } else if (keep(e, s)) {
-    return -1;
-  }
-  slot_put(e, sl);
-  return 0;
 }

@@ -153,9 +153,13 @@ static double acc_mean(const uint64_t *acc, size_t n) {
 /* The values in buf into the maximum and the exact sum (before a spill,
  * and at pctl_finish). Many values at once are summed per exponent first
  * (their significands, up to FOLD_CHUNK into one word: exact), and those
- * partial sums go into the accumulator once per chunk. With h, the values
+ * partial sums go into the accumulator once per chunk, for the exponents
+ * up to the maximum's (no value has a larger one). With h, the values
  * are also counted by their top 16 bits into it (select_gather's first
- * pass, in the same one). */
+ * pass, in the same one), and only their stored 52 bits are summed per
+ * exponent: the implicit bits (2^52 for each value of exponent e >= 1)
+ * are added once at the end from h, whose 16 counts from e << 4 on are
+ * the values of exponent e (the same exact sum). */
 static void fold(pctl *p, uint32_t *h) {
   uint64_t mx = bits_of(p->max);
   const double *v = p->buf;
@@ -179,8 +183,7 @@ static void fold(pctl *p, uint32_t *h) {
       for (size_t i = i0; i < end; i++) {
         uint64_t b = bits_of(v[i]);
         mx = b > mx ? b : mx;
-        uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
-        part[e] += e != 0 ? m | UINT64_C(1) << 52 : m;
+        part[b >> 52] += b & ((UINT64_C(1) << 52) - 1);
         h[b >> 48]++;
       }
     else
@@ -190,12 +193,20 @@ static void fold(pctl *p, uint32_t *h) {
         uint64_t e = b >> 52, m = b & ((UINT64_C(1) << 52) - 1);
         part[e] += e != 0 ? m | UINT64_C(1) << 52 : m;
       }
-    for (unsigned e = 0; e < EXPONENTS; e++)
+    for (unsigned e = 0; e <= (unsigned)(mx >> 52); e++)
       if (part[e] != 0) {
         acc_add_shifted(p->acc, part[e], e != 0 ? e - 1 : 0);
         part[e] = 0;
       }
   }
+  if (h)
+    for (unsigned e = 1; e <= (unsigned)(mx >> 52); e++) {
+      uint64_t c = 0;
+      for (unsigned d = 0; d < 16; d++)
+        c += h[e << 4 | d];
+      if (c != 0)
+        acc_add_shifted(p->acc, c, e - 1 + 52);
+    }
   p->max = double_of(mx);
 }
 
