@@ -242,7 +242,11 @@ static const lsched_observer rx_obs = {
 
 static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
   if (L->off + L->n == L->cap) {
-    if (L->off > L->cap / 2) { /* room in front: entries back to 0 */
+    if (L->off > 0) {
+      /* Room in front: entries back to 0 (a block grows only when full,
+       * as big as the most it held, rounded to a power of two; an
+       * entry moves once per the free entries at the end, at most once
+       * per removal). */
       memmove(L->jb, L->j, L->n * sizeof *L->j);
       memmove(L->pb, L->part, L->n * sizeof *L->part);
     } else {
