@@ -525,15 +525,10 @@ static void merge_push(struct queue_index *x, uint32_t s) {
   heap_up(x->heap, x->nheap++);
 }
 
-/* The merge of the pending shapes that did not fail in this epoch; the
- * pending list is emptied (each is tried until it fails or runs out).
- * 0, or -1 when out of memory. */
-static int merge_open(engine *e) {
-  struct queue_index *x = e->qx;
-  if (grow_array((void **)&x->heap, &x->heap_cap, x->npend + 1,
-                 sizeof *x->heap))
-    return -1;
-  x->nheap = 0;
+/* The pending shapes that did not fail in this epoch go into the merge
+ * (it has room for them); the pending list is emptied (each is tried
+ * until it fails or runs out). */
+static inline void push_pending(struct queue_index *x) {
   for (size_t i = 0; i < x->npend; i++) {
     uint32_t s = x->pend[i];
     x->shape[s].pending = 0;
@@ -541,21 +536,15 @@ static int merge_open(engine *e) {
       merge_push(x, s);
   }
   x->npend = 0;
-  return 0;
 }
 
-/* merge_open after a release (backfill): every live shape from its first
- * job, and known_nofit asked of each at once, through one view of the log
- * (nothing is released in between), as open_skip does; a shape it answers
- * fails in the epoch without entering the merge (at its turn only starts,
- * which take room, would have come before), one found to fit is not asked
- * again until a start. 0, or -1 when out of memory. */
-static int merge_open_known(engine *e) {
+/* Every live shape from its first job, known_nofit asked of each at once
+ * through one view of the log (nothing is released in between): a shape
+ * it answers fails in the epoch without entering the merge (at its turn
+ * only starts, which take room, would have come before), one found to
+ * fit is not asked again until a start (fit_pass). */
+static inline void push_live_known(engine *e) {
   struct queue_index *x = e->qx;
-  if (grow_array((void **)&x->heap, &x->heap_cap, x->nlive + 1,
-                 sizeof *x->heap))
-    return -1;
-  x->nheap = 0;
   sim_rlog_view v = sim_rlog_look(e->rlog);
   for (size_t i = 0; i < x->nlive; i++) {
     uint32_t s = x->live[i];
@@ -571,6 +560,29 @@ static int merge_open_known(engine *e) {
     sh->fit_pass = x->pass;
     merge_push(x, s);
   }
+}
+
+/* The merge of the pending shapes that did not fail in this epoch. 0, or
+ * -1 when out of memory. */
+static int merge_open(engine *e) {
+  struct queue_index *x = e->qx;
+  if (grow_array((void **)&x->heap, &x->heap_cap, x->npend + 1,
+                 sizeof *x->heap))
+    return -1;
+  x->nheap = 0;
+  push_pending(x);
+  return 0;
+}
+
+/* merge_open after a release (backfill): every live shape, known_nofit
+ * asked at once (push_live_known). 0, or -1 when out of memory. */
+static int merge_open_known(engine *e) {
+  struct queue_index *x = e->qx;
+  if (grow_array((void **)&x->heap, &x->heap_cap, x->nlive + 1,
+                 sizeof *x->heap))
+    return -1;
+  x->nheap = 0;
+  push_live_known(e);
   return 0;
 }
 
@@ -614,44 +626,17 @@ static int oom(engine *e) {
   return -1;
 }
 
-/* skip's merge (begin_epoch and merge_open in one). After a release every
- * queued job is untried again, but a shape that known_nofit answers now
- * fails in the epoch at once, without entering the merge: at its turn it
- * would have been answered the same, or tried and failed, as only starts
- * (which take room) come before it in the pass. Without a release, the
- * pending shapes that did not fail in the epoch (new arrivals'). */
+/* skip's merge (begin_epoch and the merge's opening in one; the merge
+ * and the live list get room as shapes are added): after a release every
+ * live shape, known_nofit asked at once (push_live_known); without one,
+ * the pending shapes that did not fail in the epoch (new arrivals'). */
 static void open_skip(engine *e) {
-  struct queue_index *x = e->qx;
-  x->pass++;
-  x->nheap = 0;
-  if (e->freed) {
-    x->epoch++;
-    for (size_t i = 0; i < x->npend; i++)
-      x->shape[x->pend[i]].pending = 0;
-    x->npend = 0;
-    /* known_nofit, with no call per shape (nothing is released here) */
-    sim_rlog_view v = sim_rlog_look(e->rlog);
-    for (size_t i = 0; i < x->nlive; i++) {
-      uint32_t s = x->live[i];
-      qx_shape *sh = &x->shape[s];
-      sh->cursor = sh->first;
-      if (!sh->gang &&
-          sim_rlog_view_none_fits(&v, &sh->nf, e->sc->c, &sh->req)) {
-        sh->failed = x->epoch;
-      } else {
-        sh->fit_pass = x->pass;
-        merge_push(x, s);
-      }
-    }
-    return;
-  }
-  for (size_t i = 0; i < x->npend; i++) {
-    uint32_t s = x->pend[i];
-    x->shape[s].pending = 0;
-    if (!has_failed(x, s))
-      merge_push(x, s);
-  }
-  x->npend = 0;
+  begin_epoch(e);
+  e->qx->nheap = 0;
+  if (e->freed)
+    push_live_known(e);
+  else
+    push_pending(e->qx);
 }
 
 int queue_index_pass_skip(engine *e) {
