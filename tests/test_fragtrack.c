@@ -417,6 +417,18 @@ static void shared_nodes(int n, int64_t cpu, lsched_cluster **c,
   ck_assert_int_eq(fragtrack_begin(f, sc), 0);
 }
 
+/* A job of 1 CPU, 1 GiB and one GPU share of milli, any model. */
+static job_record one_gpu_job(int milli) {
+  job_record j;
+  memset(&j, 0, sizeof j);
+  j.cpu_milli = 1000;
+  j.memory_mib = 1024;
+  j.num_gpu = 1;
+  j.gpu_milli = milli;
+  j.gpu_spec = -1;
+  return j;
+}
+
 /* Two shared nodes of 4 GPUs; shapes a (1 GPU x 600) and b (2 GPUs x
  * 1000). Node 0 leaves the class of the idle nodes, changes state three
  * times alone in its class (which takes each new state in place), then
@@ -427,12 +439,7 @@ START_TEST(lone_node_class_in_place) {
   sim_fragtrack *f = NULL;
   shared_nodes(2, 16000, &c, &sc, &f);
   job_record ja, jb;
-  memset(&ja, 0, sizeof ja);
-  ja.cpu_milli = 1000;
-  ja.memory_mib = 1024;
-  ja.num_gpu = 1;
-  ja.gpu_milli = 600;
-  ja.gpu_spec = -1;
+  ja = one_gpu_job(600);
   jb = ja;
   jb.num_gpu = 2;
   jb.gpu_milli = 1000;
@@ -489,12 +496,7 @@ START_TEST(view_after_nodes_added) {
   sim_fragtrack *f = NULL;
   shared_nodes(2, 16000, &c, &sc, &f);
   job_record ja;
-  memset(&ja, 0, sizeof ja);
-  ja.cpu_milli = 1000;
-  ja.memory_mib = 1024;
-  ja.num_gpu = 1;
-  ja.gpu_milli = 600;
-  ja.gpu_spec = -1;
+  ja = one_gpu_job(600);
   ck_assert_int_eq(fragtrack_add(f, &ja, 0, 0), 0);
   ck_assert_int_eq(fragtrack_ready(f), 0);
   fragtrack_queued(f, fragtrack_shape(f, &ja, 0, 0), 1);
@@ -530,9 +532,6 @@ static int cmp_desc(const void *a, const void *b) {
   return (y > x) - (y < x);
 }
 
-/* The class key's sort of a node's GPUs against qsort: for 1..12 GPUs,
- * every input of 0s and 1000s (for 8 GPUs that proves the sorting network
- * by the 0-1 principle) and random values with many repeats. */
 /* The release log (rlog.h): the nodes released on since a mark, in
  * order, unknown before a mark, past 16 entries and after a node change;
  * trial changes are not listed, nor the same node again with no mark
@@ -546,12 +545,7 @@ START_TEST(released_since_mark) {
   sim_rlog *l = NULL;
   ck_assert_int_eq(sim_rlog_open(&l, c), 0);
   job_record ja;
-  memset(&ja, 0, sizeof ja);
-  ja.cpu_milli = 1000;
-  ja.memory_mib = 1024;
-  ja.num_gpu = 1;
-  ja.gpu_milli = 500;
-  ja.gpu_spec = -1;
+  ja = one_gpu_job(500);
   ck_assert_int_eq(fragtrack_add(f, &ja, 0, 0), 0);
   ck_assert_int_eq(fragtrack_ready(f), 0);
   uint32_t a = fragtrack_shape(f, &ja, 0, 0);
@@ -654,6 +648,9 @@ START_TEST(released_since_mark) {
 }
 END_TEST
 
+/* The class key's sort of a node's GPUs against qsort: for 1..12 GPUs,
+ * every input of 0s and 1000s (for 8 GPUs that proves the sorting network
+ * by the 0-1 principle) and random values with many repeats. */
 START_TEST(gpu_sort_against_qsort) {
   struct rng r = {12345};
   for (int ng = 1; ng <= 12; ng++) {
