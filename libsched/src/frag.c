@@ -375,8 +375,9 @@ static int meter_place(void *state, const lsched_cluster *c,
  * thresholds a GPU crossed (found through jidx), then the types by CPU
  * need over the sentinel-ended lists. Inlined into the two hooks (one
  * call less per allocation and release, sign a constant). */
-static inline __attribute__((always_inline)) void meter_apply(struct meter_state *s, const lsched_cluster *c,
-                        const lsched_placement *p, int sign) {
+static inline __attribute__((always_inline)) void
+meter_apply(struct meter_state *s, const lsched_cluster *c,
+            const lsched_placement *p, int sign) {
   const struct lsched_node *nd = &c->nodes[p->node];
   lsched_frag_cache *fs = &s->fs;
   if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE) {

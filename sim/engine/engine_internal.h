@@ -619,9 +619,9 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
  * it to on_job or to the per-job arrays, and frees the slot. 0, or -1 with
  * err set. */
 int emit(engine *e, uint32_t sl);
-/* emit_parts (below): the same for a job that completed on parts. */
-/* Keeps slot s's outcome in the per-job arrays of sim_run without on_job;
- * a gang's parts move into the result. 0, or -1 with err set. */
+/* (emit_parts, the same for a job that completed on parts, is inline
+ * below.) Keeps slot s's outcome in the per-job arrays of sim_run without
+ * on_job; a gang's parts move into the result. 0, or -1 with err set. */
 int outcome_keep(engine *e, slot *s);
 /* Allocates the per-job result arrays of sim_run without on_job. */
 int outcome_alloc(engine *e, size_t n);

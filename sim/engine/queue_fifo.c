@@ -21,20 +21,17 @@
  * of the head's tries failed, ~300 instructions each against ~190 for the
  * test (2.4% of the replay's instructions went). 0: try it. */
 static int head_fails_still(engine *e, uint32_t sl) {
+  if (!e->rlog)
+    return 0;
   lsched_request req;
+  build_request(e, &e->slots[sl], &req);
   /* Whether it is one part, found once per failed try (the answer changes
    * only with the nodes, and the head is tried then). */
-  if (e->head_parts >> 1 != (uint64_t)sl + 1) {
-    int no = e->rlog == NULL;
-    if (!no) {
-      build_request(e, &e->slots[sl], &req);
-      no = lsched_place_splits(e->sc->c, &req) != 0; /* parts, malformed */
-    }
-    e->head_parts = ((uint64_t)sl + 1) << 1 | (uint64_t)no;
-  }
-  if (e->head_parts & 1)
+  if (e->head_parts >> 1 != (uint64_t)sl + 1)
+    e->head_parts = ((uint64_t)sl + 1) << 1 |
+                    (uint64_t)(lsched_place_splits(e->sc->c, &req) != 0);
+  if (e->head_parts & 1) /* parts, or malformed */
     return 0;
-  build_request(e, &e->slots[sl], &req);
   /* No node fits it now: as after a failed try, releases count from
    * here (sim_rlog_none_fits moves the mark). */
   return sim_rlog_none_fits(e->rlog, &e->head_mark, e->sc->c, &req);

@@ -37,8 +37,8 @@
  * room), so its attempt is answered by lsched_fits() on those nodes (the
  * engine's release log, rlog.h) instead of the policy (known_nofit; a
  * node change forgets it all). Same attempts' outcomes. skip and backfill
- * ask it of every queued shape when a release opens the epoch (open_skip,
- * merge_open_known), before any start of the merge: a shape it answers
+ * ask it of every queued shape when a release opens the epoch
+ * (open_merge), before any start of the merge: a shape it answers
  * fails in the epoch without entering the merge (its turn would come
  * after starts only, which take room), so the merge holds the shapes that
  * may fit, usually none or one.
@@ -474,8 +474,8 @@ void queue_index_free(engine *e) {
 /* ---- a pass ---- */
 
 /* A release since the last pass begins a new epoch: every queued job is
- * untried again (merge_open_known opens every live shape at its first
- * job, after the head's turn). */
+ * untried again (open_merge opens every live shape at its first job,
+ * after backfill's head's turn). */
 static void begin_epoch(engine *e) {
   struct queue_index *x = e->qx;
   x->pass++;
@@ -562,28 +562,16 @@ static inline void push_live_known(engine *e) {
   }
 }
 
-/* The merge of the pending shapes that did not fail in this epoch. 0, or
- * -1 when out of memory. */
-static int merge_open(engine *e) {
-  struct queue_index *x = e->qx;
-  if (grow_array((void **)&x->heap, &x->heap_cap, x->npend + 1,
-                 sizeof *x->heap))
-    return -1;
-  x->nheap = 0;
-  push_pending(x);
-  return 0;
-}
-
-/* merge_open after a release (backfill): every live shape, known_nofit
- * asked at once (push_live_known). 0, or -1 when out of memory. */
-static int merge_open_known(engine *e) {
-  struct queue_index *x = e->qx;
-  if (grow_array((void **)&x->heap, &x->heap_cap, x->nlive + 1,
-                 sizeof *x->heap))
-    return -1;
-  x->nheap = 0;
-  push_live_known(e);
-  return 0;
+/* A pass's merge (its room was made as shapes were added, shape_of):
+ * after a release every live shape, known_nofit asked at once
+ * (push_live_known); without one, the pending shapes that did not fail in
+ * the epoch (new arrivals'). */
+static inline __attribute__((always_inline)) void open_merge(engine *e) {
+  e->qx->nheap = 0;
+  if (e->freed)
+    push_live_known(e);
+  else
+    push_pending(e->qx);
 }
 
 /* The next job to try in queue order (its shape in *s), or QX_NONE. */
@@ -621,35 +609,18 @@ static void merge_failed(struct queue_index *x, uint32_t s) {
   }
 }
 
-static int oom(engine *e) {
-  snprintf(e->err, e->errlen, "out of memory");
-  return -1;
-}
-
-/* skip's merge (begin_epoch and the merge's opening in one; the merge
- * and the live list get room as shapes are added): after a release every
- * live shape, known_nofit asked at once (push_live_known); without one,
- * the pending shapes that did not fail in the epoch (new arrivals'). */
-static void open_skip(engine *e) {
-  begin_epoch(e);
-  e->qx->nheap = 0;
-  if (e->freed)
-    push_live_known(e);
-  else
-    push_pending(e->qx);
-}
-
 int queue_index_pass_skip(engine *e) {
   struct queue_index *x = e->qx;
   if (!e->freed && x->npend == 0) { /* nothing released, none pending */
     x->pass++;
     return 0;
   }
-  open_skip(e);
+  begin_epoch(e);
+  open_merge(e);
   uint32_t s, j = merge_next(x, &s);
   int started = 0;
   while (j != QX_NONE) {
-    /* Until the first start the cluster is as open_skip saw it: a shape
+    /* Until the first start the cluster is as open_merge saw it: a shape
      * it found may fit is not asked known_nofit again. */
     int asked = !started && x->shape[s].fit_pass == x->pass;
     int r = !asked && known_nofit(e, s) ? 0 : try_start(e, j);
@@ -726,21 +697,17 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
     return -1;
   if (e->qlen < 2 || !changed) {
     /* Every pending shape failed (the head's) or has no job left but the
-     * head, or nothing changed (none is pending). After a release the
-     * live shapes (at most the head's) restart at their first job. */
-    if (merge_open(e))
-      return oom(e);
+     * head, or nothing changed (none is pending): the merge is opened (the
+     * pending list emptied, after a release the live shapes restarted at
+     * their first job) and left empty. */
+    open_merge(e);
     x->nheap = 0;
-    if (e->freed)
-      for (size_t i = 0; i < x->nlive; i++)
-        x->shape[x->live[i]].cursor = x->shape[x->live[i]].first;
     return 0;
   }
   uint32_t h = e->queue[e->qhead];
   if (prepare(e))
     return -1;
-  if (e->freed ? merge_open_known(e) : merge_open(e))
-    return oom(e);
+  open_merge(e);
   uint32_t s, j;
   int started = 0;
   x->rj_gen++;

@@ -33,8 +33,9 @@
  * marked running joins its nodes' lists for the question and leaves them
  * after. So a reservation costs the nodes changed since the tree of its
  * shape was last asked, each one walk of lsched_fits_after over the
- * node's jobs (O(jobs on the node)), plus O(log nodes) per leaf. A shape is given a tree the second time it is asked (at most
- * RX_TREES, least recently used out); the first time, and whenever this
+ * node's jobs (O(jobs on the node)), plus O(log nodes) per leaf. A shape
+ * is given a tree the second time it is asked (at most RX_TREES, least
+ * recently used out); the first time, and whenever this
  * cannot answer (MIG nodes, GPU pools, node restrictions by list or
  * callback, gangs cut into parts, a policy without the promise, the
  * speed model's re-timed co-runners: reserve.c's fresh path), reserve.c
@@ -260,8 +261,6 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
         return -1;
       L->pb = np;
       L->cap = nc;
-      memmove(L->jb, L->jb + L->off, L->n * sizeof *L->j);
-      memmove(L->pb, L->pb + L->off, L->n * sizeof *L->part);
     }
     L->off = 0;
     L->j = L->jb;

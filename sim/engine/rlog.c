@@ -105,14 +105,12 @@ int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes) {
 
 int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
                        const lsched_request *req) {
-  const uint32_t *nodes;
-  int n = sim_rlog_since(l, *m, &nodes);
-  if (n < 0)
+  if (!l)
     return 0;
-  for (int i = 0; i < n; i++)
-    if (lsched_fits(c, (int)nodes[i], req))
-      return 0;
-  if (n > 0)
-    *m = sim_rlog_now(l);
+  /* A view without taking a mark: one is taken only when *m moves. */
+  sim_rlog_view v = {l->node, {l->gen, l->n}};
+  if (!sim_rlog_view_none_fits(&v, m, c, req))
+    return 0;
+  l->noted = l->n;
   return 1;
 }

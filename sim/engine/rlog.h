@@ -48,7 +48,7 @@ int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
 
 /* The log as it is at one time, to ask sim_rlog_none_fits of many marks
  * with no release in between (skip asks it of every queued shape when a
- * release opens an epoch: queue_index.c open_skip), without a call per
+ * release opens an epoch: queue_index.c open_merge), without a call per
  * mark. */
 typedef struct sim_rlog_view {
   const uint32_t *node; /* the log's entries, valid until a release */
