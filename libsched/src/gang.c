@@ -57,6 +57,67 @@ int lsched_place_splits(const lsched_cluster *c, const lsched_request *req) {
          req->gpu_count > widest_node(c, req);
 }
 
+/* Places one part (LSCHED_OK and *out, or an error), allocating nothing. */
+typedef int (*part_placer)(void *ctx, const lsched_cluster *c,
+                           const lsched_request *part, lsched_placement *out);
+
+static int part_by_policy(void *ctx, const lsched_cluster *c,
+                          const lsched_request *part, lsched_placement *out) {
+  (void)c;
+  return lsched_policy_place(ctx, part, out);
+}
+
+/* The first node in the visit order that fits, its lowest GPUs. */
+static int part_first(void *ctx, const lsched_cluster *c,
+                      const lsched_request *part, lsched_placement *out) {
+  (void)ctx;
+  int p = lsched_next_fit(c, part, 0);
+  if (p < 0)
+    return LSCHED_ENOFIT;
+  return lsched_pick_gpus(c, c->order[p], part, LSCHED_PICK_LOWEST, out);
+}
+
+/* Cuts req into parts of at most w GPUs, widest first, each placed by
+ * `place` and allocated at once (so later parts see it), as trial changes
+ * for the observers; on failure every part is released in reverse order
+ * (the cluster is as before) and *nout is 0. */
+static int place_parts(lsched_cluster *c, const lsched_request *req, int w,
+                       part_placer place, void *ctx, lsched_placement *out,
+                       int max_out, int *nout) {
+  int left = req->gpu_count, rc = LSCHED_OK;
+  lsched__trial_begin(c);
+  while (left > 0) {
+    if (*nout == max_out) {
+      rc = LSCHED_ELIMIT;
+      break;
+    }
+    rc = LSCHED_ENOFIT;
+    /* Widest part first: fewest nodes. */
+    for (int k = left < w ? left : w; k >= 1; k--) {
+      lsched_request part;
+      part_request(req, k, *nout == 0, &part);
+      if (place(ctx, c, &part, &out[*nout]) != LSCHED_OK)
+        continue;
+      rc = lsched_alloc(c, &out[*nout]);
+      if (rc == LSCHED_OK) {
+        (*nout)++;
+        left -= k;
+      }
+      break;
+    }
+    if (rc != LSCHED_OK)
+      break;
+  }
+  if (rc != LSCHED_OK) {
+    while (*nout > 0) {
+      (*nout)--;
+      lsched_release(c, &out[*nout]);
+    }
+  }
+  lsched__trial_end(c);
+  return rc;
+}
+
 int lsched_place_gang(lsched_policy *p, const lsched_request *req,
                       lsched_placement *out, int max_out, int *nout) {
   if (!p || !out || !nout || max_out < 1 || !lsched__req_valid(p->c, req))
@@ -81,41 +142,32 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
       *nout = 1;
     return rc;
   }
-  int left = req->gpu_count, rc = LSCHED_OK;
   /* Parts are trial changes for the observers until the gang is kept. */
-  lsched__trial_begin(c);
-  while (left > 0) {
-    if (*nout == max_out) {
-      rc = LSCHED_ELIMIT;
-      break;
-    }
-    rc = LSCHED_ENOFIT;
-    /* Widest part first: fewest nodes. */
-    for (int k = left < w ? left : w; k >= 1; k--) {
-      lsched_request part;
-      part_request(req, k, *nout == 0, &part);
-      if (lsched_policy_place(p, &part, &out[*nout]) != LSCHED_OK)
-        continue;
-      rc = lsched_alloc(c, &out[*nout]);
-      if (rc == LSCHED_OK) {
-        (*nout)++;
-        left -= k;
-      }
-      break;
-    }
-    if (rc != LSCHED_OK)
-      break;
-  }
-  if (rc != LSCHED_OK) {
-    while (*nout > 0) {
-      (*nout)--;
-      lsched_release(c, &out[*nout]);
-    }
-  }
-  lsched__trial_end(c);
+  int rc = place_parts(c, req, w, part_by_policy, p, out, max_out, nout);
   if (rc == LSCHED_OK && c->nobservers > 0)
     confirm_parts(c, out, *nout);
   return rc;
+}
+
+int lsched_gang_fits_first(lsched_cluster *c, const lsched_request *req,
+                           lsched_placement *scratch, int max_parts) {
+  if (!c || !scratch || max_parts < 1 || !lsched__req_valid(c, req))
+    return LSCHED_EINVAL;
+  int w = 0;
+  if (req->gpu_count == 0 || req->gpu_milli < LSCHED_GPU_MILLI ||
+      req->gpu_count <= (w = widest_node(c, req)))
+    return lsched_next_fit(c, req, 0) >= 0;
+  int n = 0;
+  int rc = place_parts(c, req, w, part_first, NULL, scratch, max_parts, &n);
+  /* Placed: the parts go again (trial releases, in reverse order), which
+   * restores the cluster bit for bit. */
+  lsched__trial_begin(c);
+  while (n > 0)
+    lsched_release(c, &scratch[--n]);
+  lsched__trial_end(c);
+  if (rc == LSCHED_OK)
+    return 1;
+  return rc == LSCHED_ENOFIT || rc == LSCHED_ELIMIT ? 0 : rc;
 }
 
 int lsched_can_ever_fit_gang(const lsched_cluster *c,

@@ -705,9 +705,16 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
     return 0;
   }
   uint32_t h = e->queue[e->qhead];
+  open_merge(e);
+  /* No candidate to try: the head's reservation T waits for a pass that
+   * has one, unless the head has none yet (its first, reserved_us, is an
+   * outcome). Asked later it is the same T for the same cluster, and no
+   * reservation moves a policy's state (reserve.c head_places: random
+   * draws only at real placements), so when it is asked changes nothing. */
+  if (x->nheap == 0 && e->slots[h].reserved_us >= 0)
+    return 0;
   if (prepare(e))
     return -1;
-  open_merge(e);
   uint32_t s, j;
   int started = 0;
   x->rj_gen++;

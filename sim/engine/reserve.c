@@ -375,14 +375,35 @@ int policy_fit_answers(const lsched_policy *p) {
           (LSCHED_POLICY_ANY_FIT | LSCHED_POLICY_ANY_FIT_DRAWS)) != 0;
 }
 
-/* Whether the policy would place req now. by_fits (policy_fit_answers, a
- * one-part request): some node fits, which is its answer, without asking
- * it, so that the question draws nothing (random) and allocates nothing;
- * else it is asked and its placement undone. */
-static int head_places(engine *e, const lsched_request *req, int by_fits) {
-  if (by_fits)
+/* How a reservation asks whether the head would be placed now. */
+enum head_ask {
+  HEAD_BY_FITS, /* a one-part request of a policy_fit_answers policy: some
+                   node fits, which is its answer */
+  HEAD_FIRST,   /* a cut request (a gang wider than a node) of a policy
+                   that draws (LSCHED_POLICY_ANY_FIT_DRAWS): its parts on
+                   the first nodes that fit (lsched_gang_fits_first) */
+  HEAD_POLICY   /* otherwise: the policy is asked, its placement undone */
+};
+
+static enum head_ask head_ask_of(engine *e, const lsched_request *req) {
+  unsigned f = lsched_policy_flags(e->pol);
+  if (!(f & (LSCHED_POLICY_ANY_FIT | LSCHED_POLICY_ANY_FIT_DRAWS)))
+    return HEAD_POLICY;
+  if (lsched_place_splits(e->sc->c, req) == 0)
+    return HEAD_BY_FITS;
+  return f & LSCHED_POLICY_ANY_FIT_DRAWS ? HEAD_FIRST : HEAD_POLICY;
+}
+
+/* Whether the policy would place req now, asked as `how` says: a question
+ * that never draws (random: a run's placements do not depend on how many
+ * reservations were asked) and leaves the cluster as it was. */
+static int head_places(engine *e, const lsched_request *req,
+                       enum head_ask how) {
+  if (how == HEAD_BY_FITS)
     return lsched_next_fit(e->sc->c, req, 0) >= 0;
   lsched_placement hp[SIM_MAX_PARTS];
+  if (how == HEAD_FIRST)
+    return lsched_gang_fits_first(e->sc->c, req, hp, SIM_MAX_PARTS) > 0;
   int hn = 0;
   if (lsched_place_gang(e->pol, req, hp, SIM_MAX_PARTS, &hn) != LSCHED_OK)
     return 0;
@@ -399,8 +420,7 @@ static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
   lsched_placement parts[SIM_MAX_PARTS];
   int64_t t = INT64_MAX;
   size_t released = 0, k = 0;
-  const int by_fits = policy_fit_answers(e->pol) &&
-                      lsched_place_splits(e->sc->c, req) == 0;
+  const enum head_ask how = head_ask_of(e, req);
   e->res_walked++;
   run_end x;
   int have = ends ? (r > 0 ? (x = ends[0], 1) : 0) : walk_next(w, &x);
@@ -426,7 +446,7 @@ static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
     }
     if (have < 0)
       break;
-    if (head_places(e, req, by_fits)) {
+    if (head_places(e, req, how)) {
       t = te;
       break;
     }

@@ -15,7 +15,9 @@
  * unchanged. test_flags_splits: the built-in policies' promise and when a
  * whole-GPU request is cut into parts. test_promise: the promise kept
  * (placed exactly when some node fits; random's calls that do not place
- * draw nothing).
+ * draw nothing). test_gang_first: lsched_gang_fits_first() by hand and
+ * against first-fit's lsched_place_gang() (the same rule), the cluster
+ * unchanged.
  *
  * Mutations this catches: counting GPUs with free > d instead of >= d;
  * testing the request before the first release only (no m = 0 answer);
@@ -24,6 +26,7 @@
 #include "libtest.h"
 
 #include <libsched/mig.h>
+#include <libsched/policy_sdk.h>
 #include <string.h>
 
 /* The reference: the least m such that req fits once rel[0 .. m) are
@@ -411,11 +414,135 @@ static void test_promise(void) {
   lsched_cluster_destroy(c);
 }
 
+/* A digest of everything an allocation changes (free CPU, memory, GPU
+ * shares of every node). */
+static uint64_t free_digest(const lsched_cluster *c) {
+  lsched_view v = LSCHED_VIEW_INIT;
+  OK(lsched_cluster_view(c, &v));
+  uint64_t h = 1469598103934665603u;
+  for (int x = 0; x < v.n; x++) {
+    const lsched_node *nd = lsched_view_node(&v, x);
+    h = (h ^ (uint64_t)nd->cpu_free) * 1099511628211u;
+    h = (h ^ (uint64_t)nd->mem_free) * 1099511628211u;
+  }
+  for (int g = 0; g < v.ngpus; g++)
+    h = (h ^ (uint64_t)(uint32_t)v.gpu_free[g]) * 1099511628211u;
+  return h;
+}
+
+/* lsched_gang_fits_first: a case worked by hand (a gang cut 8 + 4, a
+ * model restriction, too few parts allowed, the errors), then random
+ * requests (cut ones included) against first-fit's lsched_place_gang,
+ * which places each part by the same rule (the first node in the visit
+ * order that fits it, its lowest GPUs); the cluster is left unchanged
+ * every time. */
+static void test_gang_first(void) {
+  lsched_cluster *c = lt_new_cluster();
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 16000;
+  s.memory_mib = 4096;
+  s.gpu_count = 8;
+  s.gpu_model = A100;
+  OK(lsched_cluster_add_node(c, &s, NULL)); /* 0 */
+  OK(lsched_cluster_add_node(c, &s, NULL)); /* 1 */
+  s.gpu_count = 4;
+  s.gpu_model = V100;
+  OK(lsched_cluster_add_node(c, &s, NULL)); /* 2 */
+  lsched_placement scratch[8];
+  lsched_request g12 = lt_req(12000, 1200, 12, 1000); /* parts 8 + 4 */
+  MT_EQ(lsched_place_splits(c, &g12), 1);
+  MT_EQ(lsched_gang_fits_first(c, &g12, scratch, 8), 1);
+  lsched_placement five = pl(0, 1000, 100, 5, 1000, 0x1f);
+  OK(lsched_alloc(c, &five));
+  uint64_t before = free_digest(c);
+  /* 8 on node 1; node 0 has 3 GPUs free, so the 4 go to node 2. */
+  MT_EQ(lsched_gang_fits_first(c, &g12, scratch, 8), 1);
+  MT_EQ(lsched_gang_fits_first(c, &g12, scratch, 1), 0); /* needs 2 */
+  lsched_request a12 = g12;
+  a12.model_mask = UINT64_C(1) << A100; /* node 2 is no A100 */
+  MT_EQ(lsched_gang_fits_first(c, &a12, scratch, 8), 0);
+  lsched_request g3 = lt_req(1000, 100, 3, 1000); /* one part: node 0 */
+  MT_EQ(lsched_gang_fits_first(c, &g3, scratch, 8), 1);
+  lsched_request g9 = lt_req(1000, 100, 4, 1000);
+  g9.model_mask = UINT64_C(1) << V100;
+  MT_EQ(lsched_gang_fits_first(c, &g9, scratch, 8), 1);
+  g9.gpu_count = 5; /* cut 4 + 1 over V100 nodes: only one holds 4 */
+  MT_EQ(lsched_gang_fits_first(c, &g9, scratch, 8), 0);
+  MT_ASSERT(free_digest(c) == before);
+  lsched_request bad = lt_req(0, 0, 1, 0);
+  MT_EQ(lsched_gang_fits_first(c, &bad, scratch, 8), LSCHED_EINVAL);
+  MT_EQ(lsched_gang_fits_first(NULL, &g12, scratch, 8), LSCHED_EINVAL);
+  MT_EQ(lsched_gang_fits_first(c, &g12, NULL, 8), LSCHED_EINVAL);
+  MT_EQ(lsched_gang_fits_first(c, &g12, scratch, 0), LSCHED_EINVAL);
+  OK(lsched_release(c, &five));
+  lsched_cluster_destroy(c);
+
+  /* Random: nodes of 2 to 8 GPUs of two models, random holdings. */
+  c = lt_new_cluster();
+  struct rng r = {0x6A46F1};
+  for (int i = 0; i < 10; i++) {
+    s = (lsched_node_spec)LSCHED_NODE_SPEC_INIT;
+    s.cpu_milli = 8000 + 4000 * rbelow(&r, 3);
+    s.memory_mib = 65536;
+    s.gpu_count = 2 + 2 * rbelow(&r, 4);
+    s.gpu_model = rbelow(&r, 2);
+    OK(lsched_cluster_add_node(c, &s, NULL));
+  }
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  lsched_policy *ff = NULL;
+  OK(lsched_policy_create_from(&ff, c, reg, "first-fit"));
+  lsched_placement held[64], parts[8];
+  int nheld = 0, yes = 0, no = 0, cut = 0;
+  for (int step = 0; step < 3000; step++) {
+    if (nheld == 64 || (nheld > 0 && rbelow(&r, 2) == 0)) {
+      int k = rbelow(&r, nheld);
+      OK(lsched_release(c, &held[k]));
+      held[k] = held[--nheld];
+      continue;
+    }
+    lsched_request req = lt_req(500 * (1 + rbelow(&r, 12)), 1024,
+                                1 + rbelow(&r, 20), 1000);
+    if (rbelow(&r, 3) == 0)
+      req.model_mask = UINT64_C(1) << rbelow(&r, 2);
+    int max = 1 + rbelow(&r, 8);
+    uint64_t d = free_digest(c);
+    int got = lsched_gang_fits_first(c, &req, scratch, max);
+    MT_ASSERT(free_digest(c) == d);
+    int n = 0;
+    int rc = lsched_place_gang(ff, &req, parts, max, &n);
+    MT_ASSERT_MSG(got == (rc == LSCHED_OK), "step %d: %d GPUs, fits_first "
+                  "%d, first-fit's gang %s", step, (int)req.gpu_count, got,
+                  lsched_err_name(rc));
+    cut += lsched_place_splits(c, &req) == 1;
+    if (rc != LSCHED_OK) {
+      no++;
+      continue;
+    }
+    yes++;
+    /* Keep a one-part placement (a cut gang is released at once). */
+    if (n == 1 && nheld < 64)
+      held[nheld++] = parts[0];
+    else
+      while (n > 0)
+        OK(lsched_release(c, &parts[--n]));
+  }
+  MT_ASSERT_MSG(yes > 300 && no > 150 && cut > 500, "%d yes, %d no, %d cut",
+                yes, no, cut);
+  while (nheld > 0)
+    OK(lsched_release(c, &held[--nheld]));
+  lsched_policy_destroy(ff);
+  lsched_registry_destroy(reg);
+  lsched_cluster_destroy(c);
+}
+
 int main(void) {
   mt_begin("test_fits_after");
   MT_RUN(test_random);
   MT_RUN(test_hand);
   MT_RUN(test_flags_splits);
   MT_RUN(test_promise);
+  MT_RUN(test_gang_first);
   return mt_finish();
 }

@@ -1030,6 +1030,27 @@ LSCHED_API int lsched_place_gang(lsched_policy *p, const lsched_request *req,
                                  int *nout);
 
 /**
+ * Whether req could be placed now as lsched_place_gang() cuts it, with each
+ * one-part request (a part, or req itself when it is not cut) on the first
+ * node in the visit order that fits it (lowest-index GPUs): 1 or 0. Asks
+ * no policy, so it draws and learns nothing: a what-if ("could the gang
+ * start now?", an EASY reservation) for a policy that places every one-part
+ * request on some node that fits it (LSCHED_POLICY_ANY_FIT,
+ * LSCHED_POLICY_ANY_FIT_DRAWS). For a request that is not cut the answer
+ * is exactly the policy's; for one that is, which nodes the policy's parts
+ * take may decide whether the last parts fit, so it is the first-fit
+ * answer. Parts go into scratch (max_parts entries; more needed: 0, as
+ * lsched_place_gang's LSCHED_ELIMIT), allocated as trial changes and then
+ * released, which leaves c exactly as it was (observers see trial
+ * allocations and releases). LSCHED_EINVAL for a NULL argument or an
+ * invalid request. O(parts x (log n + GPUs)) when few nodes are near-misses.
+ */
+LSCHED_API int lsched_gang_fits_first(lsched_cluster *c,
+                                      const lsched_request *req,
+                                      lsched_placement *scratch,
+                                      int max_parts);
+
+/**
  * 1 if lsched_place_gang() would cut valid request req into parts (whole
  * GPUs, more than the widest node of an allowed model holds), 0 if it
  * asks the policy for one placement, LSCHED_EINVAL. O(models).
