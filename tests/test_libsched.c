@@ -1235,6 +1235,22 @@ START_TEST(test_pick_gpus_errors) {
   ck_assert_int_eq(lsched_effective_milli(fx, 0, &r), 500);
   ck_assert_int_eq(lsched_effective_milli(fx, 1, &r), 1000);
   ck_assert_int_lt(lsched_effective_milli(fx, 3, &r), 0);
+  /* A shared node with GPU0 at 700 free and GPU1 whole: a whole GPU is
+   * GPU1 under every rule; a half GPU is GPU1 for the loosest, GPU0 for
+   * the tightest and the lowest. */
+  must_alloc(fx, mkpl(0, 0, 0, 1, 300, 0x1));
+  lsched_request w = mkreq(0, 0, 1, 1000, 0), h = mkreq(0, 0, 1, 500, 0);
+  const lsched_gpu_pick rules[] = {LSCHED_PICK_LOWEST, LSCHED_PICK_TIGHTEST,
+                                   LSCHED_PICK_LOOSEST};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(lsched_pick_gpus(fx, 0, &w, rules[i], &p), LSCHED_OK);
+    ck_assert_uint_eq(p.gpu_mask, 0x2);
+    ck_assert_int_eq(lsched_pick_gpus(fx, 0, &h, rules[i], &p), LSCHED_OK);
+    ck_assert_uint_eq(p.gpu_mask, rules[i] == LSCHED_PICK_LOOSEST ? 0x2 : 0x1);
+  }
+  w.gpu_count = 2; /* two whole GPUs: only one is whole */
+  ck_assert_int_eq(lsched_pick_gpus(fx, 0, &w, LSCHED_PICK_LOOSEST, &p),
+                   LSCHED_ENOFIT);
 }
 END_TEST
 

@@ -1555,8 +1555,9 @@ int lsched_pick_gpus(const lsched_cluster *c, int node,
     return lsched_mig_choose(
         c, node, lsched_mig_model_kind(c, nd->model, req), k, rule, out);
   const int *g = c->gpu_free + nd->gpu_off;
-  if (rule == LSCHED_PICK_LOWEST ||
-      (rule == LSCHED_PICK_TIGHTEST && d == LSCHED_GPU_MILLI)) {
+  /* Whole GPUs: only fully free GPUs qualify, all with the same share,
+   * so every rule takes the lowest k (ties go to the lowest index). */
+  if (rule == LSCHED_PICK_LOWEST || d == LSCHED_GPU_MILLI) {
     int got = 0;
     for (int i = 0; i < nd->gpu_count && got < k; i++)
       if (g[i] >= d) {

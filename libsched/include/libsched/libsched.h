@@ -558,7 +558,8 @@ typedef enum lsched_gpu_pick {
   /** GPUs with the least free share that still fits (ties: lowest index);
    * whole-GPU requests take the lowest-index fully free GPUs. */
   LSCHED_PICK_TIGHTEST = 1,
-  /** GPUs with the most free share (ties: lowest index). */
+  /** GPUs with the most free share (ties: lowest index); whole-GPU
+   * requests take the lowest-index fully free GPUs, as every rule does. */
   LSCHED_PICK_LOOSEST = 2
 } lsched_gpu_pick;
 
