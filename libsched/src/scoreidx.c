@@ -144,6 +144,8 @@ struct six_shape {
   uint32_t tag;  /* this key's id in the state memo (unique per key set) */
   int ans_ok;
   int plain_k;   /* GPU count of a plain (not MIG) request, else 0 */
+  int full_k;    /* plain_k of whole GPUs (1000 milli each), else 0 */
+  int min_milli; /* a plain request's share when plain_k > 0, else 0 */
   /* Idle classes (lsched_score_index_idle): per class, 0 = not known yet,
    * 1 = an idle node of it does not fit, 2 = fits and scores cval. */
   uint8_t *cst;
@@ -311,10 +313,14 @@ static inline int64_t leaf_value(struct lsched_score_index *ix,
   int64_t v;
   /* What every fit needs (lsched__node_fits tests it first), without the
    * call: CPU and memory; a plain GPU request k GPUs with some share
-   * free (a MIG node never holds a plain request). */
+   * free (a MIG node never holds a plain request), k whole GPUs free when
+   * it takes whole GPUs, and one GPU with its share free (a node's
+   * effective share is the request's or 1000, and 1000 needs whole GPUs
+   * free). */
   if (!fits &&
       (nd->cpu_free < s->req.cpu_milli || nd->mem_free < s->req.memory_mib ||
-       nd->gpus_nonzero_free < s->plain_k))
+       nd->gpus_nonzero_free < s->plain_k || nd->gpus_full_free < s->full_k ||
+       nd->max_gpu_free < s->min_milli))
     v = SIX_NONE;
   else if (ix->st_on)
     v = leaf_memo(ix, s, node, nd, fits);
@@ -1028,6 +1034,8 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
     r.features = k->features;
     s->req = r;
     s->plain_k = k->mig_kind ? 0 : k->k;
+    s->full_k = k->milli == LSCHED_GPU_MILLI ? s->plain_k : 0;
+    s->min_milli = s->plain_k > 0 ? k->milli : 0;
   }
   s->last_use = ++ix->tick;
   if (!s->built) {
