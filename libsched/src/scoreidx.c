@@ -144,6 +144,9 @@ struct six_shape {
   uint32_t tag;  /* this key's id in the state memo (unique per key set) */
   int ans_ok;
   int plain_k;   /* GPU count of a plain (not MIG) request, else 0 */
+  int full_k;    /* plain_k of whole GPUs (1000 milli each), else 0 */
+  int min_milli; /* a plain request's share when plain_k > 0, else 0 */
+  int plain;     /* no MIG kind, no features: plain_fits decides a fit */
   /* Idle classes (lsched_score_index_idle): per class, 0 = not known yet,
    * 1 = an idle node of it does not fit, 2 = fits and scores cval. */
   uint8_t *cst;
@@ -268,6 +271,40 @@ static int key_eq(const struct six_key *a, const struct six_key *b) {
 
 static inline int64_t max64(int64_t a, int64_t b) { return b > a ? b : a; }
 
+/* lsched__node_fits(ix->c, nd, &s->req) once leaf_value's pre-test
+ * passed. A plain shape (s->plain) is tested here, without what that
+ * pre-test settled (CPU and memory, k GPUs with some share free so at
+ * least k GPUs, k whole GPUs free for whole GPUs, one GPU with the
+ * request's share free) nor the tests of features, node restrictions
+ * and MIG kinds. Out of line: inlined in the replay loops it cost more
+ * than it saved. */
+static __attribute__((noinline)) int
+leaf_fits(const struct lsched_score_index *ix, const struct lsched_node *nd,
+          const struct six_shape *s) {
+  if (!s->plain)
+    return lsched__node_fits(ix->c, nd, &s->req);
+  int k = s->plain_k;
+  if (__builtin_expect(nd->state != LSCHED_NODE_UP, 0))
+    return 0;
+  if (k == 0)
+    return 1;
+  if (nd->mode == LSCHED_GPU_MIG)
+    return 0;
+  uint64_t mm = s->req.model_mask;
+  if (mm && !(mm & (UINT64_C(1) << nd->model)))
+    return 0;
+  if (nd->mode == LSCHED_GPU_EXCLUSIVE)
+    return nd->gpus_full_free >= k;
+  int d = s->min_milli;
+  if (d == LSCHED_GPU_MILLI || k == 1)
+    return 1;
+  const int *g = ix->c->gpu_free + nd->gpu_off;
+  int cnt = 0;
+  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
+    cnt += g[i] >= d;
+  return cnt >= k;
+}
+
 /* The answer for shape s of node (nd) through the state memo
  * (lsched_score_index_state); fits: the node is known to fit s. */
 static inline int64_t leaf_memo(struct lsched_score_index *ix,
@@ -282,7 +319,7 @@ static inline int64_t leaf_memo(struct lsched_score_index *ix,
         e->g0 == ns->g0 && e->g1 == ns->g1 && e->cls == ns->cls)
       return e->fits ? e->val : SIX_NONE;
   }
-  int64_t v = fits || lsched__node_fits(ix->c, nd, &s->req)
+  int64_t v = fits || leaf_fits(ix, nd, s)
                   ? ix->score(&ix->v, node, &s->req, ix->ctx)
                   : SIX_NONE;
   if (e) {
@@ -311,14 +348,18 @@ static inline int64_t leaf_value(struct lsched_score_index *ix,
   int64_t v;
   /* What every fit needs (lsched__node_fits tests it first), without the
    * call: CPU and memory; a plain GPU request k GPUs with some share
-   * free (a MIG node never holds a plain request). */
+   * free (a MIG node never holds a plain request), k whole GPUs free when
+   * it takes whole GPUs, and one GPU with its share free (a node's
+   * effective share is the request's or 1000, and 1000 needs whole GPUs
+   * free). */
   if (!fits &&
       (nd->cpu_free < s->req.cpu_milli || nd->mem_free < s->req.memory_mib ||
-       nd->gpus_nonzero_free < s->plain_k))
+       nd->gpus_nonzero_free < s->plain_k || nd->gpus_full_free < s->full_k ||
+       nd->max_gpu_free < s->min_milli))
     v = SIX_NONE;
   else if (ix->st_on)
     v = leaf_memo(ix, s, node, nd, fits);
-  else if (fits || lsched__node_fits(ix->c, nd, &s->req))
+  else if (fits || leaf_fits(ix, nd, s))
     v = ix->score(&ix->v, node, &s->req, ix->ctx);
   else
     v = SIX_NONE;
@@ -1028,6 +1069,9 @@ static int shape_get(struct lsched_score_index *ix, const struct six_key *k,
     r.features = k->features;
     s->req = r;
     s->plain_k = k->mig_kind ? 0 : k->k;
+    s->full_k = k->milli == LSCHED_GPU_MILLI ? s->plain_k : 0;
+    s->min_milli = s->plain_k > 0 ? k->milli : 0;
+    s->plain = !k->mig_kind && !k->features;
   }
   s->last_use = ++ix->tick;
   if (!s->built) {

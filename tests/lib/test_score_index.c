@@ -5,6 +5,9 @@
  *
  * - A hand-computed case: best-fit's scores on three nodes, ties to the
  *   earliest node in the visit order, under set_order and a cordon.
+ * - The plain fit test and its pre-test at their edges (shares a GPU holds
+ *   exactly or one milli short, whole GPUs, an exclusive node, a model
+ *   mask, a cordon), the node id as the score.
  * - Equivalence replays: every scoring built-in (best-fit, worst-fit,
  *   dot-product, gpu-packing, gpu-clustering, fgd; mig-best-fit and
  *   mig-aware for their non-MIG requests; defrag over best-fit; random,
@@ -82,6 +85,78 @@ static lsched_policy *attach(lsched_cluster *c, const char *name,
   if (index)
     OK(lsched_policy_set_param(p, "index", index));
   return p;
+}
+
+/* The leaf pre-test and the plain fit test (scoreidx.c: whole GPUs, one
+ * GPU with the share, k GPUs with it; exclusive nodes, models, states) at
+ * their edges: the node id as the score (the highest fitting id wins, so
+ * every fit decision shows), the index against lsched_best_raw_score()
+ * after every change, for requests of shares a GPU holds exactly or one
+ * milli short. */
+static int64_t by_id(const lsched_view *v, int node, const lsched_request *req,
+                     void *ctx) {
+  (void)v;
+  (void)req;
+  (void)ctx;
+  return node;
+}
+
+static void plain_same(lsched_cluster *c, lsched_score_index *ix) {
+  static const int shape[][3] = {{1, 500, 0},  {2, 500, 0}, {2, 1000, 0},
+                                 {1, 1000, 0}, {3, 499, 0}, {1, 500, 2},
+                                 {2, 499, 2},  {0, 0, 0}};
+  int scratch[4];
+  for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
+    lsched_request q = lt_req(1000, 0, shape[i][0], shape[i][1]);
+    q.model_mask = (uint64_t)shape[i][2];
+    int a = -2, b = -2;
+    int ra = lsched_score_index_best(ix, &q, &a);
+    int rb = lsched_best_raw_score(c, &q, by_id, NULL, scratch, &b);
+    MT_ASSERT_MSG(ra == rb && a == b,
+                  "shape %zu: index %d node %d, scan %d node %d", i, ra, a, rb,
+                  b);
+  }
+}
+
+static void test_plain_fits(void) {
+  lsched_cluster *c = new_cluster(1);
+  add_node(c, 8000, 65536, 4, 0, LSCHED_GPU_SHARED, 0);
+  add_node(c, 8000, 65536, 4, 0, LSCHED_GPU_SHARED, 0);
+  add_node(c, 8000, 65536, 4, 0, LSCHED_GPU_EXCLUSIVE, 0);
+  add_node(c, 8000, 65536, 4, 1, LSCHED_GPU_SHARED, 0);
+  lsched_score_index *ix = NULL;
+  OK(lsched_score_index_create(&ix, c, by_id, NULL));
+  plain_same(c, ix);
+  /* node, GPU mask, milli per GPU: node 3's GPUs go to 500 500 499 0 free,
+   * then 499 500 499 0; node 2 (exclusive) loses a GPU, node 1 two
+   * halves. */
+  static const int step[][3] = {{3, 3, 500}, {3, 4, 501},  {3, 8, 1000},
+                                {3, 1, 1},   {2, 1, 1000}, {1, 3, 500},
+                                {1, 1, 1}};
+  lsched_placement p[7];
+  for (int i = 0; i < 7; i++) {
+    memset(&p[i], 0, sizeof p[i]);
+    p[i].node = step[i][0];
+    p[i].gpu_mask = (uint64_t)step[i][1];
+    p[i].gpu_count = __builtin_popcountll(p[i].gpu_mask);
+    p[i].gpu_milli = step[i][2];
+    OK(lsched_alloc(c, &p[i]));
+    plain_same(c, ix);
+  }
+  OK(lsched_cluster_set_node_state(c, 3, LSCHED_NODE_CORDONED));
+  plain_same(c, ix);
+  OK(lsched_cluster_set_node_state(c, 3, LSCHED_NODE_UP));
+  plain_same(c, ix);
+  for (int i = 6; i >= 0; i--) {
+    OK(lsched_release(c, &p[i]));
+    plain_same(c, ix);
+  }
+  OK(lsched_score_index_check(ix));
+  lsched_score_index_stats st;
+  OK(lsched_score_index_stats_get(ix, &st));
+  MT_EQ((int)st.scanned, 0);
+  lsched_score_index_destroy(ix);
+  lsched_cluster_destroy(c);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1187,6 +1262,7 @@ static void test_invariants_100k(void) {
 int main(void) {
   mt_begin("test_score_index");
   MT_RUN(test_hand);
+  MT_RUN(test_plain_fits);
   MT_RUN(test_idle_classes);
   MT_RUN(test_state_memo);
   MT_RUN(test_replay_small);
