@@ -1189,19 +1189,7 @@ static inline int node_fits(const lsched_cluster *c,
   int a = node_admits(c, nd, req, nd->cpu_free, nd->mem_free);
   if (a >= 0)
     return a;
-  int k = req->gpu_count;
-  int d = lsched__eff_milli(nd, req);
-  if (d == LSCHED_GPU_MILLI)
-    return nd->gpus_full_free >= k;
-  if (nd->max_gpu_free < d || nd->gpus_nonzero_free < k)
-    return 0;
-  if (k == 1)
-    return 1;
-  const int *g = c->gpu_free + nd->gpu_off;
-  int cnt = 0;
-  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
-    cnt += g[i] >= d;
-  return cnt >= k;
+  return lsched__gpus_fit(c, nd, req->gpu_count, lsched__eff_milli(nd, req));
 }
 
 int lsched_fits_after(const lsched_cluster *c, int node,

@@ -276,8 +276,8 @@ static inline int64_t max64(int64_t a, int64_t b) { return b > a ? b : a; }
  * pre-test settled (CPU and memory, k GPUs with some share free so at
  * least k GPUs, k whole GPUs free for whole GPUs, one GPU with the
  * request's share free) nor the tests of features, node restrictions
- * and MIG kinds. Out of line: inlined in the replay loops it cost more
- * than it saved. */
+ * and MIG kinds; the GPU rule is the fit test's own (lsched__gpus_fit).
+ * Out of line: inlined in the replay loops it cost more than it saved. */
 static __attribute__((noinline)) int
 leaf_fits(const struct lsched_score_index *ix, const struct lsched_node *nd,
           const struct six_shape *s) {
@@ -293,16 +293,9 @@ leaf_fits(const struct lsched_score_index *ix, const struct lsched_node *nd,
   uint64_t mm = s->req.model_mask;
   if (mm && !(mm & (UINT64_C(1) << nd->model)))
     return 0;
-  if (nd->mode == LSCHED_GPU_EXCLUSIVE)
-    return nd->gpus_full_free >= k;
-  int d = s->min_milli;
-  if (d == LSCHED_GPU_MILLI || k == 1)
-    return 1;
-  const int *g = ix->c->gpu_free + nd->gpu_off;
-  int cnt = 0;
-  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
-    cnt += g[i] >= d;
-  return cnt >= k;
+  return lsched__gpus_fit(ix->c, nd, k,
+                          nd->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI
+                                                           : s->min_milli);
 }
 
 /* The answer for shape s of node (nd) through the state memo
