@@ -338,22 +338,25 @@ typedef struct meter_recs {
   int64_t idle_sum; /* of idle */
 } meter_recs;
 
-static inline int64_t *rec_fi(const meter_recs *r, int node) {
-  return (int64_t *)(void *)(r->rec + ((size_t)node << r->shift));
+/* A node's record, and its parts. (The callers take the record once: a
+ * store through cnt, a character type, may alias r's fields for the
+ * compiler, which then computes the address again for each part.) */
+static inline unsigned char *rec_at(const meter_recs *r, int node) {
+  return r->rec + ((size_t)node << r->shift);
 }
 
-static inline uint8_t *rec_cnt(const meter_recs *r, int node) {
-  return r->rec + ((size_t)node << r->shift) + 2 * sizeof(int64_t);
+static inline uint8_t *rec_cnt(unsigned char *rb) {
+  return rb + 2 * sizeof(int64_t);
 }
 
-static inline int32_t *rec_small(const meter_recs *r, int node) {
-  return (int32_t *)(void *)(r->rec + ((size_t)node << r->shift) +
-                             2 * sizeof(int64_t) + r->croom);
+static inline int32_t *rec_small(const meter_recs *r, unsigned char *rb) {
+  return (int32_t *)(void *)(rb + 2 * sizeof(int64_t) + r->croom);
 }
 
-/* Node's F and idle are now F and idle: the sums follow. */
-static inline void rec_set(meter_recs *r, int node, int64_t F, int64_t idle) {
-  int64_t *fi = rec_fi(r, node);
+/* Record rb's F and idle are now F and idle: the sums follow. */
+static inline void rec_set(meter_recs *r, unsigned char *rb, int64_t F,
+                           int64_t idle) {
+  int64_t *fi = (int64_t *)(void *)rb;
   r->sum += F - fi[0];
   fi[0] = F;
   r->idle_sum += idle - fi[1];
@@ -364,11 +367,12 @@ static inline void rec_set(meter_recs *r, int node, int64_t F, int64_t idle) {
 static void rec_update(meter_recs *r, const lsched_cluster *c,
                        const lsched_frag_types *fw, int node) {
   const struct lsched_node *nd = &c->nodes[node];
-  uint8_t *cnt = rec_cnt(r, node);
-  int32_t *small = rec_small(r, node);
+  unsigned char *rb = rec_at(r, node);
+  uint8_t *cnt = rec_cnt(rb);
+  int32_t *small = rec_small(r, rb);
   lsched_frag_aggregate(fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
                         small);
-  rec_set(r, node,
+  rec_set(r, rb,
           lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
                            nd->gpu_free_sum),
           nd->gpu_free_sum);
@@ -461,8 +465,9 @@ meter_apply(struct meter_state *s, const lsched_cluster *c,
     rec_update(r, c, &s->fw, p->node);
     return;
   }
-  uint8_t *cnt = rec_cnt(r, p->node);
-  int32_t *small = rec_small(r, p->node);
+  unsigned char *rb = rec_at(r, p->node);
+  uint8_t *cnt = rec_cnt(rb);
+  int32_t *small = rec_small(r, rb);
   const int D = s->fw.nthr;
   if (p->gpu_count > 0 && D > 0) {
     const int delta = -sign * p->gpu_milli; /* a GPU's free: now - before */
@@ -523,7 +528,7 @@ meter_apply(struct meter_state *s, const lsched_cluster *c,
       F = acc + (W - okw) * idle;
     }
   }
-  rec_set(r, p->node, F, idle);
+  rec_set(r, rb, F, idle);
 }
 
 static void meter_alloc(void *state, const lsched_cluster *c,
