@@ -280,17 +280,27 @@ static uint64_t below(struct rng *r, uint64_t n) {
   return (rng_next(r) >> 11) % n;
 }
 
-static lsched_workload *random_workload(struct rng *r) {
+/* A random share: one of six, or (wide) any multiple of 50. */
+static int random_share(struct rng *r, const int *six, int wide) {
+  return wide ? 50 * (1 + (int)below(r, 20)) : six[below(r, 6)];
+}
+
+/* wide: up to 24 types of 20 shares (more than 8 thresholds: the meter's
+ * per-node record then holds 16 counts, and more small sums than fit in
+ * 64 bytes from 13 on). */
+static lsched_workload *random_workload(struct rng *r, int wide) {
   static const int shares[] = {100, 250, 300, 500, 700, 1000};
   lsched_workload *w;
   ck_assert_int_eq(lsched_workload_create(&w, NULL), LSCHED_OK);
-  int n = 1 + (int)below(r, 8);
+  int n = 1 + (int)below(r, wide ? 24 : 8);
   for (int i = 0; i < n; i++) {
     int k = (int)below(r, 4);
-    lsched_task_type t = tt(1000 * (int64_t)below(r, 40), k,
-                            k ? (k > 1 ? 1000 : shares[below(r, 6)]) : 0,
-                            below(r, 4) == 0 ? 1 + below(r, 3) : 0,
-                            1 + below(r, 20));
+    if (wide && k > 1) /* mostly one GPU, of some share */
+      k = 1;
+    lsched_task_type t =
+        tt(1000 * (int64_t)below(r, 40), k,
+           k ? (k > 1 ? 1000 : random_share(r, shares, wide)) : 0,
+           below(r, 4) == 0 ? 1 + below(r, 3) : 0, 1 + below(r, 20));
     ck_assert_int_eq(lsched_workload_add(w, &t), LSCHED_OK);
   }
   return w;
@@ -304,24 +314,25 @@ static void random_cluster(lsched_cluster *c, struct rng *r) {
              below(r, 4) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE);
 }
 
-static lsched_request random_request(struct rng *r) {
+static lsched_request random_request(struct rng *r, int wide) {
   static const int shares[] = {100, 200, 250, 500, 600, 1000};
   int k = (int)below(r, 4);
   lsched_request q = rq(1000 * (int64_t)below(r, 12), k,
-                        k ? (k > 1 ? 1000 : shares[below(r, 6)]) : 0);
+                        k ? (k > 1 ? 1000 : random_share(r, shares, wide)) : 0);
   if (below(r, 5) == 0)
     q.model_mask = 1 + below(r, 3);
   return q;
 }
 
 /* The meter kept incrementally equals a from-scratch recomputation after
- * every allocation and release. */
+ * every allocation and release (loops 3..5: many thresholds). */
 START_TEST(fragmeter_matches_scratch) {
   struct rng r = {0x9E3779B97F4A7C15ull + (uint64_t)_i};
+  int wide = _i >= 3;
   for (int round = 0; round < 10; round++) {
     lsched_cluster *c = new_cluster();
     random_cluster(c, &r);
-    lsched_workload *w = random_workload(&r);
+    lsched_workload *w = random_workload(&r, wide);
     lsched_fragmeter *m;
     ck_assert_int_eq(lsched_fragmeter_create(&m, c, w), LSCHED_OK);
     lsched_registry *reg;
@@ -334,7 +345,7 @@ START_TEST(fragmeter_matches_scratch) {
         REQ_EQ(lsched_release(c, &live[j]), LSCHED_OK);
         live[j] = live[--nlive];
       } else {
-        lsched_request q = random_request(&r);
+        lsched_request q = random_request(&r, wide);
         if (lsched_policy_place(p, &q, &live[nlive]) == LSCHED_OK) {
           REQ_EQ(lsched_alloc(c, &live[nlive]), LSCHED_OK);
           nlive++;
@@ -659,7 +670,7 @@ START_TEST(fgd_matches_brute_force) {
       perm[j] = x;
     }
     ck_assert_int_eq(lsched_cluster_set_order(c, perm, n), LSCHED_OK);
-    lsched_workload *w = random_workload(&r);
+    lsched_workload *w = random_workload(&r, 0);
     lsched_registry *reg;
     lsched_policy *p = policy(c, &reg, "fgd");
     ck_assert_int_eq(lsched_policy_set_workload(p, w), LSCHED_OK);
@@ -672,7 +683,7 @@ START_TEST(fgd_matches_brute_force) {
         live[j] = live[--nlive];
         continue;
       }
-      lsched_request q = random_request(&r);
+      lsched_request q = random_request(&r, 0);
       int bn;
       uint64_t bm = 0;
       brute_fgd(c, w, &q, &bn, &bm);
@@ -788,7 +799,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, workload_merge_validate_popular);
   tcase_add_test(tc, frag_node_hand_computed);
-  tcase_add_loop_test(tc, fragmeter_matches_scratch, 0, 3);
+  tcase_add_loop_test(tc, fragmeter_matches_scratch, 0, 6);
   tcase_add_test(tc, dot_product_hand_computed);
   tcase_add_test(tc, gpu_packing_hand_computed);
   tcase_add_test(tc, gpu_clustering_hand_computed);

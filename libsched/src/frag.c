@@ -211,9 +211,7 @@ int lsched_frag_cache_init(lsched_frag_cache *fs,
   size_t n = c->n ? (size_t)c->n : 1;
   size_t D = fw->nthr ? (size_t)fw->nthr : 1;
   fs->F = lsched__calloc(a, n, sizeof *fs->F);
-  /* 8 bytes more: meter_apply reads and writes a node's counts as one
-   * 8-byte word (the last node's runs past n x D). */
-  fs->cnt = lsched__calloc(a, n * D + 8, sizeof *fs->cnt);
+  fs->cnt = lsched__calloc(a, n * D, sizeof *fs->cnt);
   fs->small = lsched__calloc(a, n * D, sizeof *fs->small);
   fs->idle = lsched__calloc(a, n, sizeof *fs->idle);
   if (!fs->F || !fs->cnt || !fs->small || !fs->idle) {
@@ -324,10 +322,93 @@ int lsched_frag_cluster(const lsched_cluster *c, const lsched_workload *w,
 /* The meter: a hidden policy instance, so that the cluster's existing
  * attach/notify machinery tells it about every alloc and release. */
 
+/* The meter's per-node figures: the fields of lsched_frag_cache (F x W,
+ * idle milli, cnt[], small[]) of one node side by side in one record of
+ * 1 << shift bytes (at least 32; aligned to it up to 64): a release on a node
+ * whose figures were evicted then misses one cache line instead of four (the
+ * cache's four arrays; 100k-GPU replays release on nodes all over the cluster).
+ * Record: F (int64), idle (int64), cnt (croom bytes: nthr rounded up to 8, so
+ * meter_apply's 8-byte word of counts stays inside it), small (nthr int32). */
+typedef struct meter_recs {
+  unsigned char *mem; /* the allocation; rec is mem aligned up */
+  unsigned char *rec;
+  unsigned shift;
+  size_t croom;
+  int64_t sum;      /* of F */
+  int64_t idle_sum; /* of idle */
+} meter_recs;
+
+/* A node's record, and its parts. (The callers take the record once: a
+ * store through cnt, a character type, may alias r's fields for the
+ * compiler, which then computes the address again for each part.) */
+static inline unsigned char *rec_at(const meter_recs *r, int node) {
+  return r->rec + ((size_t)node << r->shift);
+}
+
+static inline uint8_t *rec_cnt(unsigned char *rb) {
+  return rb + 2 * sizeof(int64_t);
+}
+
+static inline int32_t *rec_small(const meter_recs *r, unsigned char *rb) {
+  return (int32_t *)(void *)(rb + 2 * sizeof(int64_t) + r->croom);
+}
+
+/* Record rb's F and idle are now F and idle: the sums follow. */
+static inline void rec_set(meter_recs *r, unsigned char *rb, int64_t F,
+                           int64_t idle) {
+  int64_t *fi = (int64_t *)(void *)rb;
+  r->sum += F - fi[0];
+  fi[0] = F;
+  r->idle_sum += idle - fi[1];
+  fi[1] = idle;
+}
+
+/* Node's record from scratch (as lsched_frag_cache_update). */
+static void rec_update(meter_recs *r, const lsched_cluster *c,
+                       const lsched_frag_types *fw, int node) {
+  const struct lsched_node *nd = &c->nodes[node];
+  unsigned char *rb = rec_at(r, node);
+  uint8_t *cnt = rec_cnt(rb);
+  int32_t *small = rec_small(r, rb);
+  lsched_frag_aggregate(fw, c->gpu_free + nd->gpu_off, nd->gpu_count, cnt,
+                        small);
+  rec_set(r, rb,
+          lsched_frag_eval(fw, nd->model, nd->cpu_free, cnt, small,
+                           nd->gpu_free_sum),
+          nd->gpu_free_sum);
+}
+
+static void recs_free(meter_recs *r, const lsched_allocator *a) {
+  lsched__free(a, r->mem);
+  memset(r, 0, sizeof *r);
+}
+
+/* The records of every node of c for fw (as lsched_frag_cache_init). */
+static int recs_init(meter_recs *r, const lsched_allocator *a,
+                     const lsched_cluster *c, const lsched_frag_types *fw) {
+  memset(r, 0, sizeof *r);
+  size_t D = fw->nthr > 0 ? (size_t)fw->nthr : 0;
+  r->croom = D <= 8 ? 8 : (D + 7) / 8 * 8;
+  size_t raw = 2 * sizeof(int64_t) + r->croom + D * sizeof(int32_t);
+  r->shift = 5;
+  while (((size_t)1 << r->shift) < raw)
+    r->shift++;
+  size_t align = r->shift < 6 ? 32 : 64;
+  size_t n = c->n ? (size_t)c->n : 1;
+  r->mem = lsched__calloc(a, (n << r->shift) + align, 1);
+  if (!r->mem)
+    return LSCHED_ENOMEM;
+  uintptr_t at = (uintptr_t)r->mem;
+  r->rec = r->mem + ((align - at % align) % align);
+  for (int i = 0; i < c->n; i++)
+    rec_update(r, c, fw, i);
+  return LSCHED_OK;
+}
+
 struct meter_state {
   lsched_allocator a;
   lsched_frag_types fw;
-  lsched_frag_cache fs;
+  meter_recs r;
   /* fw's per-model types again, each list ending in a sentinel (a CPU
    * need above any value), so that the meter's loop tests one bound:
    * ft + moff[m] */
@@ -346,8 +427,7 @@ static int meter_init(void *state, const lsched_cluster *c) {
   struct meter_state *s = state;
   s->a = c->a;
   int rc = lsched_node_watch_create(&s->watch, c);
-  if (rc == LSCHED_OK &&
-      (rc = lsched_frag_cache_init(&s->fs, &s->a, c, &s->fw)))
+  if (rc == LSCHED_OK && (rc = recs_init(&s->r, &s->a, c, &s->fw)))
     lsched_node_watch_destroy(s->watch);
   return rc;
 }
@@ -356,7 +436,7 @@ static void meter_fini(void *state) {
   struct meter_state *s = state;
   lsched__free(&s->a, s->jidx);
   lsched__free(&s->a, s->ft);
-  lsched_frag_cache_free(&s->fs, &s->a);
+  recs_free(&s->r, &s->a);
   lsched_frag_types_free(&s->fw, &s->a);
   lsched_workload_destroy(s->wl);
   lsched_node_watch_destroy(s->watch);
@@ -371,23 +451,23 @@ static int meter_place(void *state, const lsched_cluster *c,
   return LSCHED_ENOFIT;
 }
 
-/* lsched_frag_cache_apply for the meter, the same integers: the
- * thresholds a GPU crossed (found through jidx), then the types by CPU
- * need over the sentinel-ended lists. Inlined into the two hooks (one
- * call less per allocation and release, sign a constant). */
+/* lsched_frag_cache_apply for the meter, the same integers, on the
+ * node's record: the thresholds a GPU crossed (found through jidx), then
+ * the types by CPU need over the sentinel-ended lists. Inlined into the two
+ * hooks (one call less per allocation and release, sign a constant). */
 static inline __attribute__((always_inline)) void
 meter_apply(struct meter_state *s, const lsched_cluster *c,
             const lsched_placement *p, int sign) {
   const struct lsched_node *nd = &c->nodes[p->node];
-  lsched_frag_cache *fs = &s->fs;
+  meter_recs *r = &s->r;
   if (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE) {
     /* MIG: GPU shares do not move by gpu_milli there; recompute. */
-    lsched_frag_cache_update(fs, c, &s->fw, p->node);
+    rec_update(r, c, &s->fw, p->node);
     return;
   }
-  const size_t off = (size_t)p->node * (size_t)fs->nthr;
-  uint8_t *cnt = fs->cnt + off;
-  int32_t *small = fs->small + off;
+  unsigned char *rb = rec_at(r, p->node);
+  uint8_t *cnt = rec_cnt(rb);
+  int32_t *small = rec_small(r, rb);
   const int D = s->fw.nthr;
   if (p->gpu_count > 0 && D > 0) {
     const int delta = -sign * p->gpu_milli; /* a GPU's free: now - before */
@@ -403,7 +483,8 @@ meter_apply(struct meter_state *s, const lsched_cluster *c,
         /* The D counts as the low bytes of one word, moved by k at once:
          * no byte carries or borrows into the next (a count stays in
          * 0..64 and a taken GPU was counted at every threshold), so the
-         * bytes above D (the next node's) are written back unchanged. */
+         * bytes above D (the record's padding) are written back
+         * unchanged. */
         uint64_t w, kk = (uint64_t)p->gpu_count *
                          (UINT64_C(0x0101010101010101) >> (8 * (8 - D)));
         memcpy(&w, cnt, sizeof w);
@@ -447,10 +528,7 @@ meter_apply(struct meter_state *s, const lsched_cluster *c,
       F = acc + (W - okw) * idle;
     }
   }
-  fs->sum += F - fs->F[p->node];
-  fs->F[p->node] = F;
-  fs->idle_sum += idle - fs->idle[p->node];
-  fs->idle[p->node] = idle;
+  rec_set(r, rb, F, idle);
 }
 
 static void meter_alloc(void *state, const lsched_cluster *c,
@@ -496,12 +574,12 @@ static int meter_lists(struct meter_state *s) {
   return LSCHED_OK;
 }
 
-/* Types and cache of w on c, then the copy of w kept (copy: 1) or w
+/* Types and records of w on c, then the copy of w kept (copy: 1) or w
  * taken as it is (0, w is s->wl itself). */
 static int meter_build(struct meter_state *s, const lsched_cluster *c,
                        const lsched_workload *w, int copy) {
   lsched_frag_types fw;
-  lsched_frag_cache fs;
+  meter_recs recs;
   lsched_workload *wl = NULL;
   int rc = LSCHED_OK;
   if (copy)
@@ -509,7 +587,7 @@ static int meter_build(struct meter_state *s, const lsched_cluster *c,
   if (rc == LSCHED_OK &&
       (rc = lsched_frag_types_build(&fw, &s->a, c, w)) == LSCHED_OK) {
     frag_sort_by_cpu(&fw);
-    if ((rc = lsched_frag_cache_init(&fs, &s->a, c, &fw)))
+    if ((rc = recs_init(&recs, &s->a, c, &fw)))
       lsched_frag_types_free(&fw, &s->a);
   }
   if (rc) {
@@ -520,14 +598,14 @@ static int meter_build(struct meter_state *s, const lsched_cluster *c,
   s->fw = fw;
   if ((rc = meter_lists(s))) {
     s->fw = old_fw;
-    lsched_frag_cache_free(&fs, &s->a);
+    recs_free(&recs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
     lsched_workload_destroy(wl);
     return rc;
   }
-  lsched_frag_cache_free(&s->fs, &s->a);
+  recs_free(&s->r, &s->a);
   lsched_frag_types_free(&old_fw, &s->a);
-  s->fs = fs;
+  s->r = recs;
   if (copy) {
     lsched_workload_destroy(s->wl);
     s->wl = wl;
@@ -553,7 +631,7 @@ static int meter_node_change(void *state, const lsched_cluster *c, int node,
     return free_only;
   if (!free_only)
     return meter_build(s, c, s->wl, 0);
-  lsched_frag_cache_update(&s->fs, c, &s->fw, node);
+  rec_update(&s->r, c, &s->fw, node);
   return LSCHED_OK;
 }
 
@@ -615,11 +693,11 @@ void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {
   const struct meter_state *s = m->p->state;
   /* frag_fill's figures written in place (lsched_frag has one version so
    * far: every field is the caller's; read once per replay event) */
-  int64_t W = s->fw.W, idle = s->fs.idle_sum;
+  int64_t W = s->fw.W, idle = s->r.idle_sum;
   out->version = LSCHED_FRAG_VERSION;
-  out->amount_weighted = s->fs.sum;
+  out->amount_weighted = s->r.sum;
   out->weight_total = (uint64_t)W;
   out->idle_gpu_milli = idle;
-  out->amount = W ? (double)s->fs.sum / (double)W : 0.0;
+  out->amount = W ? (double)s->r.sum / (double)W : 0.0;
   out->rate = idle > 0 ? out->amount / (double)idle : 0.0;
 }

@@ -146,7 +146,8 @@ static double acc_mean(const uint64_t *acc, size_t n) {
 /* ---------------------------------------------------------------- adding */
 
 /* Exponent fields of a double, and how many significands (< 2^53) one
- * 64-bit word per exponent can sum without overflow. */
+ * 64-bit word per exponent can sum without overflow (twice as many stored
+ * 52 bits, < 2^52). */
 #define EXPONENTS 2048
 #define FOLD_CHUNK 2048
 
@@ -159,7 +160,10 @@ static double acc_mean(const uint64_t *acc, size_t n) {
  * pass, in the same one), and only their stored 52 bits are summed per
  * exponent: the implicit bits (2^52 for each value of exponent e >= 1)
  * are added once at the end from h, whose 16 counts from e << 4 on are
- * the values of exponent e (the same exact sum). */
+ * the values of exponent e (the same exact sum); the chunks are then
+ * twice as long, so the partial sums are swept into the accumulator half
+ * as often (each sweep visits every exponent up to the maximum's: ~1,040
+ * for times of days in seconds, ~2 instructions per value at 2048). */
 static void fold(pctl *p, uint32_t *h) {
   uint64_t mx = bits_of(p->max);
   const double *v = p->buf;
@@ -177,8 +181,9 @@ static void fold(pctl *p, uint32_t *h) {
   }
   uint64_t part[EXPONENTS];
   memset(part, 0, sizeof part);
-  for (size_t i0 = 0; i0 < n; i0 += FOLD_CHUNK) {
-    size_t end = n - i0 < FOLD_CHUNK ? n : i0 + FOLD_CHUNK;
+  const size_t chunk = h ? 2 * FOLD_CHUNK : FOLD_CHUNK;
+  for (size_t i0 = 0; i0 < n; i0 += chunk) {
+    size_t end = n - i0 < chunk ? n : i0 + chunk;
     if (h)
       for (size_t i = i0; i < end; i++) {
         uint64_t b = bits_of(v[i]);
