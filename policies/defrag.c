@@ -21,8 +21,10 @@
  * (gangs) are never moved, and gang waiting jobs get no plan.
  * The default planner (plan_bucketed) buckets the candidates by node and
  * tries on the cluster only the nodes that pass exact necessary tests
- * (fit after the releases, cost, room to re-place), so it finds the plan
- * of the reference scan (plan_scan, parameter plan_index=off) in
+ * (fit after the releases, cost, room to re-place; with a base that
+ * promises LSCHED_POLICY_ANY_FIT, room for the first two released jobs
+ * when they compete for the one node they fit: must_fail), so it finds
+ * the plan of the reference scan (plan_scan, parameter plan_index=off) in
  * O(running jobs + nodes) plus one trial (moves x base place) per node
  * worth trying, instead of O(nodes x running jobs) plus a trial on every
  * node with candidates.
@@ -99,6 +101,7 @@ struct defrag_state {
 #define SHAPE_SLOTS 1024
 #define SHAPE_MAX 512
 #define MEMO_IDS 4
+#define FIT_NODES 3
 typedef struct shape_key {
   int64_t cpu, mem, mig_memory;
   int gpu_count, gpu_milli, mig_kind, mig_compute;
@@ -109,6 +112,9 @@ typedef struct shape {
   int used;
   int fits;          /* some node fits it now (lsched_next_fit) */
   uint64_t decision; /* fits is known for this decision */
+  int nfirst;        /* the first nodes that fit it now (fit_nodes) */
+  int first[FIT_NODES];
+  uint64_t first_at; /* first is known for this decision */
 } shape;
 
 /* What decides, with a node's state and jobs, whether plan_indexed's
@@ -760,7 +766,7 @@ static int shape_of(struct defrag_state *s, const lsched_request *r) {
         return -1;
       x->used = 1;
       x->k = k;
-      x->decision = 0;
+      x->decision = x->first_at = 0;
       s->nshapes++;
       return (int)i;
     }
@@ -858,6 +864,139 @@ static int may_replace(struct defrag_state *s, const lsched_cluster *c,
   return 1;
 }
 
+/* The first nodes (at most FIT_NODES, in the visit order) that fit r now
+ * into out: their count. Remembered per shape for the current decision,
+ * as fits_somewhere. */
+static int fit_nodes(struct defrag_state *s, const lsched_cluster *c,
+                     const lsched_request *r, int *out) {
+  int id = shape_of(s, r);
+  shape *x = id >= 0 ? &s->shapes[id] : NULL;
+  if (!x || x->first_at != s->decision) {
+    int k = 0;
+    for (int q = lsched_next_fit(c, r, 0); q >= 0;
+         q = lsched_next_fit(c, r, q + 1)) {
+      out[k++] = s->v.order[q];
+      if (k == FIT_NODES)
+        break;
+    }
+    if (!x)
+      return k;
+    x->nfirst = k;
+    memcpy(x->first, out, (size_t)k * sizeof *out);
+    x->first_at = s->decision;
+  }
+  memcpy(out, x->first, (size_t)x->nfirst * sizeof *out);
+  return x->nfirst;
+}
+
+/* The nodes but n that fit r now: 0, 1 (*m gets it) or 2 (two or more). */
+static int fit_others(struct defrag_state *s, const lsched_cluster *c,
+                      const lsched_request *r, int n, int *m) {
+  int f[FIT_NODES], k = fit_nodes(s, c, r, f), o = 0;
+  for (int i = 0; i < k && o < 2; i++)
+    if (f[i] != n) {
+      *m = f[i];
+      o++;
+    }
+  return o; /* FIT_NODES nodes hold two but n */
+}
+
+/* Some node's free CPU, memory and per-GPU shares (g[0 .. ng), each
+ * request's share on it d). */
+typedef struct room {
+  int64_t cpu, mem;
+  int g[LSCHED_MAX_GPUS_PER_NODE];
+  int ng;
+  lsched_gpu_mode mode;
+} room;
+
+static int room_milli(const room *o, const lsched_request *r) {
+  if (r->gpu_count == 0)
+    return 0;
+  return o->mode == LSCHED_GPU_EXCLUSIVE ? 1000 : r->gpu_milli;
+}
+
+/* Could r (not MIG) fit room o once t (not MIG) is placed there, on any
+ * GPUs t could take? A necessary condition for lsched_fits on the node
+ * after t's placement (its resources; not the node's other tests): t
+ * takes t->gpu_count GPUs with its share free, and spares at best the
+ * GPUs r could use when it can: those that cannot hold r's share anyway or
+ * still hold it after t's. */
+static int may_fit_after(const room *o, const lsched_request *t,
+                         const lsched_request *r) {
+  if (o->cpu - t->cpu_milli < r->cpu_milli ||
+      o->mem - t->memory_mib < r->memory_mib)
+    return 0;
+  if (r->gpu_count == 0)
+    return 1;
+  int dt = room_milli(o, t), d = room_milli(o, r), reach = 0, spare = 0;
+  for (int i = 0; i < o->ng; i++) {
+    reach += o->g[i] >= d;
+    spare += o->g[i] >= dt && (o->g[i] < d || o->g[i] - dt >= d);
+  }
+  int lost = t->gpu_count > spare ? t->gpu_count - spare : 0;
+  return reach - lost >= r->gpu_count;
+}
+
+/* Would try_node surely fail to re-place the first two of node nd's (n)
+ * released jobs cs[0], cs[1] once w holds nd and at most cs[0 .. jroom)
+ * are released there (jroom >= 2)? Used only where may_replace is (a
+ * built-in base, no pools) and the base promises LSCHED_POLICY_ANY_FIT
+ * (it places exactly when some node fits, and a place() that is skipped
+ * changes nothing). Other nodes are as now during the trial, so cs[1]
+ * (r2) fails when it fits no node but n now and cannot fit in what w
+ * leaves on n; or when it fits one node m but n now, and cs[0] (r1),
+ * placed first, fits no node but m (nothing, or m) and not n, and on m
+ * would leave no room for r2 on any GPUs it may take. Non-MIG requests
+ * on non-MIG nodes only. The cases of nearly every failed trial under
+ * fifo: two released jobs that compete for the one node they fit. */
+static int must_fail(struct defrag_state *s, const lsched_cluster *c,
+                     const lsched_node *nd, int n, const lsched_request *w,
+                     const lsched_running *run, const cand *cs, size_t jroom) {
+  const lsched_request *r1 = &run[cs[0].idx].request;
+  const lsched_request *r2 = &run[cs[1].idx].request;
+  if (is_mig(w) || is_mig(r1) || is_mig(r2) || nd->mode == LSCHED_GPU_MIG)
+    return 0;
+  int m = -1, m1 = -1;
+  int o2 = fit_others(s, c, r2, n, &m);
+  if (o2 > 1)
+    return 0;
+  room o; /* n's room once cs[0 .. jroom) are released */
+  o.cpu = nd->cpu_free;
+  o.mem = nd->mem_free;
+  o.ng = nd->gpu_count;
+  o.mode = nd->mode;
+  if (o.ng > 0)
+    memcpy(o.g, lsched_view_gpus(&s->v, nd), (size_t)o.ng * sizeof *o.g);
+  for (size_t i = 0; i < jroom; i++) {
+    const lsched_placement *q = &run[cs[i].idx].parts[0];
+    o.cpu += q->cpu_milli;
+    o.mem += q->memory_mib;
+    for (uint64_t mk = q->gpu_mask; mk; mk &= mk - 1)
+      o.g[__builtin_ctzll(mk)] += q->gpu_milli;
+  }
+  if (may_fit_after(&o, w, r2))
+    return 0;
+  if (o2 == 0)
+    return 1;
+  int o1 = fit_others(s, c, r1, n, &m1);
+  if (o1 > 1 || (o1 == 1 && m1 != m) || may_fit_after(&o, w, r1))
+    return 0;
+  if (o1 == 0)
+    return 1; /* r1 fits nowhere */
+  const lsched_node *mn = lsched_view_node(&s->v, m);
+  if (mn->mode == LSCHED_GPU_MIG)
+    return 0;
+  room q;
+  q.cpu = mn->cpu_free;
+  q.mem = mn->mem_free;
+  q.ng = mn->gpu_count;
+  q.mode = mn->mode;
+  if (q.ng > 0)
+    memcpy(q.g, lsched_view_gpus(&s->v, mn), (size_t)q.ng * sizeof *q.g);
+  return !may_fit_after(&q, r1, r2);
+}
+
 /* The bucketed planner (plan_index=on, the default): the same nodes in the
  * same order with the same candidates, so the same plan; what differs is
  * the work. Candidates are bucketed by node (a counting sort, then each
@@ -865,7 +1004,8 @@ static int may_replace(struct defrag_state *s, const lsched_cluster *c,
  * only if the job may fit there once some prefix of its cheapest
  * max_moves candidates is released (fit_prefix) and, when no cost is
  * negative, that prefix's cost is below the best plan's (try_node stops
- * at a prefix no shorter, which costs no less). */
+ * at a prefix no shorter, which costs no less), and neither may_replace
+ * nor must_fail rules it out. */
 static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
                          size_t nrun, int per_job) {
   const lsched_running *run = p->run;
@@ -896,6 +1036,7 @@ static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     start[n] = start[n - 1];
   start[0] = 0;
   int screen = s->base_builtin && lsched_cluster_pool_count(c) == 0;
+  int anyfit = screen && (defrag_flags_of(s) & LSCHED_POLICY_ANY_FIT);
   for (int pos = 0; pos < nn && rc == LSCHED_OK; pos++) {
     int n = s->v.order[pos];
     size_t lo = start[n], hi = start[n + 1];
@@ -927,6 +1068,8 @@ static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
     int16_t ids[MEMO_IDS];
     uint8_t nids;
     if (screen && !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids))
+      continue;
+    if (anyfit && j >= 2 && must_fail(s, c, nd, n, p->w, run, b, jroom))
       continue;
     rc = try_node(s, c, p, pos, n, b, k);
   }
@@ -1267,14 +1410,15 @@ static int may_beat(const plan_ctx *p, double lb, int pos) {
  * stops at the first whose bound cannot beat the best plan found: a plan
  * releases at least fit_room's shortest prefix, which costs no less when
  * no cost is negative. A node met is screened as before (up, may_replace,
- * whose verdict is kept while the shapes it depends on fit no node) and
- * tried on the cluster. A decision so costs O(changed nodes + nodes met)
- * x O(log nodes), not O(nodes). */
+ * whose verdict is kept while the shapes it depends on fit no node;
+ * must_fail) and tried on the cluster. A decision so costs O(changed
+ * nodes + nodes met) x O(log nodes), not O(nodes). */
 static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
                         const lsched_running_index *ix, int per_job) {
   const lsched_running *run = p->run;
   int rc = LSCHED_OK, ntopark = 0;
   int screen = s->base_builtin && lsched_cluster_pool_count(c) == 0;
+  int anyfit = screen && (defrag_flags_of(s) & LSCHED_POLICY_ANY_FIT);
   refresh(s, c, p, ix, per_job, key_gen(s, p, per_job, ix, screen));
   /* Best-first walk: walk[] is a heap of heap slots by their nodes'
    * order; a slot's children are met after it. */
@@ -1342,6 +1486,8 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
       }
       continue;
     }
+    if (anyfit && j >= 2 && must_fail(s, c, nd, n, p->w, run, b, jroom))
+      continue;
     rc = try_node(s, c, p, x->pos, n, b, k);
   }
   for (int i = 0; i < ntopark; i++)

@@ -46,6 +46,16 @@
  * not replaying the log (`mark_dirty(s, s->log[...])` dropped), ignoring
  * its overrun, try_node leaving in_trial set (changes never logged again),
  * slot_switch without slot_save.
+ *
+ * The proof that two released jobs cannot both be re-placed (must_fail,
+ * session 30): test_compete (its edges: the second job fits after the
+ * first exactly, by CPU and by GPU share) and the replays. Mutations,
+ * each failing one of them: may_fit_after's `reach - lost >= ` -> `>`,
+ * its CPU test `<` -> `<=`, a GPU kept for the second job only when
+ * strictly more than its share is left (`>= d` -> `> d`), every GPU the
+ * first job takes lost (`lost = t->gpu_count`); must_fail not asking
+ * whether the second job fits the planned node's room, nor the first, nor
+ * whether both fit the same other node; fit_nodes' cache never expiring.
  */
 #include "libtest.h"
 
@@ -191,6 +201,83 @@ static void test_hand(void) {
     lsched_policy_destroy(p);
     lsched_cluster_destroy(c);
   }
+  lsched_registry_destroy(reg);
+}
+
+/* Two jobs that compete for the one node they fit (must_fail's case):
+ * node 0 holds jobs 0 and 1 (half a GPU each, on GPU 0) and a dear
+ * 3-GPU job; node 1 a dear 3-GPU job taking f1cpu of its 8,000 CPU milli,
+ * and GPU 3 free. A 1-GPU job asking 4,000 CPU milli fits neither. Node
+ * 0's plan moves jobs 0 and 1 (the waiting job then leaves node 0 no
+ * GPU), both to node 1's GPU 3 if its CPU holds both. The plan of every
+ * planner (scan, bucketed, indexed), or ENOFIT when want_plan is 0. */
+static void compete_case(lsched_registry *reg, int64_t f1cpu, int want_plan) {
+  for (int planner = 0; planner < 3; planner++) {
+    lsched_cluster *c = lt_new_cluster();
+    for (int i = 0; i < 2; i++)
+      add_node(c, 8000, 65536, 4, A100, LSCHED_GPU_SHARED);
+    lsched_policy *p = new_defrag(c, reg, "best-fit", planner > 0);
+    const lsched_request rq[4] = {
+        lt_req(1000, 1000, 1, 500), lt_req(1000, 1000, 1, 500),
+        lt_req(2000, 1000, 3, 1000), lt_req(f1cpu, 1000, 3, 1000)};
+    static const double cost[4] = {1, 1, 1000, 1000};
+    lsched_placement held[4];
+    lsched_running run[4];
+    lsched_running_index *ix = NULL;
+    OK(lsched_running_index_create(&ix, c));
+    for (int k = 0; k < 4; k++) {
+      OK(lsched_pick_gpus(c, k < 3 ? 0 : 1, &rq[k], LSCHED_PICK_LOWEST,
+                          &held[k]));
+      OK(lsched_alloc(c, &held[k]));
+      run[k] = (lsched_running)LSCHED_RUNNING_INIT;
+      run[k].id = (uint64_t)k;
+      run[k].request = rq[k];
+      run[k].parts = &held[k];
+      run[k].nparts = 1;
+      run[k].move_cost_s = cost[k];
+      OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
+    }
+    MT_EQ_U(held[0].gpu_mask | held[1].gpu_mask, 1);
+    MT_EQ_U(held[3].gpu_mask, 7);
+    lsched_request w = lt_req(4000, 1000, 1, 1000);
+    lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+    b.max_moves = 2;
+    b.expected_wait_s = 100;
+    lsched_move mv[4];
+    size_t n = 0;
+    int rc =
+        planner == 2
+            ? lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n)
+            : lsched_policy_plan_migrations(p, &w, run, 4, &b, mv, 4, &n);
+    if (want_plan) {
+      OK(rc);
+      MT_EQ(n, 2);
+      for (size_t k = 0; k < 2; k++) {
+        MT_EQ(mv[k].index, k);
+        MT_EQ(mv[k].to.node, 1);
+        MT_EQ_U(mv[k].to.gpu_mask, 8);
+      }
+    } else {
+      MT_EQ(rc, LSCHED_ENOFIT);
+    }
+    lsched_running_index_destroy(ix);
+    for (int k = 0; k < 4; k++)
+      OK(lsched_release(c, &held[k]));
+    lsched_policy_destroy(p);
+    lsched_cluster_destroy(c);
+  }
+}
+
+/* The re-placement proof at its edges: jobs 0 and 1 fit only node 1, and
+ * fit together there exactly (CPU 2,000 free; GPU 3's 1,000 milli hold
+ * both halves): a plan; with 1,999 free, or 1,000 (one job only), none. */
+static void test_compete(void) {
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  compete_case(reg, 6000, 1);
+  compete_case(reg, 6001, 0);
+  compete_case(reg, 7000, 0);
   lsched_registry_destroy(reg);
 }
 
@@ -1074,6 +1161,7 @@ int main(void) {
   mt_begin("test_defrag_index");
   MT_RUN(test_hand);
   MT_RUN(test_index_api);
+  MT_RUN(test_compete);
   MT_RUN(test_memo);
   MT_RUN(test_index_log);
   MT_RUN(test_log_refresh);
