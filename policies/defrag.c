@@ -373,8 +373,7 @@ static int defrag_init(void *state, const lsched_cluster *c) {
   s->shapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->shapes);
   s->nmemo = s->v.n;
   if (rc == LSCHED_OK)
-    rc = s->walk && s->dirty && s->topark && s->log && s->touched &&
-                 s->shapes
+    rc = s->walk && s->dirty && s->topark && s->log && s->touched && s->shapes
              ? set_base(s, "best-fit")
              : LSCHED_ENOMEM;
   if (rc)
@@ -840,8 +839,7 @@ static int shape_fits(struct defrag_state *s, const lsched_cluster *c,
 static int may_replace(struct defrag_state *s, const lsched_cluster *c,
                        const lsched_node *nd, const lsched_request *w,
                        const lsched_running *run, const cand *cs, size_t jc,
-                       size_t jroom, int16_t *ids, uint8_t *nids,
-                       int *first) {
+                       size_t jroom, int16_t *ids, uint8_t *nids, int *first) {
   int gpus = !is_mig(w) && nd->mode != LSCHED_GPU_MIG;
   int64_t cpu = nd->cpu_free - w->cpu_milli;
   int64_t mem = nd->mem_free - w->memory_mib;

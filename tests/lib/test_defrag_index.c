@@ -321,8 +321,7 @@ static void test_compete_kept(void) {
   lsched_running_index *ix = NULL;
   OK(lsched_running_index_create(&ix, c));
   for (int k = 0; k < 6; k++) {
-    OK(lsched_pick_gpus(c, node_of[k], &rq[k], LSCHED_PICK_LOWEST,
-                        &held[k]));
+    OK(lsched_pick_gpus(c, node_of[k], &rq[k], LSCHED_PICK_LOWEST, &held[k]));
     OK(lsched_alloc(c, &held[k]));
     if (k >= 4) /* node 2's fillers: not movable */
       continue;
