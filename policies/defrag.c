@@ -910,10 +910,18 @@ static int fit_nodes(struct defrag_state *s, const lsched_cluster *c,
  * or more). */
 static int fit_others(struct defrag_state *s, const lsched_cluster *c,
                       const lsched_request *r, int id, int n, int *m) {
-  int f[FIT_NODES], k = fit_nodes(s, c, r, id, f), o = 0;
+  int f[FIT_NODES], k, o = 0;
+  const int *l = f;
+  const shape *x = id >= 0 ? &s->shapes[id] : NULL;
+  if (x && x->first_at == s->decision) { /* read in place: no copy */
+    l = x->first;
+    k = x->nfirst;
+  } else {
+    k = fit_nodes(s, c, r, id, f);
+  }
   for (int i = 0; i < k && o < 2; i++)
-    if (f[i] != n) {
-      *m = f[i];
+    if (l[i] != n) {
+      *m = l[i];
       o++;
     }
   return o; /* FIT_NODES nodes hold two but n */
@@ -1032,6 +1040,8 @@ static int must_fail(struct defrag_state *s, const lsched_cluster *c,
 static int mf_holds(struct defrag_state *s, const lsched_cluster *c,
                     const node_memo *x, int n, const lsched_running *run,
                     const cand *b) {
+  if (x->mo[1] == 1 && x->mo[0] == 1 && s->touched[x->mm] > x->mf_at)
+    return 0; /* mm's room, read, changed since */
   int m = -1;
   int o = fit_others(s, c, &run[b[1].idx].request, x->mid[1], n, &m);
   if (o != x->mo[1] || (o == 1 && m != x->mm))
@@ -1039,9 +1049,7 @@ static int mf_holds(struct defrag_state *s, const lsched_cluster *c,
   if (o == 0)
     return 1;
   o = fit_others(s, c, &run[b[0].idx].request, x->mid[0], n, &m);
-  if (o != x->mo[0] || (o == 1 && m != x->mm))
-    return 0;
-  return o == 0 || s->touched[x->mm] <= x->mf_at;
+  return o == x->mo[0] && (o == 0 || m == x->mm);
 }
 
 /* The bucketed planner (plan_index=on, the default): the same nodes in the

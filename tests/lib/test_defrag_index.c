@@ -59,8 +59,9 @@
  * Its verdict kept across decisions (mf_holds): test_compete_kept (the
  * other node's room changes; the jobs come to fit a third node) and the
  * replays. Mutations, each failing one of them: mf_holds not asking
- * whether node mm changed (touched), nor whether r2's nodes are the same,
- * or always holding; classify not clearing the verdict.
+ * whether node mm changed (touched; test_compete_kept), nor whether r2's
+ * nodes are the same, or always holding; classify not clearing the
+ * verdict (the replays).
  */
 #include "libtest.h"
 
