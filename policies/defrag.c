@@ -89,6 +89,7 @@ struct defrag_state {
   uint64_t log_seq;
   size_t log_cap;
   int in_trial; /* try_node's changes, all undone: not logged */
+  uint64_t *touched; /* [nmemo]: log_seq after each node's last change */
   /* Request shapes seen as candidates (open addressing, SHAPE_SLOTS), and
    * per shape whether it fits some node, known for decision `decision`. */
   struct shape *shapes;
@@ -172,6 +173,14 @@ typedef struct node_memo {
    * (more candidates fitting nowhere only leave less room). */
   uint8_t nids;
   int16_t ids[MEMO_IDS];
+  /* Ruled out by must_fail (mf) at log position mf_at: its first two
+   * candidates, of shapes mid[0], mid[1], fitted then no node but n and
+   * mo[0], mo[1] others (at most 1: node mm). Kept while the node is
+   * unchanged (classify clears it) and still so (mf_holds). */
+  uint8_t mf, mo[2];
+  int16_t mid[2];
+  int mm;
+  uint64_t mf_at;
 } node_memo;
 
 /* The policy `name`: from the instance's registry when it has one, else
@@ -330,7 +339,9 @@ static void free_memo(struct defrag_state *s) {
   lsched_mem_free(&s->a, s->dirty);
   lsched_mem_free(&s->a, s->topark);
   lsched_mem_free(&s->a, s->log);
+  lsched_mem_free(&s->a, s->touched);
   s->dirty = s->topark = s->log = NULL;
+  s->touched = NULL;
   s->walk = NULL;
   lsched_mem_free(&s->a, s->shapes);
   s->shapes = NULL;
@@ -358,10 +369,11 @@ static int defrag_init(void *state, const lsched_cluster *c) {
   s->topark = lsched_mem_calloc(&s->a, nn, sizeof *s->topark);
   s->log_cap = 2 * nn > 1024 ? 2 * nn : 1024;
   s->log = lsched_mem_calloc(&s->a, s->log_cap, sizeof *s->log);
+  s->touched = lsched_mem_calloc(&s->a, nn, sizeof *s->touched);
   s->shapes = lsched_mem_calloc(&s->a, SHAPE_SLOTS, sizeof *s->shapes);
   s->nmemo = s->v.n;
   if (rc == LSCHED_OK)
-    rc = s->walk && s->dirty && s->topark && s->log && s->shapes
+    rc = s->walk && s->dirty && s->topark && s->log && s->touched && s->shapes
              ? set_base(s, "best-fit")
              : LSCHED_ENOMEM;
   if (rc)
@@ -429,8 +441,10 @@ static void mark_dirty(struct defrag_state *s, int n) {
 /* Node p->node changed: logged for every key's slot (refresh). O(1).
  * Not while try_node tries a plan: it leaves every node as it was. */
 static void touch(struct defrag_state *s, const lsched_placement *p) {
-  if (!s->in_trial && p->node >= 0 && p->node < s->nmemo && s->log)
+  if (!s->in_trial && p->node >= 0 && p->node < s->nmemo && s->log) {
     s->log[s->log_seq++ % s->log_cap] = p->node;
+    s->touched[p->node] = s->log_seq;
+  }
 }
 
 static void defrag_on_alloc(void *state, const lsched_cluster *c,
@@ -819,11 +833,13 @@ static int shape_fits(struct defrag_state *s, const lsched_cluster *c,
  * go to node n, and all such jobs must fit together in what is left there
  * (CPU, memory and, off MIG, GPU milli in all). When not, ids[0 .. *nids)
  * get the shapes of the jobs that fit no node, each once (*nids = 0 when
- * one has no shape id or there are more than MEMO_IDS). */
+ * one has no shape id or there are more than MEMO_IDS). When it may,
+ * first[0 .. 2) get the shape ids of cs[0], cs[1] (as far as jc goes;
+ * must_fail's, not hashed again). */
 static int may_replace(struct defrag_state *s, const lsched_cluster *c,
                        const lsched_node *nd, const lsched_request *w,
                        const lsched_running *run, const cand *cs, size_t jc,
-                       size_t jroom, int16_t *ids, uint8_t *nids) {
+                       size_t jroom, int16_t *ids, uint8_t *nids, int *first) {
   int gpus = !is_mig(w) && nd->mode != LSCHED_GPU_MIG;
   int64_t cpu = nd->cpu_free - w->cpu_milli;
   int64_t mem = nd->mem_free - w->memory_mib;
@@ -839,8 +855,10 @@ static int may_replace(struct defrag_state *s, const lsched_cluster *c,
   }
   for (size_t i = 0; i < jc; i++) {
     const lsched_request *r = &run[cs[i].idx].request;
-    int id;
-    if (fits_somewhere(s, c, r, &id))
+    int id, fits = fits_somewhere(s, c, r, &id);
+    if (i < 2)
+      first[i] = id;
+    if (fits)
       continue;
     int seen = 0; /* each shape once: park_node makes room for one entry
                      per shape */
@@ -864,12 +882,11 @@ static int may_replace(struct defrag_state *s, const lsched_cluster *c,
   return 1;
 }
 
-/* The first nodes (at most FIT_NODES, in the visit order) that fit r now
- * into out: their count. Remembered per shape for the current decision,
- * as fits_somewhere. */
+/* The first nodes (at most FIT_NODES, in the visit order) that fit r
+ * (shape id, or -1) now into out: their count. Remembered per shape for
+ * the current decision, as fits_somewhere. */
 static int fit_nodes(struct defrag_state *s, const lsched_cluster *c,
-                     const lsched_request *r, int *out) {
-  int id = shape_of(s, r);
+                     const lsched_request *r, int id, int *out) {
   shape *x = id >= 0 ? &s->shapes[id] : NULL;
   if (!x || x->first_at != s->decision) {
     int k = 0;
@@ -889,13 +906,22 @@ static int fit_nodes(struct defrag_state *s, const lsched_cluster *c,
   return x->nfirst;
 }
 
-/* The nodes but n that fit r now: 0, 1 (*m gets it) or 2 (two or more). */
+/* The nodes but n that fit r (shape id) now: 0, 1 (*m gets it) or 2 (two
+ * or more). */
 static int fit_others(struct defrag_state *s, const lsched_cluster *c,
-                      const lsched_request *r, int n, int *m) {
-  int f[FIT_NODES], k = fit_nodes(s, c, r, f), o = 0;
+                      const lsched_request *r, int id, int n, int *m) {
+  int f[FIT_NODES], k, o = 0;
+  const int *l = f;
+  const shape *x = id >= 0 ? &s->shapes[id] : NULL;
+  if (x && x->first_at == s->decision) { /* read in place: no copy */
+    l = x->first;
+    k = x->nfirst;
+  } else {
+    k = fit_nodes(s, c, r, id, f);
+  }
   for (int i = 0; i < k && o < 2; i++)
-    if (f[i] != n) {
-      *m = f[i];
+    if (l[i] != n) {
+      *m = l[i];
       o++;
     }
   return o; /* FIT_NODES nodes hold two but n */
@@ -949,16 +975,20 @@ static int may_fit_after(const room *o, const lsched_request *t,
  * placed first, fits no node but m (nothing, or m) and not n, and on m
  * would leave no room for r2 on any GPUs it may take. Non-MIG requests
  * on non-MIG nodes only. The cases of nearly every failed trial under
- * fifo: two released jobs that compete for the one node they fit. */
+ * fifo: two released jobs that compete for the one node they fit.
+ * id[0], id[1]: their shape ids (may_replace's). When it fails them,
+ * mo[1] gets how many nodes but n fit r2 (0 or 1: *mm), and when 1,
+ * mo[0] how many fit r1 (0 or 1: *mm too), for mf_holds. */
 static int must_fail(struct defrag_state *s, const lsched_cluster *c,
                      const lsched_node *nd, int n, const lsched_request *w,
-                     const lsched_running *run, const cand *cs, size_t jroom) {
+                     const lsched_running *run, const cand *cs, size_t jroom,
+                     const int *id, uint8_t *mo, int *mm) {
   const lsched_request *r1 = &run[cs[0].idx].request;
   const lsched_request *r2 = &run[cs[1].idx].request;
   if (is_mig(w) || is_mig(r1) || is_mig(r2) || nd->mode == LSCHED_GPU_MIG)
     return 0;
   int m = -1, m1 = -1;
-  int o2 = fit_others(s, c, r2, n, &m);
+  int o2 = fit_others(s, c, r2, id[1], n, &m);
   if (o2 > 1)
     return 0;
   room o; /* n's room once cs[0 .. jroom) are released */
@@ -977,11 +1007,14 @@ static int must_fail(struct defrag_state *s, const lsched_cluster *c,
   }
   if (may_fit_after(&o, w, r2))
     return 0;
+  mo[1] = (uint8_t)o2;
+  *mm = m;
   if (o2 == 0)
     return 1;
-  int o1 = fit_others(s, c, r1, n, &m1);
+  int o1 = fit_others(s, c, r1, id[0], n, &m1);
   if (o1 > 1 || (o1 == 1 && m1 != m) || may_fit_after(&o, w, r1))
     return 0;
+  mo[0] = (uint8_t)o1;
   if (o1 == 0)
     return 1; /* r1 fits nowhere */
   const lsched_node *mn = lsched_view_node(&s->v, m);
@@ -995,6 +1028,28 @@ static int must_fail(struct defrag_state *s, const lsched_cluster *c,
   if (q.ng > 0)
     memcpy(q.g, lsched_view_gpus(&s->v, mn), (size_t)q.ng * sizeof *q.g);
   return !may_fit_after(&q, r1, r2);
+}
+
+/* Does node n's kept must_fail verdict (x->mf) still hold, its first two
+ * candidates b[0], b[1]? What it read of n (its state and jobs) and of
+ * the waiting job (the key) is as then while x->mf is set (classify
+ * clears it); the rest must be: the nodes but n that fit r2 (and, when
+ * one, r1) now, and node mm's room (read when r1 may go there), which
+ * only its allocations and releases change. must_fail would then answer
+ * the same. fit_others only: remembered per shape for the decision. */
+static int mf_holds(struct defrag_state *s, const lsched_cluster *c,
+                    const node_memo *x, int n, const lsched_running *run,
+                    const cand *b) {
+  if (x->mo[1] == 1 && x->mo[0] == 1 && s->touched[x->mm] > x->mf_at)
+    return 0; /* mm's room, read, changed since */
+  int m = -1;
+  int o = fit_others(s, c, &run[b[1].idx].request, x->mid[1], n, &m);
+  if (o != x->mo[1] || (o == 1 && m != x->mm))
+    return 0;
+  if (o == 0)
+    return 1;
+  o = fit_others(s, c, &run[b[0].idx].request, x->mid[0], n, &m);
+  return o == x->mo[0] && (o == 0 || m == x->mm);
 }
 
 /* The bucketed planner (plan_index=on, the default): the same nodes in the
@@ -1066,10 +1121,13 @@ static int plan_bucketed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
      * non-MIG node: try_node then releases exactly j jobs. */
     size_t jroom = exact_fit(nd, p->w) ? j : m;
     int16_t ids[MEMO_IDS];
-    uint8_t nids;
-    if (screen && !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids))
+    uint8_t nids, mo[2];
+    int first[2], mm;
+    if (screen &&
+        !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids, first))
       continue;
-    if (anyfit && j >= 2 && must_fail(s, c, nd, n, p->w, run, b, jroom))
+    if (anyfit && j >= 2 &&
+        must_fail(s, c, nd, n, p->w, run, b, jroom, first, mo, &mm))
       continue;
     rc = try_node(s, c, p, pos, n, b, k);
   }
@@ -1223,6 +1281,7 @@ static void classify(struct defrag_state *s, const plan_ctx *p,
   if (x->nids > 0)
     x->parked++; /* its park entries die */
   x->nids = 0;
+  x->mf = 0;
   const lsched_node *nd = lsched_view_node(&s->v, n);
   cand b[64];
   int negative = 0;
@@ -1411,7 +1470,9 @@ static int may_beat(const plan_ctx *p, double lb, int pos) {
  * releases at least fit_room's shortest prefix, which costs no less when
  * no cost is negative. A node met is screened as before (up, may_replace,
  * whose verdict is kept while the shapes it depends on fit no node;
- * must_fail) and tried on the cluster. A decision so costs O(changed
+ * must_fail, whose verdict is kept while the node is unchanged and the
+ * nodes its two jobs fit, and the room it read of the other one, are the
+ * same: mf_holds) and tried on the cluster. A decision so costs O(changed
  * nodes + nodes met) x O(log nodes), not O(nodes). */
 static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
                         const lsched_running_index *ix, int per_job) {
@@ -1475,10 +1536,15 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
       int negative;
       k = first_cands(s, p, ix, per_job, n, b, &negative);
     }
+    if (anyfit && x->mf && mf_holds(s, c, x, n, run, b))
+      continue; /* must_fail's answer, kept */
+    x->mf = 0;
     size_t jroom = exact_fit(nd, p->w) ? j : k;
     int16_t ids[MEMO_IDS];
-    uint8_t nids;
-    if (screen && !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids)) {
+    uint8_t nids, mo[2] = {0, 0};
+    int first[2], mm;
+    if (screen &&
+        !may_replace(s, c, nd, p->w, run, b, j, jroom, ids, &nids, first)) {
       if (nids > 0) { /* parked after the walk (it holds heap slots) */
         x->nids = nids;
         memcpy(x->ids, ids, (size_t)nids * sizeof *ids);
@@ -1486,8 +1552,18 @@ static int plan_indexed(struct defrag_state *s, lsched_cluster *c, plan_ctx *p,
       }
       continue;
     }
-    if (anyfit && j >= 2 && must_fail(s, c, nd, n, p->w, run, b, jroom))
+    if (anyfit && j >= 2 &&
+        must_fail(s, c, nd, n, p->w, run, b, jroom, first, mo, &mm)) {
+      if (first[0] >= 0 && first[1] >= 0) { /* kept: mf_holds */
+        x->mf = 1;
+        memcpy(x->mo, mo, sizeof mo);
+        x->mid[0] = (int16_t)first[0];
+        x->mid[1] = (int16_t)first[1];
+        x->mm = mm;
+        x->mf_at = s->log_seq;
+      }
       continue;
+    }
     rc = try_node(s, c, p, x->pos, n, b, k);
   }
   for (int i = 0; i < ntopark; i++)

@@ -56,6 +56,12 @@
  * first job takes lost (`lost = t->gpu_count`); must_fail not asking
  * whether the second job fits the planned node's room, nor the first, nor
  * whether both fit the same other node; fit_nodes' cache never expiring.
+ * Its verdict kept across decisions (mf_holds): test_compete_kept (the
+ * other node's room changes; the jobs come to fit a third node) and the
+ * replays. Mutations, each failing one of them: mf_holds not asking
+ * whether node mm changed (touched; test_compete_kept), nor whether r2's
+ * nodes are the same, or always holding; classify not clearing the
+ * verdict (the replays).
  */
 #include "libtest.h"
 
@@ -278,6 +284,88 @@ static void test_compete(void) {
   compete_case(reg, 6000, 1);
   compete_case(reg, 6001, 0);
   compete_case(reg, 7000, 0);
+  lsched_registry_destroy(reg);
+}
+
+/* Running job k (held[k]) anew with cpu CPU milli, on the same GPUs. */
+static void set_cpu(lsched_cluster *c, lsched_running_index *ix,
+                    lsched_running *run, lsched_placement *held, size_t k,
+                    int64_t cpu) {
+  OK(lsched_release(c, &held[k]));
+  held[k].cpu_milli = run[k].request.cpu_milli = cpu;
+  OK(lsched_alloc(c, &held[k]));
+  OK(lsched_running_index_set(ix, k, &run[k]));
+}
+
+/* must_fail's verdict kept across decisions (mf_holds): compete_case's
+ * nodes 0 and 1 (node 1's dear job on 6,001 CPU milli: no plan, the
+ * verdict kept for node 0) and a node 2 whose free GPU 3 a filler holds.
+ * The verdict must go when node 1's room changes with the nodes the jobs
+ * fit (its dear job on 6,000: a plan), and when the jobs come to fit
+ * another node (node 2's filler released: a plan). */
+static void test_compete_kept(void) {
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  lsched_cluster *c = lt_new_cluster();
+  for (int i = 0; i < 3; i++)
+    add_node(c, 8000, 65536, 4, A100, LSCHED_GPU_SHARED);
+  lsched_policy *p = new_defrag(c, reg, "best-fit", 1);
+  lsched_request rq[6] = {
+      lt_req(1000, 1000, 1, 500),  lt_req(1000, 1000, 1, 500),
+      lt_req(2000, 1000, 3, 1000), lt_req(6001, 1000, 3, 1000),
+      lt_req(6500, 1000, 3, 1000), lt_req(500, 1000, 1, 1000)};
+  static const double cost[4] = {1, 1, 1000, 1000};
+  static const int node_of[6] = {0, 0, 0, 1, 2, 2};
+  lsched_placement held[6];
+  lsched_running run[4];
+  lsched_running_index *ix = NULL;
+  OK(lsched_running_index_create(&ix, c));
+  for (int k = 0; k < 6; k++) {
+    OK(lsched_pick_gpus(c, node_of[k], &rq[k], LSCHED_PICK_LOWEST, &held[k]));
+    OK(lsched_alloc(c, &held[k]));
+    if (k >= 4) /* node 2's fillers: not movable */
+      continue;
+    run[k] = (lsched_running)LSCHED_RUNNING_INIT;
+    run[k].id = (uint64_t)k;
+    run[k].request = rq[k];
+    run[k].parts = &held[k];
+    run[k].nparts = 1;
+    run[k].move_cost_s = cost[k];
+    OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
+  }
+  MT_EQ_U(held[5].gpu_mask, 8);
+  lsched_request w = lt_req(4000, 1000, 1, 1000);
+  lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
+  b.max_moves = 2;
+  b.expected_wait_s = 100;
+  lsched_move mv[4];
+  size_t n = 0;
+  for (int phase = 0; phase < 2; phase++) {
+    for (int t = 0; t < 2; t++) /* proven, then kept */
+      MT_EQ(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n),
+            LSCHED_ENOFIT);
+    if (phase == 0) /* node 1's dear job on 6,000, on the same GPUs */
+      set_cpu(c, ix, run, held, 3, 6000);
+    else /* node 2's GPU 3 free: jobs 0 and 1 fit there too */
+      OK(lsched_release(c, &held[5]));
+    OK(lsched_policy_plan_migrations_indexed(p, &w, ix, &b, mv, 4, &n));
+    MT_EQ(n, 2);
+    MT_EQ(mv[0].index, 0);
+    MT_EQ(mv[1].index, 1);
+    if (phase == 0) {
+      MT_EQ(mv[0].to.node, 1);
+      MT_EQ(mv[1].to.node, 1);
+      set_cpu(c, ix, run, held, 3, 6001); /* no plan again */
+    } else {
+      MT_ASSERT(mv[0].to.node != mv[1].to.node);
+    }
+  }
+  lsched_running_index_destroy(ix);
+  for (int k = 0; k < 5; k++)
+    OK(lsched_release(c, &held[k]));
+  lsched_policy_destroy(p);
+  lsched_cluster_destroy(c);
   lsched_registry_destroy(reg);
 }
 
@@ -1162,6 +1250,7 @@ int main(void) {
   MT_RUN(test_hand);
   MT_RUN(test_index_api);
   MT_RUN(test_compete);
+  MT_RUN(test_compete_kept);
   MT_RUN(test_memo);
   MT_RUN(test_index_log);
   MT_RUN(test_log_refresh);
