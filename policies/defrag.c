@@ -936,6 +936,17 @@ typedef struct room {
   lsched_gpu_mode mode;
 } room;
 
+/* Node nd's free CPU, memory and GPU shares now. */
+static void room_of(const struct defrag_state *s, const lsched_node *nd,
+                    room *o) {
+  o->cpu = nd->cpu_free;
+  o->mem = nd->mem_free;
+  o->ng = nd->gpu_count;
+  o->mode = nd->mode;
+  if (o->ng > 0)
+    memcpy(o->g, lsched_view_gpus(&s->v, nd), (size_t)o->ng * sizeof *o->g);
+}
+
 static int room_milli(const room *o, const lsched_request *r) {
   if (r->gpu_count == 0)
     return 0;
@@ -992,12 +1003,7 @@ static int must_fail(struct defrag_state *s, const lsched_cluster *c,
   if (o2 > 1)
     return 0;
   room o; /* n's room once cs[0 .. jroom) are released */
-  o.cpu = nd->cpu_free;
-  o.mem = nd->mem_free;
-  o.ng = nd->gpu_count;
-  o.mode = nd->mode;
-  if (o.ng > 0)
-    memcpy(o.g, lsched_view_gpus(&s->v, nd), (size_t)o.ng * sizeof *o.g);
+  room_of(s, nd, &o);
   for (size_t i = 0; i < jroom; i++) {
     const lsched_placement *q = &run[cs[i].idx].parts[0];
     o.cpu += q->cpu_milli;
@@ -1021,12 +1027,7 @@ static int must_fail(struct defrag_state *s, const lsched_cluster *c,
   if (mn->mode == LSCHED_GPU_MIG)
     return 0;
   room q;
-  q.cpu = mn->cpu_free;
-  q.mem = mn->mem_free;
-  q.ng = mn->gpu_count;
-  q.mode = mn->mode;
-  if (q.ng > 0)
-    memcpy(q.g, lsched_view_gpus(&s->v, mn), (size_t)q.ng * sizeof *q.g);
+  room_of(s, mn, &q);
   return !may_fit_after(&q, r1, r2);
 }
 
