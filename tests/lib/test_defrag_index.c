@@ -126,6 +126,18 @@ static void add_node(lsched_cluster *c, int64_t cpu, int64_t mem, int gpus,
   OK(lsched_cluster_add_node(c, &s, NULL));
 }
 
+/* Running record k: request r on its one part *part, moved at cost. */
+static lsched_running one_part(size_t k, lsched_request r,
+                               lsched_placement *part, double cost) {
+  lsched_running x = LSCHED_RUNNING_INIT;
+  x.id = (uint64_t)k;
+  x.request = r;
+  x.parts = part;
+  x.nparts = 1;
+  x.move_cost_s = cost;
+  return x;
+}
+
 /* One defrag instance over base `base` on c, planner on or off. */
 static lsched_policy *new_defrag(lsched_cluster *c, lsched_registry *reg,
                                  const char *base, int index) {
@@ -154,12 +166,7 @@ static void test_hand(void) {
       lsched_request r = lt_req(1000, 1000, 1, 1000);
       OK(lsched_pick_gpus(c, k / 2, &r, LSCHED_PICK_LOWEST, &held[k]));
       OK(lsched_alloc(c, &held[k]));
-      run[k] = (lsched_running)LSCHED_RUNNING_INIT;
-      run[k].id = (uint64_t)k;
-      run[k].request = r;
-      run[k].parts = &held[k];
-      run[k].nparts = 1;
-      run[k].move_cost_s = cost[k];
+      run[k] = one_part((size_t)k, r, &held[k], cost[k]);
     }
     lsched_request w = lt_req(4000, 4000, 4, 1000);
     lsched_defrag_budget b = LSCHED_DEFRAG_BUDGET_INIT;
@@ -235,12 +242,7 @@ static void compete_case(lsched_registry *reg, int64_t f1cpu, int want_plan) {
       OK(lsched_pick_gpus(c, k < 3 ? 0 : 1, &rq[k], LSCHED_PICK_LOWEST,
                           &held[k]));
       OK(lsched_alloc(c, &held[k]));
-      run[k] = (lsched_running)LSCHED_RUNNING_INIT;
-      run[k].id = (uint64_t)k;
-      run[k].request = rq[k];
-      run[k].parts = &held[k];
-      run[k].nparts = 1;
-      run[k].move_cost_s = cost[k];
+      run[k] = one_part((size_t)k, rq[k], &held[k], cost[k]);
       OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
     }
     MT_EQ_U(held[0].gpu_mask | held[1].gpu_mask, 1);
@@ -326,12 +328,7 @@ static void test_compete_kept(void) {
     OK(lsched_alloc(c, &held[k]));
     if (k >= 4) /* node 2's fillers: not movable */
       continue;
-    run[k] = (lsched_running)LSCHED_RUNNING_INIT;
-    run[k].id = (uint64_t)k;
-    run[k].request = rq[k];
-    run[k].parts = &held[k];
-    run[k].nparts = 1;
-    run[k].move_cost_s = cost[k];
+    run[k] = one_part((size_t)k, rq[k], &held[k], cost[k]);
     OK(lsched_running_index_set(ix, (size_t)k, &run[k]));
   }
   MT_EQ_U(held[5].gpu_mask, 8);
@@ -639,12 +636,7 @@ static void test_index_log(void) {
     p[k].gpu_count = 1;
     p[k].gpu_milli = 1000;
     p[k].gpu_mask = 1;
-    r[k] = (lsched_running)LSCHED_RUNNING_INIT;
-    r[k].id = (uint64_t)k;
-    r[k].request = lt_req(1000, 1000, 1, 1000);
-    r[k].parts = &p[k];
-    r[k].nparts = 1;
-    r[k].move_cost_s = 5;
+    r[k] = one_part((size_t)k, lt_req(1000, 1000, 1, 1000), &p[k], 5);
   }
   OK(lsched_running_index_set(ix, 0, &r[0])); /* change 0: node 0 */
   OK(lsched_running_index_set(ix, 1, &r[1])); /* change 1: node 1 */
