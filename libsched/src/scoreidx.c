@@ -146,7 +146,7 @@ struct six_shape {
   int plain_k;   /* GPU count of a plain (not MIG) request, else 0 */
   int full_k;    /* plain_k of whole GPUs (1000 milli each), else 0 */
   int min_milli; /* a plain request's share when plain_k > 0, else 0 */
-  int plain;     /* no MIG kind, no features: plain_fits decides a fit */
+  int plain;     /* no MIG kind, no features: leaf_fits tests it itself */
   /* Idle classes (lsched_score_index_idle): per class, 0 = not known yet,
    * 1 = an idle node of it does not fit, 2 = fits and scores cval. */
   uint8_t *cst;
