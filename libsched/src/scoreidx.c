@@ -20,7 +20,9 @@
  * maximum does not change; a node whose leaf is empty and that has only
  * been allocated on since, grow[], still does not fit and is skipped; one
  * whose leaf holds a score and that has only been released on since,
- * shrink[], still fits and is scored without a fit test), or the tree is
+ * shrink[], still fits and is scored without a fit test, and on a
+ * counting index not yet asked for a best node is not replayed at all:
+ * its count cannot move), or the tree is
  * rebuilt when more than n/2 distinct positions wait (read from the log,
  * or from last[] when more than n entries wait). So a
  * shape asked at every decision costs O(changes since the last decision x
@@ -165,6 +167,11 @@ struct lsched_score_index {
   int enabled;
   int max_shapes, nsh;
   int counting; /* lsched_score_index_enable_counts */
+  /* A counting index not asked for a best node yet: only whether a leaf
+   * fits is read (draws), so a leaf known to still fit is not replayed
+   * and its score may be old; the first lsched_score_index_best clears
+   * it and rebuilds every tree (see replay). */
+  int counts_only;
   struct six_shape *sh;
   uint64_t tick;
   uint64_t ghost[SIX_GHOSTS];
@@ -801,18 +808,21 @@ static void six_touch(struct lsched_score_index *ix, int node, int how) {
  * allocated on since (it still does not fit). */
 static inline int replay_due(const struct lsched_score_index *ix,
                              const int64_t *leaf, int p, uint64_t from) {
-  return leaf[p] != SIX_NONE || ix->grow[p] > from;
+  return leaf[p] != SIX_NONE ? !ix->counts_only || ix->shrink[p] > from
+                             : ix->grow[p] > from;
 }
 
 /* Replays position p on tree s synchronised before from, when due (see
  * replay_due): a node whose leaf held a score and that has only been
- * released on since still fits (no fit test, its score only). */
+ * released on since still fits (no fit test, its score only; on a
+ * counts-only index nothing: it fits, so no count moves). */
 static inline __attribute__((always_inline)) void
 replay(struct lsched_score_index *ix, struct six_shape *s, int p,
        uint64_t from) {
   int64_t old = s->val[ix->size + p];
-  if (old == SIX_NONE ? ix->grow[p] > from : 1)
-    tree_touch(ix, s, p, old, old != SIX_NONE && ix->shrink[p] <= from);
+  int fits = old != SIX_NONE && ix->shrink[p] <= from;
+  if (old == SIX_NONE ? ix->grow[p] > from : !fits || !ix->counts_only)
+    tree_touch(ix, s, p, old, fits);
 }
 
 /* Brings tree s up to date with the log. */
@@ -1111,6 +1121,7 @@ int lsched_score_index_enable_counts(lsched_score_index *ix) {
     return LSCHED_ESTATE;
   if (!ix->counting) {
     ix->counting = 1;
+    ix->counts_only = 1;
     size_t per = (size_t)ix->size * (sizeof(int32_t) + 2 * sizeof(int64_t));
     size_t m = SIX_BUDGET / (per ? per : 1);
     if (m < (size_t)ix->max_shapes)
@@ -1196,6 +1207,11 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
   *node = -1;
   if (!ix || !lsched__req_valid(ix->c, req))
     return LSCHED_EINVAL;
+  if (ix->counts_only) { /* scores are read from now on: all anew */
+    ix->counts_only = 0;
+    for (int i = 0; i < ix->nsh; i++)
+      ix->sh[i].built = 0;
+  }
   struct six_shape *s = NULL;
   if (tree_for(ix, req, &s))
     return LSCHED_ENOMEM;
@@ -1256,6 +1272,8 @@ int lsched_score_index_check(lsched_score_index *ix) {
       int fits = lsched__node_fits(ix->c, &ix->c->nodes[node], &s->req);
       if (fits != (b != SIX_NONE))
         return LSCHED_ESTATE;
+      if (ix->counts_only)
+        continue; /* a fitting leaf's score may be old: never read */
       if (fits && b != ix->score(&ix->v, node, &s->req, ix->ctx))
         return LSCHED_ESTATE;
       if (fits && (want < 0 || b > s->val[ix->size + want]))
@@ -1268,7 +1286,7 @@ int lsched_score_index_check(lsched_score_index *ix) {
           (s->cnt && s->cnt[j] != count_at(ix, s, 2 * j) +
                                       count_at(ix, s, 2 * j + 1)))
         return LSCHED_ESTATE;
-    if (tree_answer(ix, s) != want)
+    if (!ix->counts_only && tree_answer(ix, s) != want)
       return LSCHED_ESTATE;
   }
   return LSCHED_OK;

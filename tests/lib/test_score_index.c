@@ -1093,6 +1093,79 @@ static void replay_mig(const char *policy, uint64_t seed, int n, int ops,
  * mig_node_changed) the indexed instance keeps scores of the old layout,
  * and without mig-aware's index reset when its loss tables change
  * (rebuild()) it keeps scores of the old mix: these fail. */
+/* A counting index (lsched_score_index_enable_counts) draws on fit alone:
+ * until its first best answer a leaf known to still fit (only released on
+ * since) is not replayed, so its score may be old. Here the score is the
+ * node's free CPU, which every release raises: draws against
+ * lsched_collect_fits, then, from the first best answer on, best answers
+ * against lsched_best_raw_score (an index that kept the old scores answers
+ * a node that is no longer the freest), and lsched_score_index_check after
+ * every operation. */
+static int64_t free_cpu(const lsched_view *v, int node,
+                        const lsched_request *req, void *ctx) {
+  (void)req;
+  (void)ctx;
+  return lsched_view_node(v, node)->cpu_free;
+}
+
+static uint64_t draw_of(void *user, uint64_t m) {
+  return (uint64_t)rbelow(user, (int)m);
+}
+
+static void test_counts_then_best(void) {
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    lsched_cluster *c = new_cluster(1);
+    int nn = 6 + (int)seed * 3;
+    for (int i = 0; i < nn; i++)
+      add_node(c, 8000 + 1000 * (i % 5), 65536, 4, 0, LSCHED_GPU_SHARED, 0);
+    lsched_score_index *ix = NULL;
+    OK(lsched_score_index_create(&ix, c, free_cpu, NULL));
+    OK(lsched_score_index_enable_counts(ix));
+    struct rng r = {seed * 0x9E3779B97F4A7C15u}, ra = r, rb = r;
+    lsched_placement live[256];
+    int nlive = 0, scratch[64], fits[64], bests = 0;
+    for (int op = 0; op < 600; op++) {
+      int k = rbelow(&r, 3);
+      lsched_request q = lt_req(500 * (1 + rbelow(&r, 6)), 0, k,
+                                k ? 250 + 250 * rbelow(&r, 4) : 0);
+      int best = op >= 300;
+      if (nlive > 0 && (nlive == 256 || rbelow(&r, 3) == 0)) {
+        int j = rbelow(&r, nlive);
+        OK(lsched_release(c, &live[j]));
+        live[j] = live[--nlive];
+      } else if (best) {
+        int a = -2, b = -2;
+        int rca = lsched_score_index_best(ix, &q, &a);
+        int rcb = lsched_best_raw_score(c, &q, free_cpu, NULL, scratch, &b);
+        MT_ASSERT_MSG(rca == rcb && a == b,
+                      "seed %llu op %d: index %d node %d, scan %d node %d",
+                      (unsigned long long)seed, op, rca, a, rcb, b);
+        if (rca == LSCHED_OK) {
+          OK(lsched_pick_gpus(c, a, &q, LSCHED_PICK_LOWEST, &live[nlive]));
+          OK(lsched_alloc(c, &live[nlive++]));
+          bests++;
+        }
+      } else {
+        int a = -2;
+        int rca = lsched_score_index_draw(ix, &q, draw_of, &ra, &a);
+        int m = lsched_collect_fits(c, &q, fits);
+        if (m == 0) {
+          MT_EQ(rca, LSCHED_ENOFIT);
+        } else {
+          OK(rca);
+          MT_EQ(a, fits[rbelow(&rb, m)]);
+          OK(lsched_pick_gpus(c, a, &q, LSCHED_PICK_LOWEST, &live[nlive]));
+          OK(lsched_alloc(c, &live[nlive++]));
+        }
+      }
+      OK(lsched_score_index_check(ix));
+    }
+    MT_ASSERT(bests > 20);
+    lsched_score_index_destroy(ix);
+    lsched_cluster_destroy(c);
+  }
+}
+
 static void test_replay_mig_index(void) {
   static const char *const mig[] = {"mig-best-fit", "mig-aware"};
   for (size_t p = 0; p < 2; p++)
@@ -1274,6 +1347,7 @@ int main(void) {
   MT_RUN(test_log_compaction);
   MT_RUN(test_mig_layout_notice);
   MT_RUN(test_replay_mig_index);
+  MT_RUN(test_counts_then_best);
   MT_RUN(test_invariants_100k);
   return mt_finish();
 }
