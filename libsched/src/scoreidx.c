@@ -360,7 +360,7 @@ static inline int64_t leaf_value(struct lsched_score_index *ix,
   else if (ix->st_on)
     v = leaf_memo(ix, s, node, nd, fits);
   else if (fits || leaf_fits(ix, nd, s))
-    v = ix->score(&ix->v, node, &s->req, ix->ctx);
+    v = ix->counts_only ? 0 : ix->score(&ix->v, node, &s->req, ix->ctx);
   else
     v = SIX_NONE;
   if (k >= 0) {
@@ -1209,8 +1209,11 @@ int lsched_score_index_best(lsched_score_index *ix, const lsched_request *req,
     return LSCHED_EINVAL;
   if (ix->counts_only) { /* scores are read from now on: all anew */
     ix->counts_only = 0;
-    for (int i = 0; i < ix->nsh; i++)
+    for (int i = 0; i < ix->nsh; i++) {
       ix->sh[i].built = 0;
+      if (ix->sh[i].cst) /* the classes' answers were fits only */
+        memset(ix->sh[i].cst, 0, SIX_CLASSES);
+    }
   }
   struct six_shape *s = NULL;
   if (tree_for(ix, req, &s))
