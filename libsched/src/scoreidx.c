@@ -168,9 +168,10 @@ struct lsched_score_index {
   int max_shapes, nsh;
   int counting; /* lsched_score_index_enable_counts */
   /* A counting index not asked for a best node yet: only whether a leaf
-   * fits is read (draws), so a leaf known to still fit is not replayed
-   * and its score may be old; the first lsched_score_index_best clears
-   * it and rebuilds every tree (see replay). */
+   * fits is read (draws), so a fitting leaf holds 0 (no score call) and
+   * one known to still fit is not replayed; the first
+   * lsched_score_index_best clears it and rebuilds every tree, the idle
+   * classes' answers forgotten (see replay, leaf_value). */
   int counts_only;
   struct six_shape *sh;
   uint64_t tick;
