@@ -4,7 +4,9 @@
  * Every node keeps its free CPU, memory and per-GPU shares plus a few
  * aggregates (fully free GPUs, largest free share, ...). A segment tree over
  * the visit order keeps per-subtree maxima of those aggregates so that
- * lsched_next_fit() can skip whole ranges of nodes that cannot fit a request.
+ * lsched_next_fit() can skip whole ranges of nodes that cannot fit a request,
+ * and per request shape a bound before which no node fits ("The first-fit
+ * memo") lets a search start where that shape's last one ended.
  * alloc and release update one node and O(log n) tree entries.
  */
 #include "abi.h"
@@ -12,6 +14,7 @@
 #include "mig_internal.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -393,6 +396,42 @@ static void seg_store(lsched_cluster *c, int i, const struct seg_pair *v) {
   c->segc[i] = v->k;
 }
 
+/* The first-fit memo (lsched_next_fit, below): a new visit order or node
+ * set forgets every shape. */
+static void memo_reset(struct lsched__memo *m) {
+  memset(m->tag, 0, sizeof m->tag);
+  m->filled = 0;
+}
+
+/* The node at position pos, leaf entry i of the index now `leaf`, may have
+ * gained room: every shape whose bound lies beyond pos and that the leaf
+ * could hold (the index's own necessary test) starts there again. A leaf
+ * that fails the test holds no node that fits the shape, so the bound
+ * stays true. */
+static inline __attribute__((always_inline)) void
+memo_gained(lsched_cluster *c, int pos, const struct lsched_seg *leaf,
+            size_t i) {
+  struct lsched__memo *m = &c->memo;
+  uint32_t f = 0; /* the filled ways whose bound lies beyond pos */
+#if defined(__SSE2__)
+  const __m128i pv = _mm_set1_epi32(pos);
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
+    f |= (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(
+             _mm_loadu_si128((const __m128i *)(const void *)&m->lb[w]), pv)))
+         << w;
+#else
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
+    f |= (uint32_t)(m->lb[w] > pos) << w;
+#endif
+  for (f &= m->filled; f; f &= f - 1) {
+    int w = __builtin_ctz(f);
+    const struct lsched__seg_need *n = &m->need[w];
+    if (!seg_below(leaf, &n->lanes) &&
+        (!n->models || (n->models & c->segc[i].models)))
+      m->lb[w] = pos;
+  }
+}
+
 /* (Re)builds the tree over the current order: O(n). */
 static int seg_build(lsched_cluster *c) {
   int size = 1;
@@ -415,6 +454,7 @@ static int seg_build(lsched_cluster *c) {
     memset(c->seg, 0, 2 * (size_t)size * sizeof *c->seg);
     memset(c->segc, 0, 2 * (size_t)size * sizeof *c->segc);
   }
+  memo_reset(&c->memo);
   struct seg_pair v;
   for (int p = 0; p < c->n; p++) {
     seg_leaf(&v, &c->nodes[c->order[p]]);
@@ -434,6 +474,7 @@ static void seg_update(lsched_cluster *c, int node) {
   struct seg_pair v;
   seg_leaf(&v, &c->nodes[node]);
   seg_store(c, i, &v);
+  memo_gained(c, c->pos_of[node], &v.h, (size_t)i);
   for (i /= 2; i >= 1; i /= 2) {
     seg_combine(&v, c, i);
     if (seg_equal(&v, c, i))
@@ -468,6 +509,8 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
     leaf = v.h;
   }
   seg[i] = leaf;
+  if (grew)
+    memo_gained(c, c->pos_of[node], &leaf, i);
 #if defined(__SSE2__)
   const __m128i lv = seg_load(&leaf);
   for (i >>= 1; i >= 1; i >>= 1) {
@@ -1391,15 +1434,9 @@ int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
  * for a model-restricted or a MIG request. (Re-deriving the request's case
  * at each of the ~28 entries a descent on 12,500 nodes visits cost 17%
  * more instructions in lsched_next_fit; the lane words halved the rest.)
+ * struct lsched__seg_need is in internal.h: the memo keeps one per shape.
  */
-struct seg_need {
-  struct lsched_seg lanes; /* the minima, as an entry */
-  uint64_t models; /* 0: any */
-  int mig_shift;   /* MIG: the mig_fit bit of the smallest kind; else -1 */
-  int cold;        /* models or mig_shift matter */
-};
-
-static void seg_need_of(struct seg_need *n, const lsched_request *req) {
+static void seg_need_of(struct lsched__seg_need *n, const lsched_request *req) {
   int k = req->gpu_count;
   n->lanes.res = res_lanes(req->cpu_milli, req->memory_mib);
   n->models = k > 0 ? req->model_mask : 0;
@@ -1420,7 +1457,7 @@ static void seg_need_of(struct seg_need *n, const lsched_request *req) {
 
 /* cold: n->cold, a constant where the caller is specialised on it. */
 static inline int seg_fits_at(const lsched_cluster *c, size_t i,
-                              const struct seg_need *n, int cold) {
+                              const struct lsched__seg_need *n, int cold) {
   if (seg_below(&c->seg[i], &n->lanes))
     return 0;
   if (!cold)
@@ -1439,7 +1476,8 @@ static inline int seg_fits_at(const lsched_cluster *c, size_t i,
  * measured: 50% more instructions, 15% fewer mispredictions.) */
 static inline int seg_find_in(const lsched_cluster *c, int from,
                               const lsched_request *req,
-                              const struct seg_need *need, const int cold) {
+                              const struct lsched__seg_need *need,
+                              const int cold) {
   const unsigned size = (unsigned)c->seg_size;
   unsigned i = size + (unsigned)from; /* > 0: its trailing zeros go in */
   i >>= __builtin_ctz(i);              /* one shift */
@@ -1463,18 +1501,113 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
   }
 }
 
+static int seg_find_need(const lsched_cluster *c, int from,
+                         const lsched_request *req,
+                         const struct lsched__seg_need *need) {
+  return need->cold ? seg_find_in(c, from, req, need, 1)
+                    : seg_find_in(c, from, req, need, 0);
+}
+
 static int seg_find(const lsched_cluster *c, int from,
                     const lsched_request *req) {
-  struct seg_need need;
+  struct lsched__seg_need need;
   seg_need_of(&need, req);
-  return need.cold ? seg_find_in(c, from, req, &need, 1)
-                   : seg_find_in(c, from, req, &need, 0);
+  return seg_find_need(c, from, req, &need);
+}
+
+/*
+ * The first-fit memo. Per request shape (CPU, memory, GPU count and share,
+ * models, features: all a plain fit test reads of a request), a position
+ * lb such that no node before lb fits it: the search for the first fit
+ * starts there, and lb = n says that no node fits. The bound stays true
+ * while nodes only lose room (allocations); every change that may give a
+ * node room passes seg_update or a release's seg_update_alloc, which
+ * bring the bound of every shape that node's new leaf could hold down to
+ * its position (memo_gained), and a new order or node set (seg_build)
+ * forgets them. A search from 0 then answers the node it answered
+ * without the memo, ties included. Requests a fit test answers per call
+ * (node_allowed, node_filter) or that MIG state decides are not memoised.
+ * (A queue of a few shapes on a full cluster: a shape's search starts
+ * where its last one ended, or where a release made room for it.)
+ */
+static inline int memo_eligible(const lsched_request *req) {
+  return !lsched__req_mig(req) &&
+         (req->version < 3 || (!req->node_allowed && !req->node_filter));
+}
+
+static inline uint64_t memo_features(const lsched_request *req) {
+  return req->version >= 3 ? req->features : 0;
+}
+
+/* Never 0 (an empty way). */
+static inline uint32_t memo_tag(const lsched_request *req) {
+  uint64_t x = (uint64_t)req->cpu_milli ^ (uint64_t)req->memory_mib * 31 ^
+               ((uint64_t)(unsigned)req->gpu_count << 40) ^
+               ((uint64_t)(unsigned)req->gpu_milli << 20) ^ req->model_mask ^
+               memo_features(req) * 7;
+  return (uint32_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 32) | 1u;
+}
+
+/* The way holding req's shape (tag t), or -1. */
+static inline int memo_way(const struct lsched__memo *m, uint32_t t,
+                           const lsched_request *req) {
+  unsigned hit = 0;
+#if defined(__SSE2__)
+  const __m128i tv = _mm_set1_epi32((int)t);
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
+    hit |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
+               _mm_loadu_si128((const __m128i *)(const void *)&m->tag[w]), tv)))
+           << w;
+#else
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
+    hit |= (unsigned)(m->tag[w] == t) << w;
+#endif
+  for (; hit; hit &= hit - 1) {
+    int w = __builtin_ctz(hit);
+    const struct lsched__memo_key *k = &m->key[w];
+    if (k->cpu == req->cpu_milli && k->mem == req->memory_mib &&
+        k->gpus == req->gpu_count && k->milli == req->gpu_milli &&
+        k->models == req->model_mask && k->features == memo_features(req))
+      return w;
+  }
+  return -1;
+}
+
+/* seg_find(c, from, req) through the memo (req eligible, from >= 0). */
+static int memo_find(lsched_cluster *c, int from, const lsched_request *req) {
+  struct lsched__memo *m = &c->memo;
+  const uint32_t t = memo_tag(req);
+  int w = memo_way(m, t, req);
+  if (w < 0) { /* a new shape: nothing known yet */
+    w = (int)(m->next++ % LSCHED__MEMO_WAYS);
+    struct lsched__memo_key *k = &m->key[w];
+    k->cpu = req->cpu_milli;
+    k->mem = req->memory_mib;
+    k->models = req->model_mask;
+    k->features = memo_features(req);
+    k->gpus = req->gpu_count;
+    k->milli = req->gpu_milli;
+    seg_need_of(&m->need[w], req);
+    m->tag[w] = t;
+    m->lb[w] = 0;
+    m->filled |= 1u << w;
+  }
+  const struct lsched__seg_need *need = &m->need[w];
+  const int lb = m->lb[w];
+  if (from > lb) /* nothing learnt of the nodes before from */
+    return seg_find_need(c, from, req, need);
+  if (lb >= c->n)
+    return -1;
+  const int p = need->cold ? seg_find_in(c, lb, req, need, 1)
+                           : seg_find_in(c, lb, req, need, 0);
+  m->lb[w] = p < 0 ? c->n : p;
+  return p;
 }
 
 /* Appends every fitting position under segment entry i, in order. */
 static void seg_collect(const lsched_cluster *c, int i, int lo, int hi,
-                        const lsched_request *req, const struct seg_need *n,
-                        int *out, int *m) {
+                        const lsched_request *req,
+                        const struct lsched__seg_need *n, int *out, int *m) {
   if (lo >= c->n || !seg_fits_at(c, i, n, n->cold))
     return;
   if (hi - lo == 1) {
@@ -1491,7 +1624,7 @@ int lsched_collect_fits(const lsched_cluster *c, const lsched_request *req,
                          int *out) {
   int m = 0;
   if (c->n > 0) {
-    struct seg_need need;
+    struct lsched__seg_need need;
     seg_need_of(&need, req);
     seg_collect(c, 1, 0, c->seg_size, req, &need, out, &m);
   }
@@ -1507,6 +1640,8 @@ int lsched_next_fit(const lsched_cluster *c, const lsched_request *req,
     return -1;
   if (from < 0)
     from = 0;
+  if (memo_eligible(req)) /* a cache, not state (struct lsched_cluster) */
+    return memo_find((lsched_cluster *)c, from, req);
   return seg_find(c, from, req);
 }
 
@@ -1832,6 +1967,38 @@ static int check_path(lsched_cluster *c, int id) {
   return LSCHED_OK;
 }
 
+/* The first-fit memo: every shape's tag and need are its key's, and no
+ * node before its bound fits it. O(ways x n). */
+static int check_memo(lsched_cluster *c) {
+  const struct lsched__memo *m = &c->memo;
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w++) {
+    if (!((m->filled >> w) & 1))
+      continue;
+    const struct lsched__memo_key *k = &m->key[w];
+    lsched_request q = LSCHED_REQUEST_INIT;
+    q.cpu_milli = k->cpu;
+    q.memory_mib = k->mem;
+    q.gpu_count = k->gpus;
+    q.gpu_milli = k->milli;
+    q.model_mask = k->models;
+    q.features = k->features;
+    struct lsched__seg_need need;
+    seg_need_of(&need, &q);
+    if (m->tag[w] != memo_tag(&q) || m->lb[w] < 0 || m->lb[w] > c->n ||
+        memcmp(&need, &m->need[w], sizeof need) != 0) {
+      set_err(c, "first-fit memo way %d is not its shape's", w);
+      return LSCHED_ESTATE;
+    }
+    for (int p = 0; p < m->lb[w]; p++)
+      if (node_fits(c, &c->nodes[c->order[p]], &q)) {
+        set_err(c, "first-fit memo way %d: position %d fits, bound %d", w, p,
+                m->lb[w]);
+        return LSCHED_ESTATE;
+      }
+  }
+  return LSCHED_OK;
+}
+
 /* The check_invariants option, after an alloc or release on node id: only
  * that node and its index path can have changed, so they are checked every
  * time (O(GPUs + log n)); the whole cluster every 1024th operation. */
@@ -1879,5 +2046,5 @@ int lsched_cluster_check(const lsched_cluster *cc) {
       return LSCHED_ESTATE;
     }
   }
-  return LSCHED_OK;
+  return check_memo(c);
 }
