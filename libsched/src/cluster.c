@@ -1535,22 +1535,36 @@ static inline int memo_eligible(const lsched_request *req) {
          (req->version < 3 || (!req->node_allowed && !req->node_filter));
 }
 
-static inline uint64_t memo_features(const lsched_request *req) {
-  return req->version >= 3 ? req->features : 0;
+/* The key of req: its fields from cpu_milli to model_mask as they lie in
+ * the request (one copy), then its features; the padding 0. */
+_Static_assert(offsetof(lsched_request, memory_mib) ==
+                       offsetof(lsched_request, cpu_milli) + 8 &&
+                   offsetof(lsched_request, gpu_count) ==
+                       offsetof(lsched_request, cpu_milli) + 16 &&
+                   offsetof(lsched_request, gpu_milli) ==
+                       offsetof(lsched_request, cpu_milli) + 20 &&
+                   offsetof(lsched_request, model_mask) ==
+                       offsetof(lsched_request, cpu_milli) + 24,
+               "memo_key_of copies the request's fields as they lie");
+static inline void memo_key_of(struct lsched__memo_key *k,
+                               const lsched_request *req) {
+  memcpy(k, (const char *)req + offsetof(lsched_request, cpu_milli), 32);
+  k->features = req->version >= 3 ? req->features : 0;
+  k->pad = 0;
 }
 
 /* Never 0 (an empty way). */
-static inline uint32_t memo_tag(const lsched_request *req) {
-  uint64_t x = (uint64_t)req->cpu_milli ^ (uint64_t)req->memory_mib * 31 ^
-               ((uint64_t)(unsigned)req->gpu_count << 40) ^
-               ((uint64_t)(unsigned)req->gpu_milli << 20) ^ req->model_mask ^
-               memo_features(req) * 7;
+static inline uint32_t memo_tag(const struct lsched__memo_key *k) {
+  uint64_t gm;
+  memcpy(&gm, &k->gpus, sizeof gm); /* gpus and milli, one word */
+  uint64_t x = (uint64_t)k->cpu ^ (uint64_t)k->mem * 31 ^ gm * 5 ^ k->models ^
+               k->features * 7;
   return (uint32_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 32) | 1u;
 }
 
-/* The way holding req's shape (tag t), or -1. */
+/* The way holding key k (tag t), or -1. */
 static inline int memo_way(const struct lsched__memo *m, uint32_t t,
-                           const lsched_request *req) {
+                           const struct lsched__memo_key *k) {
   unsigned hit = 0;
 #if defined(__SSE2__)
   const __m128i tv = _mm_set1_epi32((int)t);
@@ -1558,35 +1572,41 @@ static inline int memo_way(const struct lsched__memo *m, uint32_t t,
     hit |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
                _mm_loadu_si128((const __m128i *)(const void *)&m->tag[w]), tv)))
            << w;
+  const __m128i *kv = (const __m128i *)(const void *)k;
+  const __m128i k0 = _mm_loadu_si128(kv), k1 = _mm_loadu_si128(kv + 1),
+                k2 = _mm_loadu_si128(kv + 2);
+  for (; hit; hit &= hit - 1) {
+    int w = __builtin_ctz(hit);
+    const __m128i *mv = (const __m128i *)(const void *)&m->key[w];
+    __m128i eq = _mm_and_si128(
+        _mm_and_si128(_mm_cmpeq_epi32(k0, _mm_loadu_si128(mv)),
+                      _mm_cmpeq_epi32(k1, _mm_loadu_si128(mv + 1))),
+        _mm_cmpeq_epi32(k2, _mm_loadu_si128(mv + 2)));
+    if (_mm_movemask_epi8(eq) == 0xFFFF)
+      return w;
+  }
 #else
   for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
     hit |= (unsigned)(m->tag[w] == t) << w;
-#endif
   for (; hit; hit &= hit - 1) {
     int w = __builtin_ctz(hit);
-    const struct lsched__memo_key *k = &m->key[w];
-    if (k->cpu == req->cpu_milli && k->mem == req->memory_mib &&
-        k->gpus == req->gpu_count && k->milli == req->gpu_milli &&
-        k->models == req->model_mask && k->features == memo_features(req))
+    if (memcmp(&m->key[w], k, sizeof *k) == 0)
       return w;
   }
+#endif
   return -1;
 }
 
 /* seg_find(c, from, req) through the memo (req eligible, from >= 0). */
 static int memo_find(lsched_cluster *c, int from, const lsched_request *req) {
   struct lsched__memo *m = &c->memo;
-  const uint32_t t = memo_tag(req);
-  int w = memo_way(m, t, req);
+  struct lsched__memo_key k;
+  memo_key_of(&k, req);
+  const uint32_t t = memo_tag(&k);
+  int w = memo_way(m, t, &k);
   if (w < 0) { /* a new shape: nothing known yet */
     w = (int)(m->next++ % LSCHED__MEMO_WAYS);
-    struct lsched__memo_key *k = &m->key[w];
-    k->cpu = req->cpu_milli;
-    k->mem = req->memory_mib;
-    k->models = req->model_mask;
-    k->features = memo_features(req);
-    k->gpus = req->gpu_count;
-    k->milli = req->gpu_milli;
+    m->key[w] = k;
     seg_need_of(&m->need[w], req);
     m->tag[w] = t;
     m->lb[w] = 0;
@@ -1984,7 +2004,10 @@ static int check_memo(lsched_cluster *c) {
     q.features = k->features;
     struct lsched__seg_need need;
     seg_need_of(&need, &q);
-    if (m->tag[w] != memo_tag(&q) || m->lb[w] < 0 || m->lb[w] > c->n ||
+    struct lsched__memo_key qk;
+    memo_key_of(&qk, &q);
+    if (m->tag[w] != memo_tag(&qk) || memcmp(&qk, k, sizeof qk) != 0 ||
+        m->lb[w] < 0 || m->lb[w] > c->n ||
         memcmp(&need, &m->need[w], sizeof need) != 0) {
       set_err(c, "first-fit memo way %d is not its shape's", w);
       return LSCHED_ESTATE;

@@ -50,10 +50,13 @@ struct lsched__seg_need {
  * holding any shape (a tag compare finds it); arrays by way, so that the
  * tags are compared a register at a time. */
 #define LSCHED__MEMO_WAYS 16
-struct lsched__memo_key { /* what a plain fit test reads of a request */
+/* What a plain fit test reads of a request: its fields from cpu_milli to
+ * model_mask in the request's order (cluster.c memo_key_of copies them at
+ * once), the features, and 0 padding to three 16-byte words. */
+struct lsched__memo_key {
   int64_t cpu, mem;
-  uint64_t models, features;
   int gpus, milli;
+  uint64_t models, features, pad;
 };
 struct lsched__memo {
   uint32_t tag[LSCHED__MEMO_WAYS]; /* hash of key | 1; 0: way empty */

@@ -388,7 +388,7 @@ static lsched_node_spec memo_spec(struct rng *r) {
  * after each step. Mutations this catches: in cluster.c, no memo_gained()
  * in seg_update_alloc (a release), or in seg_update (a reopened node), or
  * no memo_reset() in seg_build (a new order); the features or the model
- * mask left out of memo_tag() and memo_way() (shapes that differ only
+ * mask left out of the memo's key (memo_key_of: shapes that differ only
  * there share a bound). */
 static void test_next_fit_memo(void) {
   struct rng r = {0x3e3f17};
