@@ -19,6 +19,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 static void set_err(lsched_cluster *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -174,6 +177,28 @@ static void node_refresh(const lsched_cluster *c, struct lsched_node *nd) {
                     : 0;
 }
 
+/* The largest of the n free shares g (0 if none). The usual 8-GPU node
+ * with SSE2: the shares (0..1000) packed to 16 bits and reduced in three
+ * steps (the loop cost 30 to 45 instructions, a fifth of the allocations
+ * of a first-fit replay run it). */
+static inline int gpus_max_free(const int *g, int n) {
+#if defined(__SSE2__)
+  if (n == 8) {
+    const __m128i *v = (const __m128i *)(const void *)g;
+    __m128i m = _mm_packs_epi32(_mm_loadu_si128(v), _mm_loadu_si128(v + 1));
+    m = _mm_max_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm_max_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+    m = _mm_max_epi16(m, _mm_shufflelo_epi16(m, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_extract_epi16(m, 0);
+  }
+#endif
+  int mx = 0;
+  for (int i = 0; i < n; i++)
+    if (g[i] > mx)
+      mx = g[i];
+  return mx;
+}
+
 /* node_refresh after placement p's share was taken from (sign -1) or
  * given back to (sign 1) its GPUs on a shared or exclusive node: only the
  * GPUs of its mask are visited, and the maximum is recomputed only when an
@@ -195,15 +220,8 @@ node_apply(const lsched_cluster *c, struct lsched_node *nd,
     nd->gpus_full_free += k;
     nd->gpus_nonzero_free += k;
     nd->gpu_free_sum += (int64_t)k * LSCHED_GPU_MILLI;
-    if (nd->gpus_full_free > 0) {
-      nd->max_gpu_free = LSCHED_GPU_MILLI;
-    } else {
-      int mx = 0;
-      for (int i = 0; i < nd->gpu_count; i++)
-        if (g[i] > mx)
-          mx = g[i];
-      nd->max_gpu_free = mx;
-    }
+    nd->max_gpu_free = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
+                                              : gpus_max_free(g, nd->gpu_count);
     return;
   }
   int d = sign * p->gpu_milli, rescan = 0;
@@ -223,14 +241,9 @@ node_apply(const lsched_cluster *c, struct lsched_node *nd,
   }
   nd->gpu_free_sum += (int64_t)d * p->gpu_count;
   if (rescan) {
-    int mx = LSCHED_GPU_MILLI; /* a whole free GPU holds the largest share */
-    if (nd->gpus_full_free == 0) {
-      mx = 0;
-      for (int i = 0; i < nd->gpu_count; i++)
-        if (g[i] > mx)
-          mx = g[i];
-    }
-    nd->max_gpu_free = mx;
+    /* A whole free GPU holds the largest share. */
+    nd->max_gpu_free = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
+                                              : gpus_max_free(g, nd->gpu_count);
   }
 }
 
@@ -255,8 +268,6 @@ static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
  * maximum, SSE2 having no 32-bit one, and a shuffle for each test).
  * Elsewhere the guard-bit words. */
 #if defined(__SSE2__)
-#include <emmintrin.h>
-
 static inline __m128i seg_load(const struct lsched_seg *s) {
   return _mm_loadu_si128((const __m128i *)(const void *)s);
 }
