@@ -28,11 +28,12 @@ static int ff_place(void *state, const lsched_cluster *c,
   const int node = s->v.order[p];
   const lsched_node *nd = lsched_view_node(&s->v, node);
   const int k = req->gpu_count;
-  if (k == 0 || nd->mode == LSCHED_GPU_MIG)
+  if (k > 0 && nd->mode == LSCHED_GPU_MIG) /* a MIG request */
     return lsched_pick_gpus(c, node, req, LSCHED_PICK_LOWEST, out);
-  /* lsched_pick_gpus(LOWEST) on a plain node lsched_next_fit() just found
-   * to fit, without repeating its checks and fit test (about 100
-   * instructions per placement): the lowest k GPUs with the share. */
+  /* lsched_pick_gpus(LOWEST) on a node lsched_next_fit() just found to
+   * fit, without repeating its checks and fit test (about 100
+   * instructions per placement): the lowest k GPUs with the share; none
+   * and a share of 0 for a CPU-only request (k = 0, d = 0). */
   const int d = lsched_node_eff_milli(nd, req);
   const int *g = lsched_view_gpus(&s->v, nd);
   uint64_t mask = 0;

@@ -423,6 +423,8 @@ static inline __attribute__((always_inline)) void
 memo_gained(lsched_cluster *c, int pos, const struct lsched_seg *leaf,
             size_t i) {
   struct lsched__memo *m = &c->memo;
+  if (!m->filled) /* no shape asked: a policy that does not search */
+    return;
   uint32_t f = 0; /* the filled ways whose bound lies beyond pos */
 #if defined(__SSE2__)
   const __m128i pv = _mm_set1_epi32(pos);
@@ -1166,7 +1168,9 @@ const int *lsched_cluster_order(const lsched_cluster *c) {
 /* ---------------------------------------------------------------------- */
 /* Fit tests                                                               */
 
-int lsched_request_validate(const lsched_request *req) {
+/* lsched_request_validate, inlined into lsched_fits (a call per node a
+ * skip pass asks). */
+static inline int request_validate(const lsched_request *req) {
   /* The common case first (it runs several times per placement), with
    * the tests folded (version 1..V as one unsigned compare, the signs of
    * the three amounts as the sign of their OR): no MIG fields set. */
@@ -1195,6 +1199,10 @@ int lsched_request_validate(const lsched_request *req) {
   return (unsigned)req->gpu_milli - 1u < (unsigned)LSCHED_GPU_MILLI
              ? LSCHED_OK
              : LSCHED_EINVAL;
+}
+
+int lsched_request_validate(const lsched_request *req) {
+  return request_validate(req);
 }
 
 /* lsched__node_fits, inlined in this file's hot callers (seg_find and
@@ -1350,9 +1358,13 @@ int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
                             ? nd->gpus_full_free
                             : nd->gpus_nonzero_free))
     return 0;
-  if (!lsched__req_valid(c, req))
+  if (req != c->valid_req && request_validate(req) != LSCHED_OK)
     return 0;
-  return node_fits(c, nd, req);
+  /* node_fits less its CPU and memory test, passed above. */
+  int a = node_admits(c, nd, req, INT64_MAX, INT64_MAX);
+  if (a >= 0)
+    return a;
+  return lsched__gpus_fit(c, nd, req->gpu_count, lsched__eff_milli(nd, req));
 }
 
 int lsched__node_allowed(const lsched_cluster *c,
