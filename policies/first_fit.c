@@ -28,11 +28,12 @@ static int ff_place(void *state, const lsched_cluster *c,
   const int node = s->v.order[p];
   const lsched_node *nd = lsched_view_node(&s->v, node);
   const int k = req->gpu_count;
-  if (k == 0 || nd->mode == LSCHED_GPU_MIG)
+  if (k > 0 && nd->mode == LSCHED_GPU_MIG) /* a MIG request */
     return lsched_pick_gpus(c, node, req, LSCHED_PICK_LOWEST, out);
-  /* lsched_pick_gpus(LOWEST) on a plain node lsched_next_fit() just found
-   * to fit, without repeating its checks and fit test (about 100
-   * instructions per placement): the lowest k GPUs with the share. */
+  /* lsched_pick_gpus(LOWEST) on a node lsched_next_fit() just found to
+   * fit, without repeating its checks and fit test (about 100
+   * instructions per placement): the lowest k GPUs with the share; none
+   * and a share of 0 for a CPU-only request (k = 0, d = 0). */
   const int d = lsched_node_eff_milli(nd, req);
   const int *g = lsched_view_gpus(&s->v, nd);
   uint64_t mask = 0;
@@ -48,10 +49,14 @@ static int ff_place(void *state, const lsched_cluster *c,
         (uint64_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(
             _mm_loadu_si128((const __m128i *)(const void *)(g + 4)), below)))
             << 4;
-    for (int got = 0; got < k && have; got++) {
-      uint64_t low = have & (0 - have);
-      mask |= low;
-      have ^= low;
+    if (k == 1) { /* the usual request: the lowest (the loop cost 14) */
+      mask = have & (0 - have);
+    } else {
+      for (int got = 0; got < k && have; got++) {
+        uint64_t low = have & (0 - have);
+        mask |= low;
+        have ^= low;
+      }
     }
   } else
 #endif

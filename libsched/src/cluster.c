@@ -4,7 +4,9 @@
  * Every node keeps its free CPU, memory and per-GPU shares plus a few
  * aggregates (fully free GPUs, largest free share, ...). A segment tree over
  * the visit order keeps per-subtree maxima of those aggregates so that
- * lsched_next_fit() can skip whole ranges of nodes that cannot fit a request.
+ * lsched_next_fit() can skip whole ranges of nodes that cannot fit a request,
+ * and per request shape a bound before which no node fits ("The first-fit
+ * memo") lets a search start where that shape's last one ended.
  * alloc and release update one node and O(log n) tree entries.
  */
 #include "abi.h"
@@ -12,10 +14,14 @@
 #include "mig_internal.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 static void set_err(lsched_cluster *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -171,6 +177,28 @@ static void node_refresh(const lsched_cluster *c, struct lsched_node *nd) {
                     : 0;
 }
 
+/* The largest of the n free shares g (0 if none). The usual 8-GPU node
+ * with SSE2: the shares (0..1000) packed to 16 bits and reduced in three
+ * steps (the loop cost 30 to 45 instructions, a fifth of the allocations
+ * of a first-fit replay run it). */
+static inline int gpus_max_free(const int *g, int n) {
+#if defined(__SSE2__)
+  if (n == 8) {
+    const __m128i *v = (const __m128i *)(const void *)g;
+    __m128i m = _mm_packs_epi32(_mm_loadu_si128(v), _mm_loadu_si128(v + 1));
+    m = _mm_max_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm_max_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+    m = _mm_max_epi16(m, _mm_shufflelo_epi16(m, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_extract_epi16(m, 0);
+  }
+#endif
+  int mx = 0;
+  for (int i = 0; i < n; i++)
+    if (g[i] > mx)
+      mx = g[i];
+  return mx;
+}
+
 /* node_refresh after placement p's share was taken from (sign -1) or
  * given back to (sign 1) its GPUs on a shared or exclusive node: only the
  * GPUs of its mask are visited, and the maximum is recomputed only when an
@@ -192,15 +220,8 @@ node_apply(const lsched_cluster *c, struct lsched_node *nd,
     nd->gpus_full_free += k;
     nd->gpus_nonzero_free += k;
     nd->gpu_free_sum += (int64_t)k * LSCHED_GPU_MILLI;
-    if (nd->gpus_full_free > 0) {
-      nd->max_gpu_free = LSCHED_GPU_MILLI;
-    } else {
-      int mx = 0;
-      for (int i = 0; i < nd->gpu_count; i++)
-        if (g[i] > mx)
-          mx = g[i];
-      nd->max_gpu_free = mx;
-    }
+    nd->max_gpu_free = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
+                                              : gpus_max_free(g, nd->gpu_count);
     return;
   }
   int d = sign * p->gpu_milli, rescan = 0;
@@ -220,14 +241,9 @@ node_apply(const lsched_cluster *c, struct lsched_node *nd,
   }
   nd->gpu_free_sum += (int64_t)d * p->gpu_count;
   if (rescan) {
-    int mx = LSCHED_GPU_MILLI; /* a whole free GPU holds the largest share */
-    if (nd->gpus_full_free == 0) {
-      mx = 0;
-      for (int i = 0; i < nd->gpu_count; i++)
-        if (g[i] > mx)
-          mx = g[i];
-    }
-    nd->max_gpu_free = mx;
+    /* A whole free GPU holds the largest share. */
+    nd->max_gpu_free = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
+                                              : gpus_max_free(g, nd->gpu_count);
   }
 }
 
@@ -252,8 +268,6 @@ static inline uint64_t lanes_max16(uint64_t a, uint64_t b) {
  * maximum, SSE2 having no 32-bit one, and a shuffle for each test).
  * Elsewhere the guard-bit words. */
 #if defined(__SSE2__)
-#include <emmintrin.h>
-
 static inline __m128i seg_load(const struct lsched_seg *s) {
   return _mm_loadu_si128((const __m128i *)(const void *)s);
 }
@@ -393,6 +407,44 @@ static void seg_store(lsched_cluster *c, int i, const struct seg_pair *v) {
   c->segc[i] = v->k;
 }
 
+/* The first-fit memo (lsched_next_fit, below): a new visit order or node
+ * set forgets every shape. */
+static void memo_reset(struct lsched__memo *m) {
+  memset(m->tag, 0, sizeof m->tag);
+  m->filled = 0;
+}
+
+/* The node at position pos, leaf entry i of the index now `leaf`, may have
+ * gained room: every shape whose bound lies beyond pos and that the leaf
+ * could hold (the index's own necessary test) starts there again. A leaf
+ * that fails the test holds no node that fits the shape, so the bound
+ * stays true. */
+static inline __attribute__((always_inline)) void
+memo_gained(lsched_cluster *c, int pos, const struct lsched_seg *leaf,
+            size_t i) {
+  struct lsched__memo *m = &c->memo;
+  if (!m->filled) /* no shape asked: a policy that does not search */
+    return;
+  uint32_t f = 0; /* the filled ways whose bound lies beyond pos */
+#if defined(__SSE2__)
+  const __m128i pv = _mm_set1_epi32(pos);
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
+    f |= (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(
+             _mm_loadu_si128((const __m128i *)(const void *)&m->lb[w]), pv)))
+         << w;
+#else
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
+    f |= (uint32_t)(m->lb[w] > pos) << w;
+#endif
+  for (f &= m->filled; f; f &= f - 1) {
+    int w = __builtin_ctz(f);
+    const struct lsched__seg_need *n = &m->need[w];
+    if (!seg_below(leaf, &n->lanes) &&
+        (!n->models || (n->models & c->segc[i].models)))
+      m->lb[w] = pos;
+  }
+}
+
 /* (Re)builds the tree over the current order: O(n). */
 static int seg_build(lsched_cluster *c) {
   int size = 1;
@@ -415,6 +467,7 @@ static int seg_build(lsched_cluster *c) {
     memset(c->seg, 0, 2 * (size_t)size * sizeof *c->seg);
     memset(c->segc, 0, 2 * (size_t)size * sizeof *c->segc);
   }
+  memo_reset(&c->memo);
   struct seg_pair v;
   for (int p = 0; p < c->n; p++) {
     seg_leaf(&v, &c->nodes[c->order[p]]);
@@ -434,6 +487,7 @@ static void seg_update(lsched_cluster *c, int node) {
   struct seg_pair v;
   seg_leaf(&v, &c->nodes[node]);
   seg_store(c, i, &v);
+  memo_gained(c, c->pos_of[node], &v.h, (size_t)i);
   for (i /= 2; i >= 1; i /= 2) {
     seg_combine(&v, c, i);
     if (seg_equal(&v, c, i))
@@ -468,6 +522,8 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
     leaf = v.h;
   }
   seg[i] = leaf;
+  if (grew)
+    memo_gained(c, c->pos_of[node], &leaf, i);
 #if defined(__SSE2__)
   const __m128i lv = seg_load(&leaf);
   for (i >>= 1; i >= 1; i >>= 1) {
@@ -1112,7 +1168,9 @@ const int *lsched_cluster_order(const lsched_cluster *c) {
 /* ---------------------------------------------------------------------- */
 /* Fit tests                                                               */
 
-int lsched_request_validate(const lsched_request *req) {
+/* lsched_request_validate, inlined into lsched_fits (a call per node a
+ * skip pass asks). */
+static inline int request_validate(const lsched_request *req) {
   /* The common case first (it runs several times per placement), with
    * the tests folded (version 1..V as one unsigned compare, the signs of
    * the three amounts as the sign of their OR): no MIG fields set. */
@@ -1141,6 +1199,10 @@ int lsched_request_validate(const lsched_request *req) {
   return (unsigned)req->gpu_milli - 1u < (unsigned)LSCHED_GPU_MILLI
              ? LSCHED_OK
              : LSCHED_EINVAL;
+}
+
+int lsched_request_validate(const lsched_request *req) {
+  return request_validate(req);
 }
 
 /* lsched__node_fits, inlined in this file's hot callers (seg_find and
@@ -1296,9 +1358,13 @@ int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
                             ? nd->gpus_full_free
                             : nd->gpus_nonzero_free))
     return 0;
-  if (!lsched__req_valid(c, req))
+  if (req != c->valid_req && request_validate(req) != LSCHED_OK)
     return 0;
-  return node_fits(c, nd, req);
+  /* node_fits less its CPU and memory test, passed above. */
+  int a = node_admits(c, nd, req, INT64_MAX, INT64_MAX);
+  if (a >= 0)
+    return a;
+  return lsched__gpus_fit(c, nd, req->gpu_count, lsched__eff_milli(nd, req));
 }
 
 int lsched__node_allowed(const lsched_cluster *c,
@@ -1391,15 +1457,9 @@ int lsched__can_ever_fit(const lsched_cluster *c, const lsched_request *req) {
  * for a model-restricted or a MIG request. (Re-deriving the request's case
  * at each of the ~28 entries a descent on 12,500 nodes visits cost 17%
  * more instructions in lsched_next_fit; the lane words halved the rest.)
+ * struct lsched__seg_need is in internal.h: the memo keeps one per shape.
  */
-struct seg_need {
-  struct lsched_seg lanes; /* the minima, as an entry */
-  uint64_t models; /* 0: any */
-  int mig_shift;   /* MIG: the mig_fit bit of the smallest kind; else -1 */
-  int cold;        /* models or mig_shift matter */
-};
-
-static void seg_need_of(struct seg_need *n, const lsched_request *req) {
+static void seg_need_of(struct lsched__seg_need *n, const lsched_request *req) {
   int k = req->gpu_count;
   n->lanes.res = res_lanes(req->cpu_milli, req->memory_mib);
   n->models = k > 0 ? req->model_mask : 0;
@@ -1420,7 +1480,7 @@ static void seg_need_of(struct seg_need *n, const lsched_request *req) {
 
 /* cold: n->cold, a constant where the caller is specialised on it. */
 static inline int seg_fits_at(const lsched_cluster *c, size_t i,
-                              const struct seg_need *n, int cold) {
+                              const struct lsched__seg_need *n, int cold) {
   if (seg_below(&c->seg[i], &n->lanes))
     return 0;
   if (!cold)
@@ -1439,7 +1499,8 @@ static inline int seg_fits_at(const lsched_cluster *c, size_t i,
  * measured: 50% more instructions, 15% fewer mispredictions.) */
 static inline int seg_find_in(const lsched_cluster *c, int from,
                               const lsched_request *req,
-                              const struct seg_need *need, const int cold) {
+                              const struct lsched__seg_need *need,
+                              const int cold) {
   const unsigned size = (unsigned)c->seg_size;
   unsigned i = size + (unsigned)from; /* > 0: its trailing zeros go in */
   i >>= __builtin_ctz(i);              /* one shift */
@@ -1463,18 +1524,133 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
   }
 }
 
+static int seg_find_need(const lsched_cluster *c, int from,
+                         const lsched_request *req,
+                         const struct lsched__seg_need *need) {
+  return need->cold ? seg_find_in(c, from, req, need, 1)
+                    : seg_find_in(c, from, req, need, 0);
+}
+
 static int seg_find(const lsched_cluster *c, int from,
                     const lsched_request *req) {
-  struct seg_need need;
+  struct lsched__seg_need need;
   seg_need_of(&need, req);
-  return need.cold ? seg_find_in(c, from, req, &need, 1)
-                   : seg_find_in(c, from, req, &need, 0);
+  return seg_find_need(c, from, req, &need);
+}
+
+/*
+ * The first-fit memo. Per request shape (CPU, memory, GPU count and share,
+ * models, features: all a plain fit test reads of a request), a position
+ * lb such that no node before lb fits it: the search for the first fit
+ * starts there, and lb = n says that no node fits. The bound stays true
+ * while nodes only lose room (allocations); every change that may give a
+ * node room passes seg_update or a release's seg_update_alloc, which
+ * bring the bound of every shape that node's new leaf could hold down to
+ * its position (memo_gained), and a new order or node set (seg_build)
+ * forgets them. A search from 0 then answers the node it answered
+ * without the memo, ties included. Requests a fit test answers per call
+ * (node_allowed, node_filter) or that MIG state decides are not memoised.
+ * (A queue of a few shapes on a full cluster: a shape's search starts
+ * where its last one ended, or where a release made room for it.)
+ */
+static inline int memo_eligible(const lsched_request *req) {
+  return !lsched__req_mig(req) &&
+         (req->version < 3 || (!req->node_allowed && !req->node_filter));
+}
+
+/* The key of req: its fields from cpu_milli to model_mask as they lie in
+ * the request (one copy), then its features; the padding 0. */
+_Static_assert(offsetof(lsched_request, memory_mib) ==
+                       offsetof(lsched_request, cpu_milli) + 8 &&
+                   offsetof(lsched_request, gpu_count) ==
+                       offsetof(lsched_request, cpu_milli) + 16 &&
+                   offsetof(lsched_request, gpu_milli) ==
+                       offsetof(lsched_request, cpu_milli) + 20 &&
+                   offsetof(lsched_request, model_mask) ==
+                       offsetof(lsched_request, cpu_milli) + 24,
+               "memo_key_of copies the request's fields as they lie");
+static inline void memo_key_of(struct lsched__memo_key *k,
+                               const lsched_request *req) {
+  memcpy(k, (const char *)req + offsetof(lsched_request, cpu_milli), 32);
+  k->features = req->version >= 3 ? req->features : 0;
+  k->pad = 0;
+}
+
+/* Never 0 (an empty way). */
+static inline uint32_t memo_tag(const struct lsched__memo_key *k) {
+  uint64_t gm;
+  memcpy(&gm, &k->gpus, sizeof gm); /* gpus and milli, one word */
+  uint64_t x = (uint64_t)k->cpu ^ (uint64_t)k->mem * 31 ^ gm * 5 ^ k->models ^
+               k->features * 7;
+  return (uint32_t)((x * UINT64_C(0x9E3779B97F4A7C15)) >> 32) | 1u;
+}
+
+/* The way holding key k (tag t), or -1. */
+static inline int memo_way(const struct lsched__memo *m, uint32_t t,
+                           const struct lsched__memo_key *k) {
+  unsigned hit = 0;
+#if defined(__SSE2__)
+  const __m128i tv = _mm_set1_epi32((int)t);
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
+    hit |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
+               _mm_loadu_si128((const __m128i *)(const void *)&m->tag[w]), tv)))
+           << w;
+  const __m128i *kv = (const __m128i *)(const void *)k;
+  const __m128i k0 = _mm_loadu_si128(kv), k1 = _mm_loadu_si128(kv + 1),
+                k2 = _mm_loadu_si128(kv + 2);
+  for (; hit; hit &= hit - 1) {
+    int w = __builtin_ctz(hit);
+    const __m128i *mv = (const __m128i *)(const void *)&m->key[w];
+    __m128i eq = _mm_and_si128(
+        _mm_and_si128(_mm_cmpeq_epi32(k0, _mm_loadu_si128(mv)),
+                      _mm_cmpeq_epi32(k1, _mm_loadu_si128(mv + 1))),
+        _mm_cmpeq_epi32(k2, _mm_loadu_si128(mv + 2)));
+    if (_mm_movemask_epi8(eq) == 0xFFFF)
+      return w;
+  }
+#else
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
+    hit |= (unsigned)(m->tag[w] == t) << w;
+  for (; hit; hit &= hit - 1) {
+    int w = __builtin_ctz(hit);
+    if (memcmp(&m->key[w], k, sizeof *k) == 0)
+      return w;
+  }
+#endif
+  return -1;
+}
+
+/* seg_find(c, from, req) through the memo (req eligible, from >= 0). */
+static int memo_find(lsched_cluster *c, int from, const lsched_request *req) {
+  struct lsched__memo *m = &c->memo;
+  struct lsched__memo_key k;
+  memo_key_of(&k, req);
+  const uint32_t t = memo_tag(&k);
+  int w = memo_way(m, t, &k);
+  if (w < 0) { /* a new shape: nothing known yet */
+    w = (int)(m->next++ % LSCHED__MEMO_WAYS);
+    m->key[w] = k;
+    seg_need_of(&m->need[w], req);
+    m->tag[w] = t;
+    m->lb[w] = 0;
+    m->filled |= 1u << w;
+  }
+  const struct lsched__seg_need *need = &m->need[w];
+  const int lb = m->lb[w];
+  if (from > lb) /* nothing learnt of the nodes before from */
+    return seg_find_need(c, from, req, need);
+  if (lb >= c->n)
+    return -1;
+  const int p = need->cold ? seg_find_in(c, lb, req, need, 1)
+                           : seg_find_in(c, lb, req, need, 0);
+  m->lb[w] = p < 0 ? c->n : p;
+  return p;
 }
 
 /* Appends every fitting position under segment entry i, in order. */
 static void seg_collect(const lsched_cluster *c, int i, int lo, int hi,
-                        const lsched_request *req, const struct seg_need *n,
-                        int *out, int *m) {
+                        const lsched_request *req,
+                        const struct lsched__seg_need *n, int *out, int *m) {
   if (lo >= c->n || !seg_fits_at(c, i, n, n->cold))
     return;
   if (hi - lo == 1) {
@@ -1491,7 +1667,7 @@ int lsched_collect_fits(const lsched_cluster *c, const lsched_request *req,
                          int *out) {
   int m = 0;
   if (c->n > 0) {
-    struct seg_need need;
+    struct lsched__seg_need need;
     seg_need_of(&need, req);
     seg_collect(c, 1, 0, c->seg_size, req, &need, out, &m);
   }
@@ -1507,6 +1683,8 @@ int lsched_next_fit(const lsched_cluster *c, const lsched_request *req,
     return -1;
   if (from < 0)
     from = 0;
+  if (memo_eligible(req)) /* a cache, not state (struct lsched_cluster) */
+    return memo_find((lsched_cluster *)c, from, req);
   return seg_find(c, from, req);
 }
 
@@ -1832,6 +2010,41 @@ static int check_path(lsched_cluster *c, int id) {
   return LSCHED_OK;
 }
 
+/* The first-fit memo: every shape's tag and need are its key's, and no
+ * node before its bound fits it. O(ways x n). */
+static int check_memo(lsched_cluster *c) {
+  const struct lsched__memo *m = &c->memo;
+  for (int w = 0; w < LSCHED__MEMO_WAYS; w++) {
+    if (!((m->filled >> w) & 1))
+      continue;
+    const struct lsched__memo_key *k = &m->key[w];
+    lsched_request q = LSCHED_REQUEST_INIT;
+    q.cpu_milli = k->cpu;
+    q.memory_mib = k->mem;
+    q.gpu_count = k->gpus;
+    q.gpu_milli = k->milli;
+    q.model_mask = k->models;
+    q.features = k->features;
+    struct lsched__seg_need need;
+    seg_need_of(&need, &q);
+    struct lsched__memo_key qk;
+    memo_key_of(&qk, &q);
+    if (m->tag[w] != memo_tag(&qk) || memcmp(&qk, k, sizeof qk) != 0 ||
+        m->lb[w] < 0 || m->lb[w] > c->n ||
+        memcmp(&need, &m->need[w], sizeof need) != 0) {
+      set_err(c, "first-fit memo way %d is not its shape's", w);
+      return LSCHED_ESTATE;
+    }
+    for (int p = 0; p < m->lb[w]; p++)
+      if (node_fits(c, &c->nodes[c->order[p]], &q)) {
+        set_err(c, "first-fit memo way %d: position %d fits, bound %d", w, p,
+                m->lb[w]);
+        return LSCHED_ESTATE;
+      }
+  }
+  return LSCHED_OK;
+}
+
 /* The check_invariants option, after an alloc or release on node id: only
  * that node and its index path can have changed, so they are checked every
  * time (O(GPUs + log n)); the whole cluster every 1024th operation. */
@@ -1879,5 +2092,5 @@ int lsched_cluster_check(const lsched_cluster *cc) {
       return LSCHED_ESTATE;
     }
   }
-  return LSCHED_OK;
+  return check_memo(c);
 }

@@ -36,6 +36,39 @@ struct lsched_segc {
   uint8_t mig_fit; /* OR of the MIG nodes' mig_fit */
 };
 
+/* A request turned once into what the index's entries must reach
+ * (cluster.c seg_need_of, seg_fits_at). */
+struct lsched__seg_need {
+  struct lsched_seg lanes; /* the minima, as an entry */
+  uint64_t models;         /* 0: any */
+  int mig_shift; /* MIG: the mig_fit bit of the smallest kind; else -1 */
+  int cold;      /* models or mig_shift matter */
+};
+
+/* lsched_next_fit()'s memo (cluster.c "The first-fit memo"): per request
+ * shape, the position before which no node fits it. WAYS shapes, any way
+ * holding any shape (a tag compare finds it); arrays by way, so that the
+ * tags are compared a register at a time. */
+#define LSCHED__MEMO_WAYS 16
+/* What a plain fit test reads of a request: its fields from cpu_milli to
+ * model_mask in the request's order (cluster.c memo_key_of copies them at
+ * once), the features, and 0 padding to three 16-byte words. */
+struct lsched__memo_key {
+  int64_t cpu, mem;
+  int gpus, milli;
+  uint64_t models, features, pad;
+};
+struct lsched__memo {
+  uint32_t tag[LSCHED__MEMO_WAYS]; /* hash of key | 1; 0: way empty */
+  int lb[LSCHED__MEMO_WAYS];       /* no node before position lb fits */
+  /* The shape's need, which a leaf that gained room must also meet to
+   * lower lb. */
+  struct lsched__seg_need need[LSCHED__MEMO_WAYS];
+  struct lsched__memo_key key[LSCHED__MEMO_WAYS];
+  uint32_t filled; /* bit w: way w holds a shape */
+  unsigned next;   /* the way a new shape takes (round robin) */
+};
+
 /* A distinct node shape, for lsched_can_ever_fit(). */
 struct lsched_shape {
   int64_t cpu_cap, mem_cap;
@@ -66,6 +99,9 @@ struct lsched_cluster {
   struct lsched_seg *seg; /* 2 * seg_size entries, 1-based heap layout */
   struct lsched_segc *segc; /* their cold fields, same indexes */
   int seg_size;            /* power of two >= n, 0 = not built */
+  /* A cache of answers, not state: lsched_next_fit() (const) writes it, as
+   * the const calls write errmsg. Reset with the tree (seg_build). */
+  struct lsched__memo memo;
 
   struct lsched_shape *shapes;
   int nshapes, shape_cap;

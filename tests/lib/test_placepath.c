@@ -348,10 +348,186 @@ static void test_validate_once(void) {
   lsched_cluster_destroy(c);
 }
 
+/* The same request through the plain search: a node_filter that accepts
+ * every node keeps lsched_next_fit() off its memo. */
+static int accept_all(void *user, const lsched_cluster *c, int node) {
+  (void)user;
+  (void)c;
+  (void)node;
+  return 1;
+}
+
+static int plain_next_fit(const lsched_cluster *c, const lsched_request *q,
+                          int from) {
+  lsched_request p = *q;
+  p.node_filter = accept_all;
+  return lsched_next_fit(c, &p, from);
+}
+
+static lsched_node_spec memo_spec(struct rng *r) {
+  static const int gpus[] = {0, 1, 2, 4, 8, 8};
+  lsched_node_spec s = LSCHED_NODE_SPEC_INIT;
+  s.cpu_milli = 8000 * (1 + rbelow(r, 8));
+  s.memory_mib = 16384 * (1 + rbelow(r, 8));
+  s.gpu_count = gpus[rbelow(r, 6)];
+  s.gpu_model = s.gpu_count > 0 ? rbelow(r, 2) : -1;
+  s.gpu_mode = rbelow(r, 4) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE;
+  s.features = (uint64_t)rbelow(r, 4);
+  return s;
+}
+
+/* lsched_next_fit()'s first-fit memo (cluster.c): per request shape, the
+ * position before which no node fits. Random replays on random clusters
+ * with few shapes (so that the memo answers) and more shapes than it holds
+ * (so that shapes are evicted): first-fit placements, releases, gang
+ * placements and their undoing (lsched_gang_fits_first), cordons, drains
+ * and reopenings, node updates, removals and additions, new visit orders.
+ * Every placement and every lsched_next_fit() from 0 or from a random
+ * position is compared with the plain search and with the scan, and the
+ * cluster (check_invariants; lsched_cluster_check() checks every bound)
+ * after each step. Mutations this catches: in cluster.c, no memo_gained()
+ * in seg_update_alloc (a release), or in seg_update (a reopened node), or
+ * no memo_reset() in seg_build (a new order); the features or the model
+ * mask left out of the memo's key (memo_key_of: shapes that differ only
+ * there share a bound). */
+static void test_next_fit_memo(void) {
+  struct rng r = {0x3e3f17};
+  int placed = 0, nofit = 0, changes = 0;
+  for (int round = 0; round < 6; round++) {
+    lsched_cluster *c = lt_new_cluster();
+    int n = 8 + rbelow(&r, 40);
+    for (int i = 0; i < n; i++) {
+      lsched_node_spec s = memo_spec(&r);
+      OK(lsched_cluster_add_node(c, &s, NULL));
+    }
+    lsched_registry *reg = NULL;
+    OK(lsched_registry_create(&reg, NULL));
+    OK(lsched_registry_add_builtins(reg));
+    lsched_policy *pol = NULL;
+    OK(lsched_policy_create_from(&pol, c, reg, "first-fit"));
+    /* Shapes: a few in most rounds, more than the memo holds in others. */
+    lsched_request shapes[24];
+    int nshapes = round % 2 ? 24 : 5;
+    for (int i = 0; i < nshapes; i++) {
+      int k = rbelow(&r, 5);
+      int milli = rbelow(&r, 2) ? 1000 : 250 * (1 + rbelow(&r, 3));
+      shapes[i] = lt_req(1000 * (1 + rbelow(&r, 16)),
+                         4096 * (1 + rbelow(&r, 8)), k, k ? milli : 0);
+      if (k > 0 && rbelow(&r, 5) == 0)
+        shapes[i].model_mask = UINT64_C(1) << rbelow(&r, 2);
+      if (rbelow(&r, 5) == 0)
+        shapes[i].features = (uint64_t)(1 + rbelow(&r, 3));
+      if (i > 0 && rbelow(&r, 3) == 0) { /* the last shape, but for this */
+        lsched_request q = shapes[i - 1];
+        if (q.gpu_count > 0 && rbelow(&r, 2))
+          q.model_mask = q.model_mask ? 0 : UINT64_C(1) << rbelow(&r, 2);
+        else
+          q.features ^= (uint64_t)(1 + rbelow(&r, 3));
+        shapes[i] = q;
+      }
+    }
+    lsched_placement live[256];
+    int nlive = 0;
+    for (int step = 0; step < 3000; step++) {
+      int op = rbelow(&r, 40);
+      n = lsched_cluster_node_count(c);
+      if (op == 0) { /* a new visit order */
+        int order[64];
+        for (int i = 0; i < n; i++)
+          order[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+          int j = rbelow(&r, i + 1), t = order[i];
+          order[i] = order[j];
+          order[j] = t;
+        }
+        OK(lsched_cluster_set_order(c, order, n));
+        changes++;
+      } else if (op <= 2) { /* cordon, drain or reopen */
+        static const lsched_node_state st[] = {LSCHED_NODE_CORDONED,
+                                               LSCHED_NODE_DRAINING,
+                                               LSCHED_NODE_UP, LSCHED_NODE_UP};
+        int node = rbelow(&r, n);
+        if (lsched_cluster_node_state(c, node) != LSCHED_NODE_REMOVED) {
+          OK(lsched_cluster_set_node_state(c, node, st[rbelow(&r, 4)]));
+          changes++;
+        }
+      } else if (op == 3) { /* an update: CPU and features, or more */
+        int node = rbelow(&r, n);
+        lsched_node_info info = LSCHED_NODE_INFO_INIT;
+        if (lsched_cluster_node_info(c, node, &info) == LSCHED_OK) {
+          lsched_node_spec s = memo_spec(&r);
+          int64_t used = info.cpu_milli - info.cpu_free;
+          if (s.cpu_milli < used)
+            s.cpu_milli = used;
+          if (!lsched_cluster_node_idle(c, node)) { /* GPUs stay */
+            s.memory_mib = info.memory_mib;
+            s.gpu_count = info.gpu_count;
+            s.gpu_model = info.gpu_model;
+            s.gpu_mode = info.gpu_mode;
+          }
+          OK(lsched_cluster_update_node(c, node, &s));
+          changes++;
+        }
+      } else if (op == 4 && n < 64) { /* a node comes or an idle one goes */
+        int node = rbelow(&r, n);
+        if (rbelow(&r, 2) &&
+            lsched_cluster_node_state(c, node) != LSCHED_NODE_REMOVED &&
+            lsched_cluster_node_idle(c, node)) {
+          OK(lsched_cluster_remove_node(c, node));
+        } else {
+          lsched_node_spec s = memo_spec(&r);
+          OK(lsched_cluster_add_node(c, &s, NULL));
+        }
+        changes++;
+      } else if (op <= 16 && nlive > 0) { /* a release */
+        int i = rbelow(&r, nlive);
+        OK(lsched_release(c, &live[i]));
+        live[i] = live[--nlive];
+      } else if (op == 17) { /* a gang tried and undone */
+        lsched_request g = lt_req(2000, 4096, 9 + rbelow(&r, 8), 1000);
+        lsched_placement scratch[16];
+        int rc = lsched_gang_fits_first(c, &g, scratch, 16);
+        MT_ASSERT(rc == 0 || rc == 1);
+      } else { /* a first-fit placement of a shape */
+        lsched_request q = shapes[rbelow(&r, nshapes)];
+        int want = scan_first(c, &q);
+        MT_EQ(plain_next_fit(c, &q, 0), want);
+        int from = rbelow(&r, n + 1);
+        MT_EQ(lsched_next_fit(c, &q, from), plain_next_fit(c, &q, from));
+        lsched_placement p = LSCHED_PLACEMENT_INIT;
+        int rc = lsched_policy_place(pol, &q, &p);
+        if (want < 0) {
+          MT_ASSERT(rc == LSCHED_ENOFIT || rc == LSCHED_ENEVER);
+          nofit++;
+          continue;
+        }
+        OK(rc);
+        const int *order = lsched_cluster_order(c);
+        MT_EQ(p.node, order[want]);
+        MT_EQ(lsched_next_fit(c, &q, 0), want);
+        lsched_placement ref = LSCHED_PLACEMENT_INIT;
+        OK(lsched_pick_gpus(c, order[want], &q, LSCHED_PICK_LOWEST, &ref));
+        MT_ASSERT(memcmp(&p, &ref, sizeof p) == 0);
+        if (nlive < 256) {
+          OK(lsched_alloc(c, &p));
+          live[nlive++] = p;
+          placed++;
+        }
+      }
+    }
+    OK(lsched_cluster_check(c));
+    lsched_policy_destroy(pol);
+    lsched_registry_destroy(reg);
+    lsched_cluster_destroy(c);
+  }
+  MT_ASSERT(placed > 3000 && nofit > 300 && changes > 400);
+}
+
 int main(void) {
   mt_begin("test_placepath");
   MT_RUN(test_index_wide);
   MT_RUN(test_index_rounding);
   MT_RUN(test_validate_once);
+  MT_RUN(test_next_fit_memo);
   return mt_finish();
 }
