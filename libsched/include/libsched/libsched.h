@@ -6,7 +6,9 @@
  * Thread safety: the library keeps no global mutable state. Distinct
  * handles (clusters, registries, policies) may be used from distinct threads
  * concurrently. A single cluster and the policies attached to it must not be
- * used from two threads at once without external locking.
+ * used from two threads at once without external locking, not even through
+ * calls that take it `const` (they may write caches kept in the cluster:
+ * the error message, lsched_next_fit's first-fit memo).
  *
  * Errors: every fallible call returns an int; LSCHED_OK (0) on success and a
  * negative LSCHED_E* code otherwise. lsched_strerror() turns a code into text
