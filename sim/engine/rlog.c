@@ -7,6 +7,7 @@
 
 struct sim_rlog {
   lsched_cluster *c;
+  lsched_view v; /* c's nodes (sim_rlog_fits_node), taken again on a change */
   uint32_t *node;
   uint32_t n, cap;
   uint32_t noted; /* n at the last mark taken or moved */
@@ -47,10 +48,11 @@ static void on_release(void *user, const lsched_cluster *c,
 /* A node that may have gained room without a release. */
 static void on_node_change(void *user, const lsched_cluster *c, int node,
                            int change) {
-  (void)c;
   (void)node;
   (void)change;
-  clear(user);
+  sim_rlog *l = user;
+  (void)lsched_cluster_view(c, &l->v); /* cannot fail: c and v are set */
+  clear(l);
 }
 
 static const lsched_observer rlog_obs = {
@@ -66,7 +68,9 @@ int sim_rlog_open(sim_rlog **out, lsched_cluster *c) {
     return -1;
   l->c = c;
   l->gen = 1;
-  if (lsched_cluster_add_observer(c, &rlog_obs, l) != LSCHED_OK) {
+  l->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &l->v) != LSCHED_OK ||
+      lsched_cluster_add_observer(c, &rlog_obs, l) != LSCHED_OK) {
     free(l);
     return -1;
   }
@@ -92,7 +96,7 @@ sim_rlog_mark sim_rlog_now(sim_rlog *l) {
 }
 
 sim_rlog_view sim_rlog_look(sim_rlog *l) {
-  sim_rlog_view v = {l ? l->node : NULL, sim_rlog_now(l)};
+  sim_rlog_view v = {l ? l->node : NULL, l ? &l->v : NULL, sim_rlog_now(l)};
   return v;
 }
 
@@ -108,7 +112,7 @@ int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
   if (!l)
     return 0;
   /* A view without taking a mark: one is taken only when *m moves. */
-  sim_rlog_view v = {l->node, {l->gen, l->n}};
+  sim_rlog_view v = {l->node, &l->v, {l->gen, l->n}};
   if (!sim_rlog_view_none_fits(&v, m, c, req))
     return 0;
   l->noted = l->n;
