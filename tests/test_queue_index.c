@@ -183,9 +183,9 @@ static void nodes_mixed(sim_cluster *sc) {
 }
 
 /* A workload of n jobs of shares of several GPUs (a node fits some only
- * with k GPUs at the share free, not one), whole GPUs and CPU-only jobs,
- * a third of them restricted to one of the two models, QoS classes mixed
- * within a shape. */
+ * with k GPUs at the share free, not one), whole GPUs and CPU-only jobs
+ * (of three sizes), a third of them restricted to one of the two models,
+ * QoS classes mixed within a shape. */
 static void workload_shares(trace *t, uint64_t seed, int n) {
   static const struct {
     int gpus, milli;
@@ -207,7 +207,13 @@ static void workload_shares(trace *t, uint64_t seed, int n) {
     snprintf(name, sizeof name, "j%d", k);
     tu_add_job(t, name, submit, dur, shapes[s].gpus, shapes[s].milli,
                specs[(r >> 24) % 4]);
-    t->jobs[t->n - 1].qos = (uint8_t)((r >> 40) % 3);
+    job_record *j = &t->jobs[t->n - 1];
+    j->qos = (uint8_t)((r >> 40) % 3);
+    if (!shapes[s].gpus) { /* CPU-only: small, or most of a node's CPU or
+                            * memory */
+      j->cpu_milli = (r >> 44) % 3 == 0 ? 40000 : 1000;
+      j->memory_mib = (r >> 48) % 3 == 0 ? 400000 : 1000;
+    }
   }
 }
 
@@ -215,10 +221,12 @@ static void workload_shares(trace *t, uint64_t seed, int n) {
  * the release log's fit test read from a node's record (rlog.h
  * sim_rlog_fits_node: k GPUs with the share, whole GPUs on exclusive
  * nodes, the model) and the index's shape of a job taken from its
- * fragtrack shape (queue_index.c slot_shape) against the plain pass.
- * Counting the GPUs with more than the share (not at least) fails the 12
- * cases; the model test inverted, or k whole GPUs asked to be more than k,
- * fail them too (jobs never start). */
+ * fragtrack shape, a CPU-only job's from the last CPU-only one's
+ * (queue_index.c slot_shape) against the plain pass. Counting the GPUs
+ * with more than the share (not at least) fails the 12 cases; the model
+ * test inverted, or k whole GPUs asked to be more than k, fail them too
+ * (jobs never start); a CPU-only job's shape taken without comparing the
+ * memory fails 6. */
 START_TEST(indexed_equals_plain_shares) {
   sim_cluster sc;
   nodes_mixed(&sc);
