@@ -5,15 +5,6 @@
 
 #define SIM_RLOG_MAX 65536 /* a longer log is cleared */
 
-struct sim_rlog {
-  lsched_cluster *c;
-  lsched_view v; /* c's nodes (sim_rlog_fits_node), taken again on a change */
-  uint32_t *node;
-  uint32_t n, cap;
-  uint32_t noted; /* n at the last mark taken or moved */
-  uint32_t gen;   /* marks of another generation are void; never 0 */
-};
-
 /* Forgets everything: marks taken before are void. */
 static void clear(sim_rlog *l) {
   if (++l->gen == 0)
@@ -86,35 +77,9 @@ void sim_rlog_close(sim_rlog *l) {
   free(l);
 }
 
-sim_rlog_mark sim_rlog_now(sim_rlog *l) {
-  sim_rlog_mark m = {0, 0};
-  if (l) {
-    m.gen = l->gen;
-    m.at = l->noted = l->n;
-  }
-  return m;
-}
-
-sim_rlog_view sim_rlog_look(sim_rlog *l) {
-  sim_rlog_view v = {l ? l->node : NULL, l ? &l->v : NULL, sim_rlog_now(l)};
-  return v;
-}
-
 int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes) {
   if (!l || m.gen != l->gen || l->n - m.at > SIM_RLOG_TEST)
     return -1;
   *nodes = l->node + m.at;
   return (int)(l->n - m.at);
-}
-
-int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
-                       const lsched_request *req) {
-  if (!l)
-    return 0;
-  /* A view without taking a mark: one is taken only when *m moves. */
-  sim_rlog_view v = {l->node, &l->v, {l->gen, l->n}};
-  if (!sim_rlog_view_none_fits(&v, m, c, req))
-    return 0;
-  l->noted = l->n;
-  return 1;
 }

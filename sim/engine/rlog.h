@@ -35,16 +35,14 @@ typedef struct sim_rlog_mark {
 int sim_rlog_open(sim_rlog **out, lsched_cluster *c);
 /* Removes the observer and frees the log (NULL: nothing). */
 void sim_rlog_close(sim_rlog *l);
-/* Now (no mark when l is NULL). */
-sim_rlog_mark sim_rlog_now(sim_rlog *l);
+/* Now (no mark when l is NULL): inline, below. */
 /* The nodes released on since m, in order: their count with *nodes
  * pointing at them (valid until the next release), or -1 when not known
  * (no mark, a node changed since, more than SIM_RLOG_TEST, NULL l). */
 int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes);
-/* 1 when m is known and no node released on since fits req (then *m moves
- * to now: what was tested need not be tested again), else 0. */
-int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
-                       const lsched_request *req);
+/* sim_rlog_none_fits(l, m, c, req), inline below: 1 when m is known and
+ * no node released on since fits req (then *m moves to now: what was
+ * tested need not be tested again), else 0. */
 
 /* The log as it is at one time, to ask sim_rlog_none_fits of many marks
  * with no release in between (skip asks it of every queued shape when a
@@ -56,8 +54,8 @@ typedef struct sim_rlog_view {
   sim_rlog_mark now;    /* gen 0: no log */
 } sim_rlog_view;
 
-/* The log now; its mark is taken (as sim_rlog_now). */
-sim_rlog_view sim_rlog_look(sim_rlog *l);
+/* sim_rlog_look(l), inline below: the log now; its mark is taken (as
+ * sim_rlog_now). */
 
 /* Whether req fits node `node` of view cv, read from the node's record
  * without a call: 0 when lsched_fits answers 0, as it requires
@@ -119,6 +117,45 @@ static inline int sim_rlog_view_none_fits(const sim_rlog_view *v,
       return 0;
   }
   *m = v->now;
+  return 1;
+}
+
+/* The log: private to rlog.c and the inline calls below (sim_rlog_now,
+ * sim_rlog_look and sim_rlog_none_fits run at every failed attempt of a
+ * skip pass: as calls they cost 1.4% of 100k@1.2 first-fit skip). */
+struct sim_rlog {
+  lsched_cluster *c;
+  lsched_view v; /* c's nodes (sim_rlog_fits_node), taken again on a change */
+  uint32_t *node;
+  uint32_t n, cap;
+  uint32_t noted; /* n at the last mark taken or moved */
+  uint32_t gen;   /* marks of another generation are void; never 0 */
+};
+
+static inline sim_rlog_mark sim_rlog_now(sim_rlog *l) {
+  sim_rlog_mark m = {0, 0};
+  if (l) {
+    m.gen = l->gen;
+    m.at = l->noted = l->n;
+  }
+  return m;
+}
+
+static inline sim_rlog_view sim_rlog_look(sim_rlog *l) {
+  sim_rlog_view v = {l ? l->node : NULL, l ? &l->v : NULL, sim_rlog_now(l)};
+  return v;
+}
+
+static inline int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m,
+                                     const lsched_cluster *c,
+                                     const lsched_request *req) {
+  if (!l)
+    return 0;
+  /* A view without taking a mark: one is taken only when *m moves. */
+  sim_rlog_view v = {l->node, &l->v, {l->gen, l->n}};
+  if (!sim_rlog_view_none_fits(&v, m, c, req))
+    return 0;
+  l->noted = l->n;
   return 1;
 }
 
