@@ -305,8 +305,10 @@ static inline uint32_t slot_shape(engine *e, uint32_t sl) {
 }
 
 /* Slot sl, at position apos of the queue array, joins the end of its
- * shape's list. 0, or -1 when out of memory. */
-static int index_append(engine *e, uint32_t sl, size_t apos) {
+ * shape's list. 0, or -1 when out of memory. Inline: once per arrival
+ * (queue_index_insert). */
+static inline __attribute__((always_inline)) int
+index_append(engine *e, uint32_t sl, size_t apos) {
   struct queue_index *x = e->qx;
   if (sl >= x->link_cap && grow_array((void **)&x->link, &x->link_cap,
                                       (size_t)sl + 1, sizeof *x->link))
