@@ -202,8 +202,9 @@ static void check_fits_node(struct rng *r, lsched_cluster *c, int n,
       int f = sim_rlog_fits_node(v.cv, i, &req), fit = lsched_fits(c, i, &req);
       lsched_node_info ni = LSCHED_NODE_INFO_INIT;
       ck_assert_int_eq(lsched_cluster_node_info(c, i, &ni), 0);
-      ck_assert_msg(f < 0 ? ni.gpu_mode == LSCHED_GPU_MIG
-                          : f == 0 ? !fit : fit || req.mig_kind,
+      ck_assert_msg(f < 0    ? ni.gpu_mode == LSCHED_GPU_MIG
+                    : f == 0 ? !fit
+                             : fit || req.mig_kind,
                     "node %d: %d GPUs x %d (MIG %d), model mask %llu: "
                     "record %d, lsched_fits %d",
                     i, req.gpu_count, req.gpu_milli, req.mig_kind,

@@ -177,9 +177,9 @@ static void nodes_mixed(sim_cluster *sc) {
       "\"gpu_model\": \"V100M16\", \"gpus_per_node\": 4, \"cpu_milli\": "
       "64000, \"memory_mib\": 640000, \"gpu_mode\": \"exclusive\", "
       "\"price_per_gpu_hour\": 1}]}";
-  ck_assert_msg(sim_cluster_from_json(sc, json, "test", &cat, 1, err,
-                                      sizeof err) == 0,
-                "%s", err);
+  ck_assert_msg(
+      sim_cluster_from_json(sc, json, "test", &cat, 1, err, sizeof err) == 0,
+      "%s", err);
 }
 
 /* A workload of n jobs of shares of several GPUs (a node fits some only
@@ -189,7 +189,7 @@ static void nodes_mixed(sim_cluster *sc) {
 static void workload_shares(trace *t, uint64_t seed, int n) {
   static const struct {
     int gpus, milli;
-  } shapes[] = {{2, 500}, {3, 250}, {1, 750}, {4, 600},
+  } shapes[] = {{2, 500},  {3, 250}, {1, 750}, {4, 600},
                 {2, 1000}, {1, 300}, {0, 0}};
   static const char *const specs[] = {NULL, NULL, "A100-80GB", "V100M16"};
   trace_init(t);

@@ -150,8 +150,7 @@ void fragtrack_crossed(sim_fragtrack *f, uint32_t id);
 
 /* Inline: once per job entering and leaving the queue (a call cost 1% of
  * 100k@1.2 first-fit skip); the set of queued shapes changes rarely. */
-static inline void fragtrack_queued(sim_fragtrack *f, uint32_t id,
-                                    int delta) {
+static inline void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
   if (!f)
     return;
   fragtrack_now *v = (fragtrack_now *)(void *)f;

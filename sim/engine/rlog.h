@@ -83,7 +83,7 @@ static inline int sim_rlog_fits_node(const lsched_view *cv, int node,
     return 1;
   if (nd->mode == LSCHED_GPU_MIG)
     return -1;
-  /* (a node without GPUs, model -1, has none free below) */
+  /* (model -1: a node without GPUs, ruled out by the counts below) */
   if (req->model_mask && (unsigned)nd->model < 64 &&
       !(req->model_mask >> nd->model & 1))
     return 0;
