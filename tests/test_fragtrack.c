@@ -15,6 +15,8 @@
  * rate those of lsched_frag_cluster over the whole cluster (the meter is
  * read only after a node changed). By hand: a node alone in its class
  * whose class takes its new states in place, then joins another class.
+ * At the replays' updates the release log's fit test read from the node
+ * records (rlog.h sim_rlog_fits_node) against lsched_fits on every node.
  */
 #include "cluster_spec.h"
 #include "fragtrack.h"
@@ -174,6 +176,43 @@ static void check_frag(lsched_cluster *c, const sim_fragtrack *f,
                 v->frag_rate, fr.amount, fr.rate);
 }
 
+/* The release log's fit test read from a node's record
+ * (rlog.h sim_rlog_fits_node, through the log's view of c) against
+ * lsched_fits on every node, for random requests of up to 4 GPUs at any
+ * share, CPU-only ones, model masks and MIG kinds: 0 only where
+ * lsched_fits says 0; 1 only where it says 1, for plain requests (for a
+ * MIG kind 1 means "not known"); -1 only on MIG nodes. */
+static void check_fits_node(struct rng *r, lsched_cluster *c, int n,
+                            sim_rlog *l) {
+  static const int shares[] = {1, 100, 250, 500, 700, 999, 1000};
+  sim_rlog_view v = sim_rlog_look(l);
+  for (int q = 0; q < 8; q++) {
+    lsched_request req = LSCHED_REQUEST_INIT;
+    req.cpu_milli = 1000 * rbelow(r, 9);
+    req.memory_mib = 1024 * rbelow(r, 9);
+    req.gpu_count = rbelow(r, 5);
+    req.gpu_milli = req.gpu_count ? shares[rbelow(r, 7)] : 0;
+    int m = rbelow(r, 4);
+    req.model_mask = m == 0 ? 0 : m == 3 ? 3 : UINT64_C(1) << (m - 1);
+    if (req.gpu_count && rbelow(r, 8) == 0) {
+      req.mig_kind = 1 + rbelow(r, 3);
+      req.gpu_milli = 0;
+    }
+    for (int i = 0; i < n; i++) {
+      int f = sim_rlog_fits_node(v.cv, i, &req), fit = lsched_fits(c, i, &req);
+      lsched_node_info ni = LSCHED_NODE_INFO_INIT;
+      ck_assert_int_eq(lsched_cluster_node_info(c, i, &ni), 0);
+      ck_assert_msg(f < 0    ? ni.gpu_mode == LSCHED_GPU_MIG
+                    : f == 0 ? !fit
+                             : fit || req.mig_kind,
+                    "node %d: %d GPUs x %d (MIG %d), model mask %llu: "
+                    "record %d, lsched_fits %d",
+                    i, req.gpu_count, req.gpu_milli, req.mig_kind,
+                    (unsigned long long)req.model_mask, f, fit);
+    }
+  }
+}
+
 static void replay(uint64_t seed, int homog) {
   struct rng r = {seed * UINT64_C(0x9E3779B97F4A7C15) + 3 + (uint64_t)homog};
   lsched_cluster_opts o = LSCHED_CLUSTER_OPTS_INIT;
@@ -212,6 +251,10 @@ static void replay(uint64_t seed, int homog) {
   sc.c = c;
   sim_fragtrack *f = NULL;
   ck_assert_int_eq(fragtrack_begin(&f, &sc), 0);
+  sim_rlog *l = NULL;
+  ck_assert_int_eq(sim_rlog_open(&l, c), 0);
+  struct rng rq = {seed * UINT64_C(0xD1B54A32D192ED03) + 7}; /* r's draws
+                                                                 stay */
   job_record jobs[NSHAPES];
   lsched_request req[NSHAPES];
   for (int k = 0; k < NSHAPES; k++) {
@@ -320,11 +363,14 @@ static void replay(uint64_t seed, int homog) {
       int ncls = 0, nin = 0;
       fragtrack_classes(f, &ncls, &nin);
       shared_seen |= nin > ncls;
+      if (!homog || nupd % 16 == 0)
+        check_fits_node(&rq, c, n, l);
     }
   }
   if (homog)
     ck_assert_msg(shared_seen, "seed %llu: no class held two nodes",
                   (unsigned long long)seed);
+  sim_rlog_close(l);
   fragtrack_free(f);
   lsched_cluster_destroy(c);
 }
@@ -485,8 +531,9 @@ START_TEST(lone_node_class_in_place) {
 }
 END_TEST
 
-/* The tracker reads the nodes in place through a view of the cluster
- * (node_key), which it takes again after every node change: nodes added
+/* The tracker and the release log read the nodes in place through a view
+ * of the cluster (node_key, sim_rlog_fits_node), which they take again
+ * after every node change: nodes added
  * while it tracks move the cluster's node and GPU arrays (a view kept from
  * before would read freed memory: AddressSanitizer), and the figures after
  * an allocation are still those expected (added nodes are not counted). */
@@ -495,6 +542,8 @@ START_TEST(view_after_nodes_added) {
   sim_cluster sc;
   sim_fragtrack *f = NULL;
   shared_nodes(2, 16000, &c, &sc, &f);
+  sim_rlog *l = NULL;
+  ck_assert_int_eq(sim_rlog_open(&l, c), 0);
   job_record ja;
   ja = one_gpu_job(600);
   ck_assert_int_eq(fragtrack_add(f, &ja, 0, 0), 0);
@@ -522,6 +571,10 @@ START_TEST(view_after_nodes_added) {
   p.node = 1;
   ck_assert_int_eq(lsched_alloc(c, &p), 0);
   expect(c, f, 600, 1, 2); /* both nodes in one class */
+  /* the release log's view too (sim_rlog_fits_node reads the records) */
+  struct rng r = {5};
+  check_fits_node(&r, c, 302, l);
+  sim_rlog_close(l);
   fragtrack_free(f);
   lsched_cluster_destroy(c);
 }

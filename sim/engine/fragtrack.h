@@ -84,8 +84,7 @@ void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever);
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f);
 
 /* A job of shape id (fragtrack_shape) entered (+1) or left (-1) the
- * queue. */
-void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta);
+ * queue: inline, below. */
 
 /* Brings the current values up to date (at a point where all events of a
  * time are done); they hold until the next call. 0, or -2 out of memory. */
@@ -109,9 +108,10 @@ void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
  * 8 entries). Exposed for tests/test_fragtrack.c. */
 void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g);
 
-/* The current values and their integrals over time: the first member of
- * the tracker, so that the two calls below, per event time and per job,
- * are inline. Private to fragtrack.c and these calls. */
+/* The current values and their integrals over time, and the queue's
+ * counts: the first member of the tracker, so that the calls below, per
+ * event time and per job, are inline. Private to fragtrack.c and these
+ * calls. */
 __extension__ typedef __int128 fragtrack_i128;
 typedef struct fragtrack_now {
   lsched_frag fr;   /* the meter's figures after the last change */
@@ -121,6 +121,9 @@ typedef struct fragtrack_now {
   double rate_area;
   fragtrack_i128 amount_done, stranded_done; /* at the last completion */
   double rate_done;
+  size_t queued;    /* jobs in the queue (CPU-only included) */
+  uint32_t *qcount; /* per shape id: its jobs in the queue */
+  uint32_t nq;      /* shape ids counted (0 before fragtrack_ready) */
 } fragtrack_now;
 
 /* Time moves on by dt microseconds with the current values. */
@@ -142,6 +145,31 @@ static inline void fragtrack_completed(sim_fragtrack *f) {
   v->stranded_done = v->stranded_area;
   v->rate_done = v->rate_area;
 }
+/* Shape id's count of queued jobs crossed 0 (fragtrack_queued). */
+void fragtrack_crossed(sim_fragtrack *f, uint32_t id);
+
+/* Inline: once per job entering and leaving the queue (a call cost 1% of
+ * 100k@1.2 first-fit skip); the set of queued shapes changes rarely. */
+static inline void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
+  if (!f)
+    return;
+  fragtrack_now *v = (fragtrack_now *)(void *)f;
+  if (delta > 0)
+    v->queued++;
+  else if (v->queued > 0)
+    v->queued--;
+  if (id >= v->nq) /* FRAGTRACK_NO_SHAPE too (never a shape id) */
+    return;
+  uint32_t *q = &v->qcount[id];
+  int crossed = 0;
+  if (delta > 0)
+    crossed = (*q)++ == 0;
+  else if (*q > 0)
+    crossed = --*q == 0;
+  if (crossed)
+    fragtrack_crossed(f, id);
+}
+
 /* Time-weighted means over span microseconds (from the first arrival to
  * the last completion); 0 when span is 0. */
 void fragtrack_means(const sim_fragtrack *f, double span_us,

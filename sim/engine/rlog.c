@@ -5,14 +5,6 @@
 
 #define SIM_RLOG_MAX 65536 /* a longer log is cleared */
 
-struct sim_rlog {
-  lsched_cluster *c;
-  uint32_t *node;
-  uint32_t n, cap;
-  uint32_t noted; /* n at the last mark taken or moved */
-  uint32_t gen;   /* marks of another generation are void; never 0 */
-};
-
 /* Forgets everything: marks taken before are void. */
 static void clear(sim_rlog *l) {
   if (++l->gen == 0)
@@ -47,10 +39,11 @@ static void on_release(void *user, const lsched_cluster *c,
 /* A node that may have gained room without a release. */
 static void on_node_change(void *user, const lsched_cluster *c, int node,
                            int change) {
-  (void)c;
   (void)node;
   (void)change;
-  clear(user);
+  sim_rlog *l = user;
+  (void)lsched_cluster_view(c, &l->v); /* cannot fail: c and v are set */
+  clear(l);
 }
 
 static const lsched_observer rlog_obs = {
@@ -66,7 +59,9 @@ int sim_rlog_open(sim_rlog **out, lsched_cluster *c) {
     return -1;
   l->c = c;
   l->gen = 1;
-  if (lsched_cluster_add_observer(c, &rlog_obs, l) != LSCHED_OK) {
+  l->v = (lsched_view)LSCHED_VIEW_INIT;
+  if (lsched_cluster_view(c, &l->v) != LSCHED_OK ||
+      lsched_cluster_add_observer(c, &rlog_obs, l) != LSCHED_OK) {
     free(l);
     return -1;
   }
@@ -82,35 +77,9 @@ void sim_rlog_close(sim_rlog *l) {
   free(l);
 }
 
-sim_rlog_mark sim_rlog_now(sim_rlog *l) {
-  sim_rlog_mark m = {0, 0};
-  if (l) {
-    m.gen = l->gen;
-    m.at = l->noted = l->n;
-  }
-  return m;
-}
-
-sim_rlog_view sim_rlog_look(sim_rlog *l) {
-  sim_rlog_view v = {l ? l->node : NULL, sim_rlog_now(l)};
-  return v;
-}
-
 int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes) {
   if (!l || m.gen != l->gen || l->n - m.at > SIM_RLOG_TEST)
     return -1;
   *nodes = l->node + m.at;
   return (int)(l->n - m.at);
-}
-
-int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
-                       const lsched_request *req) {
-  if (!l)
-    return 0;
-  /* A view without taking a mark: one is taken only when *m moves. */
-  sim_rlog_view v = {l->node, {l->gen, l->n}};
-  if (!sim_rlog_view_none_fits(&v, m, c, req))
-    return 0;
-  l->noted = l->n;
-  return 1;
 }

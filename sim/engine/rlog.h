@@ -16,7 +16,7 @@
 #ifndef SIM_RLOG_H
 #define SIM_RLOG_H
 
-#include <libsched/libsched.h>
+#include <libsched/policy_sdk.h>
 
 #include <stdint.h>
 
@@ -35,16 +35,14 @@ typedef struct sim_rlog_mark {
 int sim_rlog_open(sim_rlog **out, lsched_cluster *c);
 /* Removes the observer and frees the log (NULL: nothing). */
 void sim_rlog_close(sim_rlog *l);
-/* Now (no mark when l is NULL). */
-sim_rlog_mark sim_rlog_now(sim_rlog *l);
+/* Now (no mark when l is NULL): inline, below. */
 /* The nodes released on since m, in order: their count with *nodes
  * pointing at them (valid until the next release), or -1 when not known
  * (no mark, a node changed since, more than SIM_RLOG_TEST, NULL l). */
 int sim_rlog_since(const sim_rlog *l, sim_rlog_mark m, const uint32_t **nodes);
-/* 1 when m is known and no node released on since fits req (then *m moves
- * to now: what was tested need not be tested again), else 0. */
-int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
-                       const lsched_request *req);
+/* sim_rlog_none_fits(l, m, c, req), inline below: 1 when m is known and
+ * no node released on since fits req (then *m moves to now: what was
+ * tested need not be tested again), else 0. */
 
 /* The log as it is at one time, to ask sim_rlog_none_fits of many marks
  * with no release in between (skip asks it of every queued shape when a
@@ -52,11 +50,56 @@ int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m, const lsched_cluster *c,
  * mark. */
 typedef struct sim_rlog_view {
   const uint32_t *node; /* the log's entries, valid until a release */
+  const lsched_view *cv; /* the cluster's nodes */
   sim_rlog_mark now;    /* gen 0: no log */
 } sim_rlog_view;
 
-/* The log now; its mark is taken (as sim_rlog_now). */
-sim_rlog_view sim_rlog_look(sim_rlog *l);
+/* sim_rlog_look(l), inline below: the log now; its mark is taken (as
+ * sim_rlog_now). */
+
+/* Whether req fits node `node` of view cv, read from the node's record
+ * without a call: 0 when lsched_fits answers 0, as it requires
+ * (cluster.c node_admits, lsched__gpus_fit) the node up, its free CPU and
+ * memory, and for a request of k GPUs on a node that is not MIG its model
+ * allowed and k GPUs with the share d free (1000 on an exclusive node): k
+ * whole ones when d is 1000, else k with some share free, one with at
+ * least d and k with at least d. 1 when these tests pass: lsched_fits's
+ * answer for a well-formed plain request (no MIG kind, no node
+ * restrictions: the requests the engine builds without request hooks),
+ * else only "not known" (the policy is then asked, and refuses). -1 on a
+ * MIG node (lsched_fits tells). The nodes known_nofit tests mostly lack a
+ * GPU with the share free or fit: lsched_fits validated the request to
+ * say so (~70 and ~130 instructions a call on 100k@1.2 first-fit skip).
+ * tests/test_queue_index.c compares the runs with the plain pass, which
+ * never asks. */
+static inline int sim_rlog_fits_node(const lsched_view *cv, int node,
+                                     const lsched_request *req) {
+  const lsched_node *nd = lsched_view_node(cv, node);
+  if (nd->cpu_free < req->cpu_milli || nd->mem_free < req->memory_mib ||
+      nd->state != LSCHED_NODE_UP)
+    return 0;
+  int k = req->gpu_count;
+  if (k <= 0)
+    return 1;
+  if (nd->mode == LSCHED_GPU_MIG)
+    return -1;
+  /* (model -1: a node without GPUs, ruled out by the counts below) */
+  if (req->model_mask && (unsigned)nd->model < 64 &&
+      !(req->model_mask >> nd->model & 1))
+    return 0;
+  int d = nd->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : req->gpu_milli;
+  if (d >= LSCHED_GPU_MILLI)
+    return nd->gpus_full_free >= k;
+  if (nd->max_gpu_free < d || nd->gpus_nonzero_free < k)
+    return 0;
+  if (k == 1)
+    return 1;
+  const int *g = lsched_view_gpus(cv, nd);
+  int cnt = 0;
+  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
+    cnt += g[i] >= d;
+  return cnt >= k;
+}
 
 /* sim_rlog_none_fits(l, m, c, req), the same answer and mark, while
  * nothing was released since v = sim_rlog_look(l). Inline: a call per
@@ -68,10 +111,51 @@ static inline int sim_rlog_view_none_fits(const sim_rlog_view *v,
   if (m->gen != v->now.gen || m->gen == 0 ||
       v->now.at - m->at > SIM_RLOG_TEST)
     return 0;
-  for (uint32_t i = m->at; i < v->now.at; i++)
-    if (lsched_fits(c, (int)v->node[i], req))
+  for (uint32_t i = m->at; i < v->now.at; i++) {
+    int n = (int)v->node[i], f = sim_rlog_fits_node(v->cv, n, req);
+    if (f > 0 || (f < 0 && lsched_fits(c, n, req)))
       return 0;
+  }
   *m = v->now;
+  return 1;
+}
+
+/* The log: private to rlog.c and the inline calls below (sim_rlog_now,
+ * sim_rlog_look and sim_rlog_none_fits run at every failed attempt of a
+ * skip pass: as calls they cost 1.4% of 100k@1.2 first-fit skip). */
+struct sim_rlog {
+  lsched_cluster *c;
+  lsched_view v; /* c's nodes (sim_rlog_fits_node), taken again on a change */
+  uint32_t *node;
+  uint32_t n, cap;
+  uint32_t noted; /* n at the last mark taken or moved */
+  uint32_t gen;   /* marks of another generation are void; never 0 */
+};
+
+static inline sim_rlog_mark sim_rlog_now(sim_rlog *l) {
+  sim_rlog_mark m = {0, 0};
+  if (l) {
+    m.gen = l->gen;
+    m.at = l->noted = l->n;
+  }
+  return m;
+}
+
+static inline sim_rlog_view sim_rlog_look(sim_rlog *l) {
+  sim_rlog_view v = {l ? l->node : NULL, l ? &l->v : NULL, sim_rlog_now(l)};
+  return v;
+}
+
+static inline int sim_rlog_none_fits(sim_rlog *l, sim_rlog_mark *m,
+                                     const lsched_cluster *c,
+                                     const lsched_request *req) {
+  if (!l)
+    return 0;
+  /* A view without taking a mark: one is taken only when *m moves. */
+  sim_rlog_view v = {l->node, &l->v, {l->gen, l->n}};
+  if (!sim_rlog_view_none_fits(&v, m, c, req))
+    return 0;
+  l->noted = l->n;
   return 1;
 }
 
