@@ -351,10 +351,12 @@ void rx_job_drop(struct rx *x, uint32_t sl) {
 }
 
 int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
+  int running = sl < x->nwhere_of && x->where_of[sl] != RX_NONE;
   if (start < 0) /* a start if it was not running */
-    start = sl >= x->nwhere_of || x->where_of[sl] == RX_NONE;
+    start = !running;
   flush(x);
-  rx_job_drop(x, sl);
+  if (running)
+    rx_job_drop(x, sl);
   if (sl >= x->nwhere_of) {
     size_t nc = x->nwhere_of ? x->nwhere_of : 256;
     while (nc <= sl)
