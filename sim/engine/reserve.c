@@ -11,8 +11,11 @@
  * reservation walks the heap in key order without changing it (a
  * best-first walk over the heap's tree with a small heap of positions), so
  * it costs O(k log k) for the k running jobs it releases before the head
- * fits, instead of sorting all running jobs after every completion.
+ * fits, instead of sorting all running jobs after every completion. A
+ * head's reservation is kept across completions that cannot move it
+ * (reservation_kept, at the end).
  */
+#include "reserve.h"
 #include "engine_internal.h"
 
 #include <math.h>
@@ -43,6 +46,12 @@ struct ends_index {
   size_t rel_cap;
   struct rx *rx;  /* the same jobs per node (reserve_nodes.c), or NULL */
   int stale;      /* with rx: the heap is not kept; rebuilt for a walk */
+  /* Kept reservations (reservation_kept): allowed in this run; whether
+   * the head keep_h (trace position keep_idx) is answered by "some node
+   * fits", when keep_known. */
+  int keep_ok, keep_known, keep_fits;
+  uint32_t keep_h;
+  uint64_t keep_idx;
 };
 
 /* Running jobs by estimated end; ties by trace position (not by slot, so
@@ -237,6 +246,9 @@ static int build(engine *e, size_t base) {
     ends_free(e);
     return -1;
   }
+  ix->keep_ok = !e->speed && !e->can_plan && !e->opt->queue_plain &&
+                !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
+                              SIM_HOOK_BEFORE_PLACE));
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
     for (size_t i = 0; i < ix->n; i++)
       if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end, 0)) {
@@ -628,4 +640,61 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
     }
   }
   return a;
+}
+
+/* ------------------------------------------- kept across completions */
+
+/*
+ * The head's reservation T, once exact, stays exact while the only changes
+ * are running jobs that leave at or after their estimated end (a
+ * completion with exact estimates, or an overdue job under --overrun
+ * extend), the head is the same and T > now, for a head answered by "some
+ * node fits" (one part, a policy_fit_answers policy): the walk releases
+ * every job whose end is <= now first, as one group, and the jobs that
+ * left were in it (or in an earlier group of the walk that gave T); so
+ * the walk releases the same sets as before, minus what is already free:
+ * the same cluster at each group, the head fits at the same T (not before:
+ * T > now). A backfilled start leaves T exact for such a head (a node's
+ * fit is monotone in what is released: T is no earlier with the job
+ * running, and no later by the candidate's test), so it is noted again.
+ * Any allocation, node change, end set or earlier leave (reserve_nodes.c
+ * counts them) asks again. Not with the speed model (ends re-timed),
+ * plans (segments), hooks that rewrite requests, or the reference pass.
+ */
+/* Whether a kept reservation of h may be noted or used now: head h
+ * answered by "some node fits" (found out once per head). */
+static int keep_allowed(engine *e, uint32_t h) {
+  struct ends_index *ix = e->ends_ix;
+  if (!ix || !ix->rx || !ix->keep_ok || e->nrun != e->running)
+    return 0;
+  uint64_t idx = e->slots[h].idx;
+  if (!ix->keep_known || ix->keep_h != h || ix->keep_idx != idx) {
+    lsched_request req;
+    build_request(e, &e->slots[h], &req);
+    ix->keep_fits = head_ask_of(e, &req) == HEAD_BY_FITS;
+    ix->keep_known = 1;
+    ix->keep_h = h;
+    ix->keep_idx = idx;
+  }
+  return ix->keep_fits;
+}
+
+void reservation_note(engine *e, uint32_t h, int64_t T) {
+  if (keep_allowed(e, h))
+    rx_keep(e->ends_ix->rx, h, T);
+}
+
+int reservation_kept(engine *e, uint32_t h, int64_t *T) {
+  if (!keep_allowed(e, h) || !rx_kept(e->ends_ix->rx, h, e->now, T))
+    return 0;
+  if (verify_on(e)) {
+    int fail = 0;
+    int64_t t = reservation(e, h, &fail);
+    if (fail || t != *T) {
+      fprintf(stderr, "reserve_verify: kept %lld, asked %lld (now %lld)\n",
+              (long long)*T, (long long)t, (long long)e->now);
+      abort();
+    }
+  }
+  return 1;
 }

@@ -40,9 +40,12 @@
  * callback, gangs cut into parts, a policy without the promise, the
  * speed model's re-timed co-runners: reserve.c's fresh path), reserve.c
  * walks. sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
- * build) checks every answer against the walk.
+ * build) checks every answer against the walk. As an observer this also
+ * counts what may move a head's reservation, for reserve.c's
+ * reservation_kept (rx_keep, rx_kept).
  */
 #include "engine_internal.h"
+#include "reserve.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +135,19 @@ struct rx {
   lsched_request last_req; /* its request, which passed tree_of's tests */
   int stale; /* a node was added, updated or removed */
   int off;   /* this cluster cannot be answered per node */
+  /* For reservation_kept: changes that may move a head's reservation
+   * (allocations, node changes, ends set, jobs that left before their
+   * estimated end), and releases less the parts of jobs that left at or
+   * after it (a completion releases its parts, then leaves). */
+  uint64_t moves;
+  int64_t open_rel;
+  struct {
+    uint32_t h;
+    int64_t T;
+    uint64_t moves;
+    int64_t open_rel;
+    int on;
+  } keep; /* rx_keep */
 };
 
 /* ------------------------------------------------------------ the log */
@@ -203,8 +219,10 @@ static void obs_alloc(void *user, const lsched_cluster *c,
                       const lsched_placement *p, int trial) {
   (void)c;
   (void)trial;
-  flush(user);
-  touch(user, p->node, 0);
+  struct rx *x = user;
+  x->moves++;
+  flush(x);
+  touch(x, p->node, 0);
 }
 
 /* A release is held back (pend) for rx_job_drop, which follows it when a
@@ -213,6 +231,7 @@ static void obs_release(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
   struct rx *x = user;
+  x->open_rel++;
   if (trial || x->npend == RX_PEND) {
     flush(x);
     touch(x, p->node, 1);
@@ -225,6 +244,7 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
                      int change) {
   (void)c;
   struct rx *x = user;
+  x->moves++;
   flush(x);
   if (change == LSCHED_NODE_STATE)
     touch(x, node, 1);
@@ -286,15 +306,17 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
   return 0;
 }
 
-/* Its entries are adjacent. */
-static void list_remove(rx_list *L, uint32_t job) {
+/* Its entries are adjacent; how many left (*end: their end, when some
+ * did). */
+static uint32_t list_remove(rx_list *L, uint32_t job, int64_t *end) {
   uint32_t i = 0, k;
   while (i < L->n && L->j[i].job != job)
     i++;
   for (k = i; k < L->n && L->j[k].job == job; k++)
     ;
   if (k == i)
-    return;
+    return 0;
+  *end = L->j[i].end;
   if (i == 0) { /* the first: the offset moves */
     L->off += k;
     L->j += k;
@@ -304,6 +326,7 @@ static void list_remove(rx_list *L, uint32_t job) {
     memmove(&L->part[i], &L->part[k], (L->n - k) * sizeof *L->part);
   }
   L->n -= k - i;
+  return k - i;
 }
 
 /* The held-back release of L's first entry, when it is sl's only part on
@@ -333,14 +356,21 @@ void rx_job_drop(struct rx *x, uint32_t sl) {
   while (w != RX_NONE) {
     rx_where *r = &x->wp[w];
     rx_list *L = &x->node[r->node];
+    int64_t end = 0;
+    uint32_t k;
     if (x->npend && first_left(x, L, sl)) {
-      int64_t b = L->j[0].end;
-      list_remove(L, sl);
-      touch_fr(x, r->node, b);
+      k = list_remove(L, sl, &end);
+      touch_fr(x, r->node, end);
     } else {
-      list_remove(L, sl);
+      k = list_remove(L, sl, &end);
       touch(x, r->node, 1);
     }
+    /* Left at or after its estimated end: its parts' releases explained
+     * (reservation_kept); before it, a change. */
+    if (end <= x->e->now)
+      x->open_rel -= k;
+    else
+      x->moves++;
     uint32_t nx = r->next;
     r->next = x->wfree;
     x->wfree = w;
@@ -354,6 +384,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
   int running = sl < x->nwhere_of && x->where_of[sl] != RX_NONE;
   if (start < 0) /* a start if it was not running */
     start = !running;
+  x->moves++;
   flush(x);
   if (running)
     rx_job_drop(x, sl);
@@ -864,4 +895,22 @@ int rx_within_held(struct rx *x, const lsched_request *req,
                    ? cand_end
                    : L->j[(uint32_t)(k - 1) < at ? k - 1 : k - 2].end;
   return within_answer(x, lm, other, T);
+}
+
+/* ------------------------------------------------- kept reservations */
+
+void rx_keep(struct rx *x, uint32_t h, int64_t T) {
+  x->keep.h = h;
+  x->keep.T = T;
+  x->keep.moves = x->moves;
+  x->keep.open_rel = x->open_rel;
+  x->keep.on = 1;
+}
+
+int rx_kept(const struct rx *x, uint32_t h, int64_t now, int64_t *T) {
+  if (!x->keep.on || x->keep.h != h || x->keep.moves != x->moves ||
+      x->keep.open_rel != x->open_rel || x->keep.T <= now)
+    return 0;
+  *T = x->keep.T;
+  return 1;
 }

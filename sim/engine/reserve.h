@@ -1,0 +1,26 @@
+/*
+ * A head's reservation kept across completions (reserve.c, reserve_nodes.c;
+ * queue_backfill.c asks): T stays exact while the only changes are running
+ * jobs that left at or after their estimated end, T is later than now and
+ * the head is the same (see reservation_kept).
+ */
+#ifndef SIM_ENGINE_RESERVE_H
+#define SIM_ENGINE_RESERVE_H
+
+#include "engine_internal.h"
+
+/* T is the exact reservation of head h now (just computed, or kept by a
+ * backfilled start): remembered when it can be kept. */
+void reservation_note(engine *e, uint32_t h, int64_t T);
+/* 1 and *T when the reservation last noted for h is still exact, else 0.
+ * With reserve_verify the walk is asked too (abort on a difference). */
+int reservation_kept(engine *e, uint32_t h, int64_t *T);
+
+/* The per-node side (reserve_nodes.c): rx_keep remembers (h, T) with
+ * the counts of changes; rx_kept answers 1 with *T when none but jobs
+ * leaving at or after their estimated end came since (a slot recycled
+ * for another head came with allocations) and T > now. */
+void rx_keep(struct rx *x, uint32_t h, int64_t T);
+int rx_kept(const struct rx *x, uint32_t h, int64_t now, int64_t *T);
+
+#endif
