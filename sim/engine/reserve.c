@@ -617,12 +617,20 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
   struct ends_index *ix = e->ends_ix;
   if (T < e->now || T == INT64_MAX)
     return 2;
-  lsched_request req;
-  build_request(e, &e->slots[h], &req);
-  int a = rx_within_held(ix->rx, &req, p, e->slots[j].idx, cand_end, T);
-  if (a < 0) {
-    rx_off(ix);
-    return 2;
+  uint64_t hidx = e->slots[h].idx;
+  int a;
+  if (rx_within_seen(ix->rx, hidx, p->node, T)) {
+    a = 1;
+  } else {
+    lsched_request req;
+    build_request(e, &e->slots[h], &req);
+    a = rx_within_held(ix->rx, &req, p, e->slots[j].idx, cand_end, T);
+    if (a < 0) {
+      rx_off(ix);
+      return 2;
+    }
+    if (a <= 1)
+      rx_within_note(ix->rx, hidx, T);
   }
   if (a <= 1)
     e->res_per_node++;

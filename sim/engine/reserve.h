@@ -23,4 +23,11 @@ int reservation_kept(engine *e, uint32_t h, int64_t *T);
 void rx_keep(struct rx *x, uint32_t h, int64_t T);
 int rx_kept(const struct rx *x, uint32_t h, int64_t now, int64_t *T);
 
+/* For reservation_within_trial (head at trace position hidx, T): a node
+ * other than m known to reach T answers 1 without the tree (rx_within_seen);
+ * rx_within_note takes the tree's least as that node after rx_within_held
+ * answered from the tree (0 or 1). */
+void rx_within_note(struct rx *x, uint64_t hidx, int64_t T);
+int rx_within_seen(struct rx *x, uint64_t hidx, int m, int64_t T);
+
 #endif

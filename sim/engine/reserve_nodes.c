@@ -42,7 +42,9 @@
  * walks. sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
  * build) checks every answer against the walk. As an observer this also
  * counts what may move a head's reservation, for reserve.c's
- * reservation_kept (rx_keep, rx_kept).
+ * reservation_kept (rx_keep, rx_kept); and a node found to reach T
+ * answers the next candidates elsewhere while its log shows no change
+ * (rx_within_note, rx_within_seen).
  */
 #include "engine_internal.h"
 #include "reserve.h"
@@ -148,11 +150,23 @@ struct rx {
     int64_t open_rel;
     int on;
   } keep; /* rx_keep */
+  /* A node whose t_n for the head (trace position hidx) was exact and <=
+   * T when the log held hi entries (rx_within_note); log_gen moves when
+   * the log restarts (compact, refresh). */
+  struct {
+    uint64_t hidx;
+    int64_t T;
+    size_t hi;
+    uint64_t log_gen;
+    int node, on;
+  } wit;
+  uint64_t log_gen;
 };
 
 /* ------------------------------------------------------------ the log */
 
 static void compact(struct rx *x) {
+  x->log_gen++;
   x->hi = 0;
   for (int i = 0; i < x->ntree; i++) {
     rx_tree *t = &x->tree[i];
@@ -662,6 +676,7 @@ static int refresh(struct rx *x) {
   }
   for (int i = 0; i < x->ntree; i++)
     x->tree[i].built = 0;
+  x->log_gen++;
   x->nlog = 0;
   x->hi = 0;
   memset(x->logpos, 0, (size_t)n * sizeof *x->logpos);
@@ -912,5 +927,42 @@ int rx_kept(const struct rx *x, uint32_t h, int64_t now, int64_t *T) {
       x->keep.open_rel != x->open_rel || x->keep.T <= now)
     return 0;
   *T = x->keep.T;
+  return 1;
+}
+
+/* ------------------------------------------ witnesses of "within T" */
+
+/*
+ * rx_within_held answers 1 when some node other than the candidate's has
+ * t_n <= T. Between candidates of a pass only the nodes of the jobs that
+ * start change, so a node found with an exact t_n <= T (the tree's least,
+ * just resolved) answers the next candidates placed elsewhere while it has
+ * no log entry after the ones the tree had replayed: every change of a
+ * node (allocation, release, a job's end, its state) logs it, and after a
+ * replay a change appends a new entry (log_entry merges only into entries
+ * no tree has passed), so logpos moves past hi.
+ */
+void rx_within_note(struct rx *x, uint64_t hidx, int64_t T) {
+  rx_tree *t = x->last;
+  x->wit.on = 0;
+  if (!t || !t->built || t->amin < 0 || t->dirty[t->amin] ||
+      t->t[1] == RX_NOW || t->t[1] > T || t->cursor != x->nlog)
+    return;
+  x->wit.hidx = hidx;
+  x->wit.T = T;
+  x->wit.hi = x->nlog;
+  x->wit.log_gen = x->log_gen;
+  x->wit.node = t->amin;
+  x->wit.on = 1;
+}
+
+int rx_within_seen(struct rx *x, uint64_t hidx, int m, int64_t T) {
+  if (!x->wit.on || x->wit.hidx != hidx || x->wit.T != T || x->wit.node == m)
+    return 0;
+  flush(x);
+  if (x->wit.log_gen != x->log_gen || x->logpos[x->wit.node] > x->wit.hi) {
+    x->wit.on = 0;
+    return 0;
+  }
   return 1;
 }
