@@ -669,21 +669,28 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
  * counts them) asks again. Not with the speed model (ends re-timed),
  * plans (segments), hooks that rewrite requests, or the reference pass.
  */
+/* Finds out whether head h is answered by "some node fits" (out of line:
+ * once per head). */
+static __attribute__((noinline)) void keep_learn(engine *e, uint32_t h,
+                                                 uint64_t idx) {
+  struct ends_index *ix = e->ends_ix;
+  lsched_request req;
+  build_request(e, &e->slots[h], &req);
+  ix->keep_fits = head_ask_of(e, &req) == HEAD_BY_FITS;
+  ix->keep_known = 1;
+  ix->keep_h = h;
+  ix->keep_idx = idx;
+}
+
 /* Whether a kept reservation of h may be noted or used now: head h
- * answered by "some node fits" (found out once per head). */
+ * answered by "some node fits". */
 static int keep_allowed(engine *e, uint32_t h) {
   struct ends_index *ix = e->ends_ix;
   if (!ix || !ix->rx || !ix->keep_ok || e->nrun != e->running)
     return 0;
   uint64_t idx = e->slots[h].idx;
-  if (!ix->keep_known || ix->keep_h != h || ix->keep_idx != idx) {
-    lsched_request req;
-    build_request(e, &e->slots[h], &req);
-    ix->keep_fits = head_ask_of(e, &req) == HEAD_BY_FITS;
-    ix->keep_known = 1;
-    ix->keep_h = h;
-    ix->keep_idx = idx;
-  }
+  if (!ix->keep_known || ix->keep_h != h || ix->keep_idx != idx)
+    keep_learn(e, h, idx);
   return ix->keep_fits;
 }
 
