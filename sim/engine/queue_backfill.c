@@ -70,10 +70,12 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
       }
       if (place_alloc(e, j, &parts[0]))
         return -1;
-      if (a == 1)
+      if (a == 1) {
         start = 1;
-      else
+        ends_expect(e, j, end);
+      } else {
         r = 3; /* allocated: ask in full below */
+      }
     }
   }
   if (r == 2) {

@@ -52,6 +52,10 @@ struct ends_index {
   int keep_ok, keep_known, keep_fits;
   uint32_t keep_h;
   uint64_t keep_idx;
+  /* ends_expect: slot expect_sl starts at expect_now, estimated to end at
+   * expect_end (UINT32_MAX: none). */
+  uint32_t expect_sl;
+  int64_t expect_now, expect_end;
 };
 
 /* Running jobs by estimated end; ties by trace position (not by slot, so
@@ -187,9 +191,30 @@ static int room(struct ends_index *ix, uint32_t sl) {
   return grow_array((void **)&ix->h, &ix->cap, ix->n + 1, sizeof *ix->h);
 }
 
+void ends_expect(engine *e, uint32_t sl, int64_t end) {
+  struct ends_index *ix = e->ends_ix;
+  if (!ix)
+    return;
+  ix->expect_sl = sl;
+  ix->expect_now = e->now;
+  ix->expect_end = end;
+}
+
 void ends_changed(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
-  run_end x = raw_end_of(e, sl, 1);
+  run_end x;
+  /* The candidate's estimated end started now is its running end started
+   * now (estimate.c: est_end and est_running_end without a speed model or
+   * segments): not asked again. */
+  if (ix->expect_sl == sl && ix->expect_now == e->now &&
+      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan) {
+    x.job = sl;
+    x.idx = e->slots[sl].idx;
+    x.end = ix->expect_end;
+  } else {
+    x = raw_end_of(e, sl, 1);
+  }
+  ix->expect_sl = UINT32_MAX;
   if (ix->rx) {
     ix->stale = 1;
     if (rx_job_set(ix->rx, sl, x.end, -1) == 0)
@@ -241,6 +266,7 @@ static int build(engine *e, size_t base) {
   struct ends_index *ix = calloc(1, sizeof *ix);
   if (!ix)
     return -1;
+  ix->expect_sl = UINT32_MAX;
   e->ends_ix = ix;
   if (heap_fill(e, ix, base)) {
     ends_free(e);

@@ -16,6 +16,10 @@ void reservation_note(engine *e, uint32_t h, int64_t T);
  * With reserve_verify the walk is asked too (abort on a difference). */
 int reservation_kept(engine *e, uint32_t h, int64_t *T);
 
+/* Slot sl, about to start now (commit_running), is estimated to end at
+ * end (est_end): ends_changed takes it instead of asking again. */
+void ends_expect(engine *e, uint32_t sl, int64_t end);
+
 /* The per-node side (reserve_nodes.c): rx_keep remembers (h, T) with
  * the counts of changes; rx_kept answers 1 with *T when none but jobs
  * leaving at or after their estimated end came since (a slot recycled

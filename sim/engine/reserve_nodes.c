@@ -181,7 +181,9 @@ static void compact(struct rx *x) {
 
 /* Appends (or merges into the node's last entry, when no tree has passed
  * it) flags f for node, with b for RX_FR (merged: the later end). */
-static void log_entry(struct rx *x, int node, uint32_t f, int64_t b) {
+/* Inlined: every allocation, start and completion logs its nodes. */
+static inline __attribute__((always_inline)) void
+log_entry(struct rx *x, int node, uint32_t f, int64_t b) {
   if (node < 0 || node >= x->n)
     return;
   uint32_t lp = x->logpos[node];
