@@ -722,11 +722,12 @@ static int keep_allowed(engine *e, uint32_t h) {
 
 void reservation_note(engine *e, uint32_t h, int64_t T) {
   if (keep_allowed(e, h))
-    rx_keep(e->ends_ix->rx, h, T);
+    rx_keep(e->ends_ix->rx, e->slots[h].idx, T);
 }
 
 int reservation_kept(engine *e, uint32_t h, int64_t *T) {
-  if (!keep_allowed(e, h) || !rx_kept(e->ends_ix->rx, h, e->now, T))
+  if (!keep_allowed(e, h) ||
+      !rx_kept(e->ends_ix->rx, e->slots[h].idx, e->now, T))
     return 0;
   if (verify_on(e)) {
     int fail = 0;

@@ -20,12 +20,12 @@ int reservation_kept(engine *e, uint32_t h, int64_t *T);
  * end (est_end): ends_changed takes it instead of asking again. */
 void ends_expect(engine *e, uint32_t sl, int64_t end);
 
-/* The per-node side (reserve_nodes.c): rx_keep remembers (h, T) with
- * the counts of changes; rx_kept answers 1 with *T when none but jobs
- * leaving at or after their estimated end came since (a slot recycled
- * for another head came with allocations) and T > now. */
-void rx_keep(struct rx *x, uint32_t h, int64_t T);
-int rx_kept(const struct rx *x, uint32_t h, int64_t now, int64_t *T);
+/* The per-node side (reserve_nodes.c): rx_keep remembers T of the head
+ * at trace position hidx with the counts of changes; rx_kept answers 1
+ * with *T for the same head when none but jobs leaving at or after their
+ * estimated end came since and T > now. */
+void rx_keep(struct rx *x, uint64_t hidx, int64_t T);
+int rx_kept(const struct rx *x, uint64_t hidx, int64_t now, int64_t *T);
 
 /* For reservation_within_trial (head at trace position hidx, T): a node
  * other than m known to reach T answers 1 without the tree (rx_within_seen);

@@ -144,7 +144,7 @@ struct rx {
   uint64_t moves;
   int64_t open_rel;
   struct {
-    uint32_t h;
+    uint64_t hidx; /* the head's trace position */
     int64_t T;
     uint64_t moves;
     int64_t open_rel;
@@ -921,16 +921,16 @@ int rx_within_held(struct rx *x, const lsched_request *req,
 
 /* ------------------------------------------------- kept reservations */
 
-void rx_keep(struct rx *x, uint32_t h, int64_t T) {
-  x->keep.h = h;
+void rx_keep(struct rx *x, uint64_t hidx, int64_t T) {
+  x->keep.hidx = hidx;
   x->keep.T = T;
   x->keep.moves = x->moves;
   x->keep.open_rel = x->open_rel;
   x->keep.on = 1;
 }
 
-int rx_kept(const struct rx *x, uint32_t h, int64_t now, int64_t *T) {
-  if (!x->keep.on || x->keep.h != h || x->keep.moves != x->moves ||
+int rx_kept(const struct rx *x, uint64_t hidx, int64_t now, int64_t *T) {
+  if (!x->keep.on || x->keep.hidx != hidx || x->keep.moves != x->moves ||
       x->keep.open_rel != x->open_rel || x->keep.T <= now)
     return 0;
   *T = x->keep.T;
