@@ -52,6 +52,13 @@ struct ends_index {
   int keep_ok, keep_known, keep_fits;
   uint32_t keep_h;
   uint64_t keep_idx;
+  /* The reservation noted: of the head at trace position kept_hidx, with
+   * rx's counts then (kept_mv; mv: rx's, read live). */
+  const rx_moves *mv;
+  rx_moves kept_mv;
+  uint64_t kept_hidx;
+  int64_t kept_t;
+  int kept_on;
   /* ends_expect: slot expect_sl starts at expect_now, estimated to end at
    * expect_end (UINT32_MAX: none). */
   uint32_t expect_sl;
@@ -276,6 +283,8 @@ static int build(engine *e, size_t base) {
                 !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
                               SIM_HOOK_BEFORE_PLACE));
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
+    ix->mv = rx_moves_of(ix->rx);
+  if (ix->rx)
     for (size_t i = 0; i < ix->n; i++)
       if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end, 0)) {
         rx_off(ix);
@@ -721,14 +730,24 @@ static int keep_allowed(engine *e, uint32_t h) {
 }
 
 void reservation_note(engine *e, uint32_t h, int64_t T) {
-  if (keep_allowed(e, h))
-    rx_keep(e->ends_ix->rx, e->slots[h].idx, T);
+  if (!keep_allowed(e, h))
+    return;
+  struct ends_index *ix = e->ends_ix;
+  ix->kept_on = 1;
+  ix->kept_hidx = e->slots[h].idx;
+  ix->kept_t = T;
+  ix->kept_mv = *ix->mv;
 }
 
 int reservation_kept(engine *e, uint32_t h, int64_t *T) {
-  if (!keep_allowed(e, h) ||
-      !rx_kept(e->ends_ix->rx, e->slots[h].idx, e->now, T))
+  if (!keep_allowed(e, h))
     return 0;
+  struct ends_index *ix = e->ends_ix;
+  if (!ix->kept_on || ix->kept_hidx != e->slots[h].idx ||
+      ix->kept_mv.moves != ix->mv->moves ||
+      ix->kept_mv.open_rel != ix->mv->open_rel || ix->kept_t <= e->now)
+    return 0;
+  *T = ix->kept_t;
   if (verify_on(e)) {
     int fail = 0;
     int64_t t = reservation(e, h, &fail);

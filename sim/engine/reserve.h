@@ -20,12 +20,16 @@ int reservation_kept(engine *e, uint32_t h, int64_t *T);
  * end (est_end): ends_changed takes it instead of asking again. */
 void ends_expect(engine *e, uint32_t sl, int64_t end);
 
-/* The per-node side (reserve_nodes.c): rx_keep remembers T of the head
- * at trace position hidx with the counts of changes; rx_kept answers 1
- * with *T for the same head when none but jobs leaving at or after their
- * estimated end came since and T > now. */
-void rx_keep(struct rx *x, uint64_t hidx, int64_t T);
-int rx_kept(const struct rx *x, uint64_t hidx, int64_t now, int64_t *T);
+/* Counted by reserve_nodes.c as the cluster's observer: changes that may
+ * move a head's reservation (allocations, node changes, ends set, jobs
+ * that left before their estimated end), and releases less the parts of
+ * jobs that left at or after it (a completion releases its parts, then
+ * leaves). A kept T stays exact while both are as when it was noted. */
+typedef struct rx_moves {
+  uint64_t moves;
+  int64_t open_rel;
+} rx_moves;
+const rx_moves *rx_moves_of(const struct rx *x);
 
 /* For reservation_within_trial (head at trace position hidx, T): a node
  * other than m known to reach T answers 1 without the tree (rx_within_seen);

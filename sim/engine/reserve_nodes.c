@@ -42,7 +42,7 @@
  * walks. sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
  * build) checks every answer against the walk. As an observer this also
  * counts what may move a head's reservation, for reserve.c's
- * reservation_kept (rx_keep, rx_kept); and a node found to reach T
+ * reservation_kept (rx_moves_of); and a node found to reach T
  * answers the next candidates elsewhere while its log shows no change
  * (rx_within_note, rx_within_seen).
  */
@@ -137,19 +137,7 @@ struct rx {
   lsched_request last_req; /* its request, which passed tree_of's tests */
   int stale; /* a node was added, updated or removed */
   int off;   /* this cluster cannot be answered per node */
-  /* For reservation_kept: changes that may move a head's reservation
-   * (allocations, node changes, ends set, jobs that left before their
-   * estimated end), and releases less the parts of jobs that left at or
-   * after it (a completion releases its parts, then leaves). */
-  uint64_t moves;
-  int64_t open_rel;
-  struct {
-    uint64_t hidx; /* the head's trace position */
-    int64_t T;
-    uint64_t moves;
-    int64_t open_rel;
-    int on;
-  } keep; /* rx_keep */
+  rx_moves mv; /* for reservation_kept (reserve.h) */
   /* A node whose t_n for the head (trace position hidx) was exact and <=
    * T when the log held hi entries (rx_within_note); log_gen moves when
    * the log restarts (compact, refresh). */
@@ -236,7 +224,7 @@ static void obs_alloc(void *user, const lsched_cluster *c,
   (void)c;
   (void)trial;
   struct rx *x = user;
-  x->moves++;
+  x->mv.moves++;
   flush(x);
   touch(x, p->node, 0);
 }
@@ -247,7 +235,7 @@ static void obs_release(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
   struct rx *x = user;
-  x->open_rel++;
+  x->mv.open_rel++;
   if (trial || x->npend == RX_PEND) {
     flush(x);
     touch(x, p->node, 1);
@@ -260,7 +248,7 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
                      int change) {
   (void)c;
   struct rx *x = user;
-  x->moves++;
+  x->mv.moves++;
   flush(x);
   if (change == LSCHED_NODE_STATE)
     touch(x, node, 1);
@@ -385,9 +373,9 @@ void rx_job_drop(struct rx *x, uint32_t sl) {
     /* Left at or after its estimated end: its parts' releases explained
      * (reservation_kept); before it, a change. */
     if (end <= x->e->now)
-      x->open_rel -= k;
+      x->mv.open_rel -= k;
     else
-      x->moves++;
+      x->mv.moves++;
     uint32_t nx = r->next;
     r->next = x->wfree;
     x->wfree = w;
@@ -401,7 +389,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
   int running = sl < x->nwhere_of && x->where_of[sl] != RX_NONE;
   if (start < 0) /* a start if it was not running */
     start = !running;
-  x->moves++;
+  x->mv.moves++;
   flush(x);
   if (running)
     rx_job_drop(x, sl);
@@ -922,21 +910,7 @@ int rx_within_held(struct rx *x, const lsched_request *req,
 
 /* ------------------------------------------------- kept reservations */
 
-void rx_keep(struct rx *x, uint64_t hidx, int64_t T) {
-  x->keep.hidx = hidx;
-  x->keep.T = T;
-  x->keep.moves = x->moves;
-  x->keep.open_rel = x->open_rel;
-  x->keep.on = 1;
-}
-
-int rx_kept(const struct rx *x, uint64_t hidx, int64_t now, int64_t *T) {
-  if (!x->keep.on || x->keep.hidx != hidx || x->keep.moves != x->moves ||
-      x->keep.open_rel != x->open_rel || x->keep.T <= now)
-    return 0;
-  *T = x->keep.T;
-  return 1;
-}
+const rx_moves *rx_moves_of(const struct rx *x) { return &x->mv; }
 
 /* ------------------------------------------ witnesses of "within T" */
 
