@@ -765,6 +765,42 @@ START_TEST(model_backfill_checked) {
 }
 END_TEST
 
+/*
+ * An exact estimate is the run time through a double (x the factor,
+ * rounded up): beyond 2^53 us a double does not hold every integer, and
+ * the shortcut for a factor of 1 (estimate.c est_left) must keep that
+ * rounding. One node of 2 GPUs: long (1 GPU, t=0, runs 2^53 + 1 us,
+ * estimated 2^53), the head (2 GPUs, t=1 s) reserved at 2^53; cand (1 GPU,
+ * t=2 s) would end at 2^53 + 1 exactly, after the reservation, and delay
+ * the head: it waits for the head (taken as the true 2^53 + 1 it would
+ * start at 2 s).
+ */
+START_TEST(exact_estimate_beyond_double) {
+  const int64_t big = INT64_C(1) << 53;
+  sim_cluster sc;
+  one_node(&sc, 2);
+  trace t;
+  trace_init(&t);
+  t.path = strdup("big.csv");
+  t.has_times = 1;
+  add(&t, "long", 0, 1, 1, 0);
+  t.jobs[0].duration_us = big + 1;
+  add(&t, "head", 1, 10, 2, 0);
+  add(&t, "cand", 2, 1, 1, 0);
+  t.jobs[2].duration_us = big + 1 - S(2);
+  sim_result r;
+  char err[512];
+  ck_assert_msg(run(&sc, &t, SIM_QUEUE_BACKFILL, SIM_EST_EXACT, 0,
+                    SIM_OVERRUN_DEFAULT, &r, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_int_eq(r.js[1].start_us, big + 1);
+  ck_assert_int_eq(r.js[2].start_us, big + 1 + S(10));
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("estimates");
   TCase *tc = tcase_create("estimates");
@@ -781,6 +817,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, model_cannot_cover);
   tcase_add_test(tc, model_in_a_run);
   tcase_add_loop_test(tc, model_backfill_checked, 0, 8);
+  tcase_add_test(tc, exact_estimate_beyond_double);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -25,6 +25,9 @@
 
 #include <math.h>
 
+/* The integers a double holds exactly go at least this far. */
+#define EXACT_DOUBLE (INT64_C(1) << 53)
+
 static int64_t mul_up(int64_t us, double f) {
   double d = ceil((double)us * f);
   return d > 9.2e18 ? INT64_MAX : (int64_t)d;
@@ -196,6 +199,10 @@ int64_t est_left(const engine *e, const slot *s, int64_t work) {
   case SIM_EST_EXACT:
   default: {
     double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
+    /* x 1 is the identity where a double holds work exactly (|work| <=
+     * 2^53): mul_up's ceil was 1% of a first-fit backfill replay. */
+    if (f == 1.0 && work <= EXACT_DOUBLE && work >= -EXACT_DOUBLE)
+      return work;
     return mul_up(work, f);
   }
   }
@@ -250,25 +257,45 @@ static int64_t est_end_at(const engine *e, uint32_t sl, int64_t start) {
   return start + d;
 }
 
-int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
-                int n) {
+/* Under a speed model: the estimated end on parts, or the end started now
+ * without a view. Out of line: its view and parts would give every call
+ * a stack frame (est_end is asked for every job a backfill pass keeps). */
+static __attribute__((noinline)) int64_t
+est_end_speed(const engine *e, uint32_t sl, const lsched_placement *parts,
+              int n) {
   speed_est_view v;
-  if (e->speed && speed_view(e, sl, parts, n, &v))
+  if (speed_view(e, sl, parts, n, &v))
     return est_speed_end(e, &e->slots[sl], &v);
   return est_end_at(e, sl, e->now);
+}
+
+int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
+                int n) {
+  if (e->speed)
+    return est_end_speed(e, sl, parts, n);
+  return est_end_at(e, sl, e->now);
+}
+
+/* Under a speed model: 1 and *end from the job's view, else 0. Out of line
+ * as est_end_speed. */
+static __attribute__((noinline)) int
+est_running_speed(const engine *e, uint32_t sl, int committed, int64_t *end) {
+  speed_est_view v;
+  lsched_placement parts[SIM_MAX_PARTS];
+  int n = committed ? 0 : job_parts(e, sl, parts);
+  if (!speed_view(e, sl, committed ? NULL : parts, n, &v))
+    return 0;
+  *end = est_speed_end(e, &e->slots[sl], &v);
+  return 1;
 }
 
 /* Without a speed model: its current segment's start plus the estimate of
  * the work it had left then (migrations and preemptions move segments). */
 int64_t est_running_end(const engine *e, uint32_t sl, int committed) {
   const slot *s = &e->slots[sl];
-  if (e->speed) {
-    speed_est_view v;
-    lsched_placement parts[SIM_MAX_PARTS];
-    int n = committed ? 0 : job_parts(e, sl, parts);
-    if (speed_view(e, sl, committed ? NULL : parts, n, &v))
-      return est_speed_end(e, s, &v);
-  }
+  int64_t end;
+  if (e->speed && est_running_speed(e, sl, committed, &end))
+    return end;
   if (!e->can_plan)
     return est_end_at(e, sl, s->st.start_us);
   int64_t d = est_left(e, s, s->rem_us);

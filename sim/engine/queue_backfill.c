@@ -7,6 +7,7 @@
  * it running). Estimates come from estimate.c (--estimates).
  */
 #include "engine_internal.h"
+#include "reserve.h"
 
 #include <stdio.h>
 
@@ -15,7 +16,8 @@ static int inconsistent(engine *e) {
   return -1;
 }
 
-/* The head's reservation T, recomputed when it may have moved. 0, or -1
+/* The head's reservation T, recomputed when it may have moved (not after
+ * completions that cannot move it: reserve.c reservation_kept). 0, or -1
  * with err set. */
 static int prepare(engine *e) {
   uint32_t h = e->queue[e->qhead];
@@ -26,7 +28,11 @@ static int prepare(engine *e) {
   if (e->reservation_valid && e->reservation_t < e->now)
     e->reservation_valid = 0;
   if (!e->reservation_valid) {
-    e->reservation_t = reservation(e, h, &fail);
+    if (!reservation_kept(e, h, &e->reservation_t)) {
+      e->reservation_t = reservation(e, h, &fail);
+      if (!fail)
+        reservation_note(e, h, e->reservation_t);
+    }
     e->reservation_valid = 1;
     if (e->slots[h].reserved_us < 0)
       e->slots[h].reserved_us = e->reservation_t;
@@ -64,10 +70,12 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
       }
       if (place_alloc(e, j, &parts[0]))
         return -1;
-      if (a == 1)
+      if (a == 1) {
         start = 1;
-      else
+        ends_expect(e, j, end);
+      } else {
         r = 3; /* allocated: ask in full below */
+      }
     }
   }
   if (r == 2) {
@@ -115,9 +123,11 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
     }
   }
   /* A backfilled job never moves T later; keep it to protect the head
-   * against later candidates in this pass. */
+   * against later candidates in this pass (and after, reserve.c
+   * reservation_note). */
   e->reservation_t = keep_t;
   e->reservation_valid = 1;
+  reservation_note(e, h, keep_t);
   return 2;
 }
 

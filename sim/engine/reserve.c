@@ -11,8 +11,11 @@
  * reservation walks the heap in key order without changing it (a
  * best-first walk over the heap's tree with a small heap of positions), so
  * it costs O(k log k) for the k running jobs it releases before the head
- * fits, instead of sorting all running jobs after every completion.
+ * fits, instead of sorting all running jobs after every completion. A
+ * head's reservation is kept across completions that cannot move it
+ * (reservation_kept, at the end).
  */
+#include "reserve.h"
 #include "engine_internal.h"
 
 #include <math.h>
@@ -43,6 +46,23 @@ struct ends_index {
   size_t rel_cap;
   struct rx *rx;  /* the same jobs per node (reserve_nodes.c), or NULL */
   int stale;      /* with rx: the heap is not kept; rebuilt for a walk */
+  /* Kept reservations (reservation_kept): allowed in this run; whether
+   * the head keep_h (trace position keep_idx) is answered by "some node
+   * fits", when keep_known. */
+  int keep_ok, keep_known, keep_fits;
+  uint32_t keep_h;
+  uint64_t keep_idx;
+  /* The reservation noted: of the head at trace position kept_hidx, with
+   * rx's counts then (kept_mv; mv: rx's, read live). */
+  const rx_moves *mv;
+  rx_moves kept_mv;
+  uint64_t kept_hidx;
+  int64_t kept_t;
+  int kept_on;
+  /* ends_expect: slot expect_sl starts at expect_now, estimated to end at
+   * expect_end (UINT32_MAX: none). */
+  uint32_t expect_sl;
+  int64_t expect_now, expect_end;
 };
 
 /* Running jobs by estimated end; ties by trace position (not by slot, so
@@ -178,9 +198,30 @@ static int room(struct ends_index *ix, uint32_t sl) {
   return grow_array((void **)&ix->h, &ix->cap, ix->n + 1, sizeof *ix->h);
 }
 
+void ends_expect(engine *e, uint32_t sl, int64_t end) {
+  struct ends_index *ix = e->ends_ix;
+  if (!ix)
+    return;
+  ix->expect_sl = sl;
+  ix->expect_now = e->now;
+  ix->expect_end = end;
+}
+
 void ends_changed(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
-  run_end x = raw_end_of(e, sl, 1);
+  run_end x;
+  /* The candidate's estimated end started now is its running end started
+   * now (estimate.c: est_end and est_running_end without a speed model or
+   * segments): not asked again. */
+  if (ix->expect_sl == sl && ix->expect_now == e->now &&
+      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan) {
+    x.job = sl;
+    x.idx = e->slots[sl].idx;
+    x.end = ix->expect_end;
+  } else {
+    x = raw_end_of(e, sl, 1);
+  }
+  ix->expect_sl = UINT32_MAX;
   if (ix->rx) {
     ix->stale = 1;
     if (rx_job_set(ix->rx, sl, x.end, -1) == 0)
@@ -232,12 +273,18 @@ static int build(engine *e, size_t base) {
   struct ends_index *ix = calloc(1, sizeof *ix);
   if (!ix)
     return -1;
+  ix->expect_sl = UINT32_MAX;
   e->ends_ix = ix;
   if (heap_fill(e, ix, base)) {
     ends_free(e);
     return -1;
   }
+  ix->keep_ok = !e->speed && !e->can_plan && !e->opt->queue_plain &&
+                !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
+                              SIM_HOOK_BEFORE_PLACE));
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
+    ix->mv = rx_moves_of(ix->rx);
+  if (ix->rx)
     for (size_t i = 0; i < ix->n; i++)
       if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end, 0)) {
         rx_off(ix);
@@ -605,12 +652,20 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
   struct ends_index *ix = e->ends_ix;
   if (T < e->now || T == INT64_MAX)
     return 2;
-  lsched_request req;
-  build_request(e, &e->slots[h], &req);
-  int a = rx_within_held(ix->rx, &req, p, e->slots[j].idx, cand_end, T);
-  if (a < 0) {
-    rx_off(ix);
-    return 2;
+  uint64_t hidx = e->slots[h].idx;
+  int a;
+  if (rx_within_seen(ix->rx, hidx, p->node, T)) {
+    a = 1;
+  } else {
+    lsched_request req;
+    build_request(e, &e->slots[h], &req);
+    a = rx_within_held(ix->rx, &req, p, e->slots[j].idx, cand_end, T);
+    if (a < 0) {
+      rx_off(ix);
+      return 2;
+    }
+    if (a <= 1)
+      rx_within_note(ix->rx, hidx, T);
   }
   if (a <= 1)
     e->res_per_node++;
@@ -628,4 +683,79 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
     }
   }
   return a;
+}
+
+/* ------------------------------------------- kept across completions */
+
+/*
+ * The head's reservation T, once exact, stays exact while the only changes
+ * are running jobs that leave at or after their estimated end (a
+ * completion with exact estimates, or an overdue job under --overrun
+ * extend), the head is the same and T > now, for a head answered by "some
+ * node fits" (one part, a policy_fit_answers policy): the walk releases
+ * every job whose end is <= now first, as one group, and the jobs that
+ * left were in it (or in an earlier group of the walk that gave T); so
+ * the walk releases the same sets as before, minus what is already free:
+ * the same cluster at each group, the head fits at the same T (not before:
+ * T > now). A backfilled start leaves T exact for such a head (a node's
+ * fit is monotone in what is released: T is no earlier with the job
+ * running, and no later by the candidate's test), so it is noted again.
+ * Any allocation, node change, end set or earlier leave (reserve_nodes.c
+ * counts them) asks again. Not with the speed model (ends re-timed),
+ * plans (segments), hooks that rewrite requests, or the reference pass.
+ */
+/* Finds out whether head h is answered by "some node fits" (out of line:
+ * once per head). */
+static __attribute__((noinline)) void keep_learn(engine *e, uint32_t h,
+                                                 uint64_t idx) {
+  struct ends_index *ix = e->ends_ix;
+  lsched_request req;
+  build_request(e, &e->slots[h], &req);
+  ix->keep_fits = head_ask_of(e, &req) == HEAD_BY_FITS;
+  ix->keep_known = 1;
+  ix->keep_h = h;
+  ix->keep_idx = idx;
+}
+
+/* Whether a kept reservation of h may be noted or used now: head h
+ * answered by "some node fits". */
+static int keep_allowed(engine *e, uint32_t h) {
+  struct ends_index *ix = e->ends_ix;
+  if (!ix || !ix->rx || !ix->keep_ok || e->nrun != e->running)
+    return 0;
+  uint64_t idx = e->slots[h].idx;
+  if (!ix->keep_known || ix->keep_h != h || ix->keep_idx != idx)
+    keep_learn(e, h, idx);
+  return ix->keep_fits;
+}
+
+void reservation_note(engine *e, uint32_t h, int64_t T) {
+  if (!keep_allowed(e, h))
+    return;
+  struct ends_index *ix = e->ends_ix;
+  ix->kept_on = 1;
+  ix->kept_hidx = e->slots[h].idx;
+  ix->kept_t = T;
+  ix->kept_mv = *ix->mv;
+}
+
+int reservation_kept(engine *e, uint32_t h, int64_t *T) {
+  if (!keep_allowed(e, h))
+    return 0;
+  struct ends_index *ix = e->ends_ix;
+  if (!ix->kept_on || ix->kept_hidx != e->slots[h].idx ||
+      ix->kept_mv.moves != ix->mv->moves ||
+      ix->kept_mv.open_rel != ix->mv->open_rel || ix->kept_t <= e->now)
+    return 0;
+  *T = ix->kept_t;
+  if (verify_on(e)) {
+    int fail = 0;
+    int64_t t = reservation(e, h, &fail);
+    if (fail || t != *T) {
+      fprintf(stderr, "reserve_verify: kept %lld, asked %lld (now %lld)\n",
+              (long long)*T, (long long)t, (long long)e->now);
+      abort();
+    }
+  }
+  return 1;
 }

@@ -40,9 +40,14 @@
  * callback, gangs cut into parts, a policy without the promise, the
  * speed model's re-timed co-runners: reserve.c's fresh path), reserve.c
  * walks. sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
- * build) checks every answer against the walk.
+ * build) checks every answer against the walk. As an observer this also
+ * counts what may move a head's reservation, for reserve.c's
+ * reservation_kept (rx_moves_of); and a node found to reach T
+ * answers the next candidates elsewhere while its log shows no change
+ * (rx_within_note, rx_within_seen).
  */
 #include "engine_internal.h"
+#include "reserve.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -132,11 +137,24 @@ struct rx {
   lsched_request last_req; /* its request, which passed tree_of's tests */
   int stale; /* a node was added, updated or removed */
   int off;   /* this cluster cannot be answered per node */
+  rx_moves mv; /* for reservation_kept (reserve.h) */
+  /* A node whose t_n for the head (trace position hidx) was exact and <=
+   * T when the log held hi entries (rx_within_note); log_gen moves when
+   * the log restarts (compact, refresh). */
+  struct {
+    uint64_t hidx;
+    int64_t T;
+    size_t hi;
+    uint64_t log_gen;
+    int node, on;
+  } wit;
+  uint64_t log_gen;
 };
 
 /* ------------------------------------------------------------ the log */
 
 static void compact(struct rx *x) {
+  x->log_gen++;
   x->hi = 0;
   for (int i = 0; i < x->ntree; i++) {
     rx_tree *t = &x->tree[i];
@@ -151,7 +169,9 @@ static void compact(struct rx *x) {
 
 /* Appends (or merges into the node's last entry, when no tree has passed
  * it) flags f for node, with b for RX_FR (merged: the later end). */
-static void log_entry(struct rx *x, int node, uint32_t f, int64_t b) {
+/* Inlined: every allocation, start and completion logs its nodes. */
+static inline __attribute__((always_inline)) void
+log_entry(struct rx *x, int node, uint32_t f, int64_t b) {
   if (node < 0 || node >= x->n)
     return;
   uint32_t lp = x->logpos[node];
@@ -203,8 +223,10 @@ static void obs_alloc(void *user, const lsched_cluster *c,
                       const lsched_placement *p, int trial) {
   (void)c;
   (void)trial;
-  flush(user);
-  touch(user, p->node, 0);
+  struct rx *x = user;
+  x->mv.moves++;
+  flush(x);
+  touch(x, p->node, 0);
 }
 
 /* A release is held back (pend) for rx_job_drop, which follows it when a
@@ -213,6 +235,7 @@ static void obs_release(void *user, const lsched_cluster *c,
                         const lsched_placement *p, int trial) {
   (void)c;
   struct rx *x = user;
+  x->mv.open_rel++;
   if (trial || x->npend == RX_PEND) {
     flush(x);
     touch(x, p->node, 1);
@@ -225,6 +248,7 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
                      int change) {
   (void)c;
   struct rx *x = user;
+  x->mv.moves++;
   flush(x);
   if (change == LSCHED_NODE_STATE)
     touch(x, node, 1);
@@ -286,15 +310,18 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
   return 0;
 }
 
-/* Its entries are adjacent. */
-static void list_remove(rx_list *L, uint32_t job) {
+/* Its entries are adjacent; how many left (*end: their end, when some
+ * did). Inlined: every completion removes its job. */
+static inline __attribute__((always_inline)) uint32_t
+list_remove(rx_list *L, uint32_t job, int64_t *end) {
   uint32_t i = 0, k;
   while (i < L->n && L->j[i].job != job)
     i++;
   for (k = i; k < L->n && L->j[k].job == job; k++)
     ;
   if (k == i)
-    return;
+    return 0;
+  *end = L->j[i].end;
   if (i == 0) { /* the first: the offset moves */
     L->off += k;
     L->j += k;
@@ -304,6 +331,7 @@ static void list_remove(rx_list *L, uint32_t job) {
     memmove(&L->part[i], &L->part[k], (L->n - k) * sizeof *L->part);
   }
   L->n -= k - i;
+  return k - i;
 }
 
 /* The held-back release of L's first entry, when it is sl's only part on
@@ -333,14 +361,21 @@ void rx_job_drop(struct rx *x, uint32_t sl) {
   while (w != RX_NONE) {
     rx_where *r = &x->wp[w];
     rx_list *L = &x->node[r->node];
+    int64_t end = 0;
+    uint32_t k;
     if (x->npend && first_left(x, L, sl)) {
-      int64_t b = L->j[0].end;
-      list_remove(L, sl);
-      touch_fr(x, r->node, b);
+      k = list_remove(L, sl, &end);
+      touch_fr(x, r->node, end);
     } else {
-      list_remove(L, sl);
+      k = list_remove(L, sl, &end);
       touch(x, r->node, 1);
     }
+    /* Left at or after its estimated end: its parts' releases explained
+     * (reservation_kept); before it, a change. */
+    if (end <= x->e->now)
+      x->mv.open_rel -= k;
+    else
+      x->mv.moves++;
     uint32_t nx = r->next;
     r->next = x->wfree;
     x->wfree = w;
@@ -351,10 +386,13 @@ void rx_job_drop(struct rx *x, uint32_t sl) {
 }
 
 int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
+  int running = sl < x->nwhere_of && x->where_of[sl] != RX_NONE;
   if (start < 0) /* a start if it was not running */
-    start = sl >= x->nwhere_of || x->where_of[sl] == RX_NONE;
+    start = !running;
+  x->mv.moves++;
   flush(x);
-  rx_job_drop(x, sl);
+  if (running)
+    rx_job_drop(x, sl);
   if (sl >= x->nwhere_of) {
     size_t nc = x->nwhere_of ? x->nwhere_of : 256;
     while (nc <= sl)
@@ -605,7 +643,12 @@ static int refresh(struct rx *x) {
   size_t P = 1;
   while (P < (size_t)n)
     P *= 2;
-  size_t cap = 4 * (size_t)n + 1024;
+  /* A full log restarts, and a tree that has not replayed all of it is
+   * built again (a fit test per node): 16 entries per node (12 bytes
+   * each) leave that rare with candidates answered without replays
+   * (rx_within_seen); 4 per node rebuilt a tree every few thousand
+   * events (random backfill 10k@1.2: 17.8 k fit tests, now 9.0 k). */
+  size_t cap = 16 * (size_t)n + 1024;
   if (cap > x->logcap) {
     uint32_t *nlg = realloc(x->log, cap * sizeof *nlg);
     if (!nlg)
@@ -629,6 +672,7 @@ static int refresh(struct rx *x) {
   }
   for (int i = 0; i < x->ntree; i++)
     x->tree[i].built = 0;
+  x->log_gen++;
   x->nlog = 0;
   x->hi = 0;
   memset(x->logpos, 0, (size_t)n * sizeof *x->logpos);
@@ -862,4 +906,45 @@ int rx_within_held(struct rx *x, const lsched_request *req,
                    ? cand_end
                    : L->j[(uint32_t)(k - 1) < at ? k - 1 : k - 2].end;
   return within_answer(x, lm, other, T);
+}
+
+/* ------------------------------------------------- kept reservations */
+
+const rx_moves *rx_moves_of(const struct rx *x) { return &x->mv; }
+
+/* ------------------------------------------ witnesses of "within T" */
+
+/*
+ * rx_within_held answers 1 when some node other than the candidate's has
+ * t_n <= T. Between candidates of a pass only the nodes of the jobs that
+ * start change, so a node found with an exact t_n <= T (the tree's least,
+ * just resolved) answers the next candidates placed elsewhere while it has
+ * no log entry after the ones the tree had replayed: every change of a
+ * node (allocation, release, a job's end, its state) logs it, and after a
+ * replay a change appends a new entry (log_entry merges only into entries
+ * no tree has passed), so logpos moves past hi.
+ */
+void rx_within_note(struct rx *x, uint64_t hidx, int64_t T) {
+  rx_tree *t = x->last;
+  x->wit.on = 0;
+  if (!t || !t->built || t->amin < 0 || t->dirty[t->amin] ||
+      t->t[1] == RX_NOW || t->t[1] > T || t->cursor != x->nlog)
+    return;
+  x->wit.hidx = hidx;
+  x->wit.T = T;
+  x->wit.hi = x->nlog;
+  x->wit.log_gen = x->log_gen;
+  x->wit.node = t->amin;
+  x->wit.on = 1;
+}
+
+int rx_within_seen(struct rx *x, uint64_t hidx, int m, int64_t T) {
+  if (!x->wit.on || x->wit.hidx != hidx || x->wit.T != T || x->wit.node == m)
+    return 0;
+  flush(x);
+  if (x->wit.log_gen != x->log_gen || x->logpos[x->wit.node] > x->wit.hi) {
+    x->wit.on = 0;
+    return 0;
+  }
+  return 1;
 }
