@@ -109,6 +109,19 @@ static lsched_request random_req(struct rng *r) {
   return q;
 }
 
+/* A uniformly random visit order of c's n nodes (n <= 64). */
+static void random_order(lsched_cluster *c, struct rng *r, int n) {
+  int order[64];
+  for (int i = 0; i < n; i++)
+    order[i] = i;
+  for (int i = n - 1; i > 0; i--) {
+    int j = rbelow(r, i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  OK(lsched_cluster_set_order(c, order, n));
+}
+
 static void test_index_wide(void) {
   lsched_cluster *c = lt_new_cluster();
   static const int64_t caps[] = {8000, INT64_C(3000000000), BIG};
@@ -137,15 +150,7 @@ static void test_index_wide(void) {
   for (int step = 0; step < 20000; step++) {
     int op = rbelow(&r, 20);
     if (op == 0) { /* a new visit order */
-      int order[64];
-      for (int i = 0; i < n; i++)
-        order[i] = i;
-      for (int i = n - 1; i > 0; i--) {
-        int j = rbelow(&r, i + 1), t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-      }
-      OK(lsched_cluster_set_order(c, order, n));
+      random_order(c, &r, n);
     } else if (op == 1) { /* cordon or reopen a node */
       int node = rbelow(&r, n);
       OK(lsched_cluster_set_node_state(
@@ -432,15 +437,7 @@ static void test_next_fit_memo(void) {
       int op = rbelow(&r, 40);
       n = lsched_cluster_node_count(c);
       if (op == 0) { /* a new visit order */
-        int order[64];
-        for (int i = 0; i < n; i++)
-          order[i] = i;
-        for (int i = n - 1; i > 0; i--) {
-          int j = rbelow(&r, i + 1), t = order[i];
-          order[i] = order[j];
-          order[j] = t;
-        }
-        OK(lsched_cluster_set_order(c, order, n));
+        random_order(c, &r, n);
         changes++;
       } else if (op <= 2) { /* cordon, drain or reopen */
         static const lsched_node_state st[] = {LSCHED_NODE_CORDONED,
