@@ -328,7 +328,10 @@ LSCHED_API int lsched_score_index_enable(lsched_score_index *ix, int on);
  * random): every tree also keeps how many nodes fit below each entry. Call
  * right after create, before the first answer (LSCHED_ESTATE otherwise);
  * the trees then take 20 bytes per node and shape instead of 16 (fewer
- * shapes fit the 32 MiB budget). */
+ * shapes fit the 32 MiB budget). Until the index's first
+ * lsched_score_index_best, draws read only which nodes fit, so the score
+ * function is not called; that first best answer rebuilds every tree
+ * (O(shapes x n) scores, once). */
 LSCHED_API int lsched_score_index_enable_counts(lsched_score_index *ix);
 /** Idle classes: the caller promises that score() of an idle node (up, all
  * its CPU, memory and every GPU free; not MIG) depends only on the node's
