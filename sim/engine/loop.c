@@ -214,7 +214,7 @@ static inline void prefetch_next_writes(const engine *e) {
  * the run is complete, -1/-2 on error. */
 __attribute__((always_inline)) static inline int step(engine *e) {
   const sim_options *opt = e->opt;
-  int64_t tnext = e->have > 0 ? e->njp->submit_us : INT64_MAX;
+  int64_t tnext = e->next_us;
   const sim_event *top = heap_top(&e->heap);
   if (top && top->time < tnext)
     tnext = top->time;
@@ -234,7 +234,7 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     if (complete(e, ev.job))
       return -2;
   }
-  while (e->have > 0 && e->njp->submit_us == tnext) {
+  while (e->next_us == tnext && e->have > 0) {
     int ar = arrive(e, e->njp, e->nname, e->nidx);
     if (ar)
       return ar;
@@ -246,7 +246,7 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     return -2;
   /* One timeline row per distinct time, after everything at that time. */
   top = heap_top(&e->heap);
-  int more_now = (e->have > 0 && e->njp->submit_us == tnext) ||
+  int more_now = (e->next_us == tnext && e->have > 0) ||
                  (top && top->time == tnext);
   if (!more_now && fragtrack_update(e->ft))
     return -2;
@@ -292,7 +292,7 @@ int sim_engine_step(sim_engine *e) { return run(e, 1); }
 int64_t sim_engine_now(const sim_engine *e) { return e->now; }
 
 int64_t sim_engine_next_time(const sim_engine *e) {
-  int64_t t = e->have > 0 ? e->njp->submit_us : INT64_MAX;
+  int64_t t = e->next_us;
   const sim_event *top = heap_top(&e->heap);
   return top && top->time < t ? top->time : t;
 }
