@@ -73,7 +73,8 @@ typedef struct rx_job {
  * parts there holds adjacent entries. The entries are j[0 .. n) and
  * part[0 .. n), at offset off in the blocks jb and pb (cap entries): the
  * job that leaves is most often the first (it ends first), and leaves by
- * moving the offset, not the others. */
+ * moving the offset, not the others; an entry joins by moving the fewer
+ * of those before it (into the room in front) and those after it. */
 typedef struct rx_list {
   rx_job *j;
   lsched_placement *part;
@@ -290,7 +291,8 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
     L->j = L->jb;
     L->part = L->pb;
   }
-  /* The first entry after j, by halving; the later ones move up as one. */
+  /* The first entry after j, by halving; the later ones move up as one,
+   * or the earlier ones down (fewer). */
   uint32_t i = 0, hi = L->n;
   while (i < hi) {
     uint32_t mid = (i + hi) / 2;
@@ -300,7 +302,14 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
     else
       i = mid + 1;
   }
-  if (i < L->n) {
+  if (L->off > 0 && i < L->n - i) {
+    /* Nearer the front, and room there: the earlier ones move down. */
+    L->off--;
+    L->j--;
+    L->part--;
+    memmove(L->j, L->j + 1, i * sizeof *L->j);
+    memmove(L->part, L->part + 1, i * sizeof *L->part);
+  } else if (i < L->n) {
     memmove(&L->j[i + 1], &L->j[i], (L->n - i) * sizeof *L->j);
     memmove(&L->part[i + 1], &L->part[i], (L->n - i) * sizeof *L->part);
   }
