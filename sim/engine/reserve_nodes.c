@@ -266,33 +266,38 @@ static const lsched_observer rx_obs = {
 
 /* ------------------------------------------------- the jobs per node */
 
-static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
-  if (L->off + L->n == L->cap) {
-    if (L->off > 0) {
-      /* Room in front: entries back to 0 (a block grows only when full,
-       * as big as the most it held, rounded to a power of two; an
-       * entry moves once per the free entries at the end, at most once
-       * per removal). */
-      memmove(L->jb, L->j, L->n * sizeof *L->j);
-      memmove(L->pb, L->part, L->n * sizeof *L->part);
-    } else {
-      uint32_t nc = L->cap ? 2 * L->cap : 4;
-      rx_job *nj = realloc(L->jb, nc * sizeof *nj);
-      if (!nj)
-        return -1;
-      L->jb = nj;
-      lsched_placement *np = realloc(L->pb, nc * sizeof *np);
-      if (!np)
-        return -1;
-      L->pb = np;
-      L->cap = nc;
-    }
-    L->off = 0;
-    L->j = L->jb;
-    L->part = L->pb;
+/* Room for one more entry at the end of L; -1 when out of memory. */
+static int list_room(rx_list *L) {
+  if (L->off + L->n < L->cap)
+    return 0;
+  if (L->off > 0) {
+    /* Room in front: entries back to 0 (a block grows only when full,
+     * as big as the most it held, rounded to a power of two; an
+     * entry moves once per the free entries at the end, at most once
+     * per removal). */
+    memmove(L->jb, L->j, L->n * sizeof *L->j);
+    memmove(L->pb, L->part, L->n * sizeof *L->part);
+  } else {
+    uint32_t nc = L->cap ? 2 * L->cap : 4;
+    rx_job *nj = realloc(L->jb, nc * sizeof *nj);
+    if (!nj)
+      return -1;
+    L->jb = nj;
+    lsched_placement *np = realloc(L->pb, nc * sizeof *np);
+    if (!np)
+      return -1;
+    L->pb = np;
+    L->cap = nc;
   }
+  L->off = 0;
+  L->j = L->jb;
+  L->part = L->pb;
+  return 0;
+}
+
+static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
   /* The first entry after j, by halving; the later ones move up as one,
-   * or the earlier ones down (fewer). */
+   * or the earlier ones down (fewer, and room in front). */
   uint32_t i = 0, hi = L->n;
   while (i < hi) {
     uint32_t mid = (i + hi) / 2;
@@ -303,15 +308,20 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
       i = mid + 1;
   }
   if (L->off > 0 && i < L->n - i) {
-    /* Nearer the front, and room there: the earlier ones move down. */
     L->off--;
     L->j--;
     L->part--;
-    memmove(L->j, L->j + 1, i * sizeof *L->j);
-    memmove(L->part, L->part + 1, i * sizeof *L->part);
-  } else if (i < L->n) {
-    memmove(&L->j[i + 1], &L->j[i], (L->n - i) * sizeof *L->j);
-    memmove(&L->part[i + 1], &L->part[i], (L->n - i) * sizeof *L->part);
+    if (i > 0) {
+      memmove(L->j, L->j + 1, i * sizeof *L->j);
+      memmove(L->part, L->part + 1, i * sizeof *L->part);
+    }
+  } else {
+    if (list_room(L))
+      return -1;
+    if (i < L->n) {
+      memmove(&L->j[i + 1], &L->j[i], (L->n - i) * sizeof *L->j);
+      memmove(&L->part[i + 1], &L->part[i], (L->n - i) * sizeof *L->part);
+    }
   }
   L->j[i] = j;
   L->part[i] = *part;
