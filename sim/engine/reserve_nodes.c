@@ -214,10 +214,16 @@ static void touch_fr(struct rx *x, int node, int64_t b) {
 }
 
 /* The releases held back are logged as they are (RX_DEC). */
-static void flush(struct rx *x) {
+static __attribute__((noinline)) void flush_pend(struct rx *x) {
   for (int i = 0; i < x->npend; i++)
     touch(x, x->pend[i].node, 1);
   x->npend = 0;
+}
+
+/* Inlined: most calls (every start, allocation and drop) find none held. */
+static inline __attribute__((always_inline)) void flush(struct rx *x) {
+  if (x->npend)
+    flush_pend(x);
 }
 
 static void obs_alloc(void *user, const lsched_cluster *c,
