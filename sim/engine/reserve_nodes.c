@@ -370,7 +370,8 @@ static int first_left(struct rx *x, const rx_list *L, uint32_t sl) {
     if (b->node == a->node && b->cpu_milli == a->cpu_milli &&
         b->memory_mib == a->memory_mib && b->gpu_milli == a->gpu_milli &&
         b->gpu_mask == a->gpu_mask) {
-      x->pend[i] = x->pend[--x->npend];
+      if (i != --x->npend) /* usually the only one held */
+        x->pend[i] = x->pend[x->npend];
       return 1;
     }
   }
