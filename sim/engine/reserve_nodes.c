@@ -73,7 +73,8 @@ typedef struct rx_job {
  * parts there holds adjacent entries. The entries are j[0 .. n) and
  * part[0 .. n), at offset off in the blocks jb and pb (cap entries): the
  * job that leaves is most often the first (it ends first), and leaves by
- * moving the offset, not the others. */
+ * moving the offset, not the others; an entry joins by moving the fewer
+ * of those before it (into the room in front) and those after it. */
 typedef struct rx_list {
   rx_job *j;
   lsched_placement *part;
@@ -213,10 +214,16 @@ static void touch_fr(struct rx *x, int node, int64_t b) {
 }
 
 /* The releases held back are logged as they are (RX_DEC). */
-static void flush(struct rx *x) {
+static __attribute__((noinline)) void flush_pend(struct rx *x) {
   for (int i = 0; i < x->npend; i++)
     touch(x, x->pend[i].node, 1);
   x->npend = 0;
+}
+
+/* Inlined: most calls (every start, allocation and drop) find none held. */
+static inline __attribute__((always_inline)) void flush(struct rx *x) {
+  if (x->npend)
+    flush_pend(x);
 }
 
 static void obs_alloc(void *user, const lsched_cluster *c,
@@ -265,32 +272,38 @@ static const lsched_observer rx_obs = {
 
 /* ------------------------------------------------- the jobs per node */
 
-static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
-  if (L->off + L->n == L->cap) {
-    if (L->off > 0) {
-      /* Room in front: entries back to 0 (a block grows only when full,
-       * as big as the most it held, rounded to a power of two; an
-       * entry moves once per the free entries at the end, at most once
-       * per removal). */
-      memmove(L->jb, L->j, L->n * sizeof *L->j);
-      memmove(L->pb, L->part, L->n * sizeof *L->part);
-    } else {
-      uint32_t nc = L->cap ? 2 * L->cap : 4;
-      rx_job *nj = realloc(L->jb, nc * sizeof *nj);
-      if (!nj)
-        return -1;
-      L->jb = nj;
-      lsched_placement *np = realloc(L->pb, nc * sizeof *np);
-      if (!np)
-        return -1;
-      L->pb = np;
-      L->cap = nc;
-    }
-    L->off = 0;
-    L->j = L->jb;
-    L->part = L->pb;
+/* Room for one more entry at the end of L; -1 when out of memory. */
+static int list_room(rx_list *L) {
+  if (L->off + L->n < L->cap)
+    return 0;
+  if (L->off > 0) {
+    /* Room in front: entries back to 0 (a block grows only when full,
+     * as big as the most it held, rounded to a power of two; an
+     * entry moves once per the free entries at the end, at most once
+     * per removal). */
+    memmove(L->jb, L->j, L->n * sizeof *L->j);
+    memmove(L->pb, L->part, L->n * sizeof *L->part);
+  } else {
+    uint32_t nc = L->cap ? 2 * L->cap : 4;
+    rx_job *nj = realloc(L->jb, nc * sizeof *nj);
+    if (!nj)
+      return -1;
+    L->jb = nj;
+    lsched_placement *np = realloc(L->pb, nc * sizeof *np);
+    if (!np)
+      return -1;
+    L->pb = np;
+    L->cap = nc;
   }
-  /* The first entry after j, by halving; the later ones move up as one. */
+  L->off = 0;
+  L->j = L->jb;
+  L->part = L->pb;
+  return 0;
+}
+
+static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
+  /* The first entry after j, by halving; the later ones move up as one,
+   * or the earlier ones down (fewer, and room in front). */
   uint32_t i = 0, hi = L->n;
   while (i < hi) {
     uint32_t mid = (i + hi) / 2;
@@ -300,9 +313,21 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
     else
       i = mid + 1;
   }
-  if (i < L->n) {
-    memmove(&L->j[i + 1], &L->j[i], (L->n - i) * sizeof *L->j);
-    memmove(&L->part[i + 1], &L->part[i], (L->n - i) * sizeof *L->part);
+  if (L->off > 0 && i < L->n - i) {
+    L->off--;
+    L->j--;
+    L->part--;
+    if (i > 0) {
+      memmove(L->j, L->j + 1, i * sizeof *L->j);
+      memmove(L->part, L->part + 1, i * sizeof *L->part);
+    }
+  } else {
+    if (list_room(L))
+      return -1;
+    if (i < L->n) {
+      memmove(&L->j[i + 1], &L->j[i], (L->n - i) * sizeof *L->j);
+      memmove(&L->part[i + 1], &L->part[i], (L->n - i) * sizeof *L->part);
+    }
   }
   L->j[i] = j;
   L->part[i] = *part;
@@ -345,7 +370,8 @@ static int first_left(struct rx *x, const rx_list *L, uint32_t sl) {
     if (b->node == a->node && b->cpu_milli == a->cpu_milli &&
         b->memory_mib == a->memory_mib && b->gpu_milli == a->gpu_milli &&
         b->gpu_mask == a->gpu_mask) {
-      x->pend[i] = x->pend[--x->npend];
+      if (i != --x->npend) /* usually the only one held */
+        x->pend[i] = x->pend[x->npend];
       return 1;
     }
   }
