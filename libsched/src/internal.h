@@ -245,24 +245,14 @@ static inline int lsched__eff_milli(const struct lsched_node *nd,
   return nd->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : req->gpu_milli;
 }
 
-/* The GPU rule of a plain fit test (not MIG; node up, admitted): k GPUs
- * of nd with d milli free each, d the effective share
- * (lsched__eff_milli). One rule for cluster.c's fit test and the score
- * index's test of plain shapes (scoreidx.c leaf_fits). */
+/* The GPU rule of a plain fit test (not MIG; node up, admitted):
+ * lsched_node_gpus_fit (policy_sdk.h) on nd's shares. One rule for
+ * cluster.c's fit test, the score index's test of plain shapes
+ * (scoreidx.c leaf_fits) and schedsim's release log (sim/engine/rlog.h). */
 static inline int lsched__gpus_fit(const lsched_cluster *c,
                                    const struct lsched_node *nd, int k,
                                    int d) {
-  if (d == LSCHED_GPU_MILLI)
-    return nd->gpus_full_free >= k;
-  if (nd->max_gpu_free < d || nd->gpus_nonzero_free < k)
-    return 0;
-  if (k == 1)
-    return 1;
-  const int *g = c->gpu_free + nd->gpu_off;
-  int cnt = 0;
-  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
-    cnt += g[i] >= d;
-  return cnt >= k;
+  return lsched_node_gpus_fit(nd, c->gpu_free + nd->gpu_off, k, d);
 }
 
 /* lsched_request_validate(req) == LSCHED_OK, without the work when req is

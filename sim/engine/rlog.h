@@ -59,11 +59,10 @@ typedef struct sim_rlog_view {
 
 /* Whether req fits node `node` of view cv, read from the node's record
  * without a call: 0 when lsched_fits answers 0, as it requires
- * (cluster.c node_admits, lsched__gpus_fit) the node up, its free CPU and
- * memory, and for a request of k GPUs on a node that is not MIG its model
- * allowed and k GPUs with the share d free (1000 on an exclusive node): k
- * whole ones when d is 1000, else k with some share free, one with at
- * least d and k with at least d. 1 when these tests pass: lsched_fits's
+ * (cluster.c node_admits) the node up, its free CPU and memory, and for
+ * a request of k GPUs on a node that is not MIG its model allowed and the
+ * fit test's GPU rule (lsched_node_gpus_fit with the effective share).
+ * 1 when these tests pass: lsched_fits's
  * answer for a well-formed plain request (no MIG kind, no node
  * restrictions: the requests the engine builds without request hooks),
  * else only "not known" (the policy is then asked, and refuses). -1 on a
@@ -87,18 +86,11 @@ static inline int sim_rlog_fits_node(const lsched_view *cv, int node,
   if (req->model_mask && (unsigned)nd->model < 64 &&
       !(req->model_mask >> nd->model & 1))
     return 0;
-  int d = nd->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : req->gpu_milli;
-  if (d >= LSCHED_GPU_MILLI)
-    return nd->gpus_full_free >= k;
-  if (nd->max_gpu_free < d || nd->gpus_nonzero_free < k)
-    return 0;
-  if (k == 1)
-    return 1;
-  const int *g = lsched_view_gpus(cv, nd);
-  int cnt = 0;
-  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
-    cnt += g[i] >= d;
-  return cnt >= k;
+  /* The fit test's own GPU rule, with the effective share of a plain
+   * node (lsched_node_eff_milli's answer there, without its MIG test). */
+  return lsched_node_gpus_fit(
+      nd, cv->gpu_free + nd->gpu_off, k,
+      nd->mode == LSCHED_GPU_EXCLUSIVE ? LSCHED_GPU_MILLI : req->gpu_milli);
 }
 
 /* sim_rlog_none_fits(l, m, c, req), the same answer and mark, while

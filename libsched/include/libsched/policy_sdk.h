@@ -190,6 +190,26 @@ static inline int lsched_node_eff_milli(const lsched_node *nd,
 }
 
 /**
+ * The GPU rule of a plain (not MIG) fit test: k >= 1 of node nd's GPUs,
+ * free shares g (lsched_view_gpus()), have d milli free each, d the
+ * effective share (lsched_node_eff_milli()). lsched_fits() applies this
+ * very rule after the node's state, CPU, memory and model. O(GPUs).
+ */
+static inline int lsched_node_gpus_fit(const lsched_node *nd, const int *g,
+                                       int k, int d) {
+  if (d == LSCHED_GPU_MILLI)
+    return nd->gpus_full_free >= k;
+  if (nd->max_gpu_free < d || nd->gpus_nonzero_free < k)
+    return 0;
+  if (k == 1)
+    return 1;
+  int cnt = 0;
+  for (int i = 0; i < nd->gpu_count && cnt < k; i++)
+    cnt += g[i] >= d;
+  return cnt >= k;
+}
+
+/**
  * Writes the ids of every node that fits valid request req now, in visit
  * order, to out (room for node-count entries); returns how many. One walk
  * of the fit index that skips every subtree that cannot hold req:
