@@ -28,7 +28,11 @@
 /* The integers a double holds exactly go at least this far. */
 #define EXACT_DOUBLE (INT64_C(1) << 53)
 
+/* us x f rounded up; x 1 is the identity where a double holds us exactly
+ * (|us| <= 2^53), without the ceil (1% of a first-fit backfill replay). */
 static int64_t mul_up(int64_t us, double f) {
+  if (f == 1.0 && us <= EXACT_DOUBLE && us >= -EXACT_DOUBLE)
+    return us;
   double d = ceil((double)us * f);
   return d > 9.2e18 ? INT64_MAX : (int64_t)d;
 }
@@ -199,10 +203,6 @@ int64_t est_left(const engine *e, const slot *s, int64_t work) {
   case SIM_EST_EXACT:
   default: {
     double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
-    /* x 1 is the identity where a double holds work exactly (|work| <=
-     * 2^53): mul_up's ceil was 1% of a first-fit backfill replay. */
-    if (f == 1.0 && work <= EXACT_DOUBLE && work >= -EXACT_DOUBLE)
-      return work;
     return mul_up(work, f);
   }
   }
