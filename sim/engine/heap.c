@@ -3,60 +3,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A time as an unsigned key of the same order. */
-static inline uint64_t key_of(int64_t t) {
-  return (uint64_t)t ^ (UINT64_C(1) << 63);
-}
-
 /* The bucket of key k while the last popped key is last: 0 when equal,
  * else 1 + HEAP_DIGITS x (the highest digit in which they differ) + (k's
  * digit there). */
 static inline unsigned bucket_of(uint64_t k, uint64_t last) {
-  uint64_t x = k ^ last;
-  if (!x)
-    return 0;
-  unsigned lvl = (63u - (unsigned)__builtin_clzll(x)) / HEAP_DIGIT_BITS;
-  return 1u + (lvl << HEAP_DIGIT_BITS) +
-         (unsigned)(k >> (lvl * HEAP_DIGIT_BITS) & (HEAP_DIGITS - 1u));
-}
-
-/* The lowest non-empty bucket >= 1 (some bucket not empty). */
-static inline unsigned lowest(const event_heap *h) {
-  unsigned w = (unsigned)__builtin_ctzll(h->summary);
-  return 1u + 64u * w + (unsigned)__builtin_ctzll(h->mask[w]);
+  return k == last ? 0 : heap_bucket_above(k, last);
 }
 
 static inline int any(const event_heap *h) { return h->summary != 0; }
-
-/* Bucket bi >= 1 became non-empty, or empty. */
-static inline void mark(event_heap *h, unsigned bi) {
-  unsigned w = (bi - 1) / 64;
-  h->mask[w] |= UINT64_C(1) << ((bi - 1) % 64);
-  h->summary |= UINT64_C(1) << w;
-}
-
-static inline void unmark(event_heap *h, unsigned bi) {
-  unsigned w = (bi - 1) / 64;
-  h->mask[w] &= ~(UINT64_C(1) << ((bi - 1) % 64));
-  if (!h->mask[w])
-    h->summary &= ~(UINT64_C(1) << w);
-}
-
-/* Buckets with fewer events than this after a pop are not moved down: the
- * next smallest is found by a scan instead. */
-#ifndef HEAP_SMALL
-#define HEAP_SMALL 16
-#endif
 
 /* Arrays of more events than this are freed when their bucket empties. */
 #ifndef HEAP_KEEP
 #define HEAP_KEEP 256
 #endif
-
-/* (time, job) order; job numbers break ties. */
-static inline int ev_less(const sim_event *x, const sim_event *y) {
-  return x->time < y->time || (x->time == y->time && x->job < y->job);
-}
 
 void heap_init(event_heap *h) { memset(h, 0, sizeof *h); }
 
@@ -133,8 +92,8 @@ static inline int append(event_heap *h, unsigned bi, sim_event e) {
   k->n = i + 1;
   if (i == 0) {
     k->min = 0;
-    mark(h, bi);
-  } else if (ev_less(&e, &k->a[k->min])) {
+    heap_mark(h, bi);
+  } else if (heap_less(&e, &k->a[k->min])) {
     k->min = i;
   }
   return 0;
@@ -145,7 +104,7 @@ static inline void set_top(event_heap *h) {
   if (h->b[0].n) {
     h->top = &h->b[0].a[0];
   } else if (any(h)) {
-    const heap_bucket *k = &h->b[lowest(h)];
+    const heap_bucket *k = &h->b[heap_lowest(h)];
     h->top = &k->a[k->min];
   } else {
     h->top = NULL;
@@ -164,11 +123,11 @@ static int rebase(event_heap *h, int64_t time) {
       memcpy(all + m, h->b[i].a, (size_t)h->b[i].n * sizeof *all);
       m += h->b[i].n;
     }
-  uint64_t last = key_of(time);
+  uint64_t last = heap_key(time);
   /* Room first, so that nothing can fail once events move. */
   uint32_t cnt[HEAP_BUCKETS] = {0};
   for (size_t j = 0; j < m; j++)
-    cnt[bucket_of(key_of(all[j].time), last)]++;
+    cnt[bucket_of(heap_key(all[j].time), last)]++;
   for (int i = 0; i < HEAP_BUCKETS; i++)
     if (reserve_to(&h->b[i], cnt[i])) {
       free(all);
@@ -180,7 +139,7 @@ static int rebase(event_heap *h, int64_t time) {
   h->summary = 0;
   h->last = last;
   for (size_t j = 0; j < m; j++) {
-    unsigned bi = bucket_of(key_of(all[j].time), last);
+    unsigned bi = bucket_of(heap_key(all[j].time), last);
     if (bi == 0)
       b0_push(&h->b[0], all[j]);
     else
@@ -191,8 +150,8 @@ static int rebase(event_heap *h, int64_t time) {
   return 0;
 }
 
-int heap_push(event_heap *h, int64_t time, uint32_t job, uint32_t tag) {
-  uint64_t k = key_of(time);
+int heap_push_slow(event_heap *h, int64_t time, uint32_t job, uint32_t tag) {
+  uint64_t k = heap_key(time);
   if (k < h->last && rebase(h, time))
     return -1;
   unsigned bi = bucket_of(k, h->last);
@@ -208,48 +167,34 @@ int heap_push(event_heap *h, int64_t time, uint32_t job, uint32_t tag) {
   }
   h->n++;
   /* The top moves only to the new event, or with the array it is in. */
-  if (!h->top || b->a != a || ev_less(&e, h->top))
+  if (!h->top || b->a != a || heap_less(&e, h->top))
     set_top(h);
   return 0;
 }
 
-int heap_pop(event_heap *h, sim_event *out) {
+/* What heap_pop leaves: bucket 0 not empty, an empty heap, or a bucket of
+ * at least HEAP_SMALL events left (moved down). */
+int heap_pop_slow(event_heap *h, sim_event *out) {
   if (h->b[0].n) {
     *out = h->b[0].a[0];
     b0_pop(&h->b[0]);
   } else if (any(h)) {
-    /* The smallest event of the lowest bucket; its time becomes last, and
-     * the bucket's other events move down (to lower digits: they share
-     * the bucket's digit and every digit above it with the new last). */
-    unsigned bi = lowest(h);
+    /* The smallest event of the lowest bucket (not a small one: heap_pop
+     * takes those); its time becomes last, and the bucket's other events
+     * move down (to lower digits: they share the bucket's digit and every
+     * digit above it with the new last). */
+    unsigned bi = heap_lowest(h);
     heap_bucket *k = &h->b[bi];
     uint32_t n = k->n - 1;
     *out = k->a[k->min];
     k->a[k->min] = k->a[n];
-    if (n < HEAP_SMALL) {
-      /* A small bucket stays: last does not move (every event left is
-       * still in its bucket) and the bucket's minimum is found again. */
-      k->n = n;
-      if (n == 0) {
-        unmark(h, bi);
-      } else {
-        uint32_t m = 0;
-        for (uint32_t j = 1; j < n; j++)
-          if (ev_less(&k->a[j], &k->a[m]))
-            m = j;
-        k->min = m;
-      }
-      h->n--;
-      set_top(h);
-      return 0;
-    }
-    uint64_t last = key_of(out->time);
+    uint64_t last = heap_key(out->time);
     h->last = last;
     k->n = 0;
-    unmark(h, bi);
+    heap_unmark(h, bi);
     for (uint32_t j = 0; j < n; j++) {
       sim_event e = k->a[j];
-      unsigned to = bucket_of(key_of(e.time), last);
+      unsigned to = bucket_of(heap_key(e.time), last);
       if (to != 0) {
         if (append(h, to, e))
           return -2;
@@ -286,11 +231,11 @@ int heap_verify(const event_heap *h) {
         !!(h->summary >> ((i - 1) / 64) & 1) != (h->mask[(i - 1) / 64] != 0))
       return 0;
     for (uint32_t j = 0; j < k->n; j++) {
-      if (bucket_of(key_of(k->a[j].time), h->last) != i)
+      if (bucket_of(heap_key(k->a[j].time), h->last) != i)
         return 0;
       if (i == 0 && j > 0 && k->a[j].job < k->a[(j - 1) / 2].job)
         return 0;
-      if (i > 0 && ev_less(&k->a[j], &k->a[k->min]))
+      if (i > 0 && heap_less(&k->a[j], &k->a[k->min]))
         return 0;
     }
     if (i > 0 && k->n > 0 && k->min >= k->n)
@@ -300,6 +245,6 @@ int heap_verify(const event_heap *h) {
   if (h->b[0].n)
     want = &h->b[0].a[0];
   else if (any(h))
-    want = &h->b[lowest(h)].a[h->b[lowest(h)].min];
+    want = &h->b[heap_lowest(h)].a[h->b[heap_lowest(h)].min];
   return total == h->n && h->top == want;
 }

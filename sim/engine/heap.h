@@ -24,7 +24,10 @@
  * push take ~220 instructions together, against ~380 in the 4-ary heap
  * this replaced (~220 against ~430 on 100,000 GPUs); 8-bit digits move
  * an event ~3 times, 4-bit ones ~5.5 (~260 instructions), single bits
- * ~7 (~390).
+ * ~7 (~390). The usual push (into a bucket >= 1 with room) and pop (bucket
+ * 0 empty, the smallest event's bucket left small) are inline, the rest
+ * is in heap.c (heap_push_slow, heap_pop_slow): ~60 instructions less
+ * per job on the first-fit replays.
  *
  * A push before `last` (no caller does that: completions, wake-ups and
  * re-timings are at or after now) is still correct: every event is
@@ -68,16 +71,128 @@ typedef struct event_heap {
 
 void heap_init(event_heap *h);
 void heap_free(event_heap *h);
-/* Pushes an event. 0, or -1 when out of memory. */
-int heap_push(event_heap *h, int64_t time, uint32_t job, uint32_t tag);
+/* heap_push's every case (below: what its inline part leaves). */
+int heap_push_slow(event_heap *h, int64_t time, uint32_t job, uint32_t tag);
+
+/* A time as an unsigned key of the same order. */
+static inline uint64_t heap_key(int64_t t) {
+  return (uint64_t)t ^ (UINT64_C(1) << 63);
+}
+
+/* (time, job) order; job numbers break ties. */
+static inline int heap_less(const sim_event *x, const sim_event *y) {
+  return x->time < y->time || (x->time == y->time && x->job < y->job);
+}
+
+/* The bucket of key k > last (see above). */
+static inline unsigned heap_bucket_above(uint64_t k, uint64_t last) {
+  unsigned lvl = (63u - (unsigned)__builtin_clzll(k ^ last)) / HEAP_DIGIT_BITS;
+  return 1u + (lvl << HEAP_DIGIT_BITS) +
+         (unsigned)(k >> (lvl * HEAP_DIGIT_BITS) & (HEAP_DIGITS - 1u));
+}
+
+/* Bucket bi >= 1 became non-empty. */
+static inline void heap_mark(event_heap *h, unsigned bi) {
+  unsigned w = (bi - 1) / 64;
+  h->mask[w] |= UINT64_C(1) << ((bi - 1) % 64);
+  h->summary |= UINT64_C(1) << w;
+}
+
+/* Pushes an event. 0, or -1 when out of memory. Inline for the usual
+ * case, once per started job: a time after `last` into a bucket >= 1
+ * with room (~25 instructions where the call took ~80); a push at or
+ * before `last`, or into a full bucket, takes heap_push_slow. */
+static inline int heap_push(event_heap *h, int64_t time, uint32_t job,
+                            uint32_t tag) {
+  uint64_t k = heap_key(time);
+  if (__builtin_expect(k <= h->last, 0))
+    return heap_push_slow(h, time, job, tag);
+  unsigned bi = heap_bucket_above(k, h->last);
+  heap_bucket *b = &h->b[bi];
+  uint32_t i = b->n;
+  if (__builtin_expect(i == b->cap, 0))
+    return heap_push_slow(h, time, job, tag);
+  sim_event *e = &b->a[i];
+  e->time = time;
+  e->job = job;
+  e->tag = tag;
+  b->n = i + 1;
+  if (i == 0) {
+    b->min = 0;
+    heap_mark(h, bi);
+  } else if (heap_less(e, &b->a[b->min])) {
+    b->min = i;
+  }
+  h->n++;
+  /* The array did not move: the top changes only to the new event. */
+  if (!h->top || heap_less(e, h->top))
+    h->top = e;
+  return 0;
+}
 /* The smallest event, or NULL if empty. */
 static inline const sim_event *heap_top(const event_heap *h) {
   return h->top;
 }
+/* heap_pop's every case (below: what its inline part leaves). */
+int heap_pop_slow(event_heap *h, sim_event *out);
+
+/* Buckets with fewer events than this after a pop are not moved down: the
+ * next smallest is found by a scan instead. */
+#ifndef HEAP_SMALL
+#define HEAP_SMALL 16
+#endif
+
+/* The lowest non-empty bucket >= 1 (some bucket not empty). */
+static inline unsigned heap_lowest(const event_heap *h) {
+  unsigned w = (unsigned)__builtin_ctzll(h->summary);
+  return 1u + 64u * w + (unsigned)__builtin_ctzll(h->mask[w]);
+}
+
+/* Bucket bi >= 1 became empty. */
+static inline void heap_unmark(event_heap *h, unsigned bi) {
+  unsigned w = (bi - 1) / 64;
+  h->mask[w] &= ~(UINT64_C(1) << ((bi - 1) % 64));
+  if (!h->mask[w])
+    h->summary &= ~(UINT64_C(1) << w);
+}
+
 /* Removes the smallest event into *out. 0; -1 if empty; -2 when out of
  * memory moving events down (the run fails: the heap then only holds part
- * of its events and is only good for heap_free). */
-int heap_pop(event_heap *h, sim_event *out);
+ * of its events and is only good for heap_free). Inline for the usual
+ * case, once per event: bucket 0 empty and the smallest event's bucket
+ * left small (it stays: its minimum is found again by a scan; ~30
+ * instructions less than the call); the rest takes heap_pop_slow. */
+static inline int heap_pop(event_heap *h, sim_event *out) {
+  if (h->b[0].n == 0 && h->summary != 0) {
+    unsigned bi = heap_lowest(h);
+    heap_bucket *k = &h->b[bi];
+    uint32_t n = k->n - 1;
+    if (n < HEAP_SMALL) {
+      *out = k->a[k->min];
+      k->a[k->min] = k->a[n];
+      k->n = n;
+      h->n--;
+      if (n == 0) {
+        heap_unmark(h, bi);
+        if (h->summary != 0) {
+          const heap_bucket *l = &h->b[heap_lowest(h)];
+          h->top = &l->a[l->min];
+        } else {
+          h->top = NULL;
+        }
+      } else {
+        uint32_t m = 0;
+        for (uint32_t j = 1; j < n; j++)
+          if (heap_less(&k->a[j], &k->a[m]))
+            m = j;
+        k->min = m;
+        h->top = &k->a[m];
+      }
+      return 0;
+    }
+  }
+  return heap_pop_slow(h, out);
+}
 /* 1 if every invariant holds (buckets, positions of minima, counts), 0
  * otherwise (tests). */
 int heap_verify(const event_heap *h);
