@@ -214,6 +214,25 @@ START_TEST(digit_selection_edges) {
     v[i] = next_u64() % 2 ? p : nextafter(p, 0);
   }
   check(v, n, "digit boundaries");
+  /* A digit's smallest value (low 48 bits 0) is counted, not moved: ranks
+   * on both sides of the end of such a pile, at 0 (digit 0 holds the
+   * subnormals too) and at 1 (then values just above 1, in its digit),
+   * shuffled; and a wanted digit holding only its base value. */
+  for (size_t i = 0; i < n; i++)
+    v[i] = i < 5000   ? 0
+           : i < 5002 ? 0x1p-1074 * (double)(i - 4999)
+           : i <= 9500 ? 1
+                       : 1 + (double)(i - 9500) * 0x1p-40;
+  for (size_t i = n - 1; i > 0; i--) {
+    size_t j = (size_t)(next_u64() % (i + 1));
+    double t = v[i];
+    v[i] = v[j];
+    v[j] = t;
+  }
+  check(v, n, "piles at digit bases");
+  for (size_t i = 0; i < n; i++)
+    v[i] = i % 3 ? 2 : 1.5 + (double)(i % 7) * 0x1p-20;
+  check(v, n, "only the base value in a wanted digit");
   /* The median pair in two digits: ranks 5000 and 5001 of 10002. */
   n = 10002;
   for (size_t i = 0; i < n; i++)

@@ -12,8 +12,9 @@
  * is taken:
  *   - in memory the needed order statistics are selected in place
  *     (quickselect; from 4096 values on, only among the values whose top
- *     16 bits are those of a needed rank, found by one counting pass)
- *     and combined as below;
+ *     16 bits are those of a needed rank, found by one counting pass,
+ *     less those equal to their digit's smallest value, such as 0 or 1,
+ *     which are only counted) and combined as below;
  *   - spilled, the two order statistics around (n - 1) p are selected
  *     exactly and combined with GSL's own expression,
  *     (1 - delta) x[lhs] + delta x[lhs + 1]. (GSL converts lhs through
