@@ -299,13 +299,37 @@ START_TEST(errors_are_sticky) {
   ck_assert_int_eq(pctl_finish(&p, &s), -1);
   ck_assert_uint_eq(s.n, 0);
   pctl_free(&p);
-  static const double bad[] = {-1, -1e-300, INFINITY, -INFINITY};
+  static const double bad[] = {-1,   -1e-300,   -0x1p-1074, -DBL_MAX,
+                               INFINITY, -INFINITY, NAN,        -NAN};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    pctl_init(&p, 0);
-    ck_assert_int_eq(pctl_add(&p, bad[i]), -1);
-    ck_assert_int_eq(pctl_finish(&p, &s), -1);
-    pctl_free(&p);
+    /* Without room (the slow path) and with room (pctl_add's inline
+     * test on the bits). */
+    for (int room = 0; room < 2; room++) {
+      pctl_init(&p, 0);
+      ck_assert_int_eq(pctl_reserve(&p, room ? 16 : 0), 0);
+      ck_assert_int_eq(pctl_add(&p, bad[i]), -1);
+      ck_assert_int_eq(pctl_finish(&p, &s), -1);
+      pctl_free(&p);
+    }
   }
+  /* The edges accepted with room: the largest double, the smallest
+   * subnormal, and -0 (kept as +0). */
+  pctl_init(&p, 0);
+  ck_assert_int_eq(pctl_reserve(&p, 16), 0);
+  ck_assert_int_eq(pctl_add(&p, DBL_MAX), 0);
+  ck_assert_int_eq(pctl_add(&p, 0x1p-1074), 0);
+  ck_assert_int_eq(pctl_add(&p, -0.0), 0);
+  ck_assert_int_eq(pctl_finish(&p, &s), 0);
+  ck_assert(s.n == 3 && s.max == DBL_MAX && s.p50 == 0x1p-1074);
+  pctl_free(&p);
+  const double negzero[2] = {-0.0, -0.0};
+  pctl_init(&p, 0);
+  ck_assert_int_eq(pctl_reserve(&p, 16), 0);
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(pctl_add(&p, negzero[i]), 0);
+  ck_assert_int_eq(pctl_finish(&p, &s), 0);
+  ck_assert(!signbit(s.p50) && !signbit(s.max) && !signbit(s.mean));
+  pctl_free(&p);
   pctl_free(NULL);
 }
 END_TEST

@@ -237,6 +237,7 @@ static int spill(pctl *p) {
          strerror(errno));
     return -1;
   }
+  p->spilled += p->nbuf;
   p->nbuf = 0;
   return 0;
 }
@@ -281,7 +282,6 @@ int pctl_add_slow(pctl *p, double v) {
     }
   }
   p->buf[p->nbuf++] = v;
-  p->n++;
   return 0;
 }
 
@@ -339,7 +339,7 @@ static void sort_values(double *v, size_t n) {
 
 static const double quantiles[3] = {0.50, 0.95, 0.99};
 
-/* The value at each of the nr ranks (ascending, distinct, < p->n) among
+/* The value at each of the nr ranks (ascending, distinct, < p->spilled) among
  * every value in the temporary file. 0 or -1. */
 static int select_ranks(pctl *p, const size_t *rank, size_t nr,
                         uint64_t *value) {
@@ -394,10 +394,11 @@ static int select_ranks(pctl *p, const size_t *rank, size_t nr,
           }
       }
     }
-    if (ferror(p->spill) || seen != p->n) {
+    if (ferror(p->spill) || seen != p->spilled) {
       fail(p, "cannot read the percentile temporary file back (%zu of %zu "
               "values): %s",
-           seen, p->n, ferror(p->spill) ? strerror(errno) : "short file");
+           seen, p->spilled,
+           ferror(p->spill) ? strerror(errno) : "short file");
       goto out;
     }
     for (size_t r = 0; r < nr; r++) {
@@ -480,14 +481,14 @@ static int finish_spilled(pctl *p, sim_stats *out) {
   p->buf = NULL;
   p->cap = 0;
   size_t want[6];
-  size_t nw = wanted_ranks(p->n, want);
+  size_t nw = wanted_ranks(p->spilled, want);
   uint64_t got[6];
   if (select_ranks(p, want, nw, got) != 0)
     return -1;
   double at[6];
   for (size_t i = 0; i < nw; i++)
     at[i] = double_of(got[i]);
-  quantiles_from(p->n, want, nw, at, out);
+  quantiles_from(p->spilled, want, nw, at, out);
   return 0;
 }
 
@@ -621,28 +622,30 @@ static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
  * 4% of a million-job replay). Same values as sorting, so the same
  * quantiles. */
 static void finish_in_memory(pctl *p, sim_stats *out) {
-  uint32_t *h = p->n >= GATHER_MIN && p->n < GATHER_MARK
+  size_t n = p->nbuf; /* nothing spilled */
+  uint32_t *h = n >= GATHER_MIN && n < GATHER_MARK
                     ? calloc(DIGITS, sizeof *h) /* NULL: plain selection */
                     : NULL;
   fold(p, h);
   size_t want[6];
-  size_t nw = wanted_ranks(p->n, want);
+  size_t nw = wanted_ranks(n, want);
   double at[6];
-  if (!h || select_gather(p->buf, p->n, want, nw, at, h) != 0)
-    select_chain(p->buf, p->n, want, nw, at);
+  if (!h || select_gather(p->buf, n, want, nw, at, h) != 0)
+    select_chain(p->buf, n, want, nw, at);
   free(h);
-  quantiles_from(p->n, want, nw, at, out);
+  quantiles_from(n, want, nw, at, out);
 }
 
 int pctl_finish(pctl *p, sim_stats *out) {
   memset(out, 0, sizeof *out);
   if (p->failed)
     return -1;
-  if (p->n == 0)
+  size_t n = p->spilled + p->nbuf;
+  if (n == 0)
     return 0;
   sim_stats s;
   memset(&s, 0, sizeof s);
-  s.n = p->n;
+  s.n = n;
   if (p->spill) {
     if (finish_spilled(p, &s) != 0) /* folds the rest as it spills it */
       return -1;
@@ -650,7 +653,7 @@ int pctl_finish(pctl *p, sim_stats *out) {
     finish_in_memory(p, &s); /* folds the buffer */
   }
   s.max = p->max;
-  s.mean = acc_mean(p->acc, p->n);
+  s.mean = acc_mean(p->acc, n);
   *out = s;
   return 0;
 }

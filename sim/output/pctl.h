@@ -33,9 +33,9 @@
 
 #include "engine.h" /* sim_stats */
 
-#include <float.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Values kept in memory by default before spilling (8 MiB of doubles). */
 #define PCTL_DEFAULT_MEM_LIMIT ((size_t)1 << 20)
@@ -49,7 +49,7 @@ typedef struct pctl {
   double *buf;    /* values in memory, or the spill write buffer */
   size_t nbuf, cap; /* cap is 0 once failed (pctl_add's fast path) */
   FILE *spill;    /* NULL until the first spill */
-  size_t n;       /* values added */
+  size_t spilled; /* values written to it (added: spilled + nbuf) */
   double max;     /* and acc: of the values no longer in buf (spilled) */
   uint64_t acc[PCTL_ACC_WORDS];
   int failed;     /* an error was reported: every later call fails */
@@ -74,14 +74,17 @@ int pctl_reserve(pctl *p, size_t n);
  */
 int pctl_add_slow(pctl *p, double v);
 /* Inline: several accumulators are fed per job. A value that goes into
- * room left in the buffer is only stored (+ 0.0 turns -0 into +0); the
- * maximum and the exact sum are taken when values leave the buffer (a
- * spill, pctl_finish). Everything else (a full buffer, a refused value,
- * an earlier error) takes pctl_add_slow. */
+ * room left in the buffer is only stored; the maximum and the exact sum
+ * are taken when values leave the buffer (a spill, pctl_finish). A
+ * finite value >= +0 is one whose bits, read as an unsigned integer, are
+ * at most DBL_MAX's (a sign bit, an infinity or a NaN is above: one
+ * compare). Everything else (a full buffer, -0 or a refused value, an
+ * earlier error) takes pctl_add_slow. */
 static inline int pctl_add(pctl *p, double v) {
-  if (p->nbuf < p->cap && v >= 0 && v <= DBL_MAX) {
-    p->buf[p->nbuf++] = v + 0.0;
-    p->n++;
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  if (p->nbuf < p->cap && b <= UINT64_C(0x7FEFFFFFFFFFFFFF)) {
+    p->buf[p->nbuf++] = v;
     return 0;
   }
   return pctl_add_slow(p, v);
