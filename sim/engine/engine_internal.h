@@ -357,6 +357,11 @@ struct sim_engine {
   uint32_t *free_slots;  /* recycled slot indexes (a stack) */
   size_t nfree;
   int slot_ext;          /* slots use their third line (plans, reserves) */
+  /* Per-run answers for each arrival (setup.c, once the parts are open):
+   * the slot's copy of the record is cut by an estimate (--estimates not
+   * exact, or --overrun), and whether the shape's can-ever-fit answer is
+   * remembered (no speed model, no part rewriting requests: loop.c). */
+  int est_cut, ever_memo;
   memo_entry *memo;
   uint32_t memo_gen;
   uint64_t *spec_mask;   /* per trace spec */
@@ -376,7 +381,7 @@ struct sim_engine {
   int rc;                /* sticky: the error a step returned */
   int finished;          /* the last step ran: results are final */
   size_t njobs;
-  uint64_t next_progress;
+  uint64_t next_progress; /* UINT64_MAX without a progress callback */
   /* the queue (queue.c) */
   uint32_t *queue;       /* slots, in the discipline's order */
   size_t qhead, qlen, qcap; /* live entries queue[qhead .. qhead+qlen) */

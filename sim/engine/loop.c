@@ -30,7 +30,7 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   memset(s, 0, offsetof(slot, rec));
   s->gen = gen;
   s->rec = *jr;
-  if (e->opt->estimates != SIM_EST_EXACT || e->opt->overrun != SIM_OVERRUN_DEFAULT)
+  if (e->est_cut)
     est_cut_on_arrival(e, &s->rec, idx); /* model, --overrun kill */
   s->idx = idx;
   s->st.start_us = s->st.finish_us = -1;
@@ -74,9 +74,7 @@ static int arrive(engine *e, const job_record *jr, const char *name,
    * The request is then built only to be asked about (without those
    * parts building it has no effect); else for every arrival, as a part's
    * request hook expects. */
-  const int ever_memo =
-      !e->speed_fn &&
-      !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST));
+  const int ever_memo = e->ever_memo;
   lsched_request req;
   if (!ever_memo)
     build_request(e, s, &req);
@@ -182,13 +180,13 @@ static int finish_run(engine *e) {
   return metrics_results(e) ? -2 : 0;
 }
 
-/* Asks for the first two lines of the slot of the next completion (its
- * state and its record, both read by complete()) while the present event
- * is processed: on 100,000 GPUs the running jobs' slots far exceed the
- * cache and each completion otherwise waited for two misses. Hints only:
- * nothing is read or written. */
-static inline void prefetch_next_completion(const engine *e) {
-  const sim_event *top = heap_top(&e->heap);
+/* Asks for the first two lines of the slot of the next completion, top
+ * (its state and its record, both read by complete()) while the present
+ * event is processed: on 100,000 GPUs the running jobs' slots far exceed
+ * the cache and each completion otherwise waited for two misses. Hints
+ * only: nothing is read or written. */
+static inline void prefetch_completion(const engine *e,
+                                       const sim_event *top) {
   if (top && top->job < e->nslots) {
     const char *p = (const char *)&e->slots[top->job];
     __builtin_prefetch(p, 0, 1);
@@ -196,18 +194,22 @@ static inline void prefetch_next_completion(const engine *e) {
   }
 }
 
-/* The same, before the next event time, for the slots the next arrival
- * and completion write: the free slot an arrival takes (both lines are
- * written) and the slot that run_list_remove moves into a completed job's
- * place (its run_pos). */
-static inline void prefetch_next_writes(const engine *e) {
-  if (e->nfree > 0) {
+/* Before the next event time, for its first event: a completion (it
+ * comes first at equal times) reads its slot (as above) and moves the
+ * last running job's slot into its place in run_list (run_pos); an
+ * arrival writes both lines of the free slot it takes. Only the first
+ * event's: the other kind's turn comes with its own step (asking for
+ * both each time cost ~15 instructions per event time). */
+static inline void prefetch_next(const engine *e, const sim_event *top) {
+  if (top && top->time <= e->next_us) {
+    prefetch_completion(e, top);
+    if (e->nrun > 0)
+      __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 1);
+  } else if (e->nfree > 0) {
     const char *p = (const char *)&e->slots[e->free_slots[e->nfree - 1]];
     __builtin_prefetch(p, 1, 1);
     __builtin_prefetch(p + 64, 1, 1);
   }
-  if (e->nrun > 0)
-    __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 1);
 }
 
 /* One event time (see the top of this file). 1 if events remain, 0 when
@@ -225,7 +227,7 @@ __attribute__((always_inline)) static inline int step(engine *e) {
       snprintf(e->err, e->errlen, "out of memory");
       return -2;
     }
-    prefetch_next_completion(e);
+    prefetch_completion(e, heap_top(&e->heap));
     /* Migrated and preempted jobs leave stale completion events. */
     const slot *s = &e->slots[ev.job];
     if (ev.tag != s->gen || s->st.status != JOB_RUNNING)
@@ -244,21 +246,22 @@ __attribute__((always_inline)) static inline int step(engine *e) {
   }
   if (schedule(e))
     return -2;
-  /* One timeline row per distinct time, after everything at that time. */
+  /* One timeline row per distinct time, after everything at that time:
+   * every arrival at tnext is in (the loop above stops at the first
+   * later one), so only the pass can have added an event now (a
+   * completion at its start). */
   top = heap_top(&e->heap);
-  int more_now = (e->next_us == tnext && e->have > 0) ||
-                 (top && top->time == tnext);
+  int more_now = top && top->time == tnext;
   if (!more_now && fragtrack_update(e->ft))
     return -2;
   if (opt->timeline && !more_now)
     metrics_timeline_row(e);
-  if (opt->progress && e->events >= e->next_progress) {
+  if (e->events >= e->next_progress) { /* only with a callback */
     e->next_progress = e->events + 65536;
     opt->progress(e->now, e->events, e->done, e->njobs, opt->progress_user);
   }
   if (e->have > 0 || e->heap.n > 0) {
-    prefetch_next_completion(e); /* the pass may have pushed a new top */
-    prefetch_next_writes(e);
+    prefetch_next(e, top); /* the pass may have pushed a new top */
     return 1;
   }
   return finish_run(e);
