@@ -112,14 +112,14 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   slot *s = &e->slots[sl];
   lsched_placement parts[SIM_MAX_PARTS];
   int n = job_parts(e, sl, parts);
-  for (int i = n - 1; i >= 0; i--) {
-    int rc = lsched_release(e->sc->c, &parts[i]);
-    if (rc) {
-      snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)",
-               slot_name(s), lsched_strerror(rc),
-               lsched_cluster_errmsg(e->sc->c));
-      return -1;
-    }
+  int rc = 0;
+  for (int i = n - 1; i >= 0 && !rc; i--)
+    rc = lsched_release(e->sc->c, &parts[i]);
+  if (rc) {
+    snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)",
+             slot_name(s), lsched_strerror(rc),
+             lsched_cluster_errmsg(e->sc->c));
+    return -1;
   }
   e->alloc_milli -= parts_milli(parts, n);
   e->running--;
