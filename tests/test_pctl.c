@@ -219,8 +219,8 @@ START_TEST(digit_selection_edges) {
    * subnormals too) and at 1 (then values just above 1, in its digit),
    * shuffled; and a wanted digit holding only its base value. */
   for (size_t i = 0; i < n; i++)
-    v[i] = i < 5000   ? 0
-           : i < 5002 ? 0x1p-1074 * (double)(i - 4999)
+    v[i] = i < 5000    ? 0
+           : i < 5002  ? 0x1p-1074 * (double)(i - 4999)
            : i <= 9500 ? 1
                        : 1 + (double)(i - 9500) * 0x1p-40;
   for (size_t i = n - 1; i > 0; i--) {
@@ -299,7 +299,7 @@ START_TEST(errors_are_sticky) {
   ck_assert_int_eq(pctl_finish(&p, &s), -1);
   ck_assert_uint_eq(s.n, 0);
   pctl_free(&p);
-  static const double bad[] = {-1,   -1e-300,   -0x1p-1074, -DBL_MAX,
+  static const double bad[] = {-1,       -1e-300,   -0x1p-1074, -DBL_MAX,
                                INFINITY, -INFINITY, NAN,        -NAN};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     /* Without room (the slow path) and with room (pctl_add's inline

@@ -134,7 +134,6 @@ _Static_assert(offsetof(slot, rec) == SLOT_ALIGN &&
                    offsetof(slot, gang) == 2 * SLOT_ALIGN,
                "a slot's parts are one cache line each");
 
-
 /* Failed request shapes within one queue pass: a job whose shape already
  * failed in this pass cannot fit either (allocations in the pass only take
  * resources away). Open addressing, cleared by bumping a generation. */
@@ -982,8 +981,7 @@ static inline int emit_parts(engine *e, uint32_t sl,
     o.mig_kind = o.mig_start = 0;
     o.mig_wait_us = 0;
     /* NULL without a speed part: no call (~14 instructions per job). */
-    o.jclass = e->speed ? speed_class_name(e, (uint32_t)(s - e->slots))
-                        : NULL;
+    o.jclass = e->speed ? speed_class_name(e, (uint32_t)(s - e->slots)) : NULL;
     o.cloud_cols = 0;
     o.site = o.site_model = NULL;
     o.cloud_cost_usd = 0;

@@ -116,9 +116,8 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   for (int i = n - 1; i >= 0 && !rc; i--)
     rc = lsched_release(e->sc->c, &parts[i]);
   if (rc) {
-    snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)",
-             slot_name(s), lsched_strerror(rc),
-             lsched_cluster_errmsg(e->sc->c));
+    snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)", slot_name(s),
+             lsched_strerror(rc), lsched_cluster_errmsg(e->sc->c));
     return -1;
   }
   e->alloc_milli -= parts_milli(parts, n);
@@ -185,8 +184,7 @@ static int finish_run(engine *e) {
  * event is processed: on 100,000 GPUs the running jobs' slots far exceed
  * the cache and each completion otherwise waited for two misses. Hints
  * only: nothing is read or written. */
-static inline void prefetch_completion(const engine *e,
-                                       const sim_event *top) {
+static inline void prefetch_completion(const engine *e, const sim_event *top) {
   if (top && top->job < e->nslots) {
     const char *p = (const char *)&e->slots[top->job];
     __builtin_prefetch(p, 0, 1);

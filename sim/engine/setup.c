@@ -247,10 +247,10 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
                                            : (size_t)1 << 18;
   metrics_open(e, mem_values, n, multi);
   e->slot_ext = e->can_plan || (e->q->flags & SIM_QUEUE_RESERVES);
-  e->est_cut = opt->estimates != SIM_EST_EXACT ||
-               opt->overrun != SIM_OVERRUN_DEFAULT;
-  e->ever_memo = !e->speed_fn &&
-                 !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST));
+  e->est_cut =
+      opt->estimates != SIM_EST_EXACT || opt->overrun != SIM_OVERRUN_DEFAULT;
+  e->ever_memo =
+      !e->speed_fn && !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST));
   e->memo = calloc(MEMO_SIZE, sizeof *e->memo);
   if (!e->memo || (e->fill && outcome_alloc(e, n))) {
     snprintf(err, errlen, "out of memory");

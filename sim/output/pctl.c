@@ -395,10 +395,10 @@ static int select_ranks(pctl *p, const size_t *rank, size_t nr,
       }
     }
     if (ferror(p->spill) || seen != p->spilled) {
-      fail(p, "cannot read the percentile temporary file back (%zu of %zu "
-              "values): %s",
-           seen, p->spilled,
-           ferror(p->spill) ? strerror(errno) : "short file");
+      fail(p,
+           "cannot read the percentile temporary file back (%zu of %zu "
+           "values): %s",
+           seen, p->spilled, ferror(p->spill) ? strerror(errno) : "short file");
       goto out;
     }
     for (size_t r = 0; r < nr; r++) {
