@@ -19,8 +19,9 @@
  * 16-bit lanes compared and combined at once (cluster.c "Lanes"): res
  * holds CPU milli free and memory MiB free (low to high; the upper 32
  * bits are 0), each through the monotone lane_amount() (-1, a node no
- * request may enter, is 0); gpu holds max_gpu_free, gpus_full_free,
- * gpus_nonzero_free and gpu_count (low to high), each capped below 2^15.
+ * request may enter, is 0); gpu holds gpus_full_free, gpus_nonzero_free,
+ * max_gpu_free and gpu_count (low to high: the node's field order), each
+ * capped below 2^15.
  * The top bit of every lane is 0 (the guard of the word-wide tests).
  * Rounding and caps keep the test a necessary one: the leaf's exact test
  * decides. */
