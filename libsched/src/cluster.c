@@ -1198,41 +1198,8 @@ const int *lsched_cluster_order(const lsched_cluster *c) {
 /* ---------------------------------------------------------------------- */
 /* Fit tests                                                               */
 
-/* lsched_request_validate, inlined into lsched_fits (a call per node a
- * skip pass asks). */
-static inline int request_validate(const lsched_request *req) {
-  /* The common case first (it runs several times per placement), with
-   * the tests folded (version 1..V as one unsigned compare, the signs of
-   * the three amounts as the sign of their OR): no MIG fields set. */
-  if (!req || req->version - 1u >= (unsigned)LSCHED_REQUEST_VERSION)
-    return LSCHED_EINVAL;
-  if ((req->cpu_milli | req->memory_mib | (int64_t)req->gpu_count) < 0 ||
-      (req->version >= 5 &&
-       (unsigned)req->speed_scope > (unsigned)LSCHED_SPEED_CONSTANT))
-    return LSCHED_EINVAL;
-  if (req->version >= 2 &&
-      ((int64_t)(req->mig_kind | req->mig_compute_milli) |
-       req->mig_memory_mib) != 0) {
-    if (req->mig_kind < LSCHED_MIG_NONE || req->mig_kind > LSCHED_MIG_7G ||
-        req->mig_compute_milli < 0 ||
-        req->mig_compute_milli > LSCHED_GPU_MILLI || req->mig_memory_mib < 0)
-      return LSCHED_EINVAL;
-    if (req->mig_kind == LSCHED_MIG_NONE)
-      return LSCHED_EINVAL; /* MIG amounts without a kind */
-    return req->gpu_count >= 1 && req->gpu_milli >= 0 &&
-                   req->gpu_milli <= LSCHED_GPU_MILLI
-               ? LSCHED_OK
-               : LSCHED_EINVAL;
-  }
-  if (req->gpu_count == 0)
-    return req->gpu_milli == 0 ? LSCHED_OK : LSCHED_EINVAL;
-  return (unsigned)req->gpu_milli - 1u < (unsigned)LSCHED_GPU_MILLI
-             ? LSCHED_OK
-             : LSCHED_EINVAL;
-}
-
 int lsched_request_validate(const lsched_request *req) {
-  return request_validate(req);
+  return lsched__request_validate(req);
 }
 
 /* lsched__node_fits, inlined in this file's hot callers (seg_find and
@@ -1388,7 +1355,7 @@ int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
                             ? nd->gpus_full_free
                             : nd->gpus_nonzero_free))
     return 0;
-  if (req != c->valid_req && request_validate(req) != LSCHED_OK)
+  if (req != c->valid_req && lsched__request_validate(req) != LSCHED_OK)
     return 0;
   /* node_fits less its CPU and memory test, passed above. */
   int a = node_admits(c, nd, req, INT64_MAX, INT64_MAX);
