@@ -1475,17 +1475,21 @@ static void seg_need_of(struct lsched__seg_need *n, const lsched_request *req) {
   n->cold = n->models != 0 || n->mig_shift >= 0;
 }
 
+/* seg_fits_at's test of the cold fields (n->cold set). */
+static inline int seg_fits_cold(const lsched_cluster *c, size_t i,
+                                const struct lsched__seg_need *n) {
+  const struct lsched_segc *k = &c->segc[i];
+  if (n->models && !(n->models & k->models))
+    return 0;
+  return n->mig_shift < 0 || (k->mig_fit >> n->mig_shift) != 0;
+}
+
 /* cold: n->cold, a constant where the caller is specialised on it. */
 static inline int seg_fits_at(const lsched_cluster *c, size_t i,
                               const struct lsched__seg_need *n, int cold) {
   if (seg_below(&c->seg[i], &n->lanes))
     return 0;
-  if (!cold)
-    return 1;
-  const struct lsched_segc *k = &c->segc[i];
-  if (n->models && !(n->models & k->models))
-    return 0;
-  return n->mig_shift < 0 || (k->mig_fit >> n->mig_shift) != 0;
+  return !cold || seg_fits_cold(c, i, n);
 }
 
 /* The first position >= from whose node fits req, or -1. Iterative: from
@@ -1501,8 +1505,20 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
   const unsigned size = (unsigned)c->seg_size;
   unsigned i = size + (unsigned)from; /* > 0: its trailing zeros go in */
   i >>= __builtin_ctz(i);              /* one shift */
+  /* The tree and the need in locals: the leaf's fit test may call out,
+   * after which the compiler reloaded both from c and need at each step. */
+  const struct lsched_seg *const seg = c->seg;
+#if defined(__SSE2__)
+  const __m128i lanes = seg_load(&need->lanes);
+#endif
   for (;;) {
-    if (seg_fits_at(c, i, need, cold)) {
+#if defined(__SSE2__)
+    const int below =
+        _mm_movemask_epi8(_mm_cmpgt_epi16(lanes, seg_load(&seg[i]))) != 0;
+#else
+    const int below = seg_below(&seg[i], &need->lanes);
+#endif
+    if (!below && (!cold || seg_fits_cold(c, i, need))) {
       if (i < size) {
         i *= 2;
         continue;
@@ -1513,11 +1529,15 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
       if (node_fits(c, &c->nodes[c->order[pos]], req))
         return pos;
     }
-    while (i & 1) /* up while a right child, then to the sibling */
-      i >>= 1;
-    if (i == 0)
-      return -1;
+    /* Up while a right child, then to the sibling: i ends in t one bits,
+     * and (i + 1) >> t is the sibling of the ancestor t levels up, found
+     * at once (the loop cost three instructions a level and a branch
+     * mispredicted at its end). 1 (the root): i was the rightmost entry
+     * of its level, nothing lies further right. */
     i++;
+    i >>= __builtin_ctz(i);
+    if (i == 1)
+      return -1;
   }
 }
 
