@@ -1502,41 +1502,48 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
                               const lsched_request *req,
                               const struct lsched__seg_need *need,
                               const int cold) {
-  const unsigned size = (unsigned)c->seg_size;
-  unsigned i = size + (unsigned)from; /* > 0: its trailing zeros go in */
-  i >>= __builtin_ctz(i);              /* one shift */
-  /* The tree and the need in locals: the leaf's fit test may call out,
-   * after which the compiler reloaded both from c and need at each step. */
-  const struct lsched_seg *const seg = c->seg;
+  /* Entry i by its byte offset o = 16 i, which an address mode reaches
+   * (an index needs a shift for its scale). The tree and the need in
+   * locals: the leaf's fit test may call out, after which the compiler
+   * reloaded both at each step. */
+  const unsigned char *const base = (const unsigned char *)c->seg;
+  const size_t leaves = (size_t)c->seg_size * sizeof *c->seg;
+  size_t o = leaves + (size_t)from * sizeof *c->seg;
+  o >>= __builtin_ctzll(o) - 4; /* the largest subtree starting at from */
 #if defined(__SSE2__)
-  const __m128i lanes = seg_load(&need->lanes);
+  /* The lanes tested as entry > need - 1 (a need's lanes are 0..2^15 - 1):
+   * the compare overwrites the loaded entry, not a copy of the need. */
+  const __m128i floor =
+      _mm_sub_epi16(seg_load(&need->lanes), _mm_set1_epi16(1));
 #endif
   for (;;) {
+    const struct lsched_seg *e =
+        (const struct lsched_seg *)(const void *)(base + o);
 #if defined(__SSE2__)
-    const int below =
-        _mm_movemask_epi8(_mm_cmpgt_epi16(lanes, seg_load(&seg[i]))) != 0;
+    const int lanes_fit =
+        _mm_movemask_epi8(_mm_cmpgt_epi16(seg_load(e), floor)) == 0xFFFF;
 #else
-    const int below = seg_below(&seg[i], &need->lanes);
+    const int lanes_fit = !seg_below(e, &need->lanes);
 #endif
-    if (!below && (!cold || seg_fits_cold(c, i, need))) {
-      if (i < size) {
-        i *= 2;
+    if (lanes_fit && (!cold || seg_fits_cold(c, o / sizeof *c->seg, need))) {
+      if (o < leaves) {
+        o *= 2;
         continue;
       }
-      int pos = (int)(i - size);
+      int pos = (int)((o - leaves) / sizeof *c->seg);
       if (pos >= c->n)
         return -1; /* padding leaves: nothing further right */
       if (node_fits(c, &c->nodes[c->order[pos]], req))
         return pos;
     }
-    /* Up while a right child, then to the sibling: i ends in t one bits,
-     * and (i + 1) >> t is the sibling of the ancestor t levels up, found
-     * at once (the loop cost three instructions a level and a branch
-     * mispredicted at its end). 1 (the root): i was the rightmost entry
-     * of its level, nothing lies further right. */
-    i++;
-    i >>= __builtin_ctz(i);
-    if (i == 1)
+    /* Up while a right child, then to the sibling: index i ends in t one
+     * bits, and (i + 1) >> t is the sibling of the ancestor t levels up,
+     * found at once (the loop cost three instructions a level and a
+     * branch mispredicted at its end). The root (offset 16): i was the
+     * rightmost entry of its level, nothing lies further right. */
+    o += sizeof *c->seg;
+    o >>= __builtin_ctzll(o) - 4;
+    if (o == sizeof *c->seg)
       return -1;
   }
 }
