@@ -448,12 +448,17 @@ memo_gained(lsched_cluster *c, int pos, const struct lsched_seg *leaf,
   if (!m->filled) /* no shape asked: a policy that does not search */
     return;
   uint32_t f = 0; /* the filled ways whose bound lies beyond pos */
-#if defined(__SSE2__)
+#if defined(__SSE2__) && LSCHED__MEMO_WAYS == 16
+  /* The 16 compares narrowed to bytes (signed saturation keeps 0 and -1)
+   * and read by one movemask, not four and their shifts. */
   const __m128i pv = _mm_set1_epi32(pos);
-  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
-    f |= (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(
-             _mm_loadu_si128((const __m128i *)(const void *)&m->lb[w]), pv)))
-         << w;
+  const __m128i *lb = (const __m128i *)(const void *)m->lb;
+  const __m128i gt0 = _mm_cmpgt_epi32(_mm_loadu_si128(lb), pv),
+                gt1 = _mm_cmpgt_epi32(_mm_loadu_si128(lb + 1), pv),
+                gt2 = _mm_cmpgt_epi32(_mm_loadu_si128(lb + 2), pv),
+                gt3 = _mm_cmpgt_epi32(_mm_loadu_si128(lb + 3), pv);
+  f = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(
+      _mm_packs_epi32(gt0, gt1), _mm_packs_epi32(gt2, gt3)));
 #else
   for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
     f |= (uint32_t)(m->lb[w] > pos) << w;
