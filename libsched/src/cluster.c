@@ -429,6 +429,18 @@ static void seg_store(lsched_cluster *c, int i, const struct seg_pair *v) {
   c->segc[i] = v->k;
 }
 
+#if defined(__SSE2__)
+/* Bit j set where 32-bit lane j of the four compare results q0..q3 (lanes
+ * 0..15 in order, each 0 or -1) is set: narrowed to bytes (signed
+ * saturation keeps 0 and -1) and read by one movemask, not four and their
+ * shifts and ors. */
+static inline uint32_t lanes16_mask(__m128i q0, __m128i q1, __m128i q2,
+                                    __m128i q3) {
+  return (uint32_t)_mm_movemask_epi8(
+      _mm_packs_epi16(_mm_packs_epi32(q0, q1), _mm_packs_epi32(q2, q3)));
+}
+#endif
+
 /* The first-fit memo (lsched_next_fit, below): a new visit order or node
  * set forgets every shape. */
 static void memo_reset(struct lsched__memo *m) {
@@ -449,16 +461,12 @@ memo_gained(lsched_cluster *c, int pos, const struct lsched_seg *leaf,
     return;
   uint32_t f = 0; /* the filled ways whose bound lies beyond pos */
 #if defined(__SSE2__) && LSCHED__MEMO_WAYS == 16
-  /* The 16 compares narrowed to bytes (signed saturation keeps 0 and -1)
-   * and read by one movemask, not four and their shifts. */
   const __m128i pv = _mm_set1_epi32(pos);
   const __m128i *lb = (const __m128i *)(const void *)m->lb;
-  const __m128i gt0 = _mm_cmpgt_epi32(_mm_loadu_si128(lb), pv),
-                gt1 = _mm_cmpgt_epi32(_mm_loadu_si128(lb + 1), pv),
-                gt2 = _mm_cmpgt_epi32(_mm_loadu_si128(lb + 2), pv),
-                gt3 = _mm_cmpgt_epi32(_mm_loadu_si128(lb + 3), pv);
-  f = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(
-      _mm_packs_epi32(gt0, gt1), _mm_packs_epi32(gt2, gt3)));
+  f = lanes16_mask(_mm_cmpgt_epi32(_mm_loadu_si128(lb), pv),
+                   _mm_cmpgt_epi32(_mm_loadu_si128(lb + 1), pv),
+                   _mm_cmpgt_epi32(_mm_loadu_si128(lb + 2), pv),
+                   _mm_cmpgt_epi32(_mm_loadu_si128(lb + 3), pv));
 #else
   for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
     f |= (uint32_t)(m->lb[w] > pos) << w;
@@ -1618,12 +1626,13 @@ static inline uint32_t memo_tag(const struct lsched__memo_key *k) {
 static inline int memo_way(const struct lsched__memo *m, uint32_t t,
                            const struct lsched__memo_key *k) {
   unsigned hit = 0;
-#if defined(__SSE2__)
+#if defined(__SSE2__) && LSCHED__MEMO_WAYS == 16
   const __m128i tv = _mm_set1_epi32((int)t);
-  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
-    hit |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
-               _mm_loadu_si128((const __m128i *)(const void *)&m->tag[w]), tv)))
-           << w;
+  const __m128i *tg = (const __m128i *)(const void *)m->tag;
+  hit = lanes16_mask(_mm_cmpeq_epi32(_mm_loadu_si128(tg), tv),
+                     _mm_cmpeq_epi32(_mm_loadu_si128(tg + 1), tv),
+                     _mm_cmpeq_epi32(_mm_loadu_si128(tg + 2), tv),
+                     _mm_cmpeq_epi32(_mm_loadu_si128(tg + 3), tv));
   const __m128i *kv = (const __m128i *)(const void *)k;
   const __m128i k0 = _mm_loadu_si128(kv), k1 = _mm_loadu_si128(kv + 1),
                 k2 = _mm_loadu_si128(kv + 2);
