@@ -346,9 +346,11 @@ static inline uint64_t res_lanes(int64_t cpu, int64_t mem) {
   return lane_amount(cpu) | lane_amount(mem) << 16;
 }
 
+/* In the order of the node's fields gpus_full_free, gpus_nonzero_free and
+ * max_gpu_free, then gpu_count: seg_leaf_hot packs the three at once. */
 static inline uint64_t gpu_lanes(int64_t mx, int64_t full, int64_t nonzero,
                                  int64_t count) {
-  return lane15(mx) | lane15(full) << 16 | lane15(nonzero) << 32 |
+  return lane15(full) | lane15(nonzero) << 16 | lane15(mx) << 32 |
          lane15(count) << 48;
 }
 
@@ -380,11 +382,31 @@ static void seg_leaf(struct seg_pair *s, const struct lsched_node *nd) {
  * there leaves the cold half as it was). */
 static inline void seg_leaf_hot(struct lsched_seg *s,
                                 const struct lsched_node *nd) {
-  s->res = res_lanes(nd->cpu_free, nd->mem_free);
+  const uint64_t res = res_lanes(nd->cpu_free, nd->mem_free);
+#if defined(__SSE2__)
+  /* The three GPU aggregates lie side by side (then 4 bytes of padding):
+   * one load, narrowed to 16 bits at once (signed saturation, a no-op on
+   * 0..1000), gpu_count put in the fourth lane over the padding's: seven
+   * instructions fewer than the shifts and ors below. */
+  _Static_assert(offsetof(struct lsched_node, gpus_nonzero_free) ==
+                         offsetof(struct lsched_node, gpus_full_free) + 4 &&
+                     offsetof(struct lsched_node, max_gpu_free) ==
+                         offsetof(struct lsched_node, gpus_full_free) + 8 &&
+                     offsetof(struct lsched_node, gpu_free_sum) >=
+                         offsetof(struct lsched_node, gpus_full_free) + 16,
+                 "seg_leaf_hot loads the GPU aggregates and padding at once");
+  __m128i g = _mm_loadu_si128(
+      (const __m128i *)(const void *)&nd->gpus_full_free);
+  g = _mm_insert_epi16(_mm_packs_epi32(g, g), nd->gpu_count, 3);
+  _mm_storeu_si128((__m128i *)(void *)s,
+                   _mm_unpacklo_epi64(_mm_set_epi64x(0, (long long)res), g));
+#else
+  s->res = res;
   /* Bounded (1000 milli, 64 GPUs): no cap needed (gpu_lanes less its). */
-  s->gpu = (uint64_t)nd->max_gpu_free | (uint64_t)nd->gpus_full_free << 16 |
-           (uint64_t)nd->gpus_nonzero_free << 32 |
-           (uint64_t)nd->gpu_count << 48;
+  s->gpu = (uint64_t)nd->gpus_full_free |
+           (uint64_t)nd->gpus_nonzero_free << 16 |
+           (uint64_t)nd->max_gpu_free << 32 | (uint64_t)nd->gpu_count << 48;
+#endif
 }
 
 static void seg_combine(struct seg_pair *out, const lsched_cluster *c,
@@ -407,6 +429,18 @@ static void seg_store(lsched_cluster *c, int i, const struct seg_pair *v) {
   c->segc[i] = v->k;
 }
 
+#if defined(__SSE2__)
+/* Bit j set where 32-bit lane j of the four compare results q0..q3 (lanes
+ * 0..15 in order, each 0 or -1) is set: narrowed to bytes (signed
+ * saturation keeps 0 and -1) and read by one movemask, not four and their
+ * shifts and ors. */
+static inline uint32_t lanes16_mask(__m128i q0, __m128i q1, __m128i q2,
+                                    __m128i q3) {
+  return (uint32_t)_mm_movemask_epi8(
+      _mm_packs_epi16(_mm_packs_epi32(q0, q1), _mm_packs_epi32(q2, q3)));
+}
+#endif
+
 /* The first-fit memo (lsched_next_fit, below): a new visit order or node
  * set forgets every shape. */
 static void memo_reset(struct lsched__memo *m) {
@@ -426,12 +460,13 @@ memo_gained(lsched_cluster *c, int pos, const struct lsched_seg *leaf,
   if (!m->filled) /* no shape asked: a policy that does not search */
     return;
   uint32_t f = 0; /* the filled ways whose bound lies beyond pos */
-#if defined(__SSE2__)
+#if defined(__SSE2__) && LSCHED__MEMO_WAYS == 16
   const __m128i pv = _mm_set1_epi32(pos);
-  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
-    f |= (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(
-             _mm_loadu_si128((const __m128i *)(const void *)&m->lb[w]), pv)))
-         << w;
+  const __m128i *lb = (const __m128i *)(const void *)m->lb;
+  f = lanes16_mask(_mm_cmpgt_epi32(_mm_loadu_si128(lb), pv),
+                   _mm_cmpgt_epi32(_mm_loadu_si128(lb + 1), pv),
+                   _mm_cmpgt_epi32(_mm_loadu_si128(lb + 2), pv),
+                   _mm_cmpgt_epi32(_mm_loadu_si128(lb + 3), pv));
 #else
   for (int w = 0; w < LSCHED__MEMO_WAYS; w++)
     f |= (uint32_t)(m->lb[w] > pos) << w;
@@ -525,12 +560,20 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
   if (grew)
     memo_gained(c, c->pos_of[node], &leaf, i);
 #if defined(__SSE2__)
+  /* By byte offset o of an entry (16 bytes, o = 16 i): the parent is at
+   * (o >> 1) & ~15 and its children at 2 o and 2 o + 16, which address
+   * modes reach (an index needs a shift for its scale of 16): a level costs
+   * one instruction fewer after a release, two after an allocation. The
+   * root's offset is 16, its parent's 0. */
+  _Static_assert(sizeof(struct lsched_seg) == 16, "one 16-byte entry");
+  unsigned char *const base = (unsigned char *)seg;
   const __m128i lv = seg_load(&leaf);
-  for (i >>= 1; i >= 1; i >>= 1) {
-    struct lsched_seg *a = &seg[i];
+  for (size_t o = i * sizeof *seg; (o = (o >> 1) & ~(size_t)15) != 0;) {
+    struct lsched_seg *a = (struct lsched_seg *)(void *)(base + o);
+    const struct lsched_seg *l =
+        (const struct lsched_seg *)(void *)(base + 2 * o);
     if (!(grew ? seg_set_max(a, seg_load(a), lv)
-               : seg_set_max(a, seg_load(&seg[2 * i]),
-                             seg_load(&seg[2 * i + 1]))))
+               : seg_set_max(a, seg_load(l), seg_load(l + 1))))
       break;
   }
 #else
@@ -1168,41 +1211,8 @@ const int *lsched_cluster_order(const lsched_cluster *c) {
 /* ---------------------------------------------------------------------- */
 /* Fit tests                                                               */
 
-/* lsched_request_validate, inlined into lsched_fits (a call per node a
- * skip pass asks). */
-static inline int request_validate(const lsched_request *req) {
-  /* The common case first (it runs several times per placement), with
-   * the tests folded (version 1..V as one unsigned compare, the signs of
-   * the three amounts as the sign of their OR): no MIG fields set. */
-  if (!req || req->version - 1u >= (unsigned)LSCHED_REQUEST_VERSION)
-    return LSCHED_EINVAL;
-  if ((req->cpu_milli | req->memory_mib | (int64_t)req->gpu_count) < 0 ||
-      (req->version >= 5 &&
-       (unsigned)req->speed_scope > (unsigned)LSCHED_SPEED_CONSTANT))
-    return LSCHED_EINVAL;
-  if (req->version >= 2 &&
-      ((int64_t)(req->mig_kind | req->mig_compute_milli) |
-       req->mig_memory_mib) != 0) {
-    if (req->mig_kind < LSCHED_MIG_NONE || req->mig_kind > LSCHED_MIG_7G ||
-        req->mig_compute_milli < 0 ||
-        req->mig_compute_milli > LSCHED_GPU_MILLI || req->mig_memory_mib < 0)
-      return LSCHED_EINVAL;
-    if (req->mig_kind == LSCHED_MIG_NONE)
-      return LSCHED_EINVAL; /* MIG amounts without a kind */
-    return req->gpu_count >= 1 && req->gpu_milli >= 0 &&
-                   req->gpu_milli <= LSCHED_GPU_MILLI
-               ? LSCHED_OK
-               : LSCHED_EINVAL;
-  }
-  if (req->gpu_count == 0)
-    return req->gpu_milli == 0 ? LSCHED_OK : LSCHED_EINVAL;
-  return (unsigned)req->gpu_milli - 1u < (unsigned)LSCHED_GPU_MILLI
-             ? LSCHED_OK
-             : LSCHED_EINVAL;
-}
-
 int lsched_request_validate(const lsched_request *req) {
-  return request_validate(req);
+  return lsched__request_validate(req);
 }
 
 /* lsched__node_fits, inlined in this file's hot callers (seg_find and
@@ -1358,7 +1368,7 @@ int lsched_fits(const lsched_cluster *c, int node, const lsched_request *req) {
                             ? nd->gpus_full_free
                             : nd->gpus_nonzero_free))
     return 0;
-  if (req != c->valid_req && request_validate(req) != LSCHED_OK)
+  if (req != c->valid_req && lsched__request_validate(req) != LSCHED_OK)
     return 0;
   /* node_fits less its CPU and memory test, passed above. */
   int a = node_admits(c, nd, req, INT64_MAX, INT64_MAX);
@@ -1478,17 +1488,21 @@ static void seg_need_of(struct lsched__seg_need *n, const lsched_request *req) {
   n->cold = n->models != 0 || n->mig_shift >= 0;
 }
 
+/* seg_fits_at's test of the cold fields (n->cold set). */
+static inline int seg_fits_cold(const lsched_cluster *c, size_t i,
+                                const struct lsched__seg_need *n) {
+  const struct lsched_segc *k = &c->segc[i];
+  if (n->models && !(n->models & k->models))
+    return 0;
+  return n->mig_shift < 0 || (k->mig_fit >> n->mig_shift) != 0;
+}
+
 /* cold: n->cold, a constant where the caller is specialised on it. */
 static inline int seg_fits_at(const lsched_cluster *c, size_t i,
                               const struct lsched__seg_need *n, int cold) {
   if (seg_below(&c->seg[i], &n->lanes))
     return 0;
-  if (!cold)
-    return 1;
-  const struct lsched_segc *k = &c->segc[i];
-  if (n->models && !(n->models & k->models))
-    return 0;
-  return n->mig_shift < 0 || (k->mig_fit >> n->mig_shift) != 0;
+  return !cold || seg_fits_cold(c, i, n);
 }
 
 /* The first position >= from whose node fits req, or -1. Iterative: from
@@ -1501,26 +1515,49 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
                               const lsched_request *req,
                               const struct lsched__seg_need *need,
                               const int cold) {
-  const unsigned size = (unsigned)c->seg_size;
-  unsigned i = size + (unsigned)from; /* > 0: its trailing zeros go in */
-  i >>= __builtin_ctz(i);              /* one shift */
+  /* Entry i by its byte offset o = 16 i, which an address mode reaches
+   * (an index needs a shift for its scale). The tree and the need in
+   * locals: the leaf's fit test may call out, after which the compiler
+   * reloaded both at each step. */
+  const unsigned char *const base = (const unsigned char *)c->seg;
+  const size_t leaves = (size_t)c->seg_size * sizeof *c->seg;
+  size_t o = leaves + (size_t)from * sizeof *c->seg;
+  o >>= __builtin_ctzll(o) - 4; /* the largest subtree starting at from */
+#if defined(__SSE2__)
+  /* The lanes tested as entry > need - 1 (a need's lanes are 0..2^15 - 1):
+   * the compare overwrites the loaded entry, not a copy of the need. */
+  const __m128i floor =
+      _mm_sub_epi16(seg_load(&need->lanes), _mm_set1_epi16(1));
+#endif
   for (;;) {
-    if (seg_fits_at(c, i, need, cold)) {
-      if (i < size) {
-        i *= 2;
+    const struct lsched_seg *e =
+        (const struct lsched_seg *)(const void *)(base + o);
+#if defined(__SSE2__)
+    const int lanes_fit =
+        _mm_movemask_epi8(_mm_cmpgt_epi16(seg_load(e), floor)) == 0xFFFF;
+#else
+    const int lanes_fit = !seg_below(e, &need->lanes);
+#endif
+    if (lanes_fit && (!cold || seg_fits_cold(c, o / sizeof *c->seg, need))) {
+      if (o < leaves) {
+        o *= 2;
         continue;
       }
-      int pos = (int)(i - size);
+      int pos = (int)((o - leaves) / sizeof *c->seg);
       if (pos >= c->n)
         return -1; /* padding leaves: nothing further right */
       if (node_fits(c, &c->nodes[c->order[pos]], req))
         return pos;
     }
-    while (i & 1) /* up while a right child, then to the sibling */
-      i >>= 1;
-    if (i == 0)
+    /* Up while a right child, then to the sibling: index i ends in t one
+     * bits, and (i + 1) >> t is the sibling of the ancestor t levels up,
+     * found at once (the loop cost three instructions a level and a
+     * branch mispredicted at its end). The root (offset 16): i was the
+     * rightmost entry of its level, nothing lies further right. */
+    o += sizeof *c->seg;
+    o >>= __builtin_ctzll(o) - 4;
+    if (o == sizeof *c->seg)
       return -1;
-    i++;
   }
 }
 
@@ -1589,12 +1626,13 @@ static inline uint32_t memo_tag(const struct lsched__memo_key *k) {
 static inline int memo_way(const struct lsched__memo *m, uint32_t t,
                            const struct lsched__memo_key *k) {
   unsigned hit = 0;
-#if defined(__SSE2__)
+#if defined(__SSE2__) && LSCHED__MEMO_WAYS == 16
   const __m128i tv = _mm_set1_epi32((int)t);
-  for (int w = 0; w < LSCHED__MEMO_WAYS; w += 4)
-    hit |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(
-               _mm_loadu_si128((const __m128i *)(const void *)&m->tag[w]), tv)))
-           << w;
+  const __m128i *tg = (const __m128i *)(const void *)m->tag;
+  hit = lanes16_mask(_mm_cmpeq_epi32(_mm_loadu_si128(tg), tv),
+                     _mm_cmpeq_epi32(_mm_loadu_si128(tg + 1), tv),
+                     _mm_cmpeq_epi32(_mm_loadu_si128(tg + 2), tv),
+                     _mm_cmpeq_epi32(_mm_loadu_si128(tg + 3), tv));
   const __m128i *kv = (const __m128i *)(const void *)k;
   const __m128i k0 = _mm_loadu_si128(kv), k1 = _mm_loadu_si128(kv + 1),
                 k2 = _mm_loadu_si128(kv + 2);
@@ -1760,6 +1798,15 @@ static int popcount64(uint64_t x) {
   return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
 }
 
+/* popcount64(m) == n, by clearing m's lowest bit n times: a placement
+ * names a GPU or two, and this loop (five instructions a bit) costs
+ * less than popcount64's twenty. */
+static inline int mask_bits_are(uint64_t m, int n) {
+  for (; m && n > 0; n--)
+    m &= m - 1;
+  return m == 0 && n == 0;
+}
+
 /* Shape checks common to alloc and release. */
 static inline __attribute__((always_inline)) int
 check_placement(lsched_cluster *c, const lsched_placement *p,
@@ -1778,7 +1825,7 @@ check_placement(lsched_cluster *c, const lsched_placement *p,
     set_err(c, "%s: negative amount in placement", what);
     return LSCHED_EINVAL;
   }
-  if (popcount64(p->gpu_mask) != p->gpu_count) {
+  if (!mask_bits_are(p->gpu_mask, p->gpu_count)) {
     set_err(c, "%s: gpu_count %d but %d GPUs in mask", what, p->gpu_count,
             popcount64(p->gpu_mask));
     return LSCHED_EINVAL;

@@ -19,8 +19,9 @@
  * 16-bit lanes compared and combined at once (cluster.c "Lanes"): res
  * holds CPU milli free and memory MiB free (low to high; the upper 32
  * bits are 0), each through the monotone lane_amount() (-1, a node no
- * request may enter, is 0); gpu holds max_gpu_free, gpus_full_free,
- * gpus_nonzero_free and gpu_count (low to high), each capped below 2^15.
+ * request may enter, is 0); gpu holds gpus_full_free, gpus_nonzero_free,
+ * max_gpu_free and gpu_count (low to high: the node's field order), each
+ * capped below 2^15.
  * The top bit of every lane is 0 (the guard of the word-wide tests).
  * Rounding and caps keep the test a necessary one: the leaf's exact test
  * decides. */
@@ -255,12 +256,47 @@ static inline int lsched__gpus_fit(const lsched_cluster *c,
   return lsched_node_gpus_fit(nd, c->gpu_free + nd->gpu_off, k, d);
 }
 
+/* lsched_request_validate(), inline: in lsched_fits (a call per node a
+ * skip pass asks) and in every entry that validates a request
+ * (lsched__req_valid: lsched_place_gang's check, once per placement, cost a
+ * call and a third more instructions out of line). */
+static inline int lsched__request_validate(const lsched_request *req) {
+  /* The common case first (it runs several times per placement), with
+   * the tests folded (version 1..V as one unsigned compare, the signs of
+   * the three amounts as the sign of their OR): no MIG fields set. */
+  if (!req || req->version - 1u >= (unsigned)LSCHED_REQUEST_VERSION)
+    return LSCHED_EINVAL;
+  if ((req->cpu_milli | req->memory_mib | (int64_t)req->gpu_count) < 0 ||
+      (req->version >= 5 &&
+       (unsigned)req->speed_scope > (unsigned)LSCHED_SPEED_CONSTANT))
+    return LSCHED_EINVAL;
+  if (req->version >= 2 &&
+      ((int64_t)(req->mig_kind | req->mig_compute_milli) |
+       req->mig_memory_mib) != 0) {
+    if (req->mig_kind < LSCHED_MIG_NONE || req->mig_kind > LSCHED_MIG_7G ||
+        req->mig_compute_milli < 0 ||
+        req->mig_compute_milli > LSCHED_GPU_MILLI || req->mig_memory_mib < 0)
+      return LSCHED_EINVAL;
+    if (req->mig_kind == LSCHED_MIG_NONE)
+      return LSCHED_EINVAL; /* MIG amounts without a kind */
+    return req->gpu_count >= 1 && req->gpu_milli >= 0 &&
+                   req->gpu_milli <= LSCHED_GPU_MILLI
+               ? LSCHED_OK
+               : LSCHED_EINVAL;
+  }
+  if (req->gpu_count == 0)
+    return req->gpu_milli == 0 ? LSCHED_OK : LSCHED_EINVAL;
+  return (unsigned)req->gpu_milli - 1u < (unsigned)LSCHED_GPU_MILLI
+             ? LSCHED_OK
+             : LSCHED_EINVAL;
+}
+
 /* lsched_request_validate(req) == LSCHED_OK, without the work when req is
  * the request being placed (c->valid_req). */
 static inline int lsched__req_valid(const lsched_cluster *c,
                                     const lsched_request *req) {
   return (req && req == c->valid_req) ||
-         lsched_request_validate(req) == LSCHED_OK;
+         lsched__request_validate(req) == LSCHED_OK;
 }
 
 /* lsched_can_ever_fit() for a request known valid. cluster.c. */

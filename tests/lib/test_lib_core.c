@@ -310,6 +310,9 @@ static void test_errors(void) {
   /* Malformed placements: LSCHED_EINVAL; no such node: LSCHED_ENOENT. */
   const lsched_placement malformed[] = {
       mkpl(0, 0, 0, 1, 500, 0x3),  /* mask has 2, count 1 */
+      mkpl(0, 0, 0, 2, 500, 0x2),  /* mask has 1, count 2 */
+      mkpl(0, 0, 0, 0, 0, 0x1),    /* mask has 1, count 0 */
+      mkpl(0, 0, 0, 1, 500, 0x0),  /* mask empty, count 1 */
       mkpl(0, 0, 0, 1, 1001, 0x2), /* milli over 1000 */
       mkpl(1, 0, 0, 1, 500, 0x2),  /* exclusive, milli < 1000 */
       mkpl(2, 0, 0, 1, 1000, 0x1), /* node without GPUs */
