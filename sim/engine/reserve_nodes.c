@@ -63,24 +63,25 @@
 #define RX_PEND 4 /* releases held back for the drop that may follow */
 #define RX_NOW INT64_MIN /* the head fits the node with nothing released */
 
-typedef struct rx_job {
-  int64_t end;  /* estimated end, not clamped */
-  uint64_t idx; /* trace position: the tie-break */
-  uint32_t job; /* slot */
-} rx_job;
+/* One running job's part on a node: its estimated end (not clamped),
+ * slot and the part (64 bytes; the tie-break by trace position reads the
+ * slot, for the rare equal ends). */
+typedef struct rx_ent {
+  int64_t end;
+  uint32_t job;
+  lsched_placement part;
+} rx_ent;
 
-/* A node's running jobs' parts on it, by (end, idx); a job with several
- * parts there holds adjacent entries. The entries are j[0 .. n) and
- * part[0 .. n), at offset off in the blocks jb and pb (cap entries): the
- * job that leaves is most often the first (it ends first), and leaves by
- * moving the offset, not the others; an entry joins by moving the fewer
- * of those before it (into the room in front) and those after it. */
+/* A node's running jobs' parts on it, by (end, trace position); a job
+ * with several parts there holds adjacent entries. The entries are
+ * j[0 .. n), at offset off in the block b of cap entries: the job that
+ * leaves is most often the first (it ends first), and leaves by moving
+ * the offset, not the others; an entry joins by moving the fewer of those
+ * before it (into the room in front) and those after it. */
 typedef struct rx_list {
-  rx_job *j;
-  lsched_placement *part;
+  rx_ent *j;
   uint32_t n, off, cap;
-  rx_job *jb;
-  lsched_placement *pb;
+  rx_ent *b;
 } rx_list;
 
 typedef struct rx_where {
@@ -281,34 +282,36 @@ static int list_room(rx_list *L) {
      * as big as the most it held, rounded to a power of two; an
      * entry moves once per the free entries at the end, at most once
      * per removal). */
-    memmove(L->jb, L->j, L->n * sizeof *L->j);
-    memmove(L->pb, L->part, L->n * sizeof *L->part);
+    memmove(L->b, L->j, L->n * sizeof *L->j);
   } else {
-    uint32_t nc = L->cap ? 2 * L->cap : 4;
-    rx_job *nj = realloc(L->jb, nc * sizeof *nj);
-    if (!nj)
+    uint32_t nc = L->cap ? 2 * L->cap : 8;
+    rx_ent *nb = realloc(L->b, nc * sizeof *nb);
+    if (!nb)
       return -1;
-    L->jb = nj;
-    lsched_placement *np = realloc(L->pb, nc * sizeof *np);
-    if (!np)
-      return -1;
-    L->pb = np;
+    L->b = nb;
     L->cap = nc;
   }
   L->off = 0;
-  L->j = L->jb;
-  L->part = L->pb;
+  L->j = L->b;
   return 0;
 }
 
-static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
-  /* The first entry after j, by halving; the later ones move up as one,
-   * or the earlier ones down (fewer, and room in front). */
+/* Whether entry a comes after (end, job) in the order of ends, ties by
+ * trace position. */
+static inline int ent_after(const engine *e, const rx_ent *a, int64_t end,
+                            uint64_t idx) {
+  return a->end > end || (a->end == end && e->slots[a->job].idx > idx);
+}
+
+static int list_insert(const engine *e, rx_list *L, int64_t end,
+                       uint32_t job, const lsched_placement *part) {
+  /* The first entry after the new one, by halving; the later ones move
+   * up as one, or the earlier ones down (fewer, and room in front). */
+  uint64_t idx = e->slots[job].idx;
   uint32_t i = 0, hi = L->n;
   while (i < hi) {
     uint32_t mid = (i + hi) / 2;
-    const rx_job *m = &L->j[mid];
-    if (m->end > j.end || (m->end == j.end && m->idx > j.idx))
+    if (ent_after(e, &L->j[mid], end, idx))
       hi = mid;
     else
       i = mid + 1;
@@ -316,21 +319,18 @@ static int list_insert(rx_list *L, rx_job j, const lsched_placement *part) {
   if (L->off > 0 && i < L->n - i) {
     L->off--;
     L->j--;
-    L->part--;
-    if (i > 0) {
+    if (i > 0)
       memmove(L->j, L->j + 1, i * sizeof *L->j);
-      memmove(L->part, L->part + 1, i * sizeof *L->part);
-    }
   } else {
     if (list_room(L))
       return -1;
-    if (i < L->n) {
+    if (i < L->n)
       memmove(&L->j[i + 1], &L->j[i], (L->n - i) * sizeof *L->j);
-      memmove(&L->part[i + 1], &L->part[i], (L->n - i) * sizeof *L->part);
-    }
   }
-  L->j[i] = j;
-  L->part[i] = *part;
+  rx_ent *d = &L->j[i];
+  d->end = end;
+  d->job = job;
+  d->part = *part;
   L->n++;
   return 0;
 }
@@ -350,13 +350,22 @@ list_remove(rx_list *L, uint32_t job, int64_t *end) {
   if (i == 0) { /* the first: the offset moves */
     L->off += k;
     L->j += k;
-    L->part += k;
   } else {
     memmove(&L->j[i], &L->j[k], (L->n - k) * sizeof *L->j);
-    memmove(&L->part[i], &L->part[k], (L->n - k) * sizeof *L->part);
   }
   L->n -= k - i;
   return k - i;
+}
+
+/* L's parts in order into x->scr (room for one more); -1 when out of
+ * memory. */
+static int list_parts(struct rx *x, const rx_list *L) {
+  if (grow_array((void **)&x->scr, &x->scrcap, (size_t)L->n + 1,
+                 sizeof *x->scr))
+    return -1;
+  for (uint32_t i = 0; i < L->n; i++)
+    x->scr[i] = L->j[i].part;
+  return 0;
 }
 
 /* The held-back release of L's first entry, when it is sl's only part on
@@ -364,7 +373,7 @@ list_remove(rx_list *L, uint32_t job, int64_t *end) {
 static int first_left(struct rx *x, const rx_list *L, uint32_t sl) {
   if (L->n == 0 || L->j[0].job != sl || (L->n > 1 && L->j[1].job == sl))
     return 0;
-  const lsched_placement *a = &L->part[0];
+  const lsched_placement *a = &L->j[0].part;
   for (int i = 0; i < x->npend; i++) {
     const lsched_placement *b = &x->pend[i];
     if (b->node == a->node && b->cpu_milli == a->cpu_milli &&
@@ -433,7 +442,6 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
   }
   lsched_placement parts[SIM_MAX_PARTS];
   int np = job_parts(x->e, sl, parts);
-  rx_job j = {end, x->e->slots[sl].idx, sl};
   for (int q = 0; q < np; q++) {
     int node = parts[q].node, dup = 0;
     for (int r = 0; r < q; r++)
@@ -441,7 +449,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
     if (node < 0 || node >= x->n)
       continue;
     if (dup) { /* a second part on a node it is on already */
-      if (list_insert(&x->node[node], j, &parts[q]))
+      if (list_insert(x->e, &x->node[node], end, sl, &parts[q]))
         return -1;
       continue;
     }
@@ -451,7 +459,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
       x->wp[x->nwp].next = RX_NONE;
       x->wfree = (uint32_t)x->nwp++;
     }
-    if (list_insert(&x->node[node], j, &parts[q]))
+    if (list_insert(x->e, &x->node[node], end, sl, &parts[q]))
       return -1;
     uint32_t w = x->wfree;
     x->wfree = x->wp[w].next;
@@ -470,7 +478,11 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
 static int64_t leaf(struct rx *x, int node, const lsched_request *req,
                     int *err) {
   rx_list *L = &x->node[node];
-  int m = lsched_fits_after(x->c, node, req, L->part, (int)L->n);
+  if (list_parts(x, L)) {
+    *err = 1;
+    return INT64_MAX;
+  }
+  int m = lsched_fits_after(x->c, node, req, x->scr, (int)L->n);
   if (m == LSCHED_ENOFIT)
     return INT64_MAX;
   if (m < 0) {
@@ -710,8 +722,7 @@ void rx_close(struct rx *x) {
     return;
   lsched_cluster_remove_observer(x->c, &rx_obs, x);
   for (int i = 0; i < x->n; i++) {
-    free(x->node[i].jb);
-    free(x->node[i].pb);
+    free(x->node[i].b);
   }
   free(x->node);
   for (int i = 0; i < x->ntree; i++) {
@@ -917,12 +928,11 @@ int rx_within_held(struct rx *x, const lsched_request *req,
                  sizeof *x->scr))
     return -1;
   uint32_t at = 0;
-  while (at < L->n && (L->j[at].end < cand_end ||
-                       (L->j[at].end == cand_end && L->j[at].idx < idx)))
-    at++;
-  memcpy(x->scr, L->part, at * sizeof *x->scr);
+  for (; at < L->n && !ent_after(x->e, &L->j[at], cand_end, idx); at++)
+    x->scr[at] = L->j[at].part;
   x->scr[at] = *p;
-  memcpy(x->scr + at + 1, L->part + at, (L->n - at) * sizeof *x->scr);
+  for (uint32_t i = at; i < L->n; i++)
+    x->scr[i + 1] = L->j[i].part;
   int k = lsched_fits_after_held(x->c, m, req, p, x->scr, (int)L->n + 1);
   if (k < 0 && k != LSCHED_ENOFIT)
     return -1;
