@@ -268,28 +268,32 @@ static int heap_fill(engine *e, struct ends_index *ix, size_t base) {
 }
 
 /* The index of the committed jobs run_list[0 .. base). 0, or -1 when out
- * of memory. */
+ * of memory. With the per-node lists the heap is left stale, filled by
+ * the first walk that needs it (a shape the lists cannot answer). */
 static int build(engine *e, size_t base) {
   struct ends_index *ix = calloc(1, sizeof *ix);
   if (!ix)
     return -1;
   ix->expect_sl = UINT32_MAX;
   e->ends_ix = ix;
+  ix->keep_ok = !e->speed && !e->can_plan && !e->opt->queue_plain &&
+                !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
+                              SIM_HOOK_BEFORE_PLACE));
+  if (!e->opt->reserve_walk && (ix->rx = rx_open(e))) {
+    ix->mv = rx_moves_of(ix->rx);
+    ix->stale = 1;
+    for (size_t i = 0; i < base && ix->rx; i++) {
+      uint32_t sl = e->run_list[i];
+      if (rx_job_set(ix->rx, sl, raw_end_of(e, sl, 1).end, 0))
+        rx_off(ix);
+    }
+    if (ix->rx)
+      return 0;
+  }
   if (heap_fill(e, ix, base)) {
     ends_free(e);
     return -1;
   }
-  ix->keep_ok = !e->speed && !e->can_plan && !e->opt->queue_plain &&
-                !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
-                              SIM_HOOK_BEFORE_PLACE));
-  if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
-    ix->mv = rx_moves_of(ix->rx);
-  if (ix->rx)
-    for (size_t i = 0; i < ix->n; i++)
-      if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end, 0)) {
-        rx_off(ix);
-        break;
-      }
   return 0;
 }
 

@@ -34,9 +34,8 @@
  * after. So a reservation costs the nodes changed since the tree of its
  * shape was last asked, each one walk of lsched_fits_after over the
  * node's jobs (O(jobs on the node)), plus O(log nodes) per leaf. A shape
- * is given a tree the second time it is asked (at most RX_TREES, least
- * recently used out); the first time, and whenever this
- * cannot answer (MIG nodes, GPU pools, node restrictions by list or
+ * is given a tree the first time it is asked (a fit test per node; at
+ * most RX_TREES, least recently used out). Whenever this cannot answer (MIG nodes, GPU pools, node restrictions by list or
  * callback, gangs cut into parts, a policy without the promise, the
  * speed model's re-timed co-runners: reserve.c's fresh path), reserve.c
  * walks. sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
@@ -53,7 +52,6 @@
 #include <string.h>
 
 #define RX_TREES 16
-#define RX_SEEN 64
 #define RX_NONE UINT32_MAX
 /* Log entry flags (see touch()); the node is the entry's low bits. */
 #define RX_DEC 0x80000000u /* t_n may be earlier: recompute */
@@ -131,9 +129,6 @@ struct rx {
   size_t hi;        /* the highest cursor of a built tree */
   rx_tree tree[RX_TREES];
   int ntree;
-  rx_key seen[RX_SEEN]; /* shapes asked once */
-  uint64_t seen_used[RX_SEEN];
-  int nseen;
   uint64_t clock;
   rx_tree *last;          /* the tree last answered, for last_req */
   lsched_request last_req; /* its request, which passed tree_of's tests */
@@ -611,29 +606,18 @@ static int key_eq(const rx_key *a, const rx_key *b) {
          a->features == b->features && a->k == b->k && a->milli == b->milli;
 }
 
-/* The tree of key (not yet in sync), or NULL the first time a shape is
- * asked (then remembered: tracked the second time). */
+/* The tree of key (not yet in sync; not built the first time a shape is
+ * asked). Built at the first question, not at the second after a walk:
+ * with the per-node lists kept the walk's heap is not (reserve.c), and
+ * rebuilding it costs a key per running job, more than a fit test per
+ * node when nodes hold several jobs (100k@1.2 first-fit backfill: a new
+ * shape's walk 12 M instructions, its tree 6 M). */
 static rx_tree *tree_pick(struct rx *x, const rx_key *k) {
   for (int i = 0; i < x->ntree; i++)
     if (key_eq(&x->tree[i].key, k)) {
       x->tree[i].used = x->clock;
       return &x->tree[i];
     }
-  int s = -1, lru = 0;
-  for (int i = 0; i < x->nseen; i++) {
-    if (key_eq(&x->seen[i], k))
-      s = i;
-    if (x->seen_used[i] < x->seen_used[lru])
-      lru = i;
-  }
-  if (s < 0) {
-    s = x->nseen < RX_SEEN ? x->nseen++ : lru;
-    x->seen[s] = *k;
-    x->seen_used[s] = x->clock;
-    return NULL;
-  }
-  x->seen[s] = x->seen[--x->nseen];
-  x->seen_used[s] = x->seen_used[x->nseen];
   rx_tree *t;
   if (x->ntree < RX_TREES) {
     t = &x->tree[x->ntree++];
@@ -769,8 +753,8 @@ static int same_req(const lsched_request *a, const lsched_request *b) {
          a->speed_scope == b->speed_scope;
 }
 
-/* The tree for req (not yet in sync): NULL when req is not answered per
- * node or its shape is asked for the first time; *err on out of memory. */
+/* The tree for req (not yet in sync, or not built): NULL when req is not
+ * answered per node; *err on out of memory. */
 static rx_tree *tree_of(struct rx *x, const lsched_request *req, int *err) {
   flush(x);
   if (x->stale) {
