@@ -58,6 +58,7 @@
 #define RX_FR 0x40000000u  /* the node's first job left: see touch_fr() */
 #define RX_INC 0x20000000u /* t_n may be later: a lower bound */
 #define RX_NODE 0x1FFFFFFFu
+#define RX_ONE 0x80000000u /* where_of: the only node of a one-part job */
 #define RX_PEND 4 /* releases held back for the drop that may follow */
 #define RX_NOW INT64_MIN /* the head fits the node with nothing released */
 
@@ -112,7 +113,8 @@ struct rx {
   int n;     /* nodes */
   size_t P;  /* leaves: a power of two >= n */
   rx_list *node;
-  uint32_t *where_of; /* per slot: its first rx_where, or RX_NONE */
+  uint32_t *where_of; /* per slot: RX_ONE | its node (one part), its
+                         first rx_where, or RX_NONE */
   size_t nwhere_of;
   rx_where *wp;
   size_t nwp, wpcap;
@@ -190,7 +192,8 @@ log_entry(struct rx *x, int node, uint32_t f, int64_t b) {
  * release, a job's end moved, a state change); else only later or the
  * same (an allocation; a start: its allocation and its entry at its end),
  * so a tree may keep the old t_n as a lower bound until it matters. */
-static void touch(struct rx *x, int node, int dec) {
+static inline __attribute__((always_inline)) void
+touch(struct rx *x, int node, int dec) {
   log_entry(x, node, dec ? RX_DEC : RX_INC, 0);
 }
 
@@ -205,7 +208,8 @@ static void touch(struct rx *x, int node, int dec) {
  * RX_NOW, below every b). With exact estimates the job that completes is
  * its node's first, and t_n of a shape still waiting is later: most
  * completions then cost no fit test. */
-static void touch_fr(struct rx *x, int node, int64_t b) {
+static inline __attribute__((always_inline)) void
+touch_fr(struct rx *x, int node, int64_t b) {
   log_entry(x, node, RX_FR, b);
 }
 
@@ -279,7 +283,7 @@ static int list_room(rx_list *L) {
      * per removal). */
     memmove(L->b, L->j, L->n * sizeof *L->j);
   } else {
-    uint32_t nc = L->cap ? 2 * L->cap : 8;
+    uint32_t nc = L->cap ? 2 * L->cap : 16;
     rx_ent *nb = realloc(L->b, nc * sizeof *nb);
     if (!nb)
       return -1;
@@ -382,30 +386,40 @@ static int first_left(struct rx *x, const rx_list *L, uint32_t sl) {
   return 0;
 }
 
+/* sl's entries on node taken out. Inlined: every completion. */
+static inline __attribute__((always_inline)) void
+drop_on(struct rx *x, uint32_t sl, int node) {
+  rx_list *L = &x->node[node];
+  int64_t end = 0;
+  uint32_t k;
+  if (x->npend && first_left(x, L, sl)) {
+    k = list_remove(L, sl, &end);
+    touch_fr(x, node, end);
+  } else {
+    k = list_remove(L, sl, &end);
+    touch(x, node, 1);
+  }
+  /* Left at or after its estimated end: its parts' releases explained
+   * (reservation_kept); before it, a change. */
+  if (end <= x->e->now)
+    x->mv.open_rel -= k;
+  else
+    x->mv.moves++;
+}
+
 void rx_job_drop(struct rx *x, uint32_t sl) {
   if (sl >= x->nwhere_of) {
     flush(x);
     return;
   }
   uint32_t w = x->where_of[sl];
+  if (w != RX_NONE && (w & RX_ONE)) {
+    drop_on(x, sl, (int)(w & RX_NODE));
+    w = RX_NONE;
+  }
   while (w != RX_NONE) {
     rx_where *r = &x->wp[w];
-    rx_list *L = &x->node[r->node];
-    int64_t end = 0;
-    uint32_t k;
-    if (x->npend && first_left(x, L, sl)) {
-      k = list_remove(L, sl, &end);
-      touch_fr(x, r->node, end);
-    } else {
-      k = list_remove(L, sl, &end);
-      touch(x, r->node, 1);
-    }
-    /* Left at or after its estimated end: its parts' releases explained
-     * (reservation_kept); before it, a change. */
-    if (end <= x->e->now)
-      x->mv.open_rel -= k;
-    else
-      x->mv.moves++;
+    drop_on(x, sl, r->node);
     uint32_t nx = r->next;
     r->next = x->wfree;
     x->wfree = w;
@@ -437,6 +451,16 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
   }
   lsched_placement parts[SIM_MAX_PARTS];
   int np = job_parts(x->e, sl, parts);
+  if (np == 1) { /* nearly every job: its node in where_of */
+    int node = parts[0].node;
+    if (node < 0 || node >= x->n)
+      return 0;
+    if (list_insert(x->e, &x->node[node], end, sl, &parts[0]))
+      return -1;
+    x->where_of[sl] = RX_ONE | (uint32_t)node;
+    touch(x, node, !start);
+    return 0;
+  }
   for (int q = 0; q < np; q++) {
     int node = parts[q].node, dup = 0;
     for (int r = 0; r < q; r++)
@@ -449,7 +473,8 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
       continue;
     }
     if (x->wfree == RX_NONE) {
-      if (grow_array((void **)&x->wp, &x->wpcap, x->nwp + 1, sizeof *x->wp))
+      if (x->nwp >= RX_ONE ||
+          grow_array((void **)&x->wp, &x->wpcap, x->nwp + 1, sizeof *x->wp))
         return -1;
       x->wp[x->nwp].next = RX_NONE;
       x->wfree = (uint32_t)x->nwp++;
