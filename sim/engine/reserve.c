@@ -643,11 +643,12 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
   return reservation(e, h, fail) <= T;
 }
 
+/* keep_ok holds the same conditions of the run (no speed model, plans,
+ * reference pass or hooks that rewrite requests or act before a
+ * placement). */
 int reserve_trial_ok(const engine *e) {
-  return e->ends_ix && e->ends_ix->rx && !e->speed && !e->can_plan &&
-         !e->opt->queue_plain && e->nrun == e->running &&
-         !(e->hooks &
-           (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST | SIM_HOOK_BEFORE_PLACE));
+  const struct ends_index *ix = e->ends_ix;
+  return ix && ix->rx && ix->keep_ok && e->nrun == e->running;
 }
 
 int reservation_within_trial(engine *e, uint32_t h, uint32_t j,

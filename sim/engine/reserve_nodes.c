@@ -306,11 +306,12 @@ static int list_insert(const engine *e, rx_list *L, int64_t end,
                        uint32_t job, const lsched_placement *part) {
   /* The first entry after the new one, by halving; the later ones move
    * up as one, or the earlier ones down (fewer, and room in front). */
-  uint64_t idx = e->slots[job].idx;
   uint32_t i = 0, hi = L->n;
   while (i < hi) {
     uint32_t mid = (i + hi) / 2;
-    if (ent_after(e, &L->j[mid], end, idx))
+    const rx_ent *m = &L->j[mid];
+    if (m->end > end ||
+        (m->end == end && e->slots[m->job].idx > e->slots[job].idx))
       hi = mid;
     else
       i = mid + 1;
