@@ -35,10 +35,11 @@
  * shape was last asked, each one walk of lsched_fits_after over the
  * node's jobs (O(jobs on the node)), plus O(log nodes) per leaf. A shape
  * is given a tree the first time it is asked (a fit test per node; at
- * most RX_TREES, least recently used out). Whenever this cannot answer (MIG nodes, GPU pools, node restrictions by list or
- * callback, gangs cut into parts, a policy without the promise, the
- * speed model's re-timed co-runners: reserve.c's fresh path), reserve.c
- * walks. sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
+ * most RX_TREES, least recently used out). Whenever this cannot answer
+ * (MIG nodes, GPU pools, node restrictions by list or callback, gangs
+ * cut into parts, a policy without the promise, the speed model's
+ * re-timed co-runners: reserve.c's fresh path), reserve.c walks.
+ * sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
  * build) checks every answer against the walk. As an observer this also
  * counts what may move a head's reservation, for reserve.c's
  * reservation_kept (rx_moves_of); and a node found to reach T
