@@ -209,22 +209,19 @@ void ends_expect(engine *e, uint32_t sl, int64_t end) {
 
 void ends_changed(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
-  run_end x;
+  int64_t end;
   /* The candidate's estimated end started now is its running end started
    * now (estimate.c: est_end and est_running_end without a speed model or
    * segments): not asked again. */
   if (ix->expect_sl == sl && ix->expect_now == e->now &&
-      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan) {
-    x.job = sl;
-    x.idx = e->slots[sl].idx;
-    x.end = ix->expect_end;
-  } else {
-    x = raw_end_of(e, sl, 1);
-  }
+      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan)
+    end = ix->expect_end;
+  else
+    end = raw_end_of(e, sl, 1).end;
   ix->expect_sl = UINT32_MAX;
   if (ix->rx) {
     ix->stale = 1;
-    if (rx_job_set(ix->rx, sl, x.end, -1) == 0)
+    if (rx_job_set(ix->rx, sl, end, -1) == 0)
       return;
     rx_off(ix);
   }
@@ -234,6 +231,7 @@ void ends_changed(engine *e, uint32_t sl) {
     ends_free(e); /* the next reservation builds it again (or fails) */
     return;
   }
+  run_end x = {end, e->slots[sl].idx, sl};
   size_t i = ix->pos[sl];
   if (i == UINT32_MAX) {
     i = ix->n++;
@@ -739,7 +737,7 @@ void reservation_note(engine *e, uint32_t h, int64_t T) {
     return;
   struct ends_index *ix = e->ends_ix;
   ix->kept_on = 1;
-  ix->kept_hidx = e->slots[h].idx;
+  ix->kept_hidx = ix->keep_idx; /* h's trace position (keep_allowed) */
   ix->kept_t = T;
   ix->kept_mv = *ix->mv;
 }
@@ -748,7 +746,7 @@ int reservation_kept(engine *e, uint32_t h, int64_t *T) {
   if (!keep_allowed(e, h))
     return 0;
   struct ends_index *ix = e->ends_ix;
-  if (!ix->kept_on || ix->kept_hidx != e->slots[h].idx ||
+  if (!ix->kept_on || ix->kept_hidx != ix->keep_idx ||
       ix->kept_mv.moves != ix->mv->moves ||
       ix->kept_mv.open_rel != ix->mv->open_rel || ix->kept_t <= e->now)
     return 0;
