@@ -296,15 +296,18 @@ static int list_room(rx_list *L) {
   return 0;
 }
 
-/* Whether entry a comes after (end, job) in the order of ends, ties by
- * trace position. */
+/* Whether entry a comes after a job ending at end, of trace position idx,
+ * in the order of ends. */
 static inline int ent_after(const engine *e, const rx_ent *a, int64_t end,
                             uint64_t idx) {
   return a->end > end || (a->end == end && e->slots[a->job].idx > idx);
 }
 
-static int list_insert(const engine *e, rx_list *L, int64_t end,
-                       uint32_t job, const lsched_placement *part) {
+/* Inlined: every start (10k@1.2 first-fit backfill: 0.9 M instructions
+ * of calls). */
+static inline __attribute__((always_inline)) int
+list_insert(const engine *e, rx_list *L, int64_t end, uint32_t job,
+            const lsched_placement *part) {
   /* The first entry after the new one, by halving; the later ones move
    * up as one, or the earlier ones down (fewer, and room in front). */
   uint32_t i = 0, hi = L->n;
@@ -370,8 +373,10 @@ static int list_parts(struct rx *x, const rx_list *L) {
 }
 
 /* The held-back release of L's first entry, when it is sl's only part on
- * the node and was released as it is held: taken out of pend, 1. */
-static int first_left(struct rx *x, const rx_list *L, uint32_t sl) {
+ * the node and was released as it is held: taken out of pend, 1. Inlined:
+ * every completion (10k@1.2 first-fit backfill: 0.9 M instructions). */
+static inline __attribute__((always_inline)) int
+first_left(struct rx *x, const rx_list *L, uint32_t sl) {
   if (L->n == 0 || L->j[0].job != sl || (L->n > 1 && L->j[1].job == sl))
     return 0;
   const lsched_placement *a = &L->j[0].part;
