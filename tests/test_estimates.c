@@ -801,6 +801,46 @@ START_TEST(exact_estimate_beyond_double) {
 }
 END_TEST
 
+/*
+ * A factor of 2 against none (estimate.c est_left: without a factor, or
+ * with 1, the work itself without the multiplication), one node of 4
+ * GPUs: a (t=0, 2 GPUs, runs 10 s), the head (t=1, 4 GPUs, runs 5 s), c
+ * (t=2, 2 GPUs, runs 9 s).
+ *   factor 2: the head is reserved at a's estimated end 20; c's is
+ *     2 + 18 = 20 <= 20: c starts at 2, ends at 11; the head at 11.
+ *   factor 1, or exact: reserved at 10; c's end 11 > 10 and with c running
+ *     the head would wait until 11: c waits; the head runs 10..15, c
+ *     starts at 15.
+ */
+START_TEST(factor_two_against_one) {
+  static const struct {
+    sim_estimates est;
+    double f;
+  } k[3] = {{SIM_EST_FACTOR, 2}, {SIM_EST_FACTOR, 1}, {SIM_EST_EXACT, 0}};
+  sim_cluster sc;
+  one_node(&sc, 4);
+  trace t;
+  trace_init(&t);
+  t.path = strdup("f2.csv");
+  t.has_times = 1;
+  add(&t, "a", 0, 10, 2, 0);
+  add(&t, "head", 1, 5, 4, 0);
+  add(&t, "c", 2, 9, 2, 0);
+  sim_result r;
+  char err[512];
+  ck_assert_msg(run(&sc, &t, SIM_QUEUE_BACKFILL, k[_i].est, k[_i].f,
+                    SIM_OVERRUN_DEFAULT, &r, err, sizeof err) == 0,
+                "%s", err);
+  int two = k[_i].f == 2;
+  int64_t c_start = two ? S(2) : S(15), head_start = two ? S(11) : S(10);
+  ck_assert_int_eq(r.js[2].start_us, c_start);
+  ck_assert_int_eq(r.js[1].start_us, head_start);
+  sim_result_free(&r);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("estimates");
   TCase *tc = tcase_create("estimates");
@@ -818,6 +858,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, model_in_a_run);
   tcase_add_loop_test(tc, model_backfill_checked, 0, 8);
   tcase_add_test(tc, exact_estimate_beyond_double);
+  tcase_add_loop_test(tc, factor_two_against_one, 0, 3);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -202,7 +202,14 @@ int64_t est_left(const engine *e, const slot *s, int64_t work) {
   case SIM_EST_FACTOR:
   case SIM_EST_EXACT:
   default: {
-    double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
+    /* No factor (or 1): the work itself, as mul_up(work, 1) gives it
+     * where a double holds it exactly (asked for every candidate). */
+    double f = e->opt->estimate_factor;
+    if (!(f > 0) || f == 1.0) {
+      if (work <= EXACT_DOUBLE && work >= -EXACT_DOUBLE)
+        return work;
+      f = 1.0;
+    }
     return mul_up(work, f);
   }
   }

@@ -209,22 +209,19 @@ void ends_expect(engine *e, uint32_t sl, int64_t end) {
 
 void ends_changed(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
-  run_end x;
+  int64_t end;
   /* The candidate's estimated end started now is its running end started
    * now (estimate.c: est_end and est_running_end without a speed model or
    * segments): not asked again. */
   if (ix->expect_sl == sl && ix->expect_now == e->now &&
-      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan) {
-    x.job = sl;
-    x.idx = e->slots[sl].idx;
-    x.end = ix->expect_end;
-  } else {
-    x = raw_end_of(e, sl, 1);
-  }
+      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan)
+    end = ix->expect_end;
+  else
+    end = raw_end_of(e, sl, 1).end;
   ix->expect_sl = UINT32_MAX;
   if (ix->rx) {
     ix->stale = 1;
-    if (rx_job_set(ix->rx, sl, x.end, -1) == 0)
+    if (rx_job_set(ix->rx, sl, end, -1) == 0)
       return;
     rx_off(ix);
   }
@@ -234,6 +231,7 @@ void ends_changed(engine *e, uint32_t sl) {
     ends_free(e); /* the next reservation builds it again (or fails) */
     return;
   }
+  run_end x = {end, e->slots[sl].idx, sl};
   size_t i = ix->pos[sl];
   if (i == UINT32_MAX) {
     i = ix->n++;
@@ -268,28 +266,32 @@ static int heap_fill(engine *e, struct ends_index *ix, size_t base) {
 }
 
 /* The index of the committed jobs run_list[0 .. base). 0, or -1 when out
- * of memory. */
+ * of memory. With the per-node lists the heap is left stale, filled by
+ * the first walk that needs it (a shape the lists cannot answer). */
 static int build(engine *e, size_t base) {
   struct ends_index *ix = calloc(1, sizeof *ix);
   if (!ix)
     return -1;
   ix->expect_sl = UINT32_MAX;
   e->ends_ix = ix;
+  ix->keep_ok = !e->speed && !e->can_plan && !e->opt->queue_plain &&
+                !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
+                              SIM_HOOK_BEFORE_PLACE));
+  if (!e->opt->reserve_walk && (ix->rx = rx_open(e))) {
+    ix->mv = rx_moves_of(ix->rx);
+    ix->stale = 1;
+    for (size_t i = 0; i < base && ix->rx; i++) {
+      uint32_t sl = e->run_list[i];
+      if (rx_job_set(ix->rx, sl, raw_end_of(e, sl, 1).end, 0))
+        rx_off(ix);
+    }
+    if (ix->rx)
+      return 0;
+  }
   if (heap_fill(e, ix, base)) {
     ends_free(e);
     return -1;
   }
-  ix->keep_ok = !e->speed && !e->can_plan && !e->opt->queue_plain &&
-                !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
-                              SIM_HOOK_BEFORE_PLACE));
-  if (!e->opt->reserve_walk && (ix->rx = rx_open(e)))
-    ix->mv = rx_moves_of(ix->rx);
-  if (ix->rx)
-    for (size_t i = 0; i < ix->n; i++)
-      if (rx_job_set(ix->rx, ix->h[i].job, ix->h[i].end, 0)) {
-        rx_off(ix);
-        break;
-      }
   return 0;
 }
 
@@ -639,11 +641,12 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
   return reservation(e, h, fail) <= T;
 }
 
+/* keep_ok holds the same conditions of the run (no speed model, plans,
+ * reference pass or hooks that rewrite requests or act before a
+ * placement). */
 int reserve_trial_ok(const engine *e) {
-  return e->ends_ix && e->ends_ix->rx && !e->speed && !e->can_plan &&
-         !e->opt->queue_plain && e->nrun == e->running &&
-         !(e->hooks &
-           (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST | SIM_HOOK_BEFORE_PLACE));
+  const struct ends_index *ix = e->ends_ix;
+  return ix && ix->rx && ix->keep_ok && e->nrun == e->running;
 }
 
 int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
@@ -734,7 +737,7 @@ void reservation_note(engine *e, uint32_t h, int64_t T) {
     return;
   struct ends_index *ix = e->ends_ix;
   ix->kept_on = 1;
-  ix->kept_hidx = e->slots[h].idx;
+  ix->kept_hidx = ix->keep_idx; /* h's trace position (keep_allowed) */
   ix->kept_t = T;
   ix->kept_mv = *ix->mv;
 }
@@ -743,7 +746,7 @@ int reservation_kept(engine *e, uint32_t h, int64_t *T) {
   if (!keep_allowed(e, h))
     return 0;
   struct ends_index *ix = e->ends_ix;
-  if (!ix->kept_on || ix->kept_hidx != e->slots[h].idx ||
+  if (!ix->kept_on || ix->kept_hidx != ix->keep_idx ||
       ix->kept_mv.moves != ix->mv->moves ||
       ix->kept_mv.open_rel != ix->mv->open_rel || ix->kept_t <= e->now)
     return 0;
