@@ -607,6 +607,7 @@ static inline void push_pending(struct queue_index *x) {
 static inline void push_live_known(engine *e) {
   struct queue_index *x = e->qx;
   sim_rlog_view v = sim_rlog_look(e->rlog);
+  const lsched_cluster *c = e->sc->c; /* (read once, not per shape) */
   for (size_t i = 0; i < x->nlive; i++) {
     uint32_t s = x->live[i];
     qx_shape *sh = &x->shape[s];
@@ -614,7 +615,7 @@ static inline void push_live_known(engine *e) {
     if (has_failed(x, s))
       continue;
     if (!sh->gang &&
-        sim_rlog_view_none_fits(&v, &sh->nf, e->sc->c, &sh->req)) {
+        sim_rlog_view_none_fits(&v, &sh->nf, c, &sh->req)) {
       sh->failed = x->epoch;
       continue;
     }
@@ -697,12 +698,14 @@ int queue_index_pass_skip(engine *e) {
     /* Until the first start the cluster is as open_merge saw it: a shape
      * it found may fit is not asked known_nofit again. */
     int asked = !started && x->shape[s].fit_pass == x->pass;
-    int r = !asked && known_nofit(e, s) ? 0 : try_start(e, j);
+    int known = !asked && known_nofit(e, s);
+    int r = known ? 0 : try_start(e, j);
     if (r < 0)
       return -1;
     if (r == 0) {
       merge_failed(x, s);
-      note_nofit(e, s);
+      if (!known) /* (known_nofit moved the mark to now) */
+        note_nofit(e, s);
       j = merge_next(x, &s);
       continue;
     }
