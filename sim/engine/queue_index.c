@@ -737,13 +737,15 @@ static int pass_head(engine *e) {
   while (e->qlen > 0) {
     uint32_t j = e->queue[e->qhead];
     uint32_t s = x->link[j].shape;
-    int r = known_nofit(e, s) ? 0 : try_start(e, j);
+    int known = known_nofit(e, s);
+    int r = known ? 0 : try_start(e, j);
     if (r < 0)
       return -1;
     if (r == 0) {
       e->head_tried = j;
       merge_failed(x, s);
-      note_nofit(e, s);
+      if (!known) /* (known_nofit moved the mark to now) */
+        note_nofit(e, s);
       break;
     }
     index_remove(e, j);
@@ -800,11 +802,12 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       merge_went_on(e, s, j, 0);
       continue;
     }
-    int r;
+    int r, known = 0;
     /* Until the first start the cluster is as the opening saw it. */
     int asked = !started && x->shape[s].fit_pass == x->pass;
     if (!asked && known_nofit(e, s)) {
       r = 0;
+      known = 1;
     } else if (rejected_before(e, s, j)) {
       r = 1;
     } else {
@@ -822,7 +825,8 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       return -1;
     if (r == 0) {
       merge_failed(x, s);
-      note_nofit(e, s);
+      if (!known) /* (known_nofit moved the mark to now) */
+        note_nofit(e, s);
     } else {
       started |= r == 2;
       merge_went_on(e, s, j, r == 2);
