@@ -577,7 +577,8 @@ static void heap_down(qx_hent *h, size_t n, size_t i) {
 }
 
 /* Shape s goes (back) into the merge at its cursor, if it has one. */
-static void merge_push(struct queue_index *x, uint32_t s) {
+static inline __attribute__((always_inline)) void
+merge_push(struct queue_index *x, uint32_t s) {
   uint32_t c = x->shape[s].cursor;
   if (c == QX_NONE)
     return;
