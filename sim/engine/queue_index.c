@@ -628,13 +628,17 @@ static inline void push_live_known(engine *e) {
 /* A pass's merge (its room was made as shapes were added, shape_of):
  * after a release every live shape, known_nofit asked at once
  * (push_live_known); without one, the pending shapes that did not fail in
- * the epoch (new arrivals'). */
+ * the epoch (new arrivals'). With no live shape (43% of the releases of
+ * 100k@1.2 first-fit skip) only the log's mark is taken, as
+ * push_live_known's look would. */
 static inline __attribute__((always_inline)) void open_merge(engine *e) {
   e->qx->nheap = 0;
-  if (e->freed)
+  if (!e->freed)
+    push_pending(e->qx);
+  else if (e->qx->nlive > 0)
     push_live_known(e);
   else
-    push_pending(e->qx);
+    (void)sim_rlog_now(e->rlog);
 }
 
 /* The next job to try in queue order (its shape in *s), or QX_NONE. */
