@@ -19,7 +19,12 @@
  * shapes known_nofit answers without a turn in the merge: failing there a
  * shape that failed in the last epoch without asking the release log
  * fails the 15 skip cases; going on with a started job's shape without
- * comparing its next job with the merge's first fails 11.
+ * comparing its next job with the merge's first fails 11. The release
+ * log's test of the one node released since a mark (rlog.h, its usual
+ * case) answering "fits none" when the node fits fails 49 checks; skip's
+ * pass taking its one pending shape without the merge but leaving it
+ * marked pending fails 20; opening no live shape after a release when
+ * only one is live fails 21.
  */
 #include "catalog.h"
 #include "cluster_spec.h"

@@ -86,6 +86,8 @@ typedef struct nkey {
   int16_t g[LSCHED_MAX_GPUS_PER_NODE]; /* descending */
 } nkey;
 
+typedef struct sslot sslot; /* the shapes' hash table (below) */
+
 struct sim_fragtrack {
   fragtrack_now now; /* first: fragtrack.h's inline calls read it */
   lsched_cluster *c;
@@ -103,7 +105,7 @@ struct sim_fragtrack {
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
-  uint32_t *slot;
+  sslot *slot; /* the shapes by key */
   uint32_t nslot;
   uint64_t *count;     /* jobs per shape while counting */
   uint64_t present;    /* bits of the cluster's models */
@@ -200,14 +202,28 @@ typedef struct skey {
   uint64_t mask;
 } skey;
 
+/* One entry of the shapes' hash table (open addressing): the key in
+ * place, so that a look-up (twice per job: fragtrack_add, fragtrack_shape)
+ * compares it without reading the shape. */
+struct sslot {
+  skey k;
+  uint32_t id1; /* shape id + 1; 0: empty */
+};
+
+/* The fields folded into one word by shifts that keep the usual ranges
+ * (CPU milli, memory MiB, GPU count and share) mostly apart, then one
+ * multiply, whose high half mixes every bit: collisions only cost a
+ * probe (keys are compared whole). */
 static uint32_t key_hash(const skey *k) {
-  uint64_t h = (uint64_t)k->cpu * UINT64_C(0x9E3779B97F4A7C15);
-  h ^= (uint64_t)k->mem * UINT64_C(0xC2B2AE3D27D4EB4F);
-  h ^= ((uint64_t)(uint32_t)k->gc << 32 | (uint32_t)k->gm) *
-       UINT64_C(0x165667B19E3779F9);
-  h ^= k->mask * UINT64_C(0x27D4EB2F165667C5);
-  h ^= h >> 29;
-  return (uint32_t)h;
+  uint64_t w = (uint64_t)k->cpu ^ (uint64_t)k->mem << 20 ^
+               (uint64_t)(uint32_t)k->gm << 44 ^
+               (uint64_t)(uint32_t)k->gc << 56 ^ k->mask;
+  return (uint32_t)((w * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+
+static int key_eq(const skey *a, const skey *b) {
+  return a->cpu == b->cpu && a->mem == b->mem && a->gc == b->gc &&
+         a->gm == b->gm && a->mask == b->mask;
 }
 
 static skey req_key(const lsched_request *r) {
@@ -216,26 +232,17 @@ static skey req_key(const lsched_request *r) {
   return k;
 }
 
-static uint32_t shape_hash(const lsched_request *r) {
-  skey k = req_key(r);
-  return key_hash(&k);
-}
-
-static int same(const lsched_request *a, const skey *b) {
-  return a->cpu_milli == b->cpu && a->memory_mib == b->mem &&
-         a->gpu_count == b->gc && a->gpu_milli == b->gm &&
-         a->model_mask == b->mask;
-}
-
 static int rehash(sim_fragtrack *f, uint32_t nn) {
-  uint32_t *s = calloc(nn, sizeof *s);
+  sslot *s = calloc(nn, sizeof *s);
   if (!s)
     return -2;
   for (uint32_t i = 0; i < f->nshapes; i++) {
-    uint32_t j = shape_hash(&f->shapes[i].req) & (nn - 1);
-    while (s[j])
+    skey k = req_key(&f->shapes[i].req);
+    uint32_t j = key_hash(&k) & (nn - 1);
+    while (s[j].id1)
       j = (j + 1) & (nn - 1);
-    s[j] = i + 1;
+    s[j].k = k;
+    s[j].id1 = i + 1;
   }
   free(f->slot);
   f->slot = s;
@@ -248,9 +255,9 @@ static uint32_t lookup(const sim_fragtrack *f, const skey *k) {
   if (f->nslot == 0)
     return NO_SHAPE;
   uint32_t j = key_hash(k) & (f->nslot - 1);
-  for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
-    if (same(&f->shapes[f->slot[j] - 1].req, k))
-      return f->slot[j] - 1;
+  for (; f->slot[j].id1; j = (j + 1) & (f->nslot - 1))
+    if (key_eq(&f->slot[j].k, k))
+      return f->slot[j].id1 - 1;
   return NO_SHAPE;
 }
 
@@ -260,9 +267,9 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
     return NO_SHAPE - 1;
   skey k = req_key(r);
   uint32_t j = key_hash(&k) & (f->nslot - 1);
-  for (; f->slot[j]; j = (j + 1) & (f->nslot - 1))
-    if (same(&f->shapes[f->slot[j] - 1].req, &k))
-      return f->slot[j] - 1;
+  for (; f->slot[j].id1; j = (j + 1) & (f->nslot - 1))
+    if (key_eq(&f->slot[j].k, &k))
+      return f->slot[j].id1 - 1;
   if (f->nshapes == f->shapes_cap) {
     uint32_t nc = f->shapes_cap ? 2 * f->shapes_cap : 256;
     shape *ns = realloc(f->shapes, (size_t)nc * sizeof *ns);
@@ -274,7 +281,8 @@ static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
   shape *s = &f->shapes[f->nshapes];
   memset(s, 0, sizeof *s);
   s->req = *r;
-  f->slot[j] = ++f->nshapes;
+  f->slot[j].k = k;
+  f->slot[j].id1 = ++f->nshapes;
   return f->nshapes - 1;
 }
 

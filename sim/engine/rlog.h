@@ -103,12 +103,20 @@ static inline int sim_rlog_view_none_fits(const sim_rlog_view *v,
   if (m->gen != v->now.gen || m->gen == 0 ||
       v->now.at - m->at > SIM_RLOG_TEST)
     return 0;
-  for (uint32_t i = m->at; i < v->now.at; i++) {
-    int n = (int)v->node[i], f = sim_rlog_fits_node(v->cv, n, req);
+  if (m->at + 1 == v->now.at) {
+    /* One node since m, the usual case (99.99% of 100k@1.2 first-fit
+     * skip's): its test without the loop's setup. */
+    int n = (int)v->node[m->at], f = sim_rlog_fits_node(v->cv, n, req);
     if (f > 0 || (f < 0 && lsched_fits(c, n, req)))
       return 0;
+  } else {
+    for (uint32_t i = m->at; i < v->now.at; i++) {
+      int n = (int)v->node[i], f = sim_rlog_fits_node(v->cv, n, req);
+      if (f > 0 || (f < 0 && lsched_fits(c, n, req)))
+        return 0;
+    }
   }
-  *m = v->now;
+  m->at = v->now.at; /* (the generation is the same) */
   return 1;
 }
 
