@@ -421,6 +421,7 @@ struct meter_state {
   const lsched_frag_type *mft[LSCHED_MAX_MODELS];
   lsched_workload *wl;      /* copy of the workload, for a rebuild */
   lsched_node_watch *watch; /* meter_node_change */
+  double Wd;                /* (double)fw.W, for lsched_fragmeter_get */
 };
 
 static int meter_init(void *state, const lsched_cluster *c) {
@@ -608,8 +609,10 @@ static int meter_build(struct meter_state *s, const lsched_cluster *c,
   }
   lsched_frag_types old_fw = s->fw;
   s->fw = fw;
+  s->Wd = (double)fw.W;
   if ((rc = meter_lists(s))) {
     s->fw = old_fw;
+    s->Wd = (double)old_fw.W;
     recs_free(&recs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
     lsched_workload_destroy(wl);
@@ -710,6 +713,6 @@ void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {
   out->amount_weighted = s->r.sum;
   out->weight_total = (uint64_t)W;
   out->idle_gpu_milli = idle;
-  out->amount = W ? (double)s->r.sum / (double)W : 0.0;
+  out->amount = W ? (double)s->r.sum / s->Wd : 0.0;
   out->rate = idle > 0 ? out->amount / (double)idle : 0.0;
 }
