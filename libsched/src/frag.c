@@ -417,6 +417,9 @@ struct meter_state {
    * counting as small (jidx[hi]), in two loads instead of a walk up the
    * thresholds for each of them (meter_apply). */
   uint16_t *jidx;
+  /* a byte 1 in each of the low nthr bytes of a word, for nthr 1..8 (the
+   * counts' word moved by whole GPUs in meter_apply) */
+  uint64_t ones;
   lsched_frag_type *ft;
   const lsched_frag_type *mft[LSCHED_MAX_MODELS];
   lsched_workload *wl;      /* copy of the workload, for a rebuild */
@@ -519,8 +522,7 @@ meter_apply(struct meter_state *s, const lsched_cluster *c,
          * 0..64 and a taken GPU was counted at every threshold), so the
          * bytes above D (the record's padding) are written back
          * unchanged. */
-        uint64_t w, kk = (uint64_t)p->gpu_count *
-                         (UINT64_C(0x0101010101010101) >> (8 * (8 - D)));
+        uint64_t w, kk = (uint64_t)p->gpu_count * s->ones;
         memcpy(&w, cnt, sizeof w);
         w = k > 0 ? w + kk : w - kk;
         memcpy(cnt, &w, sizeof w);
@@ -562,7 +564,7 @@ static void meter_release(void *state, const lsched_cluster *c,
   meter_apply(state, c, p, -1);
 }
 
-/* s->jidx, s->ft and s->mft from s->fw (sorted by CPU). */
+/* s->jidx, s->ones, s->ft and s->mft from s->fw (sorted by CPU). */
 static int meter_lists(struct meter_state *s) {
   const lsched_frag_types *fw = &s->fw;
   uint16_t *jidx =
@@ -592,6 +594,9 @@ static int meter_lists(struct meter_state *s) {
   lsched__free(&s->a, s->ft);
   s->jidx = jidx;
   s->ft = ft;
+  s->ones = fw->nthr >= 1 && fw->nthr <= 8
+                ? UINT64_C(0x0101010101010101) >> (8 * (8 - fw->nthr))
+                : 0;
   return LSCHED_OK;
 }
 
