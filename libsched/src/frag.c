@@ -411,16 +411,20 @@ struct meter_state {
   meter_recs r;
   /* fw's per-model types again, each list ending in a sentinel (a CPU
    * need above any value), so that the meter's loop tests one bound:
-   * ft + moff[m] */
+   * mft[m] (= ft + the list's offset, one load in meter_apply) */
   /* jidx[v] = thresholds <= v, for v = 0..1000: where a GPU whose free
    * share moved between lo and hi stops counting (jidx[lo]) and starts
    * counting as small (jidx[hi]), in two loads instead of a walk up the
    * thresholds for each of them (meter_apply). */
   uint16_t *jidx;
+  /* a byte 1 in each of the low nthr bytes of a word, for nthr 1..8 (the
+   * counts' word moved by whole GPUs in meter_apply) */
+  uint64_t ones;
   lsched_frag_type *ft;
-  int moff[LSCHED_MAX_MODELS];
+  const lsched_frag_type *mft[LSCHED_MAX_MODELS];
   lsched_workload *wl;      /* copy of the workload, for a rebuild */
   lsched_node_watch *watch; /* meter_node_change */
+  double Wd;                /* (double)fw.W, for lsched_fragmeter_get */
 };
 
 static int meter_init(void *state, const lsched_cluster *c) {
@@ -451,9 +455,42 @@ static int meter_place(void *state, const lsched_cluster *c,
   return LSCHED_ENOFIT;
 }
 
+/* meter_apply's part for a share below a whole GPU on the GPUs of mask:
+ * the thresholds each GPU crossed (found through jidx). Out of line: the
+ * hooks' common path (whole GPUs, or none) then saves and restores fewer
+ * registers. Scalar (METER_SCALAR): the loops run over a few thresholds
+ * (the GPU crossed about two, D is often 8 or fewer), where GCC's vector
+ * versions (alias checks, broadcasts, more registers saved) cost more than
+ * they save: 87 -> 72 instructions a call, 10k first-fit replay. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define METER_SCALAR __attribute__((optimize("no-tree-vectorize")))
+#else
+#define METER_SCALAR
+#endif
+static __attribute__((noinline)) METER_SCALAR void
+meter_shares(const uint16_t *jidx, const int *g, uint64_t mask, int D,
+             int delta, uint8_t *cnt, int32_t *small) {
+  const int up = delta > 0 ? 1 : -1;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int now = g[__builtin_ctzll(m)], prev = now - delta;
+    int lo = now < prev ? now : prev, hi = now < prev ? prev : now;
+    /* as cache_apply: up to lo nothing moves, up to hi the GPU crossed
+     * the threshold, above hi small moves by now - prev */
+    int j = jidx[lo];
+    const int jh = jidx[hi];
+    for (; j < jh; j++) {
+      cnt[j] = (uint8_t)(cnt[j] + up);
+      small[j] -= up * lo;
+    }
+    for (; j < D; j++)
+      small[j] += delta;
+  }
+}
+
 /* lsched_frag_cache_apply for the meter, the same integers, on the
- * node's record: the thresholds a GPU crossed (found through jidx), then
- * the types by CPU need over the sentinel-ended lists. Inlined into the two
+ * node's record: the thresholds a GPU crossed (by the count word for whole
+ * GPUs, by meter_shares for a share below one), then the types by CPU need
+ * over the sentinel-ended lists. Inlined into the two
  * hooks (one call less per allocation and release, sign a constant). */
 static inline __attribute__((always_inline)) void
 meter_apply(struct meter_state *s, const lsched_cluster *c,
@@ -485,8 +522,7 @@ meter_apply(struct meter_state *s, const lsched_cluster *c,
          * 0..64 and a taken GPU was counted at every threshold), so the
          * bytes above D (the record's padding) are written back
          * unchanged. */
-        uint64_t w, kk = (uint64_t)p->gpu_count *
-                         (UINT64_C(0x0101010101010101) >> (8 * (8 - D)));
+        uint64_t w, kk = (uint64_t)p->gpu_count * s->ones;
         memcpy(&w, cnt, sizeof w);
         w = k > 0 ? w + kk : w - kk;
         memcpy(cnt, &w, sizeof w);
@@ -495,32 +531,19 @@ meter_apply(struct meter_state *s, const lsched_cluster *c,
         for (int j = 0; j < D; j++)
           cnt[j] = (uint8_t)(cnt[j] + k);
     } else {
-      const int *g = c->gpu_free + nd->gpu_off;
-      const uint16_t *jidx = s->jidx;
-      for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
-        int now = g[__builtin_ctzll(m)], prev = now - delta;
-        int lo = now < prev ? now : prev, hi = now < prev ? prev : now;
-        /* as cache_apply: up to lo nothing moves, up to hi the GPU crossed
-         * the threshold, above hi small moves by now - prev */
-        int j = jidx[lo];
-        const int jh = jidx[hi];
-        for (; j < jh; j++) {
-          cnt[j] = (uint8_t)(cnt[j] + up);
-          small[j] -= up * lo;
-        }
-        for (; j < D; j++)
-          small[j] += delta;
-      }
+      meter_shares(s->jidx, c->gpu_free + nd->gpu_off, p->gpu_mask, D, delta,
+                   cnt, small);
     }
   }
+  /* W = 0 (every weight 0) gives F = 0 without a test of it: okw, acc and
+   * W x idle are all 0 then. */
   int64_t F = 0, idle = nd->gpu_free_sum, W = s->fw.W;
-  if (idle > 0 && W != 0) {
+  if (idle > 0) {
     if (nd->model < 0) {
       F = W * idle;
     } else {
       int64_t okw = 0, acc = 0, cpu = nd->cpu_free;
-      for (const lsched_frag_type *e = s->ft + s->moff[nd->model];
-           e->cpu <= cpu; e++)
+      for (const lsched_frag_type *e = s->mft[nd->model]; e->cpu <= cpu; e++)
         if (cnt[e->ti] >= e->k) {
           okw += e->w;
           acc += e->w * small[e->ti];
@@ -541,7 +564,7 @@ static void meter_release(void *state, const lsched_cluster *c,
   meter_apply(state, c, p, -1);
 }
 
-/* s->jidx, s->ft and s->moff from s->fw (sorted by CPU). */
+/* s->jidx, s->ones, s->ft and s->mft from s->fw (sorted by CPU). */
 static int meter_lists(struct meter_state *s) {
   const lsched_frag_types *fw = &s->fw;
   uint16_t *jidx =
@@ -562,7 +585,7 @@ static int meter_lists(struct meter_state *s) {
   }
   size_t k = 0;
   for (int m = 0; m < LSCHED_MAX_MODELS; m++) {
-    s->moff[m] = (int)k;
+    s->mft[m] = ft + k;
     for (int i = fw->moff[m]; i < fw->moff[m + 1]; i++)
       ft[k++] = fw->ft[i];
     ft[k++].cpu = INT64_MAX; /* the sentinel */
@@ -571,6 +594,9 @@ static int meter_lists(struct meter_state *s) {
   lsched__free(&s->a, s->ft);
   s->jidx = jidx;
   s->ft = ft;
+  s->ones = fw->nthr >= 1 && fw->nthr <= 8
+                ? UINT64_C(0x0101010101010101) >> (8 * (8 - fw->nthr))
+                : 0;
   return LSCHED_OK;
 }
 
@@ -596,8 +622,10 @@ static int meter_build(struct meter_state *s, const lsched_cluster *c,
   }
   lsched_frag_types old_fw = s->fw;
   s->fw = fw;
+  s->Wd = (double)fw.W;
   if ((rc = meter_lists(s))) {
     s->fw = old_fw;
+    s->Wd = (double)old_fw.W;
     recs_free(&recs, &s->a);
     lsched_frag_types_free(&fw, &s->a);
     lsched_workload_destroy(wl);
@@ -698,6 +726,6 @@ void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {
   out->amount_weighted = s->r.sum;
   out->weight_total = (uint64_t)W;
   out->idle_gpu_milli = idle;
-  out->amount = W ? (double)s->r.sum / (double)W : 0.0;
+  out->amount = W ? (double)s->r.sum / s->Wd : 0.0;
   out->rate = idle > 0 ? out->amount / (double)idle : 0.0;
 }
