@@ -458,16 +458,8 @@ static int meter_place(void *state, const lsched_cluster *c,
 /* meter_apply's part for a share below a whole GPU on the GPUs of mask:
  * the thresholds each GPU crossed (found through jidx). Out of line: the
  * hooks' common path (whole GPUs, or none) then saves and restores fewer
- * registers. Scalar (METER_SCALAR): the loops run over a few thresholds
- * (the GPU crossed about two, D is often 8 or fewer), where GCC's vector
- * versions (alias checks, broadcasts, more registers saved) cost more than
- * they save: 87 -> 72 instructions a call, 10k first-fit replay. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define METER_SCALAR __attribute__((optimize("no-tree-vectorize")))
-#else
-#define METER_SCALAR
-#endif
-static __attribute__((noinline)) METER_SCALAR void
+ * registers. */
+static __attribute__((noinline)) void
 meter_shares(const uint16_t *jidx, const int *g, uint64_t mask, int D,
              int delta, uint8_t *cnt, int32_t *small) {
   const int up = delta > 0 ? 1 : -1;
