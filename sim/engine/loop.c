@@ -112,8 +112,10 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   slot *s = &e->slots[sl];
   lsched_placement parts[SIM_MAX_PARTS];
   int n = job_parts(e, sl, parts);
-  int rc = 0;
-  for (int i = n - 1; i >= 0 && !rc; i--)
+  /* Gang parts in reverse order; one part (nearly every job) without the
+   * loop (~8 instructions per job less). */
+  int rc = lsched_release(e->sc->c, &parts[n - 1]);
+  for (int i = n - 2; i >= 0 && !rc; i--)
     rc = lsched_release(e->sc->c, &parts[i]);
   if (rc) {
     snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)", slot_name(s),

@@ -286,11 +286,15 @@ commit_now(engine *e, uint32_t sl, const lsched_placement *parts, int n) {
    * its reconfiguration): the job holds its resources from now and runs
    * from now + wait. */
   int64_t wait = hook_start(e, s, parts, n);
-  if (wait > 0 && s->st.start_us == e->now)
-    s->st.start_us += wait;
-  int64_t begin, end;
-  if (time_add(e, s, e->now, wait, &begin))
-    return -1;
+  /* Without a wait (nearly always) begin is now, unchecked: a now past
+   * the time range fails the check of end below alike (same error). */
+  int64_t begin = e->now, end;
+  if (wait > 0) {
+    if (s->st.start_us == e->now)
+      s->st.start_us += wait;
+    if (time_add(e, s, e->now, wait, &begin))
+      return -1;
+  }
   if (e->can_plan) {
     s->seg_us = begin;
     work = s->rem_us;
