@@ -43,6 +43,13 @@ static void one_node(sim_cluster *sc, int g) {
 }
 
 /* A job of gpus whole GPUs; req_s is its requested time (0: none). */
+/* An empty trace with submit times, named path (for error messages). */
+static void times_trace(trace *t, const char *path) {
+  trace_init(t);
+  t->path = strdup(path);
+  t->has_times = 1;
+}
+
 static void add(trace *t, const char *name, int64_t submit_s, int64_t dur_s,
                 int gpus, uint32_t req_s) {
   tu_add_job(t, name, submit_s, dur_s, gpus, 1000, NULL);
@@ -85,9 +92,7 @@ START_TEST(overdue_four_jobs) {
   sim_cluster sc;
   one_node(&sc, 64);
   trace t;
-  trace_init(&t);
-  t.path = strdup("four.csv");
-  t.has_times = 1;
+  times_trace(&t, "four.csv");
   add(&t, "job1", 0, 10, 50, 5);
   add(&t, "job2", 1, 10, 16, 10);
   if (with3)
@@ -130,9 +135,7 @@ START_TEST(overrun_defaults) {
   sim_cluster sc;
   one_node(&sc, 64);
   trace t;
-  trace_init(&t);
-  t.path = strdup("d.csv");
-  t.has_times = 1;
+  times_trace(&t, "d.csv");
   add(&t, "a", 0, 10, 50, 5);
   sim_result r;
   char err[512];
@@ -233,9 +236,7 @@ START_TEST(bounded_slowdown_hand) {
   sim_cluster sc;
   one_node(&sc, 2);
   trace t;
-  trace_init(&t);
-  t.path = strdup("b.csv");
-  t.has_times = 1;
+  times_trace(&t, "b.csv");
   add(&t, "A", 0, 10, 1, 0);
   add(&t, "B", 0, 20, 2, 0);
   add(&t, "C", 5, 4, 1, 0);
@@ -269,9 +270,7 @@ START_TEST(overdue_never_delays_head) {
   sim_cluster sc;
   one_node(&sc, 8);
   trace t;
-  trace_init(&t);
-  t.path = strdup("rand.csv");
-  t.has_times = 1;
+  times_trace(&t, "rand.csv");
   int64_t submit = 0;
   size_t expect_killed = 0;
   for (int k = 0; k < 150; k++) {
@@ -676,9 +675,7 @@ START_TEST(model_in_a_run) {
   sim_cluster sc;
   one_node(&sc, 4);
   trace t;
-  trace_init(&t);
-  t.path = strdup("m.csv");
-  t.has_times = 1;
+  times_trace(&t, "m.csv");
   add(&t, "A", 0, 2 * H_, 1, 0);
   add(&t, "B", 1, 10, 1, 0);
   add(&t, "C", 2, 10, 1, 0);
@@ -731,9 +728,7 @@ START_TEST(model_backfill_checked) {
   sim_cluster sc;
   one_node(&sc, 8);
   trace t;
-  trace_init(&t);
-  t.path = strdup("rand.csv");
-  t.has_times = 1;
+  times_trace(&t, "rand.csv");
   int64_t submit = 0;
   for (int k = 0; k < 300; k++) {
     x ^= x << 13;
@@ -780,9 +775,7 @@ START_TEST(exact_estimate_beyond_double) {
   sim_cluster sc;
   one_node(&sc, 2);
   trace t;
-  trace_init(&t);
-  t.path = strdup("big.csv");
-  t.has_times = 1;
+  times_trace(&t, "big.csv");
   add(&t, "long", 0, 1, 1, 0);
   t.jobs[0].duration_us = big + 1;
   add(&t, "head", 1, 10, 2, 0);
@@ -820,9 +813,7 @@ START_TEST(factor_two_against_one) {
   sim_cluster sc;
   one_node(&sc, 4);
   trace t;
-  trace_init(&t);
-  t.path = strdup("f2.csv");
-  t.has_times = 1;
+  times_trace(&t, "f2.csv");
   add(&t, "a", 0, 10, 2, 0);
   add(&t, "head", 1, 5, 4, 0);
   add(&t, "c", 2, 9, 2, 0);
