@@ -128,11 +128,11 @@ int lsched_place_gang(lsched_policy *p, const lsched_request *req,
   int w = 0;
   if (req->gpu_count == 0 || req->gpu_milli < LSCHED_GPU_MILLI ||
       req->gpu_count <= (w = widest_node(c, req))) {
-    /* Validated above: lsched_policy_place and the policy's fit and pick
-     * calls skip it (c->valid_req). */
+    /* Validated above: lsched_policy_place's checks are not repeated, and
+     * the policy's fit and pick calls skip it (c->valid_req). */
     const lsched_request *outer = c->valid_req;
     c->valid_req = req;
-    int rc = lsched_policy_place(p, req, &out[0]);
+    int rc = lsched__policy_place_valid(p, req, &out[0]);
     c->valid_req = outer;
     /* The gang contract stays LSCHED_ENOFIT (lsched_can_ever_fit_gang()
      * tells "never" apart). */

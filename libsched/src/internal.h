@@ -204,6 +204,30 @@ struct lsched_policy {
   int broken; /* a node change it could not follow: place gives ESTATE */
 };
 
+/* lsched_policy_place()'s error tail: the message for rc (LSCHED_ESTATE
+ * of a broken policy, LSCHED_ENEVER told from LSCHED_ENOFIT, any other
+ * error) and the code to return. policy.c. */
+LSCHED_HIDDEN int lsched__policy_place_failed(lsched_policy *p,
+                                              const lsched_request *req,
+                                              int rc);
+
+/* lsched_policy_place() on a request already validated and set as
+ * c->valid_req: inline, so that lsched_place_gang, which checked both,
+ * pays neither twice (nor a call) per placement. */
+static inline int lsched__policy_place_valid(lsched_policy *p,
+                                             const lsched_request *req,
+                                             lsched_placement *out) {
+  lsched_cluster *c = p->c;
+  if (__builtin_expect(p->broken, 0))
+    return lsched__policy_place_failed(p, req, LSCHED_ESTATE);
+  int rc = p->ops->place(p->state, c, req, out);
+  if (__builtin_expect(rc != LSCHED_OK, 0))
+    return lsched__policy_place_failed(p, req, rc);
+  out->version = LSCHED_PLACEMENT_VERSION; /* whatever the policy wrote */
+  c->errmsg[0] = '\0';
+  return LSCHED_OK;
+}
+
 /* Trial changes: every alloc and release between begin and end reaches
  * the observers with trial = 1. Nests. */
 static inline void lsched__trial_begin(lsched_cluster *c) { c->trial_depth++; }

@@ -235,21 +235,21 @@ int lsched_policy_place(lsched_policy *p, const lsched_request *req,
     snprintf(c->errmsg, sizeof c->errmsg, "place: malformed request");
     return LSCHED_EINVAL;
   }
-  if (p->broken) {
-    snprintf(c->errmsg, sizeof c->errmsg,
-             "place: policy '%s' could not follow a node change",
-             p->ops->name);
-    return LSCHED_ESTATE;
-  }
   /* Validated once: the fit and pick calls of the policy skip it. */
   const lsched_request *outer = c->valid_req;
   c->valid_req = req;
-  int rc = p->ops->place(p->state, c, req, out);
+  int rc = lsched__policy_place_valid(p, req, out);
   c->valid_req = outer;
-  if (rc == LSCHED_OK) {
-    out->version = LSCHED_PLACEMENT_VERSION; /* whatever the policy wrote */
-    c->errmsg[0] = '\0';
-    return LSCHED_OK;
+  return rc;
+}
+
+int lsched__policy_place_failed(lsched_policy *p, const lsched_request *req,
+                                int rc) {
+  lsched_cluster *c = p->c;
+  if (rc == LSCHED_ESTATE && p->broken) {
+    snprintf(c->errmsg, sizeof c->errmsg,
+             "place: policy '%s' could not follow a node change", p->ops->name);
+    return LSCHED_ESTATE;
   }
   if (rc == LSCHED_ENOFIT && !lsched__can_ever_fit(c, req)) {
     if (lsched__mig_never_reason(c, req, c->errmsg, sizeof c->errmsg))

@@ -684,6 +684,70 @@ static void test_mig_dynamic(void) {
   lsched_cluster_destroy(c);
 }
 
+/* A policy that writes a wrong placement version (place must overwrite it)
+ * and whose init fails once the cluster has a second node (a node change
+ * it cannot follow: it is broken from then on). */
+static int lying_init(void *state, const lsched_cluster *c) {
+  (void)state;
+  return lsched_cluster_node_count(c) > 1 ? LSCHED_ENOMEM : LSCHED_OK;
+}
+
+static int lying_place(void *state, const lsched_cluster *c,
+                       const lsched_request *req, lsched_placement *out) {
+  (void)state;
+  int pos = lsched_next_fit(c, req, 0);
+  if (pos < 0)
+    return LSCHED_ENOFIT;
+  int rc = lsched_pick_gpus(c, lsched_cluster_order(c)[pos], req,
+                            LSCHED_PICK_LOWEST, out);
+  out->version = 0;
+  return rc;
+}
+
+/* lsched_place_gang's one-node path and lsched_policy_place answer alike:
+ * the version set, the message cleared on success, ENOFIT (gang) for
+ * ENEVER, LSCHED_ESTATE and its message for a broken policy. */
+static void test_gang_one_node_results(void) {
+  static const lsched_policy_ops lying = {
+      .version = LSCHED_POLICY_OPS_VERSION,
+      .name = "lying",
+      .init = lying_init,
+      .place = lying_place,
+  };
+  lsched_cluster *c = lt_new_cluster();
+  add_node(c, 8000, 8192, 2, A100, LSCHED_GPU_SHARED);
+  lsched_policy *p = NULL;
+  OK(lsched_policy_create(&p, c, &lying));
+  lsched_request huge = mkreq(0, 0, 1, 500, 0), one = mkreq(1000, 0, 1, 500, 0);
+  huge.cpu_milli = 9000;
+  lsched_placement out[2];
+  int n = -1;
+  MT_EQ(lsched_place_gang(p, &huge, out, 2, &n), LSCHED_ENOFIT);
+  MT_EQ(n, 0);
+  MT_ASSERT(strstr(lsched_cluster_errmsg(c), "ever") != NULL);
+  MT_EQ(lsched_place_gang(p, &one, out, 2, &n), LSCHED_OK);
+  MT_EQ(n, 1);
+  MT_EQ(out[0].version, LSCHED_PLACEMENT_VERSION);
+  MT_ASSERT(lsched_cluster_errmsg(c)[0] == '\0');
+  OK(lsched_release(c, &out[0]));
+  MT_EQ(lsched_policy_place(p, &one, &out[1]), LSCHED_OK);
+  MT_EQ(out[1].version, LSCHED_PLACEMENT_VERSION);
+  lsched_node_spec second = LSCHED_NODE_SPEC_INIT;
+  second.cpu_milli = 8000;
+  second.memory_mib = 8192;
+  int id = -1; /* added, but p cannot follow: it breaks */
+  MT_EQ(lsched_cluster_add_node(c, &second, &id), LSCHED_ENOMEM);
+  MT_EQ(id, 1);
+  n = -1;
+  MT_EQ(lsched_place_gang(p, &one, out, 2, &n), LSCHED_ESTATE);
+  MT_EQ(n, 0);
+  MT_ASSERT(strstr(lsched_cluster_errmsg(c), "could not follow") != NULL);
+  MT_EQ(lsched_policy_place(p, &one, &out[1]), LSCHED_ESTATE);
+  MT_ASSERT(strstr(lsched_cluster_errmsg(c), "could not follow") != NULL);
+  lsched_policy_destroy(p);
+  lsched_cluster_destroy(c);
+}
+
 int main(void) {
   mt_begin("test_lib_core");
   MT_RUN(test_version);
@@ -693,6 +757,7 @@ int main(void) {
   MT_RUN(test_hand_gpu_choice);
   MT_RUN(test_every_policy_one_node);
   MT_RUN(test_gang);
+  MT_RUN(test_gang_one_node_results);
   MT_RUN(test_mig_static);
   MT_RUN(test_mig_dynamic);
   return mt_finish();
