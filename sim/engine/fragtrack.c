@@ -844,17 +844,30 @@ static int node_key(const sim_fragtrack *f, int i, nkey *k, int32_t was) {
                ((uint64_t)(uint16_t)k->model << 24 | (uint64_t)k->mode << 16 |
                 (uint64_t)k->up << 8 | k->ng) *
                    UINT64_C(0x165667B19E3779F9);
-  /* the free milli four at a time (the tail padded with zeros) */
-  for (int n = 0; n < ng; n += 4) {
-    uint64_t w = 0;
-    if (n + 4 <= ng || ng <= 8) {
-      memcpy(&w, k->g + n, sizeof w); /* 8 GPUs or fewer: zero-padded */
-    } else {
-      for (int j = 0; j < 4 && n + j < ng; j++)
-        w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
-    }
-    h = (h ^ w) * UINT64_C(0x100000001B3);
+  /* the free milli four at a time (the tail padded with zeros); 8 GPUs
+   * or fewer (zero-padded to 8) as one or two words without the loop's
+   * tests (~10 instructions per changed node of 8 GPUs) */
+  if (ng <= 8) {
+    uint64_t w[2];
+    memcpy(w, k->g, sizeof w);
+    h = (h ^ w[0]) * UINT64_C(0x100000001B3);
     h ^= h >> 29;
+    if (ng > 4) {
+      h = (h ^ w[1]) * UINT64_C(0x100000001B3);
+      h ^= h >> 29;
+    }
+  } else {
+    for (int n = 0; n < ng; n += 4) {
+      uint64_t w = 0;
+      if (n + 4 <= ng) {
+        memcpy(&w, k->g + n, sizeof w);
+      } else {
+        for (int j = 0; j < 4 && n + j < ng; j++)
+          w |= (uint64_t)(uint16_t)k->g[n + j] << (16 * j);
+      }
+      h = (h ^ w) * UINT64_C(0x100000001B3);
+      h ^= h >> 29;
+    }
   }
   h ^= h >> 31;
   k->hash = (uint32_t)h;
