@@ -916,8 +916,11 @@ static void cls_set_key(sim_fragtrack *f, int32_t c, const nkey *k) {
   e->mode = k->mode;
   e->up = k->up;
   e->ng = k->ng;
-  memcpy(f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE, k->g,
-         (size_t)(k->ng < 8 ? 8 : k->ng) * sizeof *k->g);
+  int16_t *g = f->cg + (size_t)c * LSCHED_MAX_GPUS_PER_NODE;
+  if (k->ng <= 8) /* zero-padded to 8: a copy of fixed size, inline */
+    memcpy(g, k->g, 8 * sizeof *k->g);
+  else
+    memcpy(g, k->g, (size_t)k->ng * sizeof *k->g);
   e->hnext = f->htab[k->hash & f->hmask];
   f->htab[k->hash & f->hmask] = c;
   leaf_stale(f, c);
@@ -1313,6 +1316,18 @@ int fragtrack_update(sim_fragtrack *f) {
   if (f->mstale) {
     lsched_fragmeter_get(f->meter, &f->now.fr);
     f->mstale = 0;
+  } else if (f->valid && !f->set_changed && f->now.queued > 0) {
+    /* No node changed (every allocation, release and node change marks
+     * the meter stale) and the set of queued shapes is the same since the
+     * last update, which had a queue: its value holds (update_queued would
+     * find no node to move; 10k@1.2 first-fit backfill, 29% of the
+     * updates with a queue). */
+#ifdef FRAGTRACK_VERIFY
+    if (f->ndirty || f->nnchg || f->now.stranded != f->S)
+      abort();
+    verify(f);
+#endif
+    return 0;
   }
   if (f->now.queued == 0) {
     /* Stranded is 0 with an empty queue. The changed nodes wait in
