@@ -526,6 +526,18 @@ START_TEST(lone_node_class_in_place) {
   fragtrack_queued(f, a, -1);
   fragtrack_queued(f, b, -1);
   expect(c, f, 0, 1, 2); /* empty queue: 0 */
+  /* a CPU-only job queued: no queued job uses a GPU, every idle milli
+   * strands; then queued again after an update with the queue empty,
+   * with no node changed and no shape crossed since (the update must not
+   * keep the empty queue's 0) */
+  fragtrack_queued(f, FRAGTRACK_NO_SHAPE, 1);
+  expect(c, f, 8000, 1, 2);
+  expect(c, f, 8000, 1, 2); /* nothing changed: the same figures */
+  fragtrack_queued(f, FRAGTRACK_NO_SHAPE, -1);
+  expect(c, f, 0, 1, 2);
+  fragtrack_queued(f, FRAGTRACK_NO_SHAPE, 1);
+  expect(c, f, 8000, 1, 2);
+  fragtrack_queued(f, FRAGTRACK_NO_SHAPE, -1);
   fragtrack_free(f);
   lsched_cluster_destroy(c);
 }

@@ -34,8 +34,9 @@
  * stale); a node alone in its class takes its class to its new state in
  * place; a queued shape's fit on a class is read from the class's key
  * (lsched_fits only for shapes with node restrictions or MIG kinds); the
- * FGD meter is read only after a node changed. The values are exactly
- * those of recomputing every node at every change of the set
+ * FGD meter is read only after a node changed, and an update with a
+ * queue after no change of a node or of the set does nothing. The values
+ * are exactly those of recomputing every node at every change of the set
  * (tests/test_fragtrack.c; build with -DFRAGTRACK_VERIFY to check every
  * node after every update of a run).
  */
