@@ -795,7 +795,7 @@ START_TEST(exact_estimate_beyond_double) {
 END_TEST
 
 /*
- * A factor of 2 against none (estimate.c est_left: without a factor, or
+ * A factor of 2 against none (estimate.c mul_up: without a factor, or
  * with 1, the work itself without the multiplication), one node of 4
  * GPUs: a (t=0, 2 GPUs, runs 10 s), the head (t=1, 4 GPUs, runs 5 s), c
  * (t=2, 2 GPUs, runs 9 s).

@@ -368,6 +368,7 @@ struct sim_engine {
    * exact, or --overrun), and whether the shape's can-ever-fit answer is
    * remembered (no speed model, no part rewriting requests: loop.c). */
   int est_cut, ever_memo;
+  double est_f; /* the estimate factor (estimate.c): 1 when none is set */
   memo_entry *memo;
   uint32_t memo_gen;
   uint64_t *spec_mask;   /* per trace spec */
@@ -607,10 +608,10 @@ int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
  * caller must compute it in full, -1 when out of memory (then close). */
 int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
               int64_t cand_end, int64_t T);
-/* rx_within for a candidate placed on p but not allocated (trace position
- * idx, estimated end cand_end). */
+/* rx_within for candidate cand placed on p but not allocated (estimated
+ * end cand_end). */
 int rx_within_held(struct rx *x, const lsched_request *req,
-                   const lsched_placement *p, uint64_t idx, int64_t cand_end,
+                   const lsched_placement *p, uint32_t cand, int64_t cand_end,
                    int64_t T);
 /* EASY reservation of the queued job h: the earliest estimated time it
  * could start if nothing else started (INT64_MAX: never); *fail set when

@@ -30,7 +30,7 @@
 
 /* us x f rounded up; x 1 is the identity where a double holds us exactly
  * (|us| <= 2^53), without the ceil (1% of a first-fit backfill replay). */
-static int64_t mul_up(int64_t us, double f) {
+static inline int64_t mul_up(int64_t us, double f) {
   if (f == 1.0 && us <= EXACT_DOUBLE && us >= -EXACT_DOUBLE)
     return us;
   double d = ceil((double)us * f);
@@ -164,10 +164,8 @@ static int64_t est_whole(const engine *e, const job_record *jr) {
     return jr->req_s ? (int64_t)jr->req_s * 1000000 : d;
   case SIM_EST_FACTOR:
   case SIM_EST_EXACT:
-  default: {
-    double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
-    return f == 1.0 ? d : mul_up(d, f);
-  }
+  default:
+    return e->est_f == 1.0 ? d : mul_up(d, e->est_f);
   }
 }
 
@@ -201,17 +199,8 @@ int64_t est_left(const engine *e, const slot *s, int64_t work) {
   }
   case SIM_EST_FACTOR:
   case SIM_EST_EXACT:
-  default: {
-    /* No factor (or 1): the work itself, as mul_up(work, 1) gives it
-     * where a double holds it exactly (asked for every candidate). */
-    double f = e->opt->estimate_factor;
-    if (!(f > 0) || f == 1.0) {
-      if (work <= EXACT_DOUBLE && work >= -EXACT_DOUBLE)
-        return work;
-      f = 1.0;
-    }
-    return mul_up(work, f);
-  }
+  default:
+    return mul_up(work, e->est_f);
   }
 }
 
@@ -246,7 +235,7 @@ static int64_t est_speed_end(const engine *e, const slot *s,
   case SIM_EST_FACTOR:
   case SIM_EST_EXACT:
   default: {
-    double f = e->opt->estimate_factor > 0 ? e->opt->estimate_factor : 1.0;
+    double f = e->est_f;
     if (f == 1.0)
       return v->end;
     int64_t d = mul_up(v->end - v->from, f);

@@ -85,17 +85,9 @@ static void b0_pop(heap_bucket *k) {
  * memory. */
 static inline int append(event_heap *h, unsigned bi, sim_event e) {
   heap_bucket *k = &h->b[bi];
-  uint32_t i = k->n;
-  if (__builtin_expect(i == k->cap, 0) && reserve(k, 1))
+  if (__builtin_expect(k->n == k->cap, 0) && reserve(k, 1))
     return -1;
-  k->a[i] = e;
-  k->n = i + 1;
-  if (i == 0) {
-    k->min = 0;
-    heap_mark(h, bi);
-  } else if (heap_less(&e, &k->a[k->min])) {
-    k->min = i;
-  }
+  heap_bucket_put(h, bi, e);
   return 0;
 }
 

@@ -98,6 +98,24 @@ static inline void heap_mark(event_heap *h, unsigned bi) {
   h->summary |= UINT64_C(1) << w;
 }
 
+/* Puts e into bucket bi >= 1, which has room, keeping its minimum: the
+ * stored event. */
+static inline sim_event *heap_bucket_put(event_heap *h, unsigned bi,
+                                         sim_event e) {
+  heap_bucket *b = &h->b[bi];
+  uint32_t i = b->n;
+  sim_event *d = &b->a[i];
+  *d = e;
+  b->n = i + 1;
+  if (i == 0) {
+    b->min = 0;
+    heap_mark(h, bi);
+  } else if (heap_less(d, &b->a[b->min])) {
+    b->min = i;
+  }
+  return d;
+}
+
 /* Pushes an event. 0, or -1 when out of memory. Inline for the usual
  * case, once per started job: a time after `last` into a bucket >= 1
  * with room (~25 instructions where the call took ~80); a push at or
@@ -108,21 +126,9 @@ static inline int heap_push(event_heap *h, int64_t time, uint32_t job,
   if (__builtin_expect(k <= h->last, 0))
     return heap_push_slow(h, time, job, tag);
   unsigned bi = heap_bucket_above(k, h->last);
-  heap_bucket *b = &h->b[bi];
-  uint32_t i = b->n;
-  if (__builtin_expect(i == b->cap, 0))
+  if (__builtin_expect(h->b[bi].n == h->b[bi].cap, 0))
     return heap_push_slow(h, time, job, tag);
-  sim_event *e = &b->a[i];
-  e->time = time;
-  e->job = job;
-  e->tag = tag;
-  b->n = i + 1;
-  if (i == 0) {
-    b->min = 0;
-    heap_mark(h, bi);
-  } else if (heap_less(e, &b->a[b->min])) {
-    b->min = i;
-  }
+  const sim_event *e = heap_bucket_put(h, bi, (sim_event){time, job, tag});
   h->n++;
   /* The array did not move: the top changes only to the new event. */
   if (!h->top || heap_less(e, h->top))

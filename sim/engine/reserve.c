@@ -662,7 +662,7 @@ int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
   } else {
     lsched_request req;
     build_request(e, &e->slots[h], &req);
-    a = rx_within_held(ix->rx, &req, p, e->slots[j].idx, cand_end, T);
+    a = rx_within_held(ix->rx, &req, p, j, cand_end, T);
     if (a < 0) {
       rx_off(ix);
       return 2;

@@ -296,11 +296,12 @@ static int list_room(rx_list *L) {
   return 0;
 }
 
-/* Whether entry a comes after a job ending at end, of trace position idx,
- * in the order of ends. */
+/* Whether entry a comes after slot job ending at end, in the order of
+ * ends (trace positions read only for equal ends: rare). */
 static inline int ent_after(const engine *e, const rx_ent *a, int64_t end,
-                            uint64_t idx) {
-  return a->end > end || (a->end == end && e->slots[a->job].idx > idx);
+                            uint32_t job) {
+  return a->end > end ||
+         (a->end == end && e->slots[a->job].idx > e->slots[job].idx);
 }
 
 /* Inlined: every start (10k@1.2 first-fit backfill: 0.9 M instructions
@@ -313,9 +314,7 @@ list_insert(const engine *e, rx_list *L, int64_t end, uint32_t job,
   uint32_t i = 0, hi = L->n;
   while (i < hi) {
     uint32_t mid = (i + hi) / 2;
-    const rx_ent *m = &L->j[mid];
-    if (m->end > end ||
-        (m->end == end && e->slots[m->job].idx > e->slots[job].idx))
+    if (ent_after(e, &L->j[mid], end, job))
       hi = mid;
     else
       i = mid + 1;
@@ -911,7 +910,7 @@ int rx_within(struct rx *x, const lsched_request *req, uint32_t cand,
 }
 
 int rx_within_held(struct rx *x, const lsched_request *req,
-                   const lsched_placement *p, uint64_t idx, int64_t cand_end,
+                   const lsched_placement *p, uint32_t cand, int64_t cand_end,
                    int64_t T) {
   int err = 0, rc;
   rx_tree *t = within_tree(x, req, &rc);
@@ -944,7 +943,7 @@ int rx_within_held(struct rx *x, const lsched_request *req,
                  sizeof *x->scr))
     return -1;
   uint32_t at = 0;
-  for (; at < L->n && !ent_after(x->e, &L->j[at], cand_end, idx); at++)
+  for (; at < L->n && !ent_after(x->e, &L->j[at], cand_end, cand); at++)
     x->scr[at] = L->j[at].part;
   x->scr[at] = *p;
   for (uint32_t i = at; i < L->n; i++)

@@ -249,6 +249,7 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
   e->slot_ext = e->can_plan || (e->q->flags & SIM_QUEUE_RESERVES);
   e->est_cut =
       opt->estimates != SIM_EST_EXACT || opt->overrun != SIM_OVERRUN_DEFAULT;
+  e->est_f = opt->estimate_factor > 0 ? opt->estimate_factor : 1.0;
   e->ever_memo =
       !e->speed_fn && !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST));
   e->memo = calloc(MEMO_SIZE, sizeof *e->memo);
