@@ -1,7 +1,8 @@
 /*
  * Helpers shared by the Check-free libsched tests (tests/lib/): a call
  * that must succeed, and a cluster with two GPU models that checks its
- * invariants on every change. Header-only, libc and libsched alone.
+ * invariants on every change, a registry of the built-in policies, a
+ * generator and plain requests. Header-only, libc and libsched alone.
  */
 #ifndef LSCHED_TESTS_LIBTEST_H
 #define LSCHED_TESTS_LIBTEST_H
@@ -32,6 +33,14 @@ static inline lsched_cluster *lt_new_cluster(void) {
   MT_EQ(lsched_cluster_model_id(c, "A100", 1), A100);
   MT_EQ(lsched_cluster_model_id(c, "V100", 1), V100);
   return c;
+}
+
+/* A registry holding the built-in policies (lsched_registry_destroy it). */
+static inline lsched_registry *lt_builtins(void) {
+  lsched_registry *reg = NULL;
+  OK(lsched_registry_create(&reg, NULL));
+  OK(lsched_registry_add_builtins(reg));
+  return reg;
 }
 
 /* A small deterministic generator (xorshift64*) for the random replays. */

@@ -149,9 +149,7 @@ static lsched_policy *new_defrag(lsched_cluster *c, lsched_registry *reg,
 }
 
 static void test_hand(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   for (int index = 0; index < 2; index++) {
     lsched_cluster *c = lt_new_cluster();
     for (int i = 0; i < 3; i++)
@@ -280,9 +278,7 @@ static void compete_case(lsched_registry *reg, int64_t f1cpu, int want_plan) {
  * fit together there exactly (CPU 2,000 free; GPU 3's 1,000 milli hold
  * both halves): a plan; with 1,999 free, or 1,000 (one job only), none. */
 static void test_compete(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   compete_case(reg, 6000, 1);
   compete_case(reg, 6001, 0);
   compete_case(reg, 7000, 0);
@@ -306,9 +302,7 @@ static void set_cpu(lsched_cluster *c, lsched_running_index *ix,
  * fit (its dear job on 6,000: a plan), and when the jobs come to fit
  * another node (node 2's filler released: a plan). */
 static void test_compete_kept(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   lsched_cluster *c = lt_new_cluster();
   for (int i = 0; i < 3; i++)
     add_node(c, 8000, 65536, 4, A100, LSCHED_GPU_SHARED);
@@ -490,9 +484,7 @@ static void test_index_api(void) {
   MT_EQ(lsched_running_index_create(NULL, c), LSCHED_EINVAL);
   /* A planner without the indexed hook gets the entries as an array; a
    * policy that does not plan says so. */
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   OK(lsched_registry_add(reg, &plan3_ops));
   lsched_policy *pol = NULL;
   OK(lsched_policy_create_from(&pol, c, reg, "plan3"));
@@ -554,9 +546,7 @@ static lsched_running memo_job(lsched_cluster *c, lsched_placement *p,
  * - C ends (node 1 changes, node 0 does not): a 2-GPU job fits node 1
  *   now, so node 0 is tried again: A and B move to node 1. */
 static void test_memo(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   lsched_cluster *c = lt_new_cluster();
   add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
   add_node(c, 32000, 65536, 8, V100, LSCHED_GPU_SHARED);
@@ -707,9 +697,7 @@ static void test_index_log(void) {
  * - Their counts reset, then C's set 600 times with alternating counts
  *   (1,200 log entries: those of A and B are lost): the plan again. */
 static void test_log_refresh(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   lsched_cluster *c = lt_new_cluster();
   add_node(c, 32000, 65536, 4, A100, LSCHED_GPU_SHARED);
   add_node(c, 32000, 65536, 8, V100, LSCHED_GPU_SHARED);
@@ -930,9 +918,7 @@ static long gangs_placed, mig_plans;
 
 static void replay(const struct replay_cfg *cfg, long *made, long *refused) {
   struct rng g = {cfg->seed};
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   OK(lsched_registry_add(reg, &last_ops));
   lsched_cluster *c[2];
   lsched_policy *pol[2];

@@ -281,9 +281,7 @@ static void test_flags_splits(void) {
   MT_EQ(lsched_place_splits(c, &bad), LSCHED_EINVAL);
   MT_EQ(lsched_place_splits(NULL, &q), LSCHED_EINVAL);
 
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   static const struct {
     const char *name;
     unsigned flags;
@@ -341,9 +339,7 @@ static void test_promise(void) {
     s.gpu_mode = rbelow(&r, 3) ? LSCHED_GPU_SHARED : LSCHED_GPU_EXCLUSIVE;
     OK(lsched_cluster_add_node(c, &s, NULL));
   }
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   static const char *const names[] = {"first-fit",   "best-fit",
                                       "worst-fit",   "dot-product",
                                       "gpu-packing", "gpu-clustering",
@@ -488,9 +484,7 @@ static void test_gang_first(void) {
     s.gpu_model = rbelow(&r, 2);
     OK(lsched_cluster_add_node(c, &s, NULL));
   }
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   lsched_policy *ff = NULL;
   OK(lsched_policy_create_from(&ff, c, reg, "first-fit"));
   lsched_placement held[64], parts[8];

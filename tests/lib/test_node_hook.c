@@ -231,9 +231,7 @@ static void replay(const lsched_policy_ops *ops, lsched_policy_ops *copy,
 }
 
 static void test_hook_equals_refresh(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   lsched_workload *w = workload();
   static lsched_policy_ops copies[64];
   int hooked = 0, composes = 0;

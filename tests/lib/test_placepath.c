@@ -138,9 +138,7 @@ static void test_index_wide(void) {
     OK(lsched_cluster_add_node(c, &s, NULL));
     n++;
   }
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   lsched_policy *pol = NULL;
   OK(lsched_policy_create_from(&pol, c, reg, "first-fit"));
   lsched_placement live[512];
@@ -405,9 +403,7 @@ static void test_next_fit_memo(void) {
       lsched_node_spec s = memo_spec(&r);
       OK(lsched_cluster_add_node(c, &s, NULL));
     }
-    lsched_registry *reg = NULL;
-    OK(lsched_registry_create(&reg, NULL));
-    OK(lsched_registry_add_builtins(reg));
+    lsched_registry *reg = lt_builtins();
     lsched_policy *pol = NULL;
     OK(lsched_policy_create_from(&pol, c, reg, "first-fit"));
     /* Shapes: a few in most rounds, more than the memo holds in others. */

@@ -259,9 +259,7 @@ static lsched_cluster *pooled(int keep, int *hosts, int *nhosts) {
  * ENOFIT only when no node fits, and releasing everything restores every
  * GPU share and every pool bit for bit. */
 static void test_policies_property(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   size_t np = lsched_registry_count(reg);
   int tested = 0;
   for (size_t pi = 0; pi < np; pi++) {
@@ -429,9 +427,7 @@ static void test_compose_aware(void) {
  * at every step on a pooled cluster (composes block and detaches reopen
  * other hosts' slots: node changes the index must see). */
 static void test_score_index_pools(void) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   int tested = 0;
   for (size_t pi = 0; pi < lsched_registry_count(reg); pi++) {
     const lsched_policy_ops *ops = lsched_registry_at(reg, pi);

@@ -96,9 +96,7 @@ static double speed_never(void *user, const lsched_cluster *c,
  * "nofit". */
 static void place(lsched_cluster *c, const char *policy, lsched_request r,
                   lsched_placement *out) {
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   const lsched_policy_ops *ops = lsched_registry_find(reg, policy);
   MT_ASSERT_MSG(ops != NULL, "policy %s not registered", policy);
   lsched_policy *p = NULL;
@@ -429,9 +427,7 @@ static void test_mig(void) {
 static void test_nofit(void) {
   lsched_cluster *c = lt_new_cluster();
   add_node(c, 1, A100, LSCHED_GPU_SHARED, 0);
-  lsched_registry *reg = NULL;
-  OK(lsched_registry_create(&reg, NULL));
-  OK(lsched_registry_add_builtins(reg));
+  lsched_registry *reg = lt_builtins();
   const char *names[2] = {"fastest-fit", "cheapest-work"};
   for (int i = 0; i < 2; i++) {
     lsched_policy *p = NULL;
