@@ -49,6 +49,7 @@
 #include "engine_internal.h"
 #include "reserve.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,12 +76,23 @@ typedef struct rx_ent {
 
 /* A part as a fit test reads it (lsched_fits_after_held: amounts and GPUs;
  * the node is the list's, and a node answered per node is not MIG, whose
- * fields are then zero): 32 bytes, two to a cache line. */
+ * fields are then zero): 32 bytes, two to a cache line, the placement's
+ * fields from gpu_count to memory_mib as they lie there (copied as one). */
 typedef struct rx_part {
+  int gpu_count;
+  int gpu_milli;
   uint64_t gpu_mask;
-  int64_t cpu_milli, memory_mib;
-  int32_t gpu_count, gpu_milli;
+  int64_t cpu_milli;
+  int64_t memory_mib;
 } rx_part;
+#define RX_PART_AT offsetof(lsched_placement, gpu_count)
+#define RX_MIRRORS(f)                                                          \
+  (offsetof(lsched_placement, f) - RX_PART_AT == offsetof(rx_part, f))
+_Static_assert(RX_MIRRORS(gpu_milli) && RX_MIRRORS(gpu_mask) &&
+                   RX_MIRRORS(cpu_milli) && RX_MIRRORS(memory_mib) &&
+                   offsetof(lsched_placement, mig_kind) - RX_PART_AT ==
+                       sizeof(rx_part),
+               "rx_part mirrors lsched_placement");
 
 /* A node's running jobs' parts on it, by (end, trace position); a job
  * with several parts there holds adjacent entries. The entries are
@@ -382,12 +394,7 @@ list_insert(const engine *e, rx_list *L, int64_t end, uint32_t job,
   d->end = end;
   d->job = job;
   d->part = q;
-  rx_part *d_part = &L->p[q];
-  d_part->gpu_mask = part->gpu_mask;
-  d_part->cpu_milli = part->cpu_milli;
-  d_part->memory_mib = part->memory_mib;
-  d_part->gpu_count = part->gpu_count;
-  d_part->gpu_milli = part->gpu_milli;
+  memcpy(&L->p[q], (const char *)part + RX_PART_AT, sizeof(rx_part));
   L->n++;
   return 0;
 }
@@ -425,23 +432,30 @@ list_remove(rx_list *L, uint32_t job, int64_t *end) {
 static inline void part_out(lsched_placement *d, const rx_part *a, int node) {
   d->version = LSCHED_PLACEMENT_VERSION;
   d->node = node;
-  d->gpu_count = a->gpu_count;
-  d->gpu_milli = a->gpu_milli;
-  d->gpu_mask = a->gpu_mask;
-  d->cpu_milli = a->cpu_milli;
-  d->memory_mib = a->memory_mib;
+  memcpy((char *)d + RX_PART_AT, a, sizeof *a);
   d->mig_kind = 0;
   d->mig_start = 0;
+}
+
+/* Room in x->scr for L's parts and one more; -1 when out of memory. The
+ * test inline: every fit test asks (a call per leaf). */
+static inline int scr_room(struct rx *x, const rx_list *L) {
+  return (size_t)L->n + 1 <= x->scrcap
+             ? 0
+             : grow_array((void **)&x->scr, &x->scrcap, (size_t)L->n + 1,
+                          sizeof *x->scr);
 }
 
 /* L's parts in order into x->scr (room for one more); -1 when out of
  * memory. */
 static int list_parts(struct rx *x, const rx_list *L, int node) {
-  if (grow_array((void **)&x->scr, &x->scrcap, (size_t)L->n + 1,
-                 sizeof *x->scr))
+  if (scr_room(x, L))
     return -1;
-  for (uint32_t i = 0; i < L->n; i++)
-    part_out(&x->scr[i], &L->p[L->j[i].part], node);
+  lsched_placement *d = x->scr;
+  const rx_ent *j = L->j;
+  const rx_part *p = L->p;
+  for (uint32_t i = 0, n = L->n; i < n; i++)
+    part_out(&d[i], &p[j[i].part], node);
   return 0;
 }
 
@@ -593,7 +607,7 @@ static int64_t leaf(struct rx *x, int node, const lsched_request *req,
     *err = 1;
     return INT64_MAX;
   }
-  int m = lsched_fits_after(x->c, node, req, x->scr, (int)L->n);
+  int m = lsched_fits_after_held(x->c, node, req, NULL, x->scr, (int)L->n);
   if (m == LSCHED_ENOFIT)
     return INT64_MAX;
   if (m < 0) {
@@ -1024,8 +1038,7 @@ int rx_within_held(struct rx *x, const lsched_request *req,
     return 1;
   /* m's parts with the candidate's at its place in the order of ends. */
   rx_list *L = &x->node[m];
-  if (grow_array((void **)&x->scr, &x->scrcap, (size_t)L->n + 1,
-                 sizeof *x->scr))
+  if (scr_room(x, L))
     return -1;
   uint32_t at = 0;
   for (; at < L->n && !ent_after(x->e, &L->j[at], cand_end, cand); at++)
