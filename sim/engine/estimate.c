@@ -31,7 +31,9 @@
 /* us x f rounded up; x 1 is the identity where a double holds us exactly
  * (|us| <= 2^53), without the ceil (1% of a first-fit backfill replay). */
 static inline int64_t mul_up(int64_t us, double f) {
-  if (f == 1.0 && us <= EXACT_DOUBLE && us >= -EXACT_DOUBLE)
+  /* |us| <= 2^53 (exact as a double) in one unsigned compare. */
+  if (f == 1.0 &&
+      (uint64_t)us + (uint64_t)EXACT_DOUBLE <= 2 * (uint64_t)EXACT_DOUBLE)
     return us;
   double d = ceil((double)us * f);
   return d > 9.2e18 ? INT64_MAX : (int64_t)d;
