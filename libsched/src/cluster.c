@@ -272,10 +272,11 @@ static inline __m128i seg_load(const struct lsched_seg *s) {
   return _mm_loadu_si128((const __m128i *)(const void *)s);
 }
 
-/* *a = the maximum of x and y; 0 if *a already held it. */
-static inline int seg_set_max(struct lsched_seg *a, __m128i x, __m128i y) {
+/* *a, which holds old, = the maximum of x and y; 0 if old was it. */
+static inline int seg_set_max(struct lsched_seg *a, __m128i old, __m128i x,
+                              __m128i y) {
   __m128i v = _mm_max_epi16(x, y);
-  if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, seg_load(a))) == 0xFFFF)
+  if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, old)) == 0xFFFF)
     return 0;
   _mm_storeu_si128((__m128i *)(void *)a, v);
   return 1;
@@ -572,8 +573,9 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
     struct lsched_seg *a = (struct lsched_seg *)(void *)(base + o);
     const struct lsched_seg *l =
         (const struct lsched_seg *)(void *)(base + 2 * o);
-    if (!(grew ? seg_set_max(a, seg_load(a), lv)
-               : seg_set_max(a, seg_load(l), seg_load(l + 1))))
+    const __m128i old = seg_load(a); /* one load (the max reread it) */
+    if (!(grew ? seg_set_max(a, old, old, lv)
+               : seg_set_max(a, old, seg_load(l), seg_load(l + 1))))
       break;
   }
 #else
@@ -1297,7 +1299,10 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
   const int ng = nd->gpu_count, k = req->gpu_count;
   const int d = a < 0 ? lsched__eff_milli(nd, req) : 0;
   int g[LSCHED_MAX_GPUS_PER_NODE];
-  memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
+  if (ng == 8) /* the usual node: a fixed-size copy, no libc call */
+    memcpy(g, c->gpu_free + nd->gpu_off, 8 * sizeof *g);
+  else
+    memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
   if (held && held->node == node) { /* taken as if allocated */
     if (bad_part(held, ng) || (cpu -= held->cpu_milli) < 0 ||
         (mem -= held->memory_mib) < 0)
@@ -1326,6 +1331,19 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
     mem += p->memory_mib;
     if (cpu > nd->cpu_cap || mem > nd->mem_cap)
       return LSCHED_EINVAL;
+    if (p->gpu_milli == LSCHED_GPU_MILLI) {
+      /* Whole GPUs (the loop below, folded): each share is >= 0, so one
+       * not empty would pass 1000; an empty one becomes whole, which
+       * holds any share d > 0 it did not hold. */
+      for (uint64_t b = p->gpu_mask; b; b &= b - 1) {
+        int i = __builtin_ctzll(b);
+        if (g[i] != 0)
+          return LSCHED_EINVAL;
+        g[i] = LSCHED_GPU_MILLI;
+        cnt += d > 0;
+      }
+      continue;
+    }
     for (uint64_t b = p->gpu_mask; b; b &= b - 1) {
       int i = __builtin_ctzll(b);
       int was = g[i] >= d;
@@ -1857,34 +1875,39 @@ check_placement(lsched_cluster *c, const lsched_placement *p,
 
 static int check_after(lsched_cluster *c, int id);
 
-/* Tells the observers about a change (after the policies). Out of line:
- * most clusters have none. */
-static void notify_observers(lsched_cluster *c, const lsched_placement *p,
-                             int alloc) {
+/* Tells the observers about a change (after the policies), inlined with
+ * alloc a constant (out of line, its call, saved registers and loop cost
+ * more than the loop inline). A callback may change neither the cluster nor
+ * the observers (lsched_observer), so the array and its end are read once,
+ * not again after each call. */
+static inline __attribute__((always_inline)) void
+observers_told(lsched_cluster *c, const lsched_placement *p, int alloc) {
   const int trial = c->trial_depth > 0;
-  for (int i = 0; i < c->nobservers; i++) {
-    const struct lsched__observer *o = &c->observers[i];
-    if (alloc && o->ops.on_alloc)
-      o->ops.on_alloc(o->user, c, p, trial);
-    else if (!alloc && o->ops.on_release)
-      o->ops.on_release(o->user, c, p, trial);
+  const struct lsched__observer *o = c->observers;
+  for (const struct lsched__observer *end = o + c->nobservers; o < end; o++) {
+    void (*fn)(void *, const lsched_cluster *, const lsched_placement *,
+               int) = alloc ? o->ops.on_alloc : o->ops.on_release;
+    if (fn)
+      fn(o->user, c, p, trial);
   }
 }
 
 /* Tells the attached policies that have hooks, then the observers, about a
  * change that just happened. (gang.c re-reports kept parts to the
- * observers only by hiding the policies for that while: confirm_parts.) */
-static inline void notify(lsched_cluster *c, const lsched_placement *p,
-                          int alloc) {
-  for (int i = 0; i < c->nhooked; i++) {
-    lsched_policy *pol = c->hooked[i];
+ * observers only by hiding the policies for that while: confirm_parts.)
+ * A hook sees the cluster const: the hooked list and its end are read
+ * once. */
+static inline __attribute__((always_inline)) void
+notify(lsched_cluster *c, const lsched_placement *p, int alloc) {
+  lsched_policy *const *h = c->hooked;
+  for (lsched_policy *const *end = h + c->nhooked; h < end; h++) {
+    lsched_policy *pol = *h;
     if (alloc && pol->ops->on_alloc)
       pol->ops->on_alloc(pol->state, c, p);
     else if (!alloc && pol->ops->on_release)
       pol->ops->on_release(pol->state, c, p);
   }
-  if (c->nobservers > 0)
-    notify_observers(c, p, alloc);
+  observers_told(c, p, alloc);
 }
 
 int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {
