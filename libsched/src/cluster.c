@@ -272,11 +272,10 @@ static inline __m128i seg_load(const struct lsched_seg *s) {
   return _mm_loadu_si128((const __m128i *)(const void *)s);
 }
 
-/* *a, which holds old, = the maximum of x and y; 0 if old was it. */
-static inline int seg_set_max(struct lsched_seg *a, __m128i old, __m128i x,
-                              __m128i y) {
+/* *a = the maximum of x and y; 0 if *a already held it. */
+static inline int seg_set_max(struct lsched_seg *a, __m128i x, __m128i y) {
   __m128i v = _mm_max_epi16(x, y);
-  if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, old)) == 0xFFFF)
+  if (_mm_movemask_epi8(_mm_cmpeq_epi16(v, seg_load(a))) == 0xFFFF)
     return 0;
   _mm_storeu_si128((__m128i *)(void *)a, v);
   return 1;
@@ -573,9 +572,8 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
     struct lsched_seg *a = (struct lsched_seg *)(void *)(base + o);
     const struct lsched_seg *l =
         (const struct lsched_seg *)(void *)(base + 2 * o);
-    const __m128i old = seg_load(a); /* one load (the max reread it) */
-    if (!(grew ? seg_set_max(a, old, old, lv)
-               : seg_set_max(a, old, seg_load(l), seg_load(l + 1))))
+    if (!(grew ? seg_set_max(a, seg_load(a), lv)
+               : seg_set_max(a, seg_load(l), seg_load(l + 1))))
       break;
   }
 #else
@@ -1885,8 +1883,8 @@ observers_told(lsched_cluster *c, const lsched_placement *p, int alloc) {
   const int trial = c->trial_depth > 0;
   const struct lsched__observer *o = c->observers;
   for (const struct lsched__observer *end = o + c->nobservers; o < end; o++) {
-    void (*fn)(void *, const lsched_cluster *, const lsched_placement *,
-               int) = alloc ? o->ops.on_alloc : o->ops.on_release;
+    void (*fn)(void *, const lsched_cluster *, const lsched_placement *, int) =
+        alloc ? o->ops.on_alloc : o->ops.on_release;
     if (fn)
       fn(o->user, c, p, trial);
   }
