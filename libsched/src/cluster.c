@@ -86,6 +86,8 @@ void lsched_cluster_destroy(lsched_cluster *c) {
   lsched__free(&a, c->attached);
   lsched__free(&a, c->hooked);
   lsched__free(&a, c->observers);
+  lsched__free(&a, c->obs_alloc);
+  lsched__free(&a, c->obs_release);
   lsched__mig_free(c);
   lsched__pool_free_all(c);
   lsched__free(&a, c);
@@ -1873,21 +1875,50 @@ check_placement(lsched_cluster *c, const lsched_placement *p,
 
 static int check_after(lsched_cluster *c, int id);
 
-/* Tells the observers about a change (after the policies), inlined with
- * alloc a constant (out of line, its call, saved registers and loop cost
- * more than the loop inline). A callback may change neither the cluster nor
- * the observers (lsched_observer), so the array and its end are read once,
- * not again after each call. */
+int lsched__observers_index(lsched_cluster *c) {
+  if (c->nobservers > c->obs_calls_cap) {
+    const size_t cap = (size_t)c->observers_cap; /* >= nobservers */
+    struct lsched__obs_call *a =
+        lsched__realloc(&c->a, c->obs_alloc, cap * sizeof *a);
+    if (!a)
+      return LSCHED_ENOMEM;
+    c->obs_alloc = a;
+    struct lsched__obs_call *r =
+        lsched__realloc(&c->a, c->obs_release, cap * sizeof *r);
+    if (!r)
+      return LSCHED_ENOMEM;
+    c->obs_release = r;
+    c->obs_calls_cap = c->observers_cap;
+  }
+  int na = 0, nr = 0;
+  for (int i = 0; i < c->nobservers; i++) {
+    const struct lsched__observer *o = &c->observers[i];
+    if (o->ops.on_alloc)
+      c->obs_alloc[na++] = (struct lsched__obs_call){o->ops.on_alloc, o->user};
+    if (o->ops.on_release)
+      c->obs_release[nr++] =
+          (struct lsched__obs_call){o->ops.on_release, o->user};
+  }
+  c->nobs_alloc = na;
+  c->nobs_release = nr;
+  return LSCHED_OK;
+}
+
+/* Tells the observers about a change (after the policies): their calls for
+ * that kind (lsched__observers_index), inlined with alloc a constant (out
+ * of line, its call, saved registers and loop cost more than the loop
+ * inline). A callback may change neither the cluster nor the observers
+ * (lsched_observer), so the list and its end are read once, not again
+ * after each call. */
 static inline __attribute__((always_inline)) void
 observers_told(lsched_cluster *c, const lsched_placement *p, int alloc) {
+  const int n = alloc ? c->nobs_alloc : c->nobs_release;
+  if (n == 0)
+    return;
   const int trial = c->trial_depth > 0;
-  const struct lsched__observer *o = c->observers;
-  for (const struct lsched__observer *end = o + c->nobservers; o < end; o++) {
-    void (*fn)(void *, const lsched_cluster *, const lsched_placement *, int) =
-        alloc ? o->ops.on_alloc : o->ops.on_release;
-    if (fn)
-      fn(o->user, c, p, trial);
-  }
+  const struct lsched__obs_call *o = alloc ? c->obs_alloc : c->obs_release;
+  for (const struct lsched__obs_call *end = o + n; o < end; o++)
+    o->fn(o->user, c, p, trial);
 }
 
 /* Tells the attached policies that have hooks, then the observers, about a
