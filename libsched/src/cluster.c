@@ -1266,6 +1266,26 @@ static inline int node_fits(const lsched_cluster *c,
   return lsched__gpus_fit(c, nd, req->gpu_count, lsched__eff_milli(nd, req));
 }
 
+/* The GPUs of the n shares g with at least d free (d >= 1). The usual
+ * 8-GPU node with SSE2: two compares and a sum of the -1 lanes. */
+static inline int gpus_holding(const int *g, int n, int d) {
+#if defined(__SSE2__)
+  if (n == 8) {
+    const __m128i *v = (const __m128i *)(const void *)g;
+    const __m128i dv = _mm_set1_epi32(d - 1);
+    __m128i s = _mm_add_epi32(_mm_cmpgt_epi32(_mm_loadu_si128(v), dv),
+                              _mm_cmpgt_epi32(_mm_loadu_si128(v + 1), dv));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return -_mm_cvtsi128_si32(s);
+  }
+#endif
+  int cnt = 0;
+  for (int i = 0; i < n; i++)
+    cnt += g[i] >= d;
+  return cnt;
+}
+
 int lsched_fits_after(const lsched_cluster *c, int node,
                       const lsched_request *req,
                       const lsched_placement *released, int n) {
@@ -1315,8 +1335,7 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
    * which implies its maximum and nonzero tests). */
   int cnt = 0;
   if (a < 0)
-    for (int i = 0; i < ng; i++)
-      cnt += g[i] >= d;
+    cnt = gpus_holding(g, ng, d);
   for (int m = 0;; m++) {
     if (cpu >= req->cpu_milli && mem >= req->memory_mib && cnt >= k)
       return m;
