@@ -2427,6 +2427,45 @@ static long run_create_path(struct counting_alloc *ca) {
     ck_assert_int_eq(lsched_cluster_set_order(c, order, AF_NODES), LSCHED_OK);
   ck_assert_int_eq(lsched_cluster_order(c)[0], AF_NODES - 1);
 
+  /* Observers (five: the record array and the alloc and release call
+   * lists grow twice): a failed registration is not called and leaves
+   * the others' calls as they were (the lists rebuilt only once they
+   * have room: a stale or half-built list calls the wrong observers). */
+  struct obs_counts oc[5];
+  memset(oc, 0, sizeof oc);
+  for (int i = 0; i < 5; i++) {
+    before = ca->failures;
+    rc = lsched_cluster_add_observer(c, &obs_counter, &oc[i]);
+    assert_rc_for(ca, before, rc, "add_observer");
+    if (rc) {
+      lsched_placement p = mkpl(0, 1000, 1024, 0, 0, 0);
+      ck_assert_int_eq(lsched_alloc(c, &p), LSCHED_OK);
+      ck_assert_int_eq(lsched_release(c, &p), LSCHED_OK);
+      for (int j = 0; j <= i; j++) {
+        ck_assert_int_eq(oc[j].k.allocs, j < i);
+        ck_assert_int_eq(oc[j].k.releases, j < i);
+        memset(&oc[j], 0, sizeof oc[j]);
+      }
+      ck_assert_int_eq(lsched_cluster_remove_observer(c, &obs_counter, &oc[i]),
+                       LSCHED_ENOENT);
+      ck_assert_int_eq(lsched_cluster_add_observer(c, &obs_counter, &oc[i]),
+                       LSCHED_OK);
+    }
+  }
+  /* Every one called once per change; the removed ones no more. */
+  lsched_placement op = mkpl(0, 1000, 1024, 0, 0, 0);
+  ck_assert_int_eq(lsched_alloc(c, &op), LSCHED_OK);
+  ck_assert_int_eq(lsched_cluster_remove_observer(c, &obs_counter, &oc[1]),
+                   LSCHED_OK);
+  ck_assert_int_eq(lsched_release(c, &op), LSCHED_OK);
+  for (int i = 0; i < 5; i++) {
+    ck_assert_int_eq(oc[i].k.allocs, 1);
+    ck_assert_int_eq(oc[i].k.releases, i != 1);
+    if (i != 1)
+      ck_assert_int_eq(lsched_cluster_remove_observer(c, &obs_counter, &oc[i]),
+                       LSCHED_OK);
+  }
+
   lsched_registry *r = NULL;
   before = ca->failures;
   rc = lsched_registry_create(&r, &al);

@@ -86,6 +86,8 @@ void lsched_cluster_destroy(lsched_cluster *c) {
   lsched__free(&a, c->attached);
   lsched__free(&a, c->hooked);
   lsched__free(&a, c->observers);
+  lsched__free(&a, c->obs_alloc);
+  lsched__free(&a, c->obs_release);
   lsched__mig_free(c);
   lsched__pool_free_all(c);
   lsched__free(&a, c);
@@ -1264,6 +1266,26 @@ static inline int node_fits(const lsched_cluster *c,
   return lsched__gpus_fit(c, nd, req->gpu_count, lsched__eff_milli(nd, req));
 }
 
+/* The GPUs of the n shares g with at least d free (d >= 1). The usual
+ * 8-GPU node with SSE2: two compares and a sum of the -1 lanes. */
+static inline int gpus_holding(const int *g, int n, int d) {
+#if defined(__SSE2__)
+  if (n == 8) {
+    const __m128i *v = (const __m128i *)(const void *)g;
+    const __m128i dv = _mm_set1_epi32(d - 1);
+    __m128i s = _mm_add_epi32(_mm_cmpgt_epi32(_mm_loadu_si128(v), dv),
+                              _mm_cmpgt_epi32(_mm_loadu_si128(v + 1), dv));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return -_mm_cvtsi128_si32(s);
+  }
+#endif
+  int cnt = 0;
+  for (int i = 0; i < n; i++)
+    cnt += g[i] >= d;
+  return cnt;
+}
+
 int lsched_fits_after(const lsched_cluster *c, int node,
                       const lsched_request *req,
                       const lsched_placement *released, int n) {
@@ -1297,7 +1319,10 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
   const int ng = nd->gpu_count, k = req->gpu_count;
   const int d = a < 0 ? lsched__eff_milli(nd, req) : 0;
   int g[LSCHED_MAX_GPUS_PER_NODE];
-  memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
+  if (ng == 8) /* the usual node: a fixed-size copy, no libc call */
+    memcpy(g, c->gpu_free + nd->gpu_off, 8 * sizeof *g);
+  else
+    memcpy(g, c->gpu_free + nd->gpu_off, (size_t)ng * sizeof *g);
   if (held && held->node == node) { /* taken as if allocated */
     if (bad_part(held, ng) || (cpu -= held->cpu_milli) < 0 ||
         (mem -= held->memory_mib) < 0)
@@ -1310,8 +1335,7 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
    * which implies its maximum and nonzero tests). */
   int cnt = 0;
   if (a < 0)
-    for (int i = 0; i < ng; i++)
-      cnt += g[i] >= d;
+    cnt = gpus_holding(g, ng, d);
   for (int m = 0;; m++) {
     if (cpu >= req->cpu_milli && mem >= req->memory_mib && cnt >= k)
       return m;
@@ -1326,6 +1350,19 @@ int lsched_fits_after_held(const lsched_cluster *c, int node,
     mem += p->memory_mib;
     if (cpu > nd->cpu_cap || mem > nd->mem_cap)
       return LSCHED_EINVAL;
+    if (p->gpu_milli == LSCHED_GPU_MILLI) {
+      /* Whole GPUs (the loop below, folded): each share is >= 0, so one
+       * not empty would pass 1000; an empty one becomes whole, which
+       * holds any share d > 0 it did not hold. */
+      for (uint64_t b = p->gpu_mask; b; b &= b - 1) {
+        int i = __builtin_ctzll(b);
+        if (g[i] != 0)
+          return LSCHED_EINVAL;
+        g[i] = LSCHED_GPU_MILLI;
+        cnt += d > 0;
+      }
+      continue;
+    }
     for (uint64_t b = p->gpu_mask; b; b &= b - 1) {
       int i = __builtin_ctzll(b);
       int was = g[i] >= d;
@@ -1857,34 +1894,68 @@ check_placement(lsched_cluster *c, const lsched_placement *p,
 
 static int check_after(lsched_cluster *c, int id);
 
-/* Tells the observers about a change (after the policies). Out of line:
- * most clusters have none. */
-static void notify_observers(lsched_cluster *c, const lsched_placement *p,
-                             int alloc) {
-  const int trial = c->trial_depth > 0;
+int lsched__observers_index(lsched_cluster *c) {
+  if (c->nobservers > c->obs_calls_cap) {
+    const size_t cap = (size_t)c->observers_cap; /* >= nobservers */
+    struct lsched__obs_call *a =
+        lsched__realloc(&c->a, c->obs_alloc, cap * sizeof *a);
+    if (!a)
+      return LSCHED_ENOMEM;
+    c->obs_alloc = a;
+    struct lsched__obs_call *r =
+        lsched__realloc(&c->a, c->obs_release, cap * sizeof *r);
+    if (!r)
+      return LSCHED_ENOMEM;
+    c->obs_release = r;
+    c->obs_calls_cap = c->observers_cap;
+  }
+  int na = 0, nr = 0;
   for (int i = 0; i < c->nobservers; i++) {
     const struct lsched__observer *o = &c->observers[i];
-    if (alloc && o->ops.on_alloc)
-      o->ops.on_alloc(o->user, c, p, trial);
-    else if (!alloc && o->ops.on_release)
-      o->ops.on_release(o->user, c, p, trial);
+    if (o->ops.on_alloc)
+      c->obs_alloc[na++] = (struct lsched__obs_call){o->ops.on_alloc, o->user};
+    if (o->ops.on_release)
+      c->obs_release[nr++] =
+          (struct lsched__obs_call){o->ops.on_release, o->user};
   }
+  c->nobs_alloc = na;
+  c->nobs_release = nr;
+  return LSCHED_OK;
+}
+
+/* Tells the observers about a change (after the policies): their calls for
+ * that kind (lsched__observers_index), inlined with alloc a constant (out
+ * of line, its call, saved registers and loop cost more than the loop
+ * inline). A callback may change neither the cluster nor the observers
+ * (lsched_observer), so the list and its end are read once, not again
+ * after each call. */
+static inline __attribute__((always_inline)) void
+observers_told(lsched_cluster *c, const lsched_placement *p, int alloc) {
+  const int n = alloc ? c->nobs_alloc : c->nobs_release;
+  if (n == 0)
+    return;
+  const int trial = c->trial_depth > 0;
+  const struct lsched__obs_call *o = alloc ? c->obs_alloc : c->obs_release;
+  for (const struct lsched__obs_call *end = o + n; o < end; o++)
+    o->fn(o->user, c, p, trial);
 }
 
 /* Tells the attached policies that have hooks, then the observers, about a
  * change that just happened. (gang.c re-reports kept parts to the
- * observers only by hiding the policies for that while: confirm_parts.) */
-static inline void notify(lsched_cluster *c, const lsched_placement *p,
-                          int alloc) {
-  for (int i = 0; i < c->nhooked; i++) {
-    lsched_policy *pol = c->hooked[i];
+ * observers only by hiding the policies for that while: confirm_parts.)
+ * A hook sees the cluster const: the hooked list and its end are read
+ * once. */
+static inline __attribute__((always_inline)) void
+notify(lsched_cluster *c, const lsched_placement *p, int alloc) {
+  lsched_policy *const *h = c->hooked;
+  for (lsched_policy *const *end = h + c->nhooked; h < end; h++) {
+    lsched_policy *pol = *h;
     if (alloc && pol->ops->on_alloc)
       pol->ops->on_alloc(pol->state, c, p);
     else if (!alloc && pol->ops->on_release)
       pol->ops->on_release(pol->state, c, p);
   }
-  if (c->nobservers > 0)
-    notify_observers(c, p, alloc);
+  observers_told(c, p, alloc);
 }
 
 int lsched_alloc(lsched_cluster *c, const lsched_placement *p) {

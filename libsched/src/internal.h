@@ -117,6 +117,13 @@ struct lsched_cluster {
   /* Observers (lsched_cluster_add_observer), told after the policies. */
   struct lsched__observer *observers;
   int nobservers, observers_cap;
+  /* The calls an alloc (a release) makes to them: each observer with an
+   * on_alloc (on_release), in order, as function and user side by side
+   * (lsched__observers_index, after every add and remove; capacity
+   * obs_calls_cap). A walk over the observers themselves tested and
+   * skipped the missing members and read 48-byte records. */
+  struct lsched__obs_call *obs_alloc, *obs_release;
+  int nobs_alloc, nobs_release, obs_calls_cap;
   /* > 0 while a planner or a gang placement makes changes it undoes
    * before returning: observers get trial = 1 (lsched__trial_begin). */
   int trial_depth;
@@ -190,6 +197,18 @@ struct lsched__observer {
   const lsched_observer *key;
   void *user;
 };
+
+/* One observer's on_alloc or on_release and its user. */
+struct lsched__obs_call {
+  void (*fn)(void *user, const lsched_cluster *c, const lsched_placement *p,
+             int trial);
+  void *user;
+};
+
+/* Rebuilds c->obs_alloc and c->obs_release from c->observers (call after
+ * every change of them). LSCHED_OK, or LSCHED_ENOMEM with the lists as
+ * they were (never when the observers did not grow). cluster.c. */
+LSCHED_HIDDEN int lsched__observers_index(lsched_cluster *c);
 
 struct lsched_policy {
   const lsched_policy_ops *ops;

@@ -429,6 +429,10 @@ int lsched_cluster_add_observer(lsched_cluster *c, const lsched_observer *obs,
   o->ops.version = LSCHED_OBSERVER_VERSION;
   o->key = obs;
   o->user = user;
+  if (lsched__observers_index(c)) { /* its calls (cluster.c) */
+    c->nobservers--;
+    return LSCHED_ENOMEM;
+  }
   return LSCHED_OK;
 }
 
@@ -441,7 +445,7 @@ int lsched_cluster_remove_observer(lsched_cluster *c,
       memmove(&c->observers[i], &c->observers[i + 1],
               (size_t)(c->nobservers - i - 1) * sizeof *c->observers);
       c->nobservers--;
-      return LSCHED_OK;
+      return lsched__observers_index(c); /* fewer: cannot fail */
     }
   return LSCHED_ENOENT;
 }
