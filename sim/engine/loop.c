@@ -38,15 +38,13 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   /* The third line only when the run uses it. */
   if (e->slot_ext) {
     memset(&s->gang, 0, sizeof *s - offsetof(slot, gang));
-    s->reserved_us = -1;
     s->rem_us = job_duration(e, &s->rec);
   }
   /* A loaded trace's name is taken as a pointer now, while the job's
    * record is in cache (looked up at completion it cost a cache miss per
    * job: 5% of a million-job replay); a stream's is copied. */
-  if (e->src.t) {
-    s->name = name;
-  } else {
+  const char *nm = name;
+  if (!e->src.t) {
     struct name_buf *nb = &e->names[sl];
     size_t len = strlen(name) + 1;
     if (len > nb->cap) {
@@ -61,7 +59,14 @@ static int arrive(engine *e, const job_record *jr, const char *name,
       nb->cap = cap;
     }
     memcpy(nb->buf, name, len);
-    s->name = nb->buf;
+    nm = nb->buf;
+  }
+  if (e->name_far) { /* the discipline reserves: see struct slot */
+    s->name_far = 1;
+    s->reserved_us = -1;
+    s->far_name = nm;
+  } else {
+    s->name = nm;
   }
   e->events++;
   int absent = jr->gpu_spec >= 0 && e->spec_absent[jr->gpu_spec];
