@@ -109,7 +109,7 @@ int src_sort(job_src *src);
  * bytes (the parts' own size) three slots in four started inside a line,
  * and completing a job read three lines instead of two. Completing a job
  * reads the first two lines only, unless the run plans migrations or
- * preemptions (slot_ext): a discipline that reserves keeps the job's first
+ * preemptions (SLOT_EXT_PLAN): a discipline that reserves keeps the first
  * reservation (an outcome) in the first line, in the place of the name,
  * which then moves to the third (read only by error messages: the outcome
  * takes it from the record or the stream's copy, out_name). A backfill
@@ -138,8 +138,7 @@ typedef struct slot {
   job_record rec;
   /* Third: gang parts, migration / preemption, and the name of a job
    * under a discipline that reserves (name_far). Only set up when the
-   * run uses it (engine.slot_ext, name_far); gang is read only when ngang
-   * is. */
+   * run uses it (engine.slot_ext); gang is read only when ngang is. */
   lsched_placement *gang; /* parts of a job on several nodes */
   const char *far_name;   /* name_far: the name (as name above) */
   int64_t rem_us;        /* work left when the current segment started */
@@ -151,6 +150,7 @@ _Static_assert(offsetof(slot, rec) == SLOT_ALIGN &&
                    offsetof(slot, gang) == 2 * SLOT_ALIGN,
                "a slot's parts are one cache line each");
 _Static_assert(SIM_MAX_PARTS <= UINT8_MAX, "ngang holds a part count");
+enum { SLOT_EXT_PLAN = 1, SLOT_EXT_NAME = 2 }; /* engine.slot_ext */
 
 /* Failed request shapes within one queue pass: a job whose shape already
  * failed in this pass cannot fit either (allocations in the pass only take
@@ -380,8 +380,10 @@ struct sim_engine {
   } *names;
   uint32_t *free_slots;  /* recycled slot indexes (a stack) */
   size_t nfree;
-  int slot_ext;          /* slots use their third line (plans) */
-  int name_far;          /* slots keep names far (the discipline reserves) */
+  /* What slots keep in their third line (0 nothing: one test per
+   * arrival): SLOT_EXT_PLAN the state of moves and preemptions (plans),
+   * SLOT_EXT_NAME the name (the discipline reserves: struct slot). */
+  unsigned slot_ext;
   /* Per-run answers for each arrival (setup.c, once the parts are open):
    * the slot's copy of the record is cut by an estimate (--estimates not
    * exact, or --overrun), and whether the shape's can-ever-fit answer is

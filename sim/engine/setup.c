@@ -246,8 +246,8 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
                       : t                  ? n
                                            : (size_t)1 << 18;
   metrics_open(e, mem_values, n, multi);
-  e->slot_ext = e->can_plan;
-  e->name_far = (e->q->flags & SIM_QUEUE_RESERVES) != 0;
+  e->slot_ext = (e->can_plan ? SLOT_EXT_PLAN : 0u) |
+                (e->q->flags & SIM_QUEUE_RESERVES ? SLOT_EXT_NAME : 0u);
   e->est_cut =
       opt->estimates != SIM_EST_EXACT || opt->overrun != SIM_OVERRUN_DEFAULT;
   e->est_f = opt->estimate_factor > 0 ? opt->estimate_factor : 1.0;
