@@ -364,6 +364,50 @@ START_TEST(errors_stick) {
 }
 END_TEST
 
+/* A job on two nodes holds its gang parts until it ends: closing the run
+ * while it runs (abandoned), or after the step that completes it failed
+ * (its output refused), frees them (engine_teardown; ASan's leak check). */
+START_TEST(teardown_frees_gang_parts) {
+  for (int failed = 0; failed < 2; failed++) {
+    sim_cluster sc;
+    mid_cluster(&sc);
+    trace t;
+    trace_init(&t);
+    t.path = strdup("gang.csv");
+    t.has_times = 1;
+    tu_add_job(&t, "G", 0, 10, 16, 1000, NULL); /* two nodes of 8 */
+    tu_add_job(&t, "H", 20, 5, 1, 1000, NULL);
+    sim_options o;
+    options(&o, "first-fit", SIM_QUEUE_FIFO);
+    int calls = 0;
+    if (failed) {
+      o.on_job = refuse_job;
+      o.on_job_user = &calls;
+    }
+    char err[512] = "";
+    sim_engine *e;
+    ck_assert_int_eq(sim_engine_open(&e, &sc, &cat, &t, &o, err, sizeof err),
+                     0);
+    ck_assert_int_eq(sim_engine_step(e), 1); /* t=0: G starts on two nodes */
+    lsched_totals tot;
+    lsched_cluster_totals(sc.c, &tot);
+    ck_assert_int_eq(tot.gpu_milli_free, tot.gpu_milli - 16000);
+    if (failed) {
+      ck_assert_int_eq(sim_engine_step(e), -2); /* t=10: G's output refused */
+      ck_assert_int_eq(calls, 1);
+      sim_result r;
+      ck_assert_int_eq(sim_engine_close(e, &r), -2);
+    } else {
+      ck_assert_int_eq(sim_engine_close(e, NULL), 0);
+    }
+    lsched_cluster_totals(sc.c, &tot);
+    ck_assert_int_eq(tot.gpu_milli_free, tot.gpu_milli);
+    trace_free(&t);
+    sim_cluster_free(&sc);
+  }
+}
+END_TEST
+
 /* Errors of open: as sim_run's (input -1 with the message, nothing open). */
 START_TEST(open_errors) {
   sim_cluster sc;
@@ -758,6 +802,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, step_times_hand_computed);
   tcase_add_test(tc, close_midway_finishes_the_run);
   tcase_add_test(tc, abandon_leaves_cluster_idle);
+  tcase_add_test(tc, teardown_frees_gang_parts);
   tcase_add_test(tc, errors_stick);
   tcase_add_test(tc, open_errors);
   tcase_add_test(tc, stepped_equals_sim_run);

@@ -851,6 +851,8 @@ typedef struct outcome {
   int node0;
   uint64_t mask0;
   unsigned migrations;
+  int64_t reserved_us;
+  char name[64]; /* the job's name as handed out */
 } outcome;
 
 typedef struct collect {
@@ -872,6 +874,8 @@ static int collect_job(void *user, const sim_job_out *j) {
   o->node0 = j->nparts ? j->parts[0].node : -1;
   o->mask0 = j->nparts ? j->parts[0].gpu_mask : 0;
   o->migrations = j->migrations;
+  o->reserved_us = j->reserved_us;
+  snprintf(o->name, sizeof o->name, "%s", j->name);
   if (j->index < c->prev)
     c->last_index_order_breaks++;
   c->prev = j->index;
@@ -960,6 +964,13 @@ START_TEST(stream_matches_loaded) {
       ck_assert_int_eq(a.o[j].node0, b.o[j].node0);
       ck_assert_uint_eq(a.o[j].mask0, b.o[j].mask0);
       ck_assert_uint_eq(a.o[j].migrations, b.o[j].migrations);
+      /* Names and reservations as the trace and the loaded run say (a
+       * discipline that reserves keeps the name apart: struct slot). */
+      ck_assert_int_eq(a.o[j].reserved_us, b.o[j].reserved_us);
+      ck_assert_str_eq(a.o[j].name, trace_job_name(&t, j));
+      ck_assert_str_eq(b.o[j].name, a.o[j].name);
+      if (rc.reserved_us)
+        ck_assert_int_eq(rc.reserved_us[j], a.o[j].reserved_us);
       ck_assert_int_eq(rc.js[j].status, a.o[j].st.status);
       ck_assert_int_eq(rc.js[j].start_us, a.o[j].st.start_us);
       ck_assert_int_eq(rc.js[j].finish_us, a.o[j].st.finish_us);

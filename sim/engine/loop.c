@@ -35,18 +35,11 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   s->idx = idx;
   s->st.start_us = s->st.finish_us = -1;
   s->st.node = -1;
-  /* The third line only when the run uses it. */
-  if (e->slot_ext) {
-    memset(&s->gang, 0, sizeof *s - offsetof(slot, gang));
-    s->reserved_us = -1;
-    s->rem_us = job_duration(e, &s->rec);
-  }
   /* A loaded trace's name is taken as a pointer now, while the job's
    * record is in cache (looked up at completion it cost a cache miss per
    * job: 5% of a million-job replay); a stream's is copied. */
-  if (e->src.t) {
-    s->name = name;
-  } else {
+  const char *nm = name;
+  if (!e->src.t) {
     struct name_buf *nb = &e->names[sl];
     size_t len = strlen(name) + 1;
     if (len > nb->cap) {
@@ -61,7 +54,20 @@ static int arrive(engine *e, const job_record *jr, const char *name,
       nb->cap = cap;
     }
     memcpy(nb->buf, name, len);
-    s->name = nb->buf;
+    nm = nb->buf;
+  }
+  s->name = nm;
+  /* The third line only when the run uses it. */
+  if (e->slot_ext) {
+    if (e->slot_ext & SLOT_EXT_PLAN) {
+      memset(&s->gang, 0, sizeof *s - offsetof(slot, gang));
+      s->rem_us = job_duration(e, &s->rec);
+    }
+    if (e->slot_ext & SLOT_EXT_NAME) { /* see struct slot */
+      s->name_far = 1;
+      s->reserved_us = -1; /* in the name's place */
+      s->far_name = nm;
+    }
   }
   e->events++;
   int absent = jr->gpu_spec >= 0 && e->spec_absent[jr->gpu_spec];

@@ -25,6 +25,9 @@
 /* Values per read or write of the temporary file (64 KiB). */
 #define IO_VALUES 8192
 #define DIGITS 65536
+/* Top 16-bit digits a stored value can have: its sign bit is 0 (half the
+ * counts to clear for select_gather: ~80,000 instructions a finish). */
+#define TOP_DIGITS 32768
 
 #if defined(__GNUC__)
 static void fail(pctl *p, const char *fmt, ...)
@@ -163,8 +166,19 @@ static double acc_mean(const uint64_t *acc, size_t n) {
  * the values of exponent e (the same exact sum); the chunks are then
  * twice as long, so the partial sums are swept into the accumulator half
  * as often (each sweep visits every exponent up to the maximum's: ~1,040
- * for times of days in seconds, ~2 instructions per value at 2048). */
-static void fold(pctl *p, uint32_t *h) {
+ * for times of days in seconds, ~2 instructions per value at 2048). With
+ * h, esum[e] is then the count of values of exponent e, for e up to the
+ * maximum's (select_gather's coarse steps). */
+static void count_exponents(const uint32_t *h, unsigned top, size_t *esum) {
+  for (unsigned e = 0; e <= top; e++) {
+    size_t c = 0;
+    for (unsigned d = 0; d < 16; d++)
+      c += h[e << 4 | d];
+    esum[e] = c;
+  }
+}
+
+static void fold(pctl *p, uint32_t *h, size_t *esum) {
   uint64_t mx = bits_of(p->max);
   const double *v = p->buf;
   size_t n = p->nbuf;
@@ -177,6 +191,8 @@ static void fold(pctl *p, uint32_t *h) {
         h[b >> 48]++;
     }
     p->max = double_of(mx);
+    if (h)
+      count_exponents(h, (unsigned)(mx >> 52), esum);
     return;
   }
   uint64_t part[EXPONENTS];
@@ -208,14 +224,12 @@ static void fold(pctl *p, uint32_t *h) {
         part[e] = 0;
       }
   }
-  if (h)
-    for (unsigned e = 1; e <= (unsigned)(mx >> 52); e++) {
-      uint64_t c = 0;
-      for (unsigned d = 0; d < 16; d++)
-        c += h[e << 4 | d];
-      if (c != 0)
-        acc_add_shifted(p->acc, c, e - 1 + 52);
-    }
+  if (h) {
+    count_exponents(h, (unsigned)(mx >> 52), esum);
+    for (unsigned e = 1; e <= (unsigned)(mx >> 52); e++)
+      if (esum[e] != 0)
+        acc_add_shifted(p->acc, esum[e], e - 1 + 52);
+  }
   p->max = double_of(mx);
 }
 
@@ -230,7 +244,7 @@ static int spill(pctl *p) {
       return -1;
     }
   }
-  fold(p, NULL);
+  fold(p, NULL, NULL);
   /* The buffer holds doubles; their bytes are their bit patterns. */
   if (fwrite(p->buf, sizeof *p->buf, p->nbuf, p->spill) != p->nbuf) {
     fail(p, "cannot write the percentile temporary file: %s",
@@ -561,14 +575,22 @@ static void select_chain(double *v, size_t n, const size_t *rank, size_t nr,
  * value. 0, or -1 when the wanted digits hold more than 7/8 of the values
  * (the caller selects on all values). n < GATHER_MARK; h is changed. */
 static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
-                         double *at, uint32_t *h) {
+                         double *at, uint32_t *h, const size_t *esum) {
   /* The digit of each rank, its rank within the digit, and the digits'
-   * counts (ascending). */
-  size_t local[6], below = 0, gathered = 0, total[6];
-  uint32_t d = 0, dig[6];
+   * counts (ascending). The exponent first (esum: 16 digits a step; the
+   * walk digit by digit cost ~40,000 instructions per rank), then the
+   * digit within it. */
+  size_t local[6], below = 0, gathered = 0, total[6], below_x = 0;
+  uint32_t d = 0, x = 0, dig[6];
   size_t nd = 0, of[6];
   for (size_t r = 0; r < nr; r++) {
-    while (below + (h[d] & ~GATHER_MARK) <= rank[r]) /* rank[r] < n */
+    while (below_x + esum[x] <= rank[r]) /* rank[r] < n */
+      below_x += esum[x++];
+    if (d < x << 4) { /* else d is in exponent x, past the rank before */
+      d = x << 4;
+      below = below_x;
+    }
+    while (below + (h[d] & ~GATHER_MARK) <= rank[r])
       below += h[d++] & ~GATHER_MARK;
     if (nd == 0 || dig[nd - 1] != d) { /* a new wanted digit */
       dig[nd] = d;
@@ -624,13 +646,14 @@ static int select_gather(double *v, size_t n, const size_t *rank, size_t nr,
 static void finish_in_memory(pctl *p, sim_stats *out) {
   size_t n = p->nbuf; /* nothing spilled */
   uint32_t *h = n >= GATHER_MIN && n < GATHER_MARK
-                    ? calloc(DIGITS, sizeof *h) /* NULL: plain selection */
+                    ? calloc(TOP_DIGITS, sizeof *h) /* NULL: plain selection */
                     : NULL;
-  fold(p, h);
+  size_t esum[EXPONENTS];
+  fold(p, h, esum);
   size_t want[6];
   size_t nw = wanted_ranks(n, want);
   double at[6];
-  if (!h || select_gather(p->buf, n, want, nw, at, h) != 0)
+  if (!h || select_gather(p->buf, n, want, nw, at, h, esum) != 0)
     select_chain(p->buf, n, want, nw, at);
   free(h);
   quantiles_from(n, want, nw, at, out);
