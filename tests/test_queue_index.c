@@ -27,7 +27,9 @@
  * only one is live fails 21. Going on with a tried job's shape in a
  * backfill pass without comparing its next job with the merge's first
  * fails 28, and so does returning from a backfill pass early (no release,
- * head failed before) with a shape pending.
+ * head failed before) with a shape pending; opening a backfill epoch with
+ * another live shape than the head's taken as failed fails 23, and with
+ * the head's one opened too fails 3.
  */
 #include "catalog.h"
 #include "cluster_spec.h"

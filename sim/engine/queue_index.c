@@ -611,20 +611,24 @@ static inline void push_pending(struct queue_index *x) {
  * it answers fails in the epoch without entering the merge (at its turn
  * only starts, which take room, would have come before), one found to
  * fit is not asked again until a start (fit_pass). head: backfill's,
- * whose head's turn came first in the epoch; under skip no shape failed
- * yet in an epoch that begins (its failed stamp is of an earlier one), so
- * the test is left out (~4 instructions a shape). Inline: a copy per
- * discipline, head a constant in each. */
+ * whose head's turn came first in the epoch: a pass with a release tries
+ * the head until one fails or none is left, so the head's shape is the
+ * one shape that failed yet in the epoch (compared by number: ~4
+ * instructions a shape less than has_failed); under skip no shape failed
+ * yet in an epoch that begins (its failed stamp is of an earlier one).
+ * Inline: a copy per discipline, head a constant in each. */
 static inline __attribute__((always_inline)) void
 push_live_known(engine *e, int head) {
   struct queue_index *x = e->qx;
   sim_rlog_view v = sim_rlog_look(e->rlog);
   const lsched_cluster *c = e->sc->c; /* (read once, not per shape) */
+  /* (live shapes: the queue has a job) */
+  uint32_t hs = head ? x->link[e->queue[e->qhead]].shape : QX_NONE;
   for (size_t i = 0; i < x->nlive; i++) {
     uint32_t s = x->live[i];
     qx_shape *sh = &x->shape[s];
     sh->cursor = sh->first;
-    if (head && has_failed(x, s))
+    if (head && s == hs)
       continue;
     if (!sh->gang &&
         sim_rlog_view_none_fits(&v, &sh->nf, c, &sh->req)) {
