@@ -29,7 +29,8 @@
  * fails 28, and so does returning from a backfill pass early (no release,
  * head failed before) with a shape pending; opening a backfill epoch with
  * another live shape than the head's taken as failed fails 23, and with
- * the head's one opened too fails 3.
+ * the head's one opened too fails 3; stamping a rejected candidate's
+ * shape for a policy that does not promise LSCHED_POLICY_ANY_FIT fails 3.
  */
 #include "catalog.h"
 #include "cluster_spec.h"

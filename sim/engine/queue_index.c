@@ -132,8 +132,9 @@ struct queue_index {
   uint32_t pass;      /* passes so far */
   /* Backfill's memo of rejected candidates: on for a policy that promises
    * LSCHED_POLICY_ANY_FIT (the same request on the same cluster places
-   * the same); rj_gen moves at every pass and whenever a candidate's
-   * outcome may have changed the cluster (a start). */
+   * the same; off, no shape is stamped: its rj_gen 0 is no generation);
+   * rj_gen moves at every pass and whenever a candidate's outcome may
+   * have changed the cluster (a start). */
   int rj_on;
   uint64_t rj_gen;
   int min_node_gpus;  /* fewest GPUs of a node with GPUs */
@@ -795,7 +796,7 @@ static int pass_head(engine *e) {
 static int rejected_before(engine *e, uint32_t s, uint32_t j) {
   const struct queue_index *x = e->qx;
   const qx_shape *sh = &x->shape[s];
-  return x->rj_on && sh->rj_gen == x->rj_gen &&
+  return sh->rj_gen == x->rj_gen &&
          est_end(e, j, &sh->rj_part, 1) >= sh->rj_end;
 }
 
@@ -854,9 +855,11 @@ pass_backfill(engine *e, queue_candidate_fn try_candidate,
       r = try_candidate(e, h, j);
       if (r == 1 && e->bf_rejected) {
         qx_shape *sh = &x->shape[s];
-        sh->rj_gen = x->rj_gen;
-        sh->rj_end = e->bf_rej_end;
-        sh->rj_part = e->bf_rej_part;
+        if (x->rj_on) {
+          sh->rj_gen = x->rj_gen;
+          sh->rj_end = e->bf_rej_end;
+          sh->rj_part = e->bf_rej_part;
+        }
       } else {
         x->rj_gen++; /* a start, or anything that was not a mere trial */
       }
