@@ -30,7 +30,9 @@
  * head failed before) with a shape pending; opening a backfill epoch with
  * another live shape than the head's taken as failed fails 23, and with
  * the head's one opened too fails 3; stamping a rejected candidate's
- * shape for a policy that does not promise LSCHED_POLICY_ANY_FIT fails 3.
+ * shape for a policy that does not promise LSCHED_POLICY_ANY_FIT fails 3;
+ * a backfill pass after a release with one job queued returning as one
+ * with none fails 23.
  */
 #include "catalog.h"
 #include "cluster_spec.h"

@@ -895,6 +895,15 @@ int queue_index_pass_backfill(engine *e, queue_candidate_fn try_candidate,
       return 0;
     }
   }
+  /* A release with nothing queued (22% of the passes of 100k@1.2
+   * first-fit): the epoch begins, no head, no live shape (open_merge takes
+   * the log's mark only). */
+  if (e->freed && e->qlen == 0) {
+    begin_epoch(e);
+    x->nheap = 0;
+    (void)sim_rlog_now(e->rlog);
+    return 0;
+  }
   return pass_backfill(e, try_candidate, prepare);
 }
 
