@@ -32,7 +32,7 @@
  * the head's one opened too fails 3; stamping a rejected candidate's
  * shape for a policy that does not promise LSCHED_POLICY_ANY_FIT fails 3;
  * a backfill pass after a release with one job queued returning as one
- * with none fails 23.
+ * with none fails 23, a skip pass 21.
  */
 #include "catalog.h"
 #include "cluster_spec.h"
