@@ -53,7 +53,8 @@
  * a job's shape is not asked known_nofit: it was placed on the cluster as
  * it is. A pass after no release, with no shape pending and a head that
  * failed before and holds its reservation, returns at once (it would try
- * nothing).
+ * nothing); so does one after a release with nothing queued (skip's too),
+ * once the epoch has begun.
  *
  * Used when the run has no part that rewrites requests or acts before a
  * placement (the MIG part: its requests depend on its state), else the
@@ -744,7 +745,7 @@ static __attribute__((noinline)) int pass_skip(engine *e) {
     x->shape[s].cursor = c;
     index_remove(e, j);
     /* Its next job, when it comes before every other shape's (as
-     * merge_went_on, written out: as its call this loop cost 150 k
+     * merge_went_on, written out: with merge_went_on this loop cost 150 k
      * instructions more in 10k@1.2 first-fit skip). */
     if (c != QX_NONE &&
         (x->nheap == 0 || x->link[c].apos < x->heap[0].apos)) {
@@ -857,8 +858,8 @@ pass_backfill(engine *e, queue_candidate_fn try_candidate,
     int r, known = 0;
     /* Until the first start the cluster is as the opening saw it. A shape
      * rejected in this generation was placed in trial on the cluster as
-     * it is, so known_nofit would not answer it: not asked (a shape's
-     * walk of kept jobs after a start, 0.7 a pass of 100k@1.2
+     * it is (it fits), so known_nofit cannot answer it: not asked (a
+     * shape's walk of kept jobs after a start, 0.7 a pass of 100k@1.2
      * first-fit). */
     int asked = !started && x->shape[s].fit_pass == x->pass;
     if (rejected_before(e, s, j)) {
