@@ -24,7 +24,15 @@
  * case) answering "fits none" when the node fits fails 49 checks; skip's
  * pass taking its one pending shape without the merge but leaving it
  * marked pending fails 20; opening no live shape after a release when
- * only one is live fails 21.
+ * only one is live fails 21. Going on with a tried job's shape in a
+ * backfill pass without comparing its next job with the merge's first
+ * fails 28, and so does returning from a backfill pass early (no release,
+ * head failed before) with a shape pending; opening a backfill epoch with
+ * another live shape than the head's taken as failed fails 23, and with
+ * the head's one opened too fails 3; stamping a rejected candidate's
+ * shape for a policy that does not promise LSCHED_POLICY_ANY_FIT fails 3;
+ * a backfill pass after a release with one job queued returning as one
+ * with none fails 23, a skip pass 21.
  */
 #include "catalog.h"
 #include "cluster_spec.h"
@@ -342,6 +350,54 @@ START_TEST(identical_jobs_hand) {
 }
 END_TEST
 
+/* A head that failed alone in the queue (no reservation: no candidate)
+ * gets its reservation at the first pass with a job behind it, here an
+ * arrival of its own shape (failed in the epoch: nothing pending), which
+ * the pass has no other work for (queue_index_pass_backfill's early
+ * return must leave it). Job a holds the node from 0 s, requested 200 s,
+ * ends at 100 s; b arrives at 1 s, c at 2 s, both of the whole node: b's
+ * reservation is a's estimated end, 200 s, taken at 2 s; it starts at 100
+ * s (a reservation taken then would be none: it starts in the head's
+ * turn), c at 110 s. Leaving out the early return's test of the head's
+ * reservation fails it. */
+START_TEST(first_reservation_hand) {
+  sim_cluster sc;
+  nodes(&sc, 1);
+  trace t;
+  trace_init(&t);
+  t.path = strdup("first.csv");
+  t.has_times = 1;
+  static const struct {
+    const char *name;
+    int64_t submit, dur;
+    uint32_t req;
+  } jobs[] = {{"a", 0, 100, 200}, {"b", 1, 10, 10}, {"c", 2, 10, 10}};
+  for (int k = 0; k < 3; k++) {
+    tu_add_job(&t, jobs[k].name, jobs[k].submit, jobs[k].dur, 8, 1000, NULL);
+    t.jobs[k].req_s = jobs[k].req;
+  }
+  for (int plain = 0; plain < 2; plain++) {
+    sim_options o;
+    memset(&o, 0, sizeof o);
+    o.policy = "first-fit";
+    o.queue = SIM_QUEUE_BACKFILL;
+    o.seed = 1;
+    o.unknown_duration_us = -1;
+    o.estimates = SIM_EST_TRACE;
+    o.overrun = SIM_OVERRUN_EXTEND;
+    sim_result r;
+    run(&sc, &t, &o, plain, &r);
+    ck_assert_int_eq(r.js[1].start_us, INT64_C(100) * TRACE_US_PER_S);
+    ck_assert_int_eq(r.js[2].start_us, INT64_C(110) * TRACE_US_PER_S);
+    ck_assert_ptr_nonnull(r.reserved_us);
+    ck_assert_int_eq(r.reserved_us[1], INT64_C(200) * TRACE_US_PER_S);
+    sim_result_free(&r);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("queue_index");
   TCase *tc = tcase_create("queue_index");
@@ -352,6 +408,7 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, indexed_equals_plain_preempt, 0, 4);
   tcase_add_loop_test(tc, indexed_equals_plain_speed, 0, 8);
   tcase_add_test(tc, identical_jobs_hand);
+  tcase_add_test(tc, first_reservation_hand);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -571,6 +571,9 @@ void unplace(engine *e, const lsched_placement *parts, int n);
  * allocates it (0, or -1 with err set). */
 int place_trial(engine *e, uint32_t sl, lsched_placement *p);
 int place_alloc(engine *e, uint32_t sl, const lsched_placement *p);
+/* place_alloc, mark_running and commit_running of one part in one call.
+ * 0, or -1 with err set. */
+int start_placed(engine *e, uint32_t sl, const lsched_placement *p);
 /* Records the job in slot sl as running on parts (not yet in the event
  * heap). 0, or -1 when out of memory. */
 int mark_running(engine *e, uint32_t sl, const lsched_placement *parts,

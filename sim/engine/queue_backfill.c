@@ -40,18 +40,11 @@ static int prepare(engine *e) {
   return fail ? inconsistent(e) : 0;
 }
 
-/* j, placed on parts (n of them, allocated), starts now: 2, or -1 with
- * err set. */
+/* j started (marked running and committed) with the head's reservation
+ * at keep_t: 2, or -1 with err set. */
 static inline __attribute__((always_inline)) int
-start_job(engine *e, uint32_t h, uint32_t j, const lsched_placement *parts,
-          int n) {
+started(engine *e, uint32_t h, uint32_t j, int64_t keep_t) {
   int fail = 0;
-  int64_t keep_t = e->reservation_t;
-  if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
-    if (!e->err[0]) /* else time_add's message */
-      snprintf(e->err, e->errlen, "out of memory");
-    return -1;
-  }
   /* With check_reservations: the head's recomputed reservation, with j
    * running, is no later than T (the consistency of the decision, overdue
    * jobs included). */
@@ -74,6 +67,20 @@ start_job(engine *e, uint32_t h, uint32_t j, const lsched_placement *parts,
   e->reservation_valid = 1;
   reservation_note(e, h, keep_t);
   return 2;
+}
+
+/* j, placed on parts (n of them, allocated), starts now: 2, or -1 with
+ * err set. */
+static inline __attribute__((always_inline)) int
+start_job(engine *e, uint32_t h, uint32_t j, const lsched_placement *parts,
+          int n) {
+  int64_t keep_t = e->reservation_t;
+  if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
+    if (!e->err[0]) /* else time_add's message */
+      snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  return started(e, h, j, keep_t);
 }
 
 /* j, placed on parts (n of them, allocated): started when it ends by T
@@ -116,11 +123,11 @@ static __attribute__((noinline)) int placed(engine *e, uint32_t h, uint32_t j) {
 /* Candidate j behind the head h (queue_candidate_fn): 2 started, 1 fits
  * but would delay the head, 0 does not fit, -1 error. When the
  * reservations are answered per node, j is placed without allocating it
- * (place_trial) and allocated only to start: a candidate that would delay
- * the head costs no allocation and release (same decisions: its
- * allocation, marking and undoing changed nothing). The other paths are
- * out of line (placed, decide): their frames would cost every
- * candidate. */
+ * (place_trial) and allocated only to start (start_placed: allocated,
+ * marked and committed in one call): a candidate that would delay the
+ * head costs no allocation and release (same decisions: its allocation,
+ * marking and undoing changed nothing). The other paths are out of line
+ * (placed, decide): their frames would cost every candidate. */
 static int candidate(engine *e, uint32_t h, uint32_t j) {
   e->bf_rejected = 0;
   if (!reserve_trial_ok(e))
@@ -141,12 +148,16 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
     e->bf_rej_part = p;
     return 1;
   }
-  if (place_alloc(e, j, &p))
-    return -1;
-  if (a != 1)
-    return decide(e, h, j, &p, 1); /* allocated: ask in full */
+  if (a != 1) { /* allocated: ask in full */
+    if (place_alloc(e, j, &p))
+      return -1;
+    return decide(e, h, j, &p, 1);
+  }
   ends_expect(e, j, end);
-  return start_job(e, h, j, &p, 1);
+  int64_t keep_t = e->reservation_t;
+  if (start_placed(e, j, &p))
+    return -1;
+  return started(e, h, j, keep_t);
 }
 
 /* The plain pass (the reference; runs with the queue index take

@@ -328,6 +328,20 @@ int commit_running(engine *e, uint32_t sl, const lsched_placement *parts,
   return commit_now(e, sl, parts, n);
 }
 
+/* (mark_now and commit_now inline, for one part: a backfill candidate's
+ * start made three calls.) */
+int start_placed(engine *e, uint32_t sl, const lsched_placement *p) {
+  int rc = lsched_alloc(e->sc->c, p);
+  if (rc != LSCHED_OK)
+    return policy_failed(e, sl, rc);
+  if (mark_now(e, sl, p, 1) || commit_now(e, sl, p, 1)) {
+    if (!e->err[0])
+      snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 int try_start(engine *e, uint32_t sl) {
   lsched_placement parts[SIM_MAX_PARTS];
   int n = 0;
