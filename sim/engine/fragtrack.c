@@ -195,10 +195,14 @@ static const lsched_observer obs_ops = {
 /* ------------------------------------------------------------------ shapes */
 
 /* What tells shapes apart (the request's other fields are the same for
- * every job, or, as the priority, matter to no fit). */
+ * every job, or, as the priority, matter to no fit). The GPU count and
+ * share share a word, built in registers (as two ints, fragtrack_add
+ * stored them apart and loaded them as one word, which stalls the store
+ * forwarding), in the order of job_record's num_gpu and gpu_milli (one
+ * load for a GPU job). */
 typedef struct skey {
   int64_t cpu, mem;
-  int gc, gm;
+  uint64_t g; /* GPU share << 32 | count (both as unsigned 32-bit) */
   uint64_t mask;
 } skey;
 
@@ -211,25 +215,28 @@ struct sslot {
 };
 
 /* The fields folded into one word by shifts that keep the usual ranges
- * (CPU milli, memory MiB, GPU count and share) mostly apart, then one
- * multiply, whose high half mixes every bit: collisions only cost a
- * probe (keys are compared whole). */
-static uint32_t key_hash(const skey *k) {
+ * (CPU milli, memory MiB, GPU share at bit 44 and count at bit 56) mostly
+ * apart, then one multiply, whose high half mixes every bit: collisions
+ * only cost a probe (keys are compared whole). */
+static inline uint32_t key_hash(const skey *k) {
   uint64_t w = (uint64_t)k->cpu ^ (uint64_t)k->mem << 20 ^
-               (uint64_t)(uint32_t)k->gm << 44 ^
-               (uint64_t)(uint32_t)k->gc << 56 ^ k->mask;
+               k->g >> 32 << 44 ^ k->g << 56 ^ k->mask;
   return (uint32_t)((w * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
-static int key_eq(const skey *a, const skey *b) {
-  return a->cpu == b->cpu && a->mem == b->mem && a->gc == b->gc &&
-         a->gm == b->gm && a->mask == b->mask;
+static inline int key_eq(const skey *a, const skey *b) {
+  return a->cpu == b->cpu && a->mem == b->mem && a->g == b->g &&
+         a->mask == b->mask;
+}
+
+static skey make_key(int64_t cpu, int64_t mem, int gc, int gm, uint64_t mask) {
+  skey k = {cpu, mem, (uint64_t)(uint32_t)gm << 32 | (uint32_t)gc, mask};
+  return k;
 }
 
 static skey req_key(const lsched_request *r) {
-  skey k = {r->cpu_milli, r->memory_mib, r->gpu_count, r->gpu_milli,
-            r->model_mask};
-  return k;
+  return make_key(r->cpu_milli, r->memory_mib, r->gpu_count, r->gpu_milli,
+                  r->model_mask);
 }
 
 static int rehash(sim_fragtrack *f, uint32_t nn) {
@@ -250,10 +257,9 @@ static int rehash(sim_fragtrack *f, uint32_t nn) {
   return 0;
 }
 
-/* The id of shape k, or NO_SHAPE if it was never interned. */
-static uint32_t lookup(const sim_fragtrack *f, const skey *k) {
-  if (f->nslot == 0)
-    return NO_SHAPE;
+/* The id of shape k, or NO_SHAPE if it was never interned (the table
+ * exists from fragtrack_begin on). */
+static inline uint32_t lookup(const sim_fragtrack *f, const skey *k) {
   uint32_t j = key_hash(k) & (f->nslot - 1);
   for (; f->slot[j].id1; j = (j + 1) & (f->nslot - 1))
     if (key_eq(&f->slot[j].k, k))
@@ -263,7 +269,7 @@ static uint32_t lookup(const sim_fragtrack *f, const skey *k) {
 
 static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
   if (2 * (f->nshapes + 1) >= f->nslot &&
-      rehash(f, f->nslot ? 2 * f->nslot : 1024))
+      rehash(f, 2 * f->nslot))
     return NO_SHAPE - 1;
   skey k = req_key(r);
   uint32_t j = key_hash(&k) & (f->nslot - 1);
@@ -394,7 +400,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   f->hmask--;
   if (!f->ns || !f->dirty || !f->dirty_list || !f->nchg_list || !f->cls ||
       !f->cg || !f->cfree || !f->tree || !f->htab || !f->lstale ||
-      !f->lstale_list) {
+      !f->lstale_list || rehash(f, 1024)) {
     fragtrack_free(f);
     return -2;
   }
@@ -402,35 +408,32 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   return 0;
 }
 
-/* A job's request shape as the engine builds it (CPU-only jobs too, for
- * the workload). */
-static void job_shape_req(const sim_fragtrack *f, const job_record *jr,
-                          uint64_t spec_mask, int spec_absent,
-                          lsched_request *r) {
-  sim_job_request(jr, spec_absent ? ~f->present : spec_mask, r);
-}
-
-/* The shape fields of a job's request (job_shape_req's, without building
- * the request). */
-static skey job_key(const sim_fragtrack *f, const job_record *jr,
-                    uint64_t spec_mask, int spec_absent) {
+/* The shape fields of a job's request as the engine builds it
+ * (sim_job_request with the spec's mask: ~present when the spec names no
+ * model of the cluster), without building the request. */
+static inline skey job_key(const sim_fragtrack *f, const job_record *jr,
+                           uint64_t spec_mask, int spec_absent) {
   int g = jr->num_gpu > 0;
-  skey k = {jr->cpu_milli, jr->memory_mib, g ? jr->num_gpu : 0,
-            g ? jr->gpu_milli : 0,
+  /* make_key's word, both halves 0 for a CPU-only job (unconditional, so
+   * that the compiler reads both fields as one word) */
+  uint64_t gw = (uint64_t)(uint32_t)jr->gpu_milli << 32 | (uint32_t)jr->num_gpu;
+  skey k = {jr->cpu_milli, jr->memory_mib, g ? gw : 0,
             g && jr->gpu_spec >= 0 ? (spec_absent ? ~f->present : spec_mask)
                                    : 0};
   return k;
 }
 
 /* fragtrack_add of a job whose shape is new: interned, and counted (the
- * counts grow with the shapes). Out of line: a trace has few shapes, and
- * the common path then saves and restores fewer registers. */
+ * counts grow with the shapes). Its request is the engine's (CPU-only
+ * jobs too, for the workload): k.mask is the mask sim_job_request keeps
+ * (it drops any other). Out of line, given the key (which the common
+ * path has built) instead of the spec: a trace has few shapes, and the
+ * common path then keeps fewer values live and saves no register. */
 static __attribute__((noinline)) int add_new(sim_fragtrack *f,
                                              const job_record *jr,
-                                             uint64_t spec_mask,
-                                             int spec_absent) {
+                                             uint64_t mask) {
   lsched_request r;
-  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  sim_job_request(jr, mask, &r);
   uint32_t id = intern(f, &r);
   if (id == NO_SHAPE - 1)
     return -2;
@@ -452,7 +455,7 @@ int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
   skey k = job_key(f, jr, spec_mask, spec_absent);
   uint32_t id = lookup(f, &k);
   if (id == NO_SHAPE)
-    return add_new(f, jr, spec_mask, spec_absent);
+    return add_new(f, jr, k.mask);
   f->count[id]++; /* counted since add_new interned it */
   return 0;
 }
