@@ -25,8 +25,6 @@ typedef struct shape {
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
   uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
-  uint8_t ever;    /* fragtrack_set_ever's answer, while ever_gen is */
-  uint32_t ever_gen; /* node_gen when it was given; 0 never */
 } shape;
 
 /* A first fitting shape besides the shape ids: none of the computed set
@@ -101,7 +99,6 @@ struct sim_fragtrack {
   lsched_fragmeter *meter;
   int observing; /* obs_ops is registered on c with this tracker */
   int mstale;    /* a node changed since the meter was last read */
-  uint32_t node_gen; /* bumped by every node change (fragtrack_ever) */
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -177,8 +174,8 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   f->mstale = 1;
   /* every remembered fragtrack_ever answer is void (0 is never a
    * generation) */
-  if (++f->node_gen == 0)
-    f->node_gen = 1;
+  if (++f->now.node_gen == 0)
+    f->now.node_gen = 1;
   if (node >= 0 && node < f->n && !f->ns[node].nchg) {
     f->ns[node].nchg = 1;
     f->nchg_list[f->nnchg++] = node;
@@ -351,6 +348,7 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f->calc);
   free(f->touched);
   free(f->now.qcount);
+  free(f->now.ever);
   free(f->ns);
   free(f->dirty);
   free(f->dirty_list);
@@ -373,7 +371,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   if (!f)
     return -2;
   f->c = sc->c;
-  f->node_gen = 1;
+  f->now.node_gen = 1;
   f->n = lsched_cluster_node_count(sc->c);
   size_t nz = f->n ? (size_t)f->n : 1;
   /* Masks as sim_typical_workload: a spec the cluster lacks names only
@@ -489,7 +487,8 @@ int fragtrack_ready(sim_fragtrack *f) {
   f->calc = malloc(ns * sizeof *f->calc);
   f->touched = malloc(ns * sizeof *f->touched);
   f->now.qcount = calloc(ns, sizeof *f->now.qcount);
-  if (!f->calc || !f->touched || !f->now.qcount)
+  f->now.ever = calloc(ns, sizeof *f->now.ever);
+  if (!f->calc || !f->touched || !f->now.qcount || !f->now.ever)
     return -2;
   f->now.nq = f->nshapes;
   for (uint32_t i = 0; i < f->nshapes; i++)
@@ -528,18 +527,10 @@ void fragtrack_crossed(sim_fragtrack *f, uint32_t id) {
   }
 }
 
-int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
-  if (!f || !f->observing || id >= f->nshapes)
-    return -1;
-  const shape *s = &f->shapes[id];
-  return s->ever_gen == f->node_gen ? s->ever : -1;
-}
-
 void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever) {
-  if (!f || !f->observing || id >= f->nshapes)
+  if (!f || id >= f->now.nq)
     return;
-  f->shapes[id].ever = ever != 0;
-  f->shapes[id].ever_gen = f->node_gen;
+  f->now.ever[id] = (uint64_t)f->now.node_gen << 1 | (ever != 0);
 }
 
 /* ---------------------------------------------------------------- stranded

@@ -77,8 +77,8 @@ uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
  * state change; the answer depends only on the request's shape fields and
  * the nodes): 1 or 0, or -1 when not known (no answer yet, a node changed
  * since, NO_SHAPE, or no tracking). The engine asks once per shape instead
- * of once per arriving job (2% of a first-fit replay's instructions). */
-int fragtrack_ever(const sim_fragtrack *f, uint32_t id);
+ * of once per arriving job (2% of a first-fit replay's instructions).
+ * fragtrack_ever is inline, below (once per arriving job). */
 void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever);
 
 /* The trace's typical workload (owned by f), for policies such as fgd. */
@@ -125,7 +125,20 @@ typedef struct fragtrack_now {
   size_t queued;    /* jobs in the queue (CPU-only included) */
   uint32_t *qcount; /* per shape id: its jobs in the queue */
   uint32_t nq;      /* shape ids counted (0 before fragtrack_ready) */
+  uint32_t node_gen; /* bumped by every node change, never 0 */
+  uint64_t *ever;   /* per shape id: node_gen << 1 | fragtrack_set_ever's
+                     * answer when it was given; 0 never */
 } fragtrack_now;
+
+static inline int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
+  if (!f)
+    return -1;
+  const fragtrack_now *v = (const fragtrack_now *)(const void *)f;
+  if (id >= v->nq) /* FRAGTRACK_NO_SHAPE too; every id before ready */
+    return -1;
+  uint64_t w = v->ever[id];
+  return w >> 1 == v->node_gen ? (int)(w & 1) : -1;
+}
 
 /* Time moves on by dt microseconds with the current values. */
 static inline void fragtrack_advance(sim_fragtrack *f, int64_t dt) {
