@@ -809,16 +809,23 @@ void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g) {
   sort_desc(fm, ng, g);
 }
 
-/* The free state of node i as the value sees it (the free milli of its
- * GPUs sorted descending, up to 8 padded with zeros); 0 if it strands
- * nothing whatever the queue (no GPU milli free, no GPUs, MIG, removed).
- * was: the class of its state before (a hint for the ranks), or -1. */
-static int node_key(const sim_fragtrack *f, int i, nkey *k, int32_t was) {
-  const lsched_node *nd = lsched_view_node(&f->v, i); /* i < f->n <= v.n */
-  int ng = nd->gpu_count;
-  if (nd->state == LSCHED_NODE_REMOVED || ng <= 0 || nd->gpu_free_sum <= 0 ||
-      (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE))
+/* Whether node nd strands nothing whatever the queue (no GPU milli free,
+ * no GPUs, MIG, removed): such a node is in no class. */
+static inline int node_inelig(const lsched_node *nd) {
+  return nd->state == LSCHED_NODE_REMOVED || nd->gpu_count <= 0 ||
+         nd->gpu_free_sum <= 0 ||
+         (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE);
+}
+
+/* The free state of node nd (f's view's) as the value sees it (the free
+ * milli of its GPUs sorted descending, up to 8 padded with zeros); 0 if
+ * it strands nothing whatever the queue (node_inelig). was: the class of
+ * its state before (a hint for the ranks), or -1. */
+static int node_key(const sim_fragtrack *f, const lsched_node *nd, nkey *k,
+                    int32_t was) {
+  if (node_inelig(nd))
     return 0;
+  int ng = nd->gpu_count;
   if (ng > LSCHED_MAX_GPUS_PER_NODE)
     ng = LSCHED_MAX_GPUS_PER_NODE;
   sort_desc(f->v.gpu_free + nd->gpu_off, ng, k->g);
@@ -1040,11 +1047,13 @@ static void cls_eval(sim_fragtrack *f, int32_t c) {
   e->str = v;
 }
 
-/* Node i into the class of its current state. */
-static void rekey(sim_fragtrack *f, int i) {
+/* Node i (nd, in class old or -1) into the class of its current state. */
+static __attribute__((noinline)) void rekey_node(sim_fragtrack *f, int i,
+                                                 const lsched_node *nd,
+                                                 int32_t old) {
   nkey k;
-  int32_t old = f->ns[i].cid, nc = -1;
-  int elig = node_key(f, i, &k, old);
+  int32_t nc = -1;
+  int elig = node_key(f, nd, &k, old);
   if (elig) {
     if (old >= 0 && key_is(f, old, &k))
       return;
@@ -1090,6 +1099,18 @@ static void rekey(sim_fragtrack *f, int i) {
   f->S += e->str;
   if (fresh)
     cls_eval(f, nc);
+}
+
+/* Node i into the class of its current state. Inline: a node in no class
+ * whose state still strands nothing (filled again since it was last
+ * moved: a third of the moves on 10k@1.2 first-fit backfill) stays
+ * without a call. */
+static inline void rekey(sim_fragtrack *f, int i) {
+  const lsched_node *nd = lsched_view_node(&f->v, i); /* i < f->n <= v.n */
+  int32_t old = f->ns[i].cid;
+  if (old < 0 && node_inelig(nd))
+    return;
+  rekey_node(f, i, nd, old);
 }
 
 static void strand_init(sim_fragtrack *f) {
@@ -1261,7 +1282,8 @@ static void verify(const sim_fragtrack *f) {
     node_ref(f, i, &v, &first);
     nkey k;
     if (v != have || first != hf ||
-        (c >= 0 && (!node_key(f, i, &k, -1) || !key_is(f, c, &k)))) {
+        (c >= 0 && (!node_key(f, lsched_view_node(&f->v, i), &k, -1) ||
+                     !key_is(f, c, &k)))) {
       fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n", i,
               have, v);
       abort();
