@@ -24,7 +24,6 @@ typedef struct shape {
                     * class's key tells lsched_fits's answer (may_fit) */
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
-  uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
 } shape;
 
 /* A first fitting shape besides the shape ids: none of the computed set
@@ -111,9 +110,6 @@ struct sim_fragtrack {
   /* calc[]'s loosest GPU needs (calc_env): the least GPU count of its
    * shapes (0: one asks none) and the least share */
   int env_k, env_milli;
-  uint32_t *touched;   /* shapes whose queued crossed 0 since the sync */
-  uint32_t ntouched;
-  int set_changed;
   /* per node: ns[], the marks and their lists */
   uint8_t *dirty; /* allocated on or released from since the sync */
   int *dirty_list;
@@ -346,7 +342,8 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f->slot);
   free(f->count);
   free(f->calc);
-  free(f->touched);
+  free(f->now.touched);
+  free(f->now.tmark);
   free(f->now.qcount);
   free(f->now.ever);
   free(f->ns);
@@ -485,10 +482,12 @@ int fragtrack_ready(sim_fragtrack *f) {
   f->observing = 1;
   size_t ns = f->nshapes ? f->nshapes : 1;
   f->calc = malloc(ns * sizeof *f->calc);
-  f->touched = malloc(ns * sizeof *f->touched);
+  f->now.touched = malloc(ns * sizeof *f->now.touched);
+  f->now.tmark = calloc(ns, sizeof *f->now.tmark);
   f->now.qcount = calloc(ns, sizeof *f->now.qcount);
   f->now.ever = calloc(ns, sizeof *f->now.ever);
-  if (!f->calc || !f->touched || !f->now.qcount || !f->now.ever)
+  if (!f->calc || !f->now.touched || !f->now.tmark || !f->now.qcount ||
+      !f->now.ever)
     return -2;
   f->now.nq = f->nshapes;
   for (uint32_t i = 0; i < f->nshapes; i++)
@@ -516,15 +515,6 @@ uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
 
 const lsched_workload *fragtrack_workload(const sim_fragtrack *f) {
   return f ? f->wl : NULL;
-}
-
-void fragtrack_crossed(sim_fragtrack *f, uint32_t id) {
-  shape *s = &f->shapes[id];
-  f->set_changed = 1;
-  if (!s->touched) {
-    s->touched = 1;
-    f->touched[f->ntouched++] = id;
-  }
 }
 
 void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever) {
@@ -1172,27 +1162,27 @@ static void shape_joined(sim_fragtrack *f, uint32_t a) {
 __attribute__((noinline)) static void sync_set(sim_fragtrack *f) {
   uint32_t nrem = 0, nadd = 0;
   /* touched[] is split in place: removed shapes first, then added ones */
-  for (uint32_t k = 0; k < f->ntouched; k++) {
-    uint32_t id = f->touched[k];
+  for (uint32_t k = 0; k < f->now.ntouched; k++) {
+    uint32_t id = f->now.touched[k];
     shape *s = &f->shapes[id];
-    s->touched = 0;
+    f->now.tmark[id] = 0;
     if (f->now.qcount[id] > 0 && !s->in_calc)
-      f->touched[nrem + nadd++] = id;
+      f->now.touched[nrem + nadd++] = id;
     else if (f->now.qcount[id] == 0 && s->in_calc) {
-      f->touched[nrem + nadd] = f->touched[nrem];
-      f->touched[nrem++] = id;
+      f->now.touched[nrem + nadd] = f->now.touched[nrem];
+      f->now.touched[nrem++] = id;
     }
   }
-  f->ntouched = 0;
+  f->now.ntouched = 0;
   if (nrem + nadd > 0) {
     uint32_t m = 0;
     for (uint32_t k = 0; k < nrem; k++)
-      f->shapes[f->touched[k]].in_calc = 0;
+      f->shapes[f->now.touched[k]].in_calc = 0;
     for (uint32_t k = 0; k < f->ncalc; k++)
       if (f->shapes[f->calc[k]].in_calc)
         f->calc[m++] = f->calc[k];
     for (uint32_t k = 0; k < nadd; k++) {
-      uint32_t id = f->touched[nrem + k];
+      uint32_t id = f->now.touched[nrem + k];
       f->shapes[id].in_calc = 1;
       uint32_t p = m++;
       while (p > 0 && cmp_calc(f, f->calc[p - 1], id) > 0) {
@@ -1220,14 +1210,14 @@ __attribute__((noinline)) static void sync_set(sim_fragtrack *f) {
   }
   f->ndirty = 0;
   for (uint32_t k = 0; k < nrem; k++) {
-    shape *s = &f->shapes[f->touched[k]];
+    shape *s = &f->shapes[f->now.touched[k]];
     while (s->head >= 0)
       cls_eval(f, s->head);
   }
   if (nadd > 0)
     tree_fresh(f);
   for (uint32_t k = 0; k < nadd; k++)
-    shape_joined(f, f->touched[nrem + k]);
+    shape_joined(f, f->now.touched[nrem + k]);
 }
 
 #ifdef FRAGTRACK_VERIFY
@@ -1307,9 +1297,9 @@ static void verify(const sim_fragtrack *f) {
  * of line: the update without a queue, most of them at 100k GPUs, then
  * saves nothing it does not use). */
 __attribute__((noinline)) static void update_queued(sim_fragtrack *f) {
-  if (f->set_changed || !f->valid) {
+  if (f->now.set_changed || !f->valid) {
     sync_set(f);
-    f->set_changed = 0;
+    f->now.set_changed = 0;
   } else {
     for (int k = 0; k < f->ndirty; k++) {
       f->dirty[f->dirty_list[k]] = 0; /* rekey reads no mark */
@@ -1332,7 +1322,7 @@ int fragtrack_update(sim_fragtrack *f) {
   if (f->mstale) {
     lsched_fragmeter_get(f->meter, &f->now.fr);
     f->mstale = 0;
-  } else if (f->valid && !f->set_changed && f->now.queued > 0) {
+  } else if (f->valid && !f->now.set_changed && f->now.queued > 0) {
     /* No node changed (every allocation, release and node change marks
      * the meter stale) and the set of queued shapes is the same since the
      * last update, which had a queue: its value holds (update_queued would

@@ -128,6 +128,10 @@ typedef struct fragtrack_now {
   uint32_t node_gen; /* bumped by every node change, never 0 */
   uint64_t *ever;   /* per shape id: node_gen << 1 | fragtrack_set_ever's
                      * answer when it was given; 0 never */
+  uint8_t *tmark;    /* per shape id: in touched[] */
+  uint32_t *touched; /* shapes whose count crossed 0 since the last sync */
+  uint32_t ntouched;
+  int set_changed; /* some count crossed 0 since the last sync */
 } fragtrack_now;
 
 static inline int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
@@ -159,11 +163,19 @@ static inline void fragtrack_completed(sim_fragtrack *f) {
   v->stranded_done = v->stranded_area;
   v->rate_done = v->rate_area;
 }
-/* Shape id's count of queued jobs crossed 0 (fragtrack_queued). */
-void fragtrack_crossed(sim_fragtrack *f, uint32_t id);
+/* Shape id's count of queued jobs crossed 0 (fragtrack_queued): the next
+ * update syncs the set. Inline: half the jobs entering or leaving the
+ * queue cross (100k@1.2 first-fit backfill). */
+static inline void fragtrack_crossed(fragtrack_now *v, uint32_t id) {
+  v->set_changed = 1;
+  if (!v->tmark[id]) {
+    v->tmark[id] = 1;
+    v->touched[v->ntouched++] = id;
+  }
+}
 
 /* Inline: once per job entering and leaving the queue (a call cost 1% of
- * 100k@1.2 first-fit skip); the set of queued shapes changes rarely. */
+ * 100k@1.2 first-fit skip). */
 static inline void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
   if (!f)
     return;
@@ -181,7 +193,7 @@ static inline void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
   else if (*q > 0)
     crossed = --*q == 0;
   if (crossed)
-    fragtrack_crossed(f, id);
+    fragtrack_crossed(v, id);
 }
 
 /* Time-weighted means over span microseconds (from the first arrival to
