@@ -207,13 +207,13 @@ struct sslot {
   uint32_t id1; /* shape id + 1; 0: empty */
 };
 
-/* The fields folded into one word by shifts that keep the usual ranges
- * (CPU milli, memory MiB, GPU share at bit 44 and count at bit 56) mostly
- * apart, then one multiply, whose high half mixes every bit: collisions
- * only cost a probe (keys are compared whole). */
+/* The fields folded into one word (memory MiB shifted past the usual
+ * CPU milli, the GPU word spread by a multiply), then one multiply, whose
+ * high half mixes every bit: collisions only cost a probe (keys are
+ * compared whole). */
 static inline uint32_t key_hash(const skey *k) {
   uint64_t w = (uint64_t)k->cpu ^ (uint64_t)k->mem << 20 ^
-               k->g >> 32 << 44 ^ k->g << 56 ^ k->mask;
+               k->g * UINT64_C(0xC2B2AE3D27D4EB4F) ^ k->mask;
   return (uint32_t)((w * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
