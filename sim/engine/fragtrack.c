@@ -191,8 +191,7 @@ static const lsched_observer obs_ops = {
  * every job, or, as the priority, matter to no fit). The GPU count and
  * share share a word, built in registers (as two ints, fragtrack_add
  * stored them apart and loaded them as one word, which stalls the store
- * forwarding), in the order of job_record's num_gpu and gpu_milli (one
- * load for a GPU job). */
+ * forwarding). */
 typedef struct skey {
   int64_t cpu, mem;
   uint64_t g; /* GPU share << 32 | count (both as unsigned 32-bit) */
@@ -222,14 +221,11 @@ static inline int key_eq(const skey *a, const skey *b) {
          a->mask == b->mask;
 }
 
-static skey make_key(int64_t cpu, int64_t mem, int gc, int gm, uint64_t mask) {
-  skey k = {cpu, mem, (uint64_t)(uint32_t)gm << 32 | (uint32_t)gc, mask};
-  return k;
-}
-
 static skey req_key(const lsched_request *r) {
-  return make_key(r->cpu_milli, r->memory_mib, r->gpu_count, r->gpu_milli,
-                  r->model_mask);
+  skey k = {r->cpu_milli, r->memory_mib,
+            (uint64_t)(uint32_t)r->gpu_milli << 32 | (uint32_t)r->gpu_count,
+            r->model_mask};
+  return k;
 }
 
 static int rehash(sim_fragtrack *f, uint32_t nn) {
@@ -261,8 +257,7 @@ static inline uint32_t lookup(const sim_fragtrack *f, const skey *k) {
 }
 
 static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
-  if (2 * (f->nshapes + 1) >= f->nslot &&
-      rehash(f, 2 * f->nslot))
+  if (2 * (f->nshapes + 1) >= f->nslot && rehash(f, 2 * f->nslot))
     return NO_SHAPE - 1;
   skey k = req_key(r);
   uint32_t j = key_hash(&k) & (f->nslot - 1);
@@ -409,8 +404,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
 static inline skey job_key(const sim_fragtrack *f, const job_record *jr,
                            uint64_t spec_mask, int spec_absent) {
   int g = jr->num_gpu > 0;
-  /* make_key's word, both halves 0 for a CPU-only job (unconditional, so
-   * that the compiler reads both fields as one word) */
+  /* the key's GPU word, both halves 0 for a CPU-only job */
   uint64_t gw = (uint64_t)(uint32_t)jr->gpu_milli << 32 | (uint32_t)jr->num_gpu;
   skey k = {jr->cpu_milli, jr->memory_mib, g ? gw : 0,
             g && jr->gpu_spec >= 0 ? (spec_absent ? ~f->present : spec_mask)
@@ -424,9 +418,8 @@ static inline skey job_key(const sim_fragtrack *f, const job_record *jr,
  * (it drops any other). Out of line, given the key (which the common
  * path has built) instead of the spec: a trace has few shapes, and the
  * common path then keeps fewer values live and saves no register. */
-static __attribute__((noinline)) int add_new(sim_fragtrack *f,
-                                             const job_record *jr,
-                                             uint64_t mask) {
+static __attribute__((noinline)) int
+add_new(sim_fragtrack *f, const job_record *jr, uint64_t mask) {
   lsched_request r;
   sim_job_request(jr, mask, &r);
   uint32_t id = intern(f, &r);
@@ -1057,9 +1050,8 @@ static inline void cls_eval(sim_fragtrack *f, int32_t c) {
 }
 
 /* Node i (nd, in class old or -1) into the class of its current state. */
-static __attribute__((noinline)) void rekey_node(sim_fragtrack *f, int i,
-                                                 const lsched_node *nd,
-                                                 int32_t old) {
+static __attribute__((noinline)) void
+rekey_node(sim_fragtrack *f, int i, const lsched_node *nd, int32_t old) {
   nkey k;
   int32_t nc = -1;
   int elig = node_key(f, nd, &k, old);
@@ -1292,7 +1284,7 @@ static void verify(const sim_fragtrack *f) {
     nkey k;
     if (v != have || first != hf ||
         (c >= 0 && (!node_key(f, lsched_view_node(&f->v, i), &k, -1) ||
-                     !key_is(f, c, &k)))) {
+                    !key_is(f, c, &k)))) {
       fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n", i,
               have, v);
       abort();

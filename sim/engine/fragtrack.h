@@ -109,10 +109,10 @@ void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
  * 8 entries). Exposed for tests/test_fragtrack.c. */
 void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g);
 
-/* The current values and their integrals over time, and the queue's
- * counts: the first member of the tracker, so that the calls below, per
- * event time and per job, are inline. Private to fragtrack.c and these
- * calls. */
+/* The current values and their integrals over time, the queue's counts,
+ * the shapes whose count crossed 0 and the fragtrack_ever answers: the
+ * first member of the tracker, so that the calls below, per event time
+ * and per job, are inline. Private to fragtrack.c and these calls. */
 __extension__ typedef __int128 fragtrack_i128;
 typedef struct fragtrack_now {
   lsched_frag fr;   /* the meter's figures after the last change */
@@ -126,14 +126,15 @@ typedef struct fragtrack_now {
   uint32_t *qcount; /* per shape id: its jobs in the queue */
   uint32_t nq;      /* shape ids counted (0 before fragtrack_ready) */
   uint32_t node_gen; /* bumped by every node change, never 0 */
-  uint64_t *ever;   /* per shape id: node_gen << 1 | fragtrack_set_ever's
-                     * answer when it was given; 0 never */
+  uint64_t *ever;    /* per shape id: node_gen << 1 | fragtrack_set_ever's
+                      * answer when it was given; 0 never */
   uint8_t *tmark;    /* per shape id: in touched[] */
   uint32_t *touched; /* shapes whose count crossed 0 since the last sync */
   uint32_t ntouched;
   int set_changed; /* some count crossed 0 since the last sync */
 } fragtrack_now;
 
+/* fragtrack_ever (above), once per arriving job. */
 static inline int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
   if (!f)
     return -1;
