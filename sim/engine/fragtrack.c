@@ -24,9 +24,6 @@ typedef struct shape {
                     * class's key tells lsched_fits's answer (may_fit) */
   int32_t head;    /* first class of the bucket of this shape, -1 none */
   uint8_t in_calc; /* in the set the per-node values are computed for */
-  uint8_t touched; /* in touched[]: queued crossed 0 since the last sync */
-  uint8_t ever;    /* fragtrack_set_ever's answer, while ever_gen is */
-  uint32_t ever_gen; /* node_gen when it was given; 0 never */
 } shape;
 
 /* A first fitting shape besides the shape ids: none of the computed set
@@ -101,7 +98,6 @@ struct sim_fragtrack {
   lsched_fragmeter *meter;
   int observing; /* obs_ops is registered on c with this tracker */
   int mstale;    /* a node changed since the meter was last read */
-  uint32_t node_gen; /* bumped by every node change (fragtrack_ever) */
   /* shapes */
   shape *shapes;
   uint32_t nshapes, shapes_cap, shapes_cap_counted;
@@ -114,9 +110,6 @@ struct sim_fragtrack {
   /* calc[]'s loosest GPU needs (calc_env): the least GPU count of its
    * shapes (0: one asks none) and the least share */
   int env_k, env_milli;
-  uint32_t *touched;   /* shapes whose queued crossed 0 since the sync */
-  uint32_t ntouched;
-  int set_changed;
   /* per node: ns[], the marks and their lists */
   uint8_t *dirty; /* allocated on or released from since the sync */
   int *dirty_list;
@@ -177,8 +170,8 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   f->mstale = 1;
   /* every remembered fragtrack_ever answer is void (0 is never a
    * generation) */
-  if (++f->node_gen == 0)
-    f->node_gen = 1;
+  if (++f->now.node_gen == 0)
+    f->now.node_gen = 1;
   if (node >= 0 && node < f->n && !f->ns[node].nchg) {
     f->ns[node].nchg = 1;
     f->nchg_list[f->nnchg++] = node;
@@ -195,10 +188,13 @@ static const lsched_observer obs_ops = {
 /* ------------------------------------------------------------------ shapes */
 
 /* What tells shapes apart (the request's other fields are the same for
- * every job, or, as the priority, matter to no fit). */
+ * every job, or, as the priority, matter to no fit). The GPU count and
+ * share share a word, built in registers (as two ints, fragtrack_add
+ * stored them apart and loaded them as one word, which stalls the store
+ * forwarding). */
 typedef struct skey {
   int64_t cpu, mem;
-  int gc, gm;
+  uint64_t g; /* GPU share << 32 | count (both as unsigned 32-bit) */
   uint64_t mask;
 } skey;
 
@@ -210,24 +206,24 @@ struct sslot {
   uint32_t id1; /* shape id + 1; 0: empty */
 };
 
-/* The fields folded into one word by shifts that keep the usual ranges
- * (CPU milli, memory MiB, GPU count and share) mostly apart, then one
- * multiply, whose high half mixes every bit: collisions only cost a
- * probe (keys are compared whole). */
-static uint32_t key_hash(const skey *k) {
+/* The fields folded into one word (memory MiB shifted past the usual
+ * CPU milli, the GPU word spread by a multiply), then one multiply, whose
+ * high half mixes every bit: collisions only cost a probe (keys are
+ * compared whole). */
+static inline uint32_t key_hash(const skey *k) {
   uint64_t w = (uint64_t)k->cpu ^ (uint64_t)k->mem << 20 ^
-               (uint64_t)(uint32_t)k->gm << 44 ^
-               (uint64_t)(uint32_t)k->gc << 56 ^ k->mask;
+               k->g * UINT64_C(0xC2B2AE3D27D4EB4F) ^ k->mask;
   return (uint32_t)((w * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
-static int key_eq(const skey *a, const skey *b) {
-  return a->cpu == b->cpu && a->mem == b->mem && a->gc == b->gc &&
-         a->gm == b->gm && a->mask == b->mask;
+static inline int key_eq(const skey *a, const skey *b) {
+  return a->cpu == b->cpu && a->mem == b->mem && a->g == b->g &&
+         a->mask == b->mask;
 }
 
 static skey req_key(const lsched_request *r) {
-  skey k = {r->cpu_milli, r->memory_mib, r->gpu_count, r->gpu_milli,
+  skey k = {r->cpu_milli, r->memory_mib,
+            (uint64_t)(uint32_t)r->gpu_milli << 32 | (uint32_t)r->gpu_count,
             r->model_mask};
   return k;
 }
@@ -250,10 +246,9 @@ static int rehash(sim_fragtrack *f, uint32_t nn) {
   return 0;
 }
 
-/* The id of shape k, or NO_SHAPE if it was never interned. */
-static uint32_t lookup(const sim_fragtrack *f, const skey *k) {
-  if (f->nslot == 0)
-    return NO_SHAPE;
+/* The id of shape k, or NO_SHAPE if it was never interned (the table
+ * exists from fragtrack_begin on). */
+static inline uint32_t lookup(const sim_fragtrack *f, const skey *k) {
   uint32_t j = key_hash(k) & (f->nslot - 1);
   for (; f->slot[j].id1; j = (j + 1) & (f->nslot - 1))
     if (key_eq(&f->slot[j].k, k))
@@ -262,8 +257,7 @@ static uint32_t lookup(const sim_fragtrack *f, const skey *k) {
 }
 
 static uint32_t intern(sim_fragtrack *f, const lsched_request *r) {
-  if (2 * (f->nshapes + 1) >= f->nslot &&
-      rehash(f, f->nslot ? 2 * f->nslot : 1024))
+  if (2 * (f->nshapes + 1) >= f->nslot && rehash(f, 2 * f->nslot))
     return NO_SHAPE - 1;
   skey k = req_key(r);
   uint32_t j = key_hash(&k) & (f->nslot - 1);
@@ -343,8 +337,10 @@ void fragtrack_free(sim_fragtrack *f) {
   free(f->slot);
   free(f->count);
   free(f->calc);
-  free(f->touched);
+  free(f->now.touched);
+  free(f->now.tmark);
   free(f->now.qcount);
+  free(f->now.ever);
   free(f->ns);
   free(f->dirty);
   free(f->dirty_list);
@@ -367,7 +363,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   if (!f)
     return -2;
   f->c = sc->c;
-  f->node_gen = 1;
+  f->now.node_gen = 1;
   f->n = lsched_cluster_node_count(sc->c);
   size_t nz = f->n ? (size_t)f->n : 1;
   /* Masks as sim_typical_workload: a spec the cluster lacks names only
@@ -394,7 +390,7 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   f->hmask--;
   if (!f->ns || !f->dirty || !f->dirty_list || !f->nchg_list || !f->cls ||
       !f->cg || !f->cfree || !f->tree || !f->htab || !f->lstale ||
-      !f->lstale_list) {
+      !f->lstale_list || rehash(f, 1024)) {
     fragtrack_free(f);
     return -2;
   }
@@ -402,35 +398,30 @@ int fragtrack_begin(sim_fragtrack **out, sim_cluster *sc) {
   return 0;
 }
 
-/* A job's request shape as the engine builds it (CPU-only jobs too, for
- * the workload). */
-static void job_shape_req(const sim_fragtrack *f, const job_record *jr,
-                          uint64_t spec_mask, int spec_absent,
-                          lsched_request *r) {
-  sim_job_request(jr, spec_absent ? ~f->present : spec_mask, r);
-}
-
-/* The shape fields of a job's request (job_shape_req's, without building
- * the request). */
-static skey job_key(const sim_fragtrack *f, const job_record *jr,
-                    uint64_t spec_mask, int spec_absent) {
+/* The shape fields of a job's request as the engine builds it
+ * (sim_job_request with the spec's mask: ~present when the spec names no
+ * model of the cluster), without building the request. */
+static inline skey job_key(const sim_fragtrack *f, const job_record *jr,
+                           uint64_t spec_mask, int spec_absent) {
   int g = jr->num_gpu > 0;
-  skey k = {jr->cpu_milli, jr->memory_mib, g ? jr->num_gpu : 0,
-            g ? jr->gpu_milli : 0,
+  /* the key's GPU word, both halves 0 for a CPU-only job */
+  uint64_t gw = (uint64_t)(uint32_t)jr->gpu_milli << 32 | (uint32_t)jr->num_gpu;
+  skey k = {jr->cpu_milli, jr->memory_mib, g ? gw : 0,
             g && jr->gpu_spec >= 0 ? (spec_absent ? ~f->present : spec_mask)
                                    : 0};
   return k;
 }
 
 /* fragtrack_add of a job whose shape is new: interned, and counted (the
- * counts grow with the shapes). Out of line: a trace has few shapes, and
- * the common path then saves and restores fewer registers. */
-static __attribute__((noinline)) int add_new(sim_fragtrack *f,
-                                             const job_record *jr,
-                                             uint64_t spec_mask,
-                                             int spec_absent) {
+ * counts grow with the shapes). Its request is the engine's (CPU-only
+ * jobs too, for the workload): k.mask is the mask sim_job_request keeps
+ * (it drops any other). Out of line, given the key (which the common
+ * path has built) instead of the spec: a trace has few shapes, and the
+ * common path then keeps fewer values live and saves no register. */
+static __attribute__((noinline)) int
+add_new(sim_fragtrack *f, const job_record *jr, uint64_t mask) {
   lsched_request r;
-  job_shape_req(f, jr, spec_mask, spec_absent, &r);
+  sim_job_request(jr, mask, &r);
   uint32_t id = intern(f, &r);
   if (id == NO_SHAPE - 1)
     return -2;
@@ -452,7 +443,7 @@ int fragtrack_add(sim_fragtrack *f, const job_record *jr, uint64_t spec_mask,
   skey k = job_key(f, jr, spec_mask, spec_absent);
   uint32_t id = lookup(f, &k);
   if (id == NO_SHAPE)
-    return add_new(f, jr, spec_mask, spec_absent);
+    return add_new(f, jr, k.mask);
   f->count[id]++; /* counted since add_new interned it */
   return 0;
 }
@@ -484,9 +475,12 @@ int fragtrack_ready(sim_fragtrack *f) {
   f->observing = 1;
   size_t ns = f->nshapes ? f->nshapes : 1;
   f->calc = malloc(ns * sizeof *f->calc);
-  f->touched = malloc(ns * sizeof *f->touched);
+  f->now.touched = malloc(ns * sizeof *f->now.touched);
+  f->now.tmark = calloc(ns, sizeof *f->now.tmark);
   f->now.qcount = calloc(ns, sizeof *f->now.qcount);
-  if (!f->calc || !f->touched || !f->now.qcount)
+  f->now.ever = calloc(ns, sizeof *f->now.ever);
+  if (!f->calc || !f->now.touched || !f->now.tmark || !f->now.qcount ||
+      !f->now.ever)
     return -2;
   f->now.nq = f->nshapes;
   for (uint32_t i = 0; i < f->nshapes; i++)
@@ -516,27 +510,10 @@ const lsched_workload *fragtrack_workload(const sim_fragtrack *f) {
   return f ? f->wl : NULL;
 }
 
-void fragtrack_crossed(sim_fragtrack *f, uint32_t id) {
-  shape *s = &f->shapes[id];
-  f->set_changed = 1;
-  if (!s->touched) {
-    s->touched = 1;
-    f->touched[f->ntouched++] = id;
-  }
-}
-
-int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
-  if (!f || !f->observing || id >= f->nshapes)
-    return -1;
-  const shape *s = &f->shapes[id];
-  return s->ever_gen == f->node_gen ? s->ever : -1;
-}
-
 void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever) {
-  if (!f || !f->observing || id >= f->nshapes)
+  if (!f || id >= f->now.nq)
     return;
-  f->shapes[id].ever = ever != 0;
-  f->shapes[id].ever_gen = f->node_gen;
+  f->now.ever[id] = (uint64_t)f->now.node_gen << 1 | (ever != 0);
 }
 
 /* ---------------------------------------------------------------- stranded
@@ -815,26 +792,37 @@ void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g) {
   sort_desc(fm, ng, g);
 }
 
-/* The free state of node i as the value sees it (the free milli of its
- * GPUs sorted descending, up to 8 padded with zeros); 0 if it strands
- * nothing whatever the queue (no GPU milli free, no GPUs, MIG, removed).
- * was: the class of its state before (a hint for the ranks), or -1. */
-static int node_key(const sim_fragtrack *f, int i, nkey *k, int32_t was) {
-  const lsched_node *nd = lsched_view_node(&f->v, i); /* i < f->n <= v.n */
-  int ng = nd->gpu_count;
-  if (nd->state == LSCHED_NODE_REMOVED || ng <= 0 || nd->gpu_free_sum <= 0 ||
-      (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE))
+/* Whether node nd strands nothing whatever the queue (no GPU milli free,
+ * no GPUs, MIG, removed): such a node is in no class. */
+static inline int node_inelig(const lsched_node *nd) {
+  return nd->state == LSCHED_NODE_REMOVED || nd->gpu_count <= 0 ||
+         nd->gpu_free_sum <= 0 ||
+         (nd->mode != LSCHED_GPU_SHARED && nd->mode != LSCHED_GPU_EXCLUSIVE);
+}
+
+/* The free state of node nd (f's view's) as the value sees it (the free
+ * milli of its GPUs sorted descending, up to 8 padded with zeros); 0 if
+ * it strands nothing whatever the queue (node_inelig). was: the class of
+ * its state before (a hint for the ranks), or -1. */
+static int node_key(const sim_fragtrack *f, const lsched_node *nd, nkey *k,
+                    int32_t was) {
+  if (node_inelig(nd))
     return 0;
+  int ng = nd->gpu_count;
   if (ng > LSCHED_MAX_GPUS_PER_NODE)
     ng = LSCHED_MAX_GPUS_PER_NODE;
   sort_desc(f->v.gpu_free + nd->gpu_off, ng, k->g);
   k->cpu = nd->cpu_free;
   k->mem = nd->mem_free;
   k->milli = nd->gpu_free_sum;
+  /* with no class before (e.g. no GPU milli was free), the top ranks as
+   * the hint: one test each when the free CPU and memory are at least
+   * every shape's need, as on the nodes of 10k@1.2 first-fit backfill
+   * (4965 such moves, two binary searches each before) */
   k->cpur = rank_near(f->cthr, f->ncthr, nd->cpu_free,
-                      was >= 0 ? f->cls[was].cpur : -1);
+                      was >= 0 ? f->cls[was].cpur : f->ncthr);
   k->memr = rank_near(f->mthr, f->nmthr, nd->mem_free,
-                      was >= 0 ? f->cls[was].memr : -1);
+                      was >= 0 ? f->cls[was].memr : f->nmthr);
   k->model = (int16_t)nd->model;
   k->mode = (uint8_t)nd->mode;
   k->up = nd->state == LSCHED_NODE_UP;
@@ -1026,7 +1014,8 @@ static inline int calc_none(const sim_fragtrack *f, int32_t c) {
 
 /* Class c's value and first fitting shape from scratch (every node of it
  * in the state of its key). */
-static void cls_eval(sim_fragtrack *f, int32_t c) {
+static __attribute__((noinline)) void cls_eval_full(sim_fragtrack *f,
+                                                    int32_t c) {
   cls *e = &f->cls[c];
   uint32_t first = FIRST_NONE;
   int64_t v = e->milli;
@@ -1046,11 +1035,26 @@ static void cls_eval(sim_fragtrack *f, int32_t c) {
   e->str = v;
 }
 
-/* Node i into the class of its current state. */
-static void rekey(sim_fragtrack *f, int i) {
+/* cls_eval_full, inline where a class in no bucket fits none of calc[] by
+ * its loosest GPU needs (calc_none: 95% of the classes evaluated on
+ * 10k@1.2 first-fit backfill): its value is its free milli, its first
+ * fitting shape stays none. */
+static inline void cls_eval(sim_fragtrack *f, int32_t c) {
+  cls *e = &f->cls[c];
+  if (e->first == FIRST_NONE && calc_none(f, c)) {
+    f->S += (int64_t)e->count * (e->milli - e->str);
+    e->str = e->milli;
+    return;
+  }
+  cls_eval_full(f, c);
+}
+
+/* Node i (nd, in class old or -1) into the class of its current state. */
+static __attribute__((noinline)) void
+rekey_node(sim_fragtrack *f, int i, const lsched_node *nd, int32_t old) {
   nkey k;
-  int32_t old = f->ns[i].cid, nc = -1;
-  int elig = node_key(f, i, &k, old);
+  int32_t nc = -1;
+  int elig = node_key(f, nd, &k, old);
   if (elig) {
     if (old >= 0 && key_is(f, old, &k))
       return;
@@ -1096,6 +1100,18 @@ static void rekey(sim_fragtrack *f, int i) {
   f->S += e->str;
   if (fresh)
     cls_eval(f, nc);
+}
+
+/* Node i into the class of its current state. Inline: a node in no class
+ * whose state still strands nothing (filled again since it was last
+ * moved: a third of the moves on 10k@1.2 first-fit backfill) stays
+ * without a call. */
+static inline void rekey(sim_fragtrack *f, int i) {
+  const lsched_node *nd = lsched_view_node(&f->v, i); /* i < f->n <= v.n */
+  int32_t old = f->ns[i].cid;
+  if (old < 0 && node_inelig(nd))
+    return;
+  rekey_node(f, i, nd, old);
 }
 
 static void strand_init(sim_fragtrack *f) {
@@ -1157,27 +1173,27 @@ static void shape_joined(sim_fragtrack *f, uint32_t a) {
 __attribute__((noinline)) static void sync_set(sim_fragtrack *f) {
   uint32_t nrem = 0, nadd = 0;
   /* touched[] is split in place: removed shapes first, then added ones */
-  for (uint32_t k = 0; k < f->ntouched; k++) {
-    uint32_t id = f->touched[k];
+  for (uint32_t k = 0; k < f->now.ntouched; k++) {
+    uint32_t id = f->now.touched[k];
     shape *s = &f->shapes[id];
-    s->touched = 0;
+    f->now.tmark[id] = 0;
     if (f->now.qcount[id] > 0 && !s->in_calc)
-      f->touched[nrem + nadd++] = id;
+      f->now.touched[nrem + nadd++] = id;
     else if (f->now.qcount[id] == 0 && s->in_calc) {
-      f->touched[nrem + nadd] = f->touched[nrem];
-      f->touched[nrem++] = id;
+      f->now.touched[nrem + nadd] = f->now.touched[nrem];
+      f->now.touched[nrem++] = id;
     }
   }
-  f->ntouched = 0;
+  f->now.ntouched = 0;
   if (nrem + nadd > 0) {
     uint32_t m = 0;
     for (uint32_t k = 0; k < nrem; k++)
-      f->shapes[f->touched[k]].in_calc = 0;
+      f->shapes[f->now.touched[k]].in_calc = 0;
     for (uint32_t k = 0; k < f->ncalc; k++)
       if (f->shapes[f->calc[k]].in_calc)
         f->calc[m++] = f->calc[k];
     for (uint32_t k = 0; k < nadd; k++) {
-      uint32_t id = f->touched[nrem + k];
+      uint32_t id = f->now.touched[nrem + k];
       f->shapes[id].in_calc = 1;
       uint32_t p = m++;
       while (p > 0 && cmp_calc(f, f->calc[p - 1], id) > 0) {
@@ -1205,14 +1221,14 @@ __attribute__((noinline)) static void sync_set(sim_fragtrack *f) {
   }
   f->ndirty = 0;
   for (uint32_t k = 0; k < nrem; k++) {
-    shape *s = &f->shapes[f->touched[k]];
+    shape *s = &f->shapes[f->now.touched[k]];
     while (s->head >= 0)
       cls_eval(f, s->head);
   }
   if (nadd > 0)
     tree_fresh(f);
   for (uint32_t k = 0; k < nadd; k++)
-    shape_joined(f, f->touched[nrem + k]);
+    shape_joined(f, f->now.touched[nrem + k]);
 }
 
 #ifdef FRAGTRACK_VERIFY
@@ -1267,7 +1283,8 @@ static void verify(const sim_fragtrack *f) {
     node_ref(f, i, &v, &first);
     nkey k;
     if (v != have || first != hf ||
-        (c >= 0 && (!node_key(f, i, &k, -1) || !key_is(f, c, &k)))) {
+        (c >= 0 && (!node_key(f, lsched_view_node(&f->v, i), &k, -1) ||
+                    !key_is(f, c, &k)))) {
       fprintf(stderr, "fragtrack: node %d: %" PRId64 " != %" PRId64 "\n", i,
               have, v);
       abort();
@@ -1291,9 +1308,9 @@ static void verify(const sim_fragtrack *f) {
  * of line: the update without a queue, most of them at 100k GPUs, then
  * saves nothing it does not use). */
 __attribute__((noinline)) static void update_queued(sim_fragtrack *f) {
-  if (f->set_changed || !f->valid) {
+  if (f->now.set_changed || !f->valid) {
     sync_set(f);
-    f->set_changed = 0;
+    f->now.set_changed = 0;
   } else {
     for (int k = 0; k < f->ndirty; k++) {
       f->dirty[f->dirty_list[k]] = 0; /* rekey reads no mark */
@@ -1316,7 +1333,7 @@ int fragtrack_update(sim_fragtrack *f) {
   if (f->mstale) {
     lsched_fragmeter_get(f->meter, &f->now.fr);
     f->mstale = 0;
-  } else if (f->valid && !f->set_changed && f->now.queued > 0) {
+  } else if (f->valid && !f->now.set_changed && f->now.queued > 0) {
     /* No node changed (every allocation, release and node change marks
      * the meter stale) and the set of queued shapes is the same since the
      * last update, which had a queue: its value holds (update_queued would

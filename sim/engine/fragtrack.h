@@ -77,8 +77,8 @@ uint32_t fragtrack_shape(const sim_fragtrack *f, const job_record *jr,
  * state change; the answer depends only on the request's shape fields and
  * the nodes): 1 or 0, or -1 when not known (no answer yet, a node changed
  * since, NO_SHAPE, or no tracking). The engine asks once per shape instead
- * of once per arriving job (2% of a first-fit replay's instructions). */
-int fragtrack_ever(const sim_fragtrack *f, uint32_t id);
+ * of once per arriving job (2% of a first-fit replay's instructions).
+ * fragtrack_ever is inline, below (once per arriving job). */
 void fragtrack_set_ever(sim_fragtrack *f, uint32_t id, int ever);
 
 /* The trace's typical workload (owned by f), for policies such as fgd. */
@@ -109,10 +109,10 @@ void fragtrack_classes(const sim_fragtrack *f, int *classes, int *nodes);
  * 8 entries). Exposed for tests/test_fragtrack.c. */
 void fragtrack_sort_gpus(const int *fm, int ng, int16_t *g);
 
-/* The current values and their integrals over time, and the queue's
- * counts: the first member of the tracker, so that the calls below, per
- * event time and per job, are inline. Private to fragtrack.c and these
- * calls. */
+/* The current values and their integrals over time, the queue's counts,
+ * the shapes whose count crossed 0 and the fragtrack_ever answers: the
+ * first member of the tracker, so that the calls below, per event time
+ * and per job, are inline. Private to fragtrack.c and these calls. */
 __extension__ typedef __int128 fragtrack_i128;
 typedef struct fragtrack_now {
   lsched_frag fr;   /* the meter's figures after the last change */
@@ -125,7 +125,25 @@ typedef struct fragtrack_now {
   size_t queued;    /* jobs in the queue (CPU-only included) */
   uint32_t *qcount; /* per shape id: its jobs in the queue */
   uint32_t nq;      /* shape ids counted (0 before fragtrack_ready) */
+  uint32_t node_gen; /* bumped by every node change, never 0 */
+  uint64_t *ever;    /* per shape id: node_gen << 1 | fragtrack_set_ever's
+                      * answer when it was given; 0 never */
+  uint8_t *tmark;    /* per shape id: in touched[] */
+  uint32_t *touched; /* shapes whose count crossed 0 since the last sync */
+  uint32_t ntouched;
+  int set_changed; /* some count crossed 0 since the last sync */
 } fragtrack_now;
+
+/* fragtrack_ever (above), once per arriving job. */
+static inline int fragtrack_ever(const sim_fragtrack *f, uint32_t id) {
+  if (!f)
+    return -1;
+  const fragtrack_now *v = (const fragtrack_now *)(const void *)f;
+  if (id >= v->nq) /* FRAGTRACK_NO_SHAPE too; every id before ready */
+    return -1;
+  uint64_t w = v->ever[id];
+  return w >> 1 == v->node_gen ? (int)(w & 1) : -1;
+}
 
 /* Time moves on by dt microseconds with the current values. */
 static inline void fragtrack_advance(sim_fragtrack *f, int64_t dt) {
@@ -146,11 +164,19 @@ static inline void fragtrack_completed(sim_fragtrack *f) {
   v->stranded_done = v->stranded_area;
   v->rate_done = v->rate_area;
 }
-/* Shape id's count of queued jobs crossed 0 (fragtrack_queued). */
-void fragtrack_crossed(sim_fragtrack *f, uint32_t id);
+/* Shape id's count of queued jobs crossed 0 (fragtrack_queued): the next
+ * update syncs the set. Inline: half the jobs entering or leaving the
+ * queue cross (100k@1.2 first-fit backfill). */
+static inline void fragtrack_crossed(fragtrack_now *v, uint32_t id) {
+  v->set_changed = 1;
+  if (!v->tmark[id]) {
+    v->tmark[id] = 1;
+    v->touched[v->ntouched++] = id;
+  }
+}
 
 /* Inline: once per job entering and leaving the queue (a call cost 1% of
- * 100k@1.2 first-fit skip); the set of queued shapes changes rarely. */
+ * 100k@1.2 first-fit skip). */
 static inline void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
   if (!f)
     return;
@@ -168,7 +194,7 @@ static inline void fragtrack_queued(sim_fragtrack *f, uint32_t id, int delta) {
   else if (*q > 0)
     crossed = --*q == 0;
   if (crossed)
-    fragtrack_crossed(f, id);
+    fragtrack_crossed(v, id);
 }
 
 /* Time-weighted means over span microseconds (from the first arrival to
