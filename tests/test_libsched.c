@@ -723,6 +723,20 @@ START_TEST(test_null_args) {
   ck_assert_int_eq(lsched_alloc(fx, NULL), LSCHED_EINVAL);
   ck_assert_int_eq(lsched_release(NULL, &p), LSCHED_EINVAL);
   ck_assert_int_eq(lsched_release(fx, NULL), LSCHED_EINVAL);
+  /* A prefetch hint with no cluster or a node out of range is no hint;
+   * on a real node it changes nothing either. */
+  lsched_node_info before, after;
+  memset(&before, 0, sizeof before); /* padding compared too */
+  memset(&after, 0, sizeof after);
+  ck_assert_int_eq(lsched_cluster_node_info(fx, 0, &before), LSCHED_OK);
+  lsched_prefetch_node(NULL, 0);
+  lsched_prefetch_node(fx, -1);
+  lsched_prefetch_node(fx, 1);
+  lsched_prefetch_node(fx, INT32_MAX);
+  lsched_prefetch_node(fx, 0);
+  ck_assert_int_eq(lsched_cluster_node_info(fx, 0, &after), LSCHED_OK);
+  ck_assert_mem_eq(&before, &after, sizeof before);
+  ck_assert_int_eq(lsched_cluster_check(fx), LSCHED_OK);
 
   lsched_registry *reg = NULL;
   ck_assert_int_eq(lsched_registry_create(NULL, NULL), LSCHED_EINVAL);

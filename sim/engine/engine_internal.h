@@ -596,6 +596,9 @@ int slot_retime(engine *e, uint32_t sl, int64_t end);
  * stopped running (run_list_remove); and its release (teardown). */
 void ends_changed(engine *e, uint32_t sl);
 void ends_remove(engine *e, uint32_t sl);
+/* A hint: slot sl, running on node, may complete next (its entries in
+ * the per-node lists asked of the memory system; nothing changes). */
+void ends_prefetch(const engine *e, uint32_t sl, int node);
 void ends_free(engine *e);
 /* The policy places a one-part request exactly when some node fits it,
  * and a call that does not place changes nothing: it promises
@@ -626,6 +629,7 @@ struct rx *rx_open(engine *e);
 void rx_close(struct rx *x);
 int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start);
 void rx_job_drop(struct rx *x, uint32_t sl);
+void rx_prefetch(const struct rx *x, uint32_t sl, int node);
 int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
               int64_t cand_end, int64_t *t);
 /* For candidate cand (one node) marked running: 1 if the reservation of

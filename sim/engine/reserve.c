@@ -161,6 +161,12 @@ void ends_free(engine *e) {
   e->ends_ix = NULL;
 }
 
+void ends_prefetch(const engine *e, uint32_t sl, int node) {
+  const struct ends_index *ix = e->ends_ix;
+  if (ix && ix->rx)
+    rx_prefetch(ix->rx, sl, node);
+}
+
 void ends_remove(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
   if (ix->rx) {

@@ -512,6 +512,15 @@ drop_on(struct rx *x, uint32_t sl, int node, int one) {
     x->mv.moves++;
 }
 
+void rx_prefetch(const struct rx *x, uint32_t sl, int node) {
+  if (sl < x->nwhere_of)
+    __builtin_prefetch(&x->where_of[sl], 1, 1);
+  if (node >= 0 && node < x->n) {
+    const rx_list *L = &x->node[node];
+    __builtin_prefetch(L->j, 1, 1); /* its first entry: the usual leaver */
+  }
+}
+
 void rx_job_drop(struct rx *x, uint32_t sl) {
   if (sl >= x->nwhere_of) {
     flush(x);

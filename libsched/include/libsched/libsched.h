@@ -588,6 +588,16 @@ LSCHED_API int lsched_alloc(lsched_cluster *c, const lsched_placement *p);
  */
 LSCHED_API int lsched_release(lsched_cluster *c, const lsched_placement *p);
 
+/*
+ * A hint that node `node` is about to be allocated on or released on: its
+ * record and its GPUs' free shares are asked of the memory system ahead of
+ * time. Nothing is read that the call's answer depends on, nothing is
+ * written, nothing is checked (a bad node or NULL c: no hint). For callers
+ * that know their next release some work ahead (an event loop: the next
+ * completion's node), on clusters larger than the cache.
+ */
+LSCHED_API void lsched_prefetch_node(const lsched_cluster *c, int node);
+
 /* ---------------------------------------------------------------------- */
 /* Observers                                                               */
 
