@@ -232,7 +232,7 @@ static inline void prefetch_release(const engine *e, const sim_event *top) {
     return;
   lsched_prefetch_node(e->sc->c, s->st.node);
   if (e->ends_ix)
-    ends_prefetch(e, top->job, s->st.node);
+    ends_prefetch(e, top->job, s->st.node, 0);
 }
 
 /* One event time (see the top of this file). 1 if events remain, 0 when
@@ -267,7 +267,8 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     if (e->have < 0) /* a stream that changed since the first pass */
       return e->have == -3 ? -1 : e->have;
   }
-  prefetch_release(e, heap_top(&e->heap));
+  if (e->prefetch)
+    prefetch_release(e, heap_top(&e->heap));
   if (schedule(e))
     return -2;
   /* One timeline row per distinct time, after everything at that time:

@@ -138,6 +138,10 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
     return r;
   if (r == 2)
     return placed(e, h, j);
+  /* Where it joins the node's end list if it starts (most candidates
+   * do), asked for while its end and the head's reservation are found. */
+  if (e->prefetch)
+    ends_prefetch(e, j, p.node, 1);
   int64_t end = est_end(e, j, &p, 1);
   int a = e->reservation_t == INT64_MAX || end <= e->reservation_t
               ? 1

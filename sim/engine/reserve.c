@@ -161,10 +161,10 @@ void ends_free(engine *e) {
   e->ends_ix = NULL;
 }
 
-void ends_prefetch(const engine *e, uint32_t sl, int node) {
+void ends_prefetch(const engine *e, uint32_t sl, int node, int starts) {
   const struct ends_index *ix = e->ends_ix;
   if (ix && ix->rx)
-    rx_prefetch(ix->rx, sl, node);
+    rx_prefetch(ix->rx, sl, node, starts);
 }
 
 void ends_remove(engine *e, uint32_t sl) {
