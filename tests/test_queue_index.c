@@ -317,6 +317,45 @@ END_TEST
  * time every 10 s, job k at 10 x floor(k / 8) s; the late one waits for a
  * free GPU behind the earlier arrivals (it is one of their shape): it
  * starts after all of them, at 10 x 2500 = 25,000 s. */
+/* A cluster of 4,096 nodes (SIM_PREFETCH_NODES, engine_internal.h):
+ * the engine hints the nodes of the next completion and of a starting
+ * backfill candidate (loop.c prefetch_release, queue_backfill.c), which
+ * must change nothing. Two-node jobs (gangs: no hint) fill every node at
+ * time 0; 1,200 whole-node, shared and half-node jobs arrive while they
+ * run, and wait (indexed against plain). */
+START_TEST(indexed_equals_plain_large) {
+  sim_cluster sc;
+  nodes(&sc, 4096);
+  trace t;
+  trace_init(&t);
+  t.path = strdup("large.csv");
+  t.has_times = 1;
+  uint64_t x = 0xA24BAED4963EE407ull ^ (uint64_t)(_i + 1);
+  for (int k = 0; k < 2048 + 1200; k++) {
+    uint64_t r = next(&x);
+    uint64_t p = (r >> 16) % 100;
+    int fill = k < 2048;
+    int gpus = fill ? 16 : p < 50 ? 8 : p < 80 ? 1 : 4;
+    int64_t submit = fill ? 0 : 1 + (k - 2048) / 3;
+    int64_t dur = (fill ? 500 : 100) + (int64_t)((r >> 32) % 1000);
+    char name[16];
+    snprintf(name, sizeof name, "j%d", k);
+    tu_add_job(&t, name, submit, dur, gpus, gpus == 1 ? 500 : 1000, NULL);
+    t.jobs[t.n - 1].req_s = (uint32_t)(dur + (int64_t)((r >> 44) % 300));
+  }
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = _i ? "best-fit" : "first-fit";
+  o.queue = SIM_QUEUE_BACKFILL;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.estimates = SIM_EST_TRACE;
+  compare(&sc, &t, &o);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 START_TEST(identical_jobs_hand) {
   sim_cluster sc;
   nodes(&sc, 1);
@@ -407,6 +446,7 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, indexed_equals_plain_shares, 0, 2 * NPOL);
   tcase_add_loop_test(tc, indexed_equals_plain_preempt, 0, 4);
   tcase_add_loop_test(tc, indexed_equals_plain_speed, 0, 8);
+  tcase_add_loop_test(tc, indexed_equals_plain_large, 0, 2);
   tcase_add_test(tc, identical_jobs_hand);
   tcase_add_test(tc, first_reservation_hand);
   suite_add_tcase(s, tc);
