@@ -390,10 +390,13 @@ struct sim_engine {
    * remembered (no speed model, no part rewriting requests: loop.c). */
   int est_cut, ever_memo;
   /* Prefetch hints for the nodes of the next completion and of a starting
-   * backfill candidate (loop.c prefetch_release): on clusters of
+   * backfill candidate (loop.c prefetch_release): under a discipline that
+   * reserves (backfill: the per-node end lists too) on clusters of
    * SIM_PREFETCH_NODES nodes and more, whose per-node state outgrows the
-   * cache; on smaller ones the hints only cost (~65 instructions an
-   * event on 1,250 nodes). */
+   * cache. Elsewhere they only cost: ~65 instructions an event on 1,250
+   * nodes; on 12,500 under fifo and skip ~55 for no measured gain
+   * (alternated runs x0.93-1.02 fifo, x0.97-0.99 skip; backfill
+   * x1.02-1.05). */
   int prefetch;
   double est_f; /* the estimate factor (estimate.c): 1 when none is set */
   memo_entry *memo;
