@@ -580,8 +580,8 @@ void unplace(engine *e, const lsched_placement *parts, int n);
  * allocates it (0, or -1 with err set). */
 int place_trial(engine *e, uint32_t sl, lsched_placement *p);
 int place_alloc(engine *e, uint32_t sl, const lsched_placement *p);
-/* place_alloc, mark_running and commit_running of one part in one call.
- * 0, or -1 with err set. */
+/* place_alloc and start_running of one part in one call. 0, or -1 with
+ * err set. */
 int start_placed(engine *e, uint32_t sl, const lsched_placement *p);
 /* Records the job in slot sl as running on parts (not yet in the event
  * heap). 0, or -1 when out of memory. */
@@ -589,9 +589,11 @@ int mark_running(engine *e, uint32_t sl, const lsched_placement *parts,
                  int n);
 /* Undoes mark_running (the job goes back to the queue). */
 void unmark_running(engine *e, uint32_t sl);
-/* Makes a marked job run: its completion event and the allocation sums. */
-int commit_running(engine *e, uint32_t sl, const lsched_placement *parts,
-                   int n);
+/* The job in slot sl, placed on parts (allocated), runs from now: marked
+ * running and committed (its completion event, the allocation sums). 0,
+ * or -1 with err set. */
+int start_running(engine *e, uint32_t sl, const lsched_placement *parts,
+                  int n);
 /* Tries to start the job in slot sl now. 1 started, 0 no fit, -1 error. */
 int try_start(engine *e, uint32_t sl);
 /* The running job in slot sl now ends at `end`: its pending completion

@@ -231,8 +231,7 @@ static inline void prefetch_release(const engine *e, const sim_event *top) {
   if (top->tag != s->gen || s->st.status != JOB_RUNNING || s->ngang)
     return;
   lsched_prefetch_node(e->sc->c, s->st.node);
-  if (e->ends_ix)
-    ends_prefetch(e, top->job, s->st.node, 0);
+  ends_prefetch(e, top->job, s->st.node, 0);
 }
 
 /* One event time (see the top of this file). 1 if events remain, 0 when

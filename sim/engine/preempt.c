@@ -512,11 +512,8 @@ static int evict_for(preempt *p, engine *e, uint32_t j) {
     if (stop_requeue(e, v->sl, &v->p, 1))
       return -1;
   }
-  if (mark_running(e, j, parts, np) || commit_running(e, j, parts, np)) {
-    if (!e->err[0])
-      snprintf(e->err, e->errlen, "out of memory");
+  if (start_running(e, j, parts, np))
     return -1;
-  }
   e->freed = 1;
   e->reservation_valid = 0;
   e->head_tried = UINT32_MAX;

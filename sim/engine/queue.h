@@ -31,7 +31,7 @@ typedef struct sim_queue_ops {
    * the end (arrival order). */
   size_t (*insert_pos)(const struct sim_engine *e, const struct slot *s);
   /* One scheduling pass: starts the queued jobs the discipline lets start
-   * now (try_start, or place_job + mark/commit_running), removing them
+   * now (try_start, or place_job + start_running), removing them
    * from the queue. 0, or -1 with the engine's err set. */
   int (*pass)(struct sim_engine *e);
 } sim_queue_ops;

@@ -75,11 +75,8 @@ static inline __attribute__((always_inline)) int
 start_job(engine *e, uint32_t h, uint32_t j, const lsched_placement *parts,
           int n) {
   int64_t keep_t = e->reservation_t;
-  if (mark_running(e, j, parts, n) || commit_running(e, j, parts, n)) {
-    if (!e->err[0]) /* else time_add's message */
-      snprintf(e->err, e->errlen, "out of memory");
+  if (start_running(e, j, parts, n))
     return -1;
-  }
   return started(e, h, j, keep_t);
 }
 

@@ -6,7 +6,7 @@
  * The running jobs are kept ordered by estimated end across completions
  * (issue #19): an indexed binary min-heap keyed by (estimated end, trace
  * position), built by the first reservation of a run and then updated
- * where an end is made or moves: a start (commit_running), a completion or
+ * where an end is made or moves: a start (start_running), a completion or
  * a preemption (run_list_remove), a re-timing or a move (slot_retime). A
  * reservation walks the heap in key order without changing it (a
  * best-first walk over the heap's tree with a small heap of positions), so

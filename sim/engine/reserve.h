@@ -16,7 +16,7 @@ void reservation_note(engine *e, uint32_t h, int64_t T);
  * With reserve_verify the walk is asked too (abort on a difference). */
 int reservation_kept(engine *e, uint32_t h, int64_t *T);
 
-/* Slot sl, about to start now (commit_running), is estimated to end at
+/* Slot sl, about to start now (start_running), is estimated to end at
  * end (est_end): ends_changed takes it instead of asking again. */
 void ends_expect(engine *e, uint32_t sl, int64_t end);
 

@@ -91,8 +91,11 @@ typedef struct rx_part {
 _Static_assert(RX_MIRRORS(gpu_milli) && RX_MIRRORS(gpu_mask) &&
                    RX_MIRRORS(cpu_milli) && RX_MIRRORS(memory_mib) &&
                    offsetof(lsched_placement, mig_kind) - RX_PART_AT ==
-                       sizeof(rx_part),
-               "rx_part mirrors lsched_placement");
+                       sizeof(rx_part) &&
+                   offsetof(lsched_placement, mig_start) + sizeof(int) ==
+                       sizeof(lsched_placement),
+               "rx_part mirrors lsched_placement, and part_out sets every "
+               "member");
 
 /* A node's running jobs' parts on it, by (end, trace position); a job
  * with several parts there holds adjacent entries. The entries are

@@ -119,7 +119,7 @@ static void memo_store(engine *e, memo_entry *m, const lsched_request *r) {
 
 
 
-/* The bodies of place_job, mark_running and commit_running are static
+/* The bodies of place_job, mark_running and start_running are static
  * inline so that try_start, the per-job path of every discipline, has them
  * in one piece (as calls they cost 4% more instructions per job on the
  * first-fit replay; place_now and commit_now are forced: left to itself
@@ -323,23 +323,31 @@ int mark_running(engine *e, uint32_t sl, const lsched_placement *parts,
   return mark_now(e, sl, parts, n);
 }
 
-int commit_running(engine *e, uint32_t sl, const lsched_placement *parts,
-                   int n) {
-  return commit_now(e, sl, parts, n);
-}
-
-/* (mark_now and commit_now inline, for one part: a backfill candidate's
- * start made three calls.) */
-int start_placed(engine *e, uint32_t sl, const lsched_placement *p) {
-  int rc = lsched_alloc(e->sc->c, p);
-  if (rc != LSCHED_OK)
-    return policy_failed(e, sl, rc);
-  if (mark_now(e, sl, p, 1) || commit_now(e, sl, p, 1)) {
+/* The job in slot sl, placed on parts (allocated), runs from now
+ * (mark_now, commit_now). 0, or -1 with err set: time_add's message, else
+ * out of memory. */
+static inline __attribute__((always_inline)) int
+run_now(engine *e, uint32_t sl, const lsched_placement *parts, int n) {
+  if (mark_now(e, sl, parts, n) || commit_now(e, sl, parts, n)) {
     if (!e->err[0])
       snprintf(e->err, e->errlen, "out of memory");
     return -1;
   }
   return 0;
+}
+
+int start_running(engine *e, uint32_t sl, const lsched_placement *parts,
+                  int n) {
+  return run_now(e, sl, parts, n);
+}
+
+/* (run_now inline, for one part: a backfill candidate's start made three
+ * calls.) */
+int start_placed(engine *e, uint32_t sl, const lsched_placement *p) {
+  int rc = lsched_alloc(e->sc->c, p);
+  if (rc != LSCHED_OK)
+    return policy_failed(e, sl, rc);
+  return run_now(e, sl, p, 1);
 }
 
 int try_start(engine *e, uint32_t sl) {
@@ -348,12 +356,7 @@ int try_start(engine *e, uint32_t sl) {
   int r = place_now(e, sl, parts, &n);
   if (r <= 0)
     return r;
-  if (mark_now(e, sl, parts, n) || commit_now(e, sl, parts, n)) {
-    if (!e->err[0])
-      snprintf(e->err, e->errlen, "out of memory");
-    return -1;
-  }
-  return 1;
+  return run_now(e, sl, parts, n) ? -1 : 1;
 }
 
 int slot_retime(engine *e, uint32_t sl, int64_t end) {

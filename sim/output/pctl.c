@@ -154,6 +154,17 @@ static double acc_mean(const uint64_t *acc, size_t n) {
 #define EXPONENTS 2048
 #define FOLD_CHUNK 2048
 
+/* esum[e] = the values counted in h (by their top 16 bits) of exponent e,
+ * for e = 0 .. top. */
+static void count_exponents(const uint32_t *h, unsigned top, size_t *esum) {
+  for (unsigned e = 0; e <= top; e++) {
+    size_t c = 0;
+    for (unsigned d = 0; d < 16; d++)
+      c += h[e << 4 | d];
+    esum[e] = c;
+  }
+}
+
 /* The values in buf into the maximum and the exact sum (before a spill,
  * and at pctl_finish). Many values at once are summed per exponent first
  * (their significands, up to FOLD_CHUNK into one word: exact), and those
@@ -169,15 +180,6 @@ static double acc_mean(const uint64_t *acc, size_t n) {
  * for times of days in seconds, ~2 instructions per value at 2048). With
  * h, esum[e] is then the count of values of exponent e, for e up to the
  * maximum's (select_gather's coarse steps). */
-static void count_exponents(const uint32_t *h, unsigned top, size_t *esum) {
-  for (unsigned e = 0; e <= top; e++) {
-    size_t c = 0;
-    for (unsigned d = 0; d < 16; d++)
-      c += h[e << 4 | d];
-    esum[e] = c;
-  }
-}
-
 static void fold(pctl *p, uint32_t *h, size_t *esum) {
   uint64_t mx = bits_of(p->max);
   const double *v = p->buf;

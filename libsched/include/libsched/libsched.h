@@ -590,9 +590,10 @@ LSCHED_API int lsched_release(lsched_cluster *c, const lsched_placement *p);
 
 /*
  * A hint that node `node` is about to be allocated on or released on: its
- * record and its GPUs' free shares are asked of the memory system ahead of
- * time. Nothing is read that the call's answer depends on, nothing is
- * written, nothing is checked (a bad node or NULL c: no hint). For callers
+ * record, its GPUs' free shares and its leaf of the fit index are asked of
+ * the memory system ahead of time. Nothing is written and nothing changes;
+ * the only reads are of where those lie (the record's GPU offset, the
+ * node's position). NULL c or a node out of range: no hint. For callers
  * that know their next release some work ahead (an event loop: the next
  * completion's node), on clusters larger than the cache.
  */
