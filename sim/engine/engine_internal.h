@@ -111,12 +111,14 @@ int src_sort(job_src *src);
  * reads the first two lines only, unless the run plans migrations or
  * preemptions (SLOT_EXT_PLAN): a discipline that reserves keeps the first
  * reservation (an outcome) in the first line, in the place of the name,
- * which then moves to the third (read only by error messages: the outcome
- * takes it from the record or the stream's copy, out_name). A backfill
- * completion reads two lines where it read three, for one line written at
- * arrival (100k@1.2 first-fit backfill: last-level read misses 6.56 M ->
- * 6.13 M, write misses 2.36 M -> 2.65 M; a read miss stalls, a write
- * mostly does not). */
+ * which messages and the outcome then take from the record or the stream's
+ * copy (out_name). A backfill completion reads two lines where it read
+ * three (100k@1.2 first-fit backfill: last-level read misses 6.56 M ->
+ * 6.13 M). The name was first kept in the third line, written at every
+ * arrival: at 100k backfill that write missed the cache once a job (377 k
+ * write misses of an 8 MiB cache) and cost ~12% of the run's time
+ * (alternated runs, 1.32 -> 1.50 M events/s): a write miss on this
+ * machine's VM stalls nearly as much as a read miss. */
 #define SLOT_ALIGN 64
 
 typedef struct slot {
@@ -126,7 +128,7 @@ typedef struct slot {
   uint32_t run_pos;      /* index in run_list while running */
   uint32_t shape;        /* fragtrack shape */
   uint8_t ngang;         /* parts when on several nodes (else 0) */
-  uint8_t name_far;      /* the name is far_name: the discipline reserves */
+  uint8_t name_far;      /* no name here: the discipline reserves */
   union {
     /* !name_far. Loaded traces: the trace's; streams: names[slot]. */
     const char *name;
@@ -136,11 +138,9 @@ typedef struct slot {
   uint64_t idx;          /* position in the trace file */
   /* Second: the job's record. */
   job_record rec;
-  /* Third: gang parts, migration / preemption, and the name of a job
-   * under a discipline that reserves (name_far). Only set up when the
-   * run uses it (engine.slot_ext); gang is read only when ngang is. */
+  /* Third: gang parts, migration / preemption. Only set up when the run
+   * uses it (engine.slot_ext); gang is read only when ngang is. */
   lsched_placement *gang; /* parts of a job on several nodes */
-  const char *far_name;   /* name_far: the name (as name above) */
   int64_t rem_us;        /* work left when the current segment started */
   int64_t seg_us;        /* start of the current run segment */
   double lost_gpu_s;     /* GPU-seconds of progress lost */
@@ -380,9 +380,10 @@ struct sim_engine {
   } *names;
   uint32_t *free_slots;  /* recycled slot indexes (a stack) */
   size_t nfree;
-  /* What slots keep in their third line (0 nothing: one test per
-   * arrival): SLOT_EXT_PLAN the state of moves and preemptions (plans),
-   * SLOT_EXT_NAME the name (the discipline reserves: struct slot). */
+  /* What slots keep beyond their state and record (0 nothing: one test
+   * per arrival): SLOT_EXT_PLAN the state of moves and preemptions (plans,
+   * the third line), SLOT_EXT_NAME the first reservation in the name's
+   * place (the discipline reserves: struct slot). */
   unsigned slot_ext;
   /* Per-run answers for each arrival (setup.c, once the parts are open):
    * the slot's copy of the record is cut by an estimate (--estimates not
@@ -554,8 +555,10 @@ int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
  * marked running beside it would cause (speed_view). */
 int64_t est_running_end(const engine *e, uint32_t sl, int committed);
 
-static inline const char *slot_name(const slot *s) {
-  const char *n = s->name_far ? s->far_name : s->name;
+/* The name of the job in s, for messages: out_name (below), or "". */
+static inline const char *out_name(const engine *e, const slot *s);
+static inline const char *slot_name(const engine *e, const slot *s) {
+  const char *n = out_name(e, s);
   return n ? n : "";
 }
 
@@ -996,9 +999,9 @@ static inline int metrics_completed(engine *e, const slot *s,
   return 0;
 }
 
-/* The name of the job in s as slot_name, from what its outcome reads
- * anyway: a name kept far (its third line) is the trace's at the record's
- * offset, or the stream's copy (as arrive set it). */
+/* The name of the job in s, from what its outcome reads anyway: without
+ * a name in the slot (name_far) the trace's at the record's offset, or the
+ * stream's copy (as arrive set it). */
 static inline const char *out_name(const engine *e, const slot *s) {
   if (!s->name_far)
     return s->name;

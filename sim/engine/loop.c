@@ -57,16 +57,14 @@ static int arrive(engine *e, const job_record *jr, const char *name,
     nm = nb->buf;
   }
   s->name = nm;
-  /* The third line only when the run uses it. */
   if (e->slot_ext) {
-    if (e->slot_ext & SLOT_EXT_PLAN) {
+    if (e->slot_ext & SLOT_EXT_PLAN) { /* the third line */
       memset(&s->gang, 0, sizeof *s - offsetof(slot, gang));
       s->rem_us = job_duration(e, &s->rec);
     }
     if (e->slot_ext & SLOT_EXT_NAME) { /* see struct slot */
       s->name_far = 1;
       s->reserved_us = -1; /* in the name's place */
-      s->far_name = nm;
     }
   }
   e->events++;
@@ -124,8 +122,9 @@ __attribute__((always_inline)) static inline int complete(engine *e,
   for (int i = n - 2; i >= 0 && !rc; i--)
     rc = lsched_release(e->sc->c, &parts[i]);
   if (rc) {
-    snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)", slot_name(s),
-             lsched_strerror(rc), lsched_cluster_errmsg(e->sc->c));
+    snprintf(e->err, e->errlen, "job %s: release failed: %s (%s)",
+             slot_name(e, s), lsched_strerror(rc),
+             lsched_cluster_errmsg(e->sc->c));
     return -1;
   }
   e->alloc_milli -= parts_milli(parts, n);

@@ -264,8 +264,8 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
   if (time_add(e, s, e->now, cost_us, &seg))
     return -1;
   if (lsched_alloc(e->sc->c, to)) {
-    snprintf(e->err, e->errlen, "defrag: move of %s failed: %s", slot_name(s),
-             lsched_cluster_errmsg(e->sc->c));
+    snprintf(e->err, e->errlen, "defrag: move of %s failed: %s",
+             slot_name(e, s), lsched_cluster_errmsg(e->sc->c));
     return -1;
   }
   /* A target that composes pool GPUs: the job resumes once they are
@@ -381,7 +381,7 @@ static int defragment(migrate_self *m, uint32_t h) {
   for (size_t k = 0; k < nm; k++)
     if (lsched_release(e->sc->c, &moves[k].from)) {
       snprintf(e->err, e->errlen, "defrag: release of %s failed: %s",
-               slot_name(&e->slots[run[moves[k].index].id]),
+               slot_name(e, &e->slots[run[moves[k].index].id]),
                lsched_cluster_errmsg(e->sc->c));
       return -1;
     }

@@ -345,7 +345,7 @@ static int failed_before(const preempt *p, const fail_key *k) {
 
 static int internal(engine *e, const char *what, uint32_t sl) {
   snprintf(e->err, e->errlen, "preempt: %s of %s failed: %s", what,
-           slot_name(&e->slots[sl]), lsched_cluster_errmsg(e->sc->c));
+           slot_name(e, &e->slots[sl]), lsched_cluster_errmsg(e->sc->c));
   return -1;
 }
 

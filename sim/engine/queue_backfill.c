@@ -56,7 +56,7 @@ started(engine *e, uint32_t h, uint32_t j, int64_t keep_t) {
       snprintf(e->err, e->errlen,
                "backfill: starting job %s delays the head's reservation "
                "from %lld to %lld us",
-               slot_name(&e->slots[j]), (long long)keep_t, (long long)t2);
+               slot_name(e, &e->slots[j]), (long long)keep_t, (long long)t2);
       return -1;
     }
   }

@@ -146,7 +146,7 @@ static inline int memo_useful(const engine *e) {
  * -1. */
 static int policy_failed(engine *e, uint32_t sl, int rc) {
   snprintf(e->err, e->errlen, "job %s: policy %s: %s (%s)",
-           slot_name(&e->slots[sl]), e->opt->policy, lsched_strerror(rc),
+           slot_name(e, &e->slots[sl]), e->opt->policy, lsched_strerror(rc),
            lsched_cluster_errmsg(e->sc->c));
   return -1;
 }
@@ -270,7 +270,7 @@ int time_add(engine *e, const slot *s, int64_t a, int64_t b, int64_t *out) {
            "%s:%" PRId64 ": field 'duration': job %s would end past the "
            "time range (%" PRId64 " s) with its run time (--unknown-duration "
            "included) and this run's overheads",
-           t && t->path ? t->path : "trace", s->rec.line, slot_name(s),
+           t && t->path ? t->path : "trace", s->rec.line, slot_name(e, s),
            TRACE_MAX_TIME_S);
   return -1;
 }
