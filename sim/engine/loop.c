@@ -211,9 +211,12 @@ static inline void prefetch_next(const engine *e, const sim_event *top) {
     if (e->nrun > 0)
       __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 1);
   } else if (e->nfree > 0) {
-    const char *p = (const char *)&e->slots[e->free_slots[e->nfree - 1]];
+    uint32_t sl = e->free_slots[e->nfree - 1];
+    const char *p = (const char *)&e->slots[sl];
     __builtin_prefetch(p, 1, 1);
     __builtin_prefetch(p + 64, 1, 1);
+    if (e->prefetch)
+      queue_index_prefetch(e, sl);
   }
 }
 

@@ -72,6 +72,9 @@ struct queue_index;
 int queue_index_on(struct sim_engine *e);
 void queue_index_free(struct sim_engine *e);
 /* queue_insert with the index on. 0, or -1 when out of memory. */
+/* A hint: slot sl is about to be queued (the next arrival takes it): its
+ * link in the index, written then, is asked of the memory system. */
+void queue_index_prefetch(const struct sim_engine *e, uint32_t sl);
 int queue_index_insert(struct sim_engine *e, uint32_t sl, size_t pos);
 /* Entries of e->queue from e->qhead: e->qlen, or more with the index on,
  * whose started jobs leave tombstones (UINT32_MAX) in the array. */

@@ -417,6 +417,12 @@ static void index_remove(engine *e, uint32_t sl) {
 
 size_t queue_index_span(const engine *e) { return e->qx->span; }
 
+void queue_index_prefetch(const engine *e, uint32_t sl) {
+  const struct queue_index *x = e->qx;
+  if (x && sl < x->link_cap)
+    __builtin_prefetch(&x->link[sl], 1, 1);
+}
+
 void queue_index_remove(engine *e, uint32_t sl) {
   index_remove(e, sl);
   tidy(e);
