@@ -829,6 +829,23 @@ static int rejected_before(engine *e, uint32_t s, uint32_t j) {
          est_end(e, j, &sh->rj_part, 1) >= sh->rj_end;
 }
 
+/* A hint, while candidate j is tried: the next job of its shape, which
+ * the pass takes next when it comes first (merge_went_on; most candidates
+ * start), has its link and the first two lines of its slot (read to place
+ * and start it) asked of the memory system. A queued job's slot was last
+ * touched at its arrival: on 100,000 GPUs the candidates' slots missed
+ * the cache at nearly every start. */
+static inline void prefetch_next_of(const engine *e, uint32_t j) {
+  const struct queue_index *x = e->qx;
+  uint32_t c = x->link[j].next;
+  if (c == QX_NONE)
+    return;
+  const char *p = (const char *)&e->slots[c];
+  __builtin_prefetch(p, 1, 1);
+  __builtin_prefetch(p + 64, 0, 1);
+  __builtin_prefetch(&x->link[c], 0, 1);
+}
+
 /* queue_index_pass_backfill's pass when it has anything to do. Out of
  * line: its frame would cost every pass that has not. */
 static __attribute__((noinline)) int
@@ -881,6 +898,8 @@ pass_backfill(engine *e, queue_candidate_fn try_candidate,
       r = 0;
       known = 1;
     } else {
+      if (e->prefetch)
+        prefetch_next_of(e, j);
       r = try_candidate(e, h, j);
       if (r == 1 && e->bf_rejected) {
         qx_shape *sh = &x->shape[s];
