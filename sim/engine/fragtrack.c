@@ -178,6 +178,11 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
   }
 }
 
+void fragtrack_prefetch(const sim_fragtrack *f, int node) {
+  if (f)
+    lsched_fragmeter_prefetch(f->meter, node);
+}
+
 static const lsched_observer obs_ops = {
     .version = LSCHED_OBSERVER_VERSION,
     .on_alloc = obs_changed,

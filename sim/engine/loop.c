@@ -233,6 +233,7 @@ static inline void prefetch_release(const engine *e, const sim_event *top) {
   if (top->tag != s->gen || s->st.status != JOB_RUNNING || s->ngang)
     return;
   lsched_prefetch_node(e->sc->c, s->st.node);
+  fragtrack_prefetch(e->ft, s->st.node);
   ends_prefetch(e, top->job, s->st.node, 0);
 }
 

@@ -778,6 +778,12 @@ LSCHED_API void lsched_fragmeter_destroy(lsched_fragmeter *m);
 /** The current cluster figures. O(1). */
 LSCHED_API void lsched_fragmeter_get(const lsched_fragmeter *m,
                                      lsched_frag *out);
+/** A hint, as lsched_prefetch_node(): node `node` is about to be allocated
+ * on or released on, so the meter's figures of that node (which the change
+ * rewrites) are asked of the memory system. Nothing changes. NULL m or a
+ * node out of range: no hint. */
+LSCHED_API void lsched_fragmeter_prefetch(const lsched_fragmeter *m,
+                                          int node);
 
 #define LSCHED_NODE_FREE_VERSION 1
 /** What is free on a node, for meters kept per node state (schedsim's
