@@ -620,6 +620,10 @@ void ends_remove(engine *e, uint32_t sl);
  * about to start there: its entries in the per-node lists, or where it
  * joins, asked of the memory system; nothing changes. */
 void ends_prefetch(const engine *e, uint32_t sl, int node, int starts);
+/* The first step of ends_prefetch for a completion, before its slot is
+ * read: the node of running job sl as the per-node lists know it (-1 when
+ * they do not: then nothing), with its list's record asked for. */
+int ends_prefetch_node_of(const engine *e, uint32_t sl);
 void ends_free(engine *e);
 /* The policy places a one-part request exactly when some node fits it,
  * and a call that does not place changes nothing: it promises
@@ -651,6 +655,9 @@ void rx_close(struct rx *x);
 int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start);
 void rx_job_drop(struct rx *x, uint32_t sl);
 void rx_prefetch(const struct rx *x, uint32_t sl, int node, int joins);
+/* The node of running one-node job sl (-1: none or several), read from
+ * the index, with its list's record asked for (a hint). */
+int rx_prefetch_node_of(const struct rx *x, uint32_t sl);
 int rx_answer(struct rx *x, const lsched_request *req, uint32_t cand,
               int64_t cand_end, int64_t *t);
 /* For candidate cand (one node) marked running: 1 if the reservation of

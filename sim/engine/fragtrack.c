@@ -179,8 +179,12 @@ static void obs_node(void *user, const lsched_cluster *c, int node,
 }
 
 void fragtrack_prefetch(const sim_fragtrack *f, int node) {
-  if (f)
-    lsched_fragmeter_prefetch(f->meter, node);
+  if (!f || node < 0 || node >= f->v.n)
+    return;
+  const char *nd = (const char *)lsched_view_node(&f->v, node);
+  __builtin_prefetch(nd, 1, 1);
+  __builtin_prefetch(nd + f->v.node_size - 1, 1, 1);
+  lsched_fragmeter_prefetch(f->meter, node);
 }
 
 static const lsched_observer obs_ops = {

@@ -189,13 +189,24 @@ static int finish_run(engine *e) {
 /* Asks for the first two lines of the slot of the next completion, top
  * (its state and its record, both read by complete()) while the present
  * event is processed: on 100,000 GPUs the running jobs' slots far exceed
- * the cache and each completion otherwise waited for two misses. Hints
- * only: nothing is read or written. */
+ * the cache and each completion otherwise waited for two misses. With the
+ * prefetch hints on, also the first step of prefetch_release (below): the
+ * node as the per-node end lists know it (one read) and, from it alone,
+ * the node's cluster record, FGD meter figures and end-list record, so
+ * that prefetch_release's reads of them (the GPU offset, the list's
+ * entries) find them in cache instead of stalling (time profile, 100k@1.2
+ * first-fit backfill: lsched_prefetch_node 5.97% -> 4.05% of the samples,
+ * about -2.5% net). Hints only: nothing is written. */
 static inline void prefetch_completion(const engine *e, const sim_event *top) {
   if (top && top->job < e->nslots) {
     const char *p = (const char *)&e->slots[top->job];
     __builtin_prefetch(p, 0, 1);
     __builtin_prefetch(p + 64, 0, 1);
+    if (e->prefetch) {
+      int node = ends_prefetch_node_of(e, top->job);
+      if (node >= 0)
+        fragtrack_prefetch(e->ft, node);
+    }
   }
 }
 
@@ -220,12 +231,13 @@ static inline void prefetch_next(const engine *e, const sim_event *top) {
   }
 }
 
-/* Before the pass, the node of the next completion, top, whose slot was
- * asked for when the last event was taken (prefetch_completion) and has
- * had this event's work to arrive: its cluster record and GPU shares,
- * fit-index leaf and per-node end list (backfill), which the completion
- * releases and drops, asked for while the pass runs. On 100,000 GPUs
- * these miss the cache at nearly every completion. Hints only. */
+/* Before the pass, the node of the next completion, top, whose slot (and
+ * node records) were asked for when the last event was taken
+ * (prefetch_completion) and have had this event's work to arrive: its
+ * GPU shares, fit-index leaf and per-node end list (backfill), which the
+ * completion releases and drops, asked for while the pass runs. On
+ * 100,000 GPUs these miss the cache at nearly every completion. Hints
+ * only. */
 static inline void prefetch_release(const engine *e, const sim_event *top) {
   if (!top || top->job >= e->nslots)
     return;
@@ -233,7 +245,6 @@ static inline void prefetch_release(const engine *e, const sim_event *top) {
   if (top->tag != s->gen || s->st.status != JOB_RUNNING || s->ngang)
     return;
   lsched_prefetch_node(e->sc->c, s->st.node);
-  fragtrack_prefetch(e->ft, s->st.node);
   ends_prefetch(e, top->job, s->st.node, 0);
 }
 

@@ -167,6 +167,11 @@ void ends_prefetch(const engine *e, uint32_t sl, int node, int starts) {
     rx_prefetch(ix->rx, sl, node, starts);
 }
 
+int ends_prefetch_node_of(const engine *e, uint32_t sl) {
+  const struct ends_index *ix = e->ends_ix;
+  return ix && ix->rx ? rx_prefetch_node_of(ix->rx, sl) : -1;
+}
+
 void ends_remove(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
   if (ix->rx) {

@@ -515,6 +515,19 @@ drop_on(struct rx *x, uint32_t sl, int node, int one) {
     x->mv.moves++;
 }
 
+int rx_prefetch_node_of(const struct rx *x, uint32_t sl) {
+  if (sl >= x->nwhere_of)
+    return -1;
+  uint32_t w = x->where_of[sl];
+  if (w == RX_NONE || !(w & RX_ONE))
+    return -1;
+  int node = (int)(w & RX_NODE);
+  if (node >= x->n)
+    return -1;
+  __builtin_prefetch(&x->node[node], 0, 1);
+  return node;
+}
+
 void rx_prefetch(const struct rx *x, uint32_t sl, int node, int joins) {
   if (sl < x->nwhere_of)
     __builtin_prefetch(&x->where_of[sl], 1, 1);
