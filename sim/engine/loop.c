@@ -204,8 +204,10 @@ static inline void prefetch_completion(const engine *e, const sim_event *top) {
     __builtin_prefetch(p + 64, 0, 1);
     if (e->prefetch) {
       int node = ends_prefetch_node_of(e, top->job);
-      if (node >= 0)
+      if (node >= 0) {
         fragtrack_prefetch(e->ft, node);
+        __builtin_prefetch(&e->sc->node_price[node], 0, 1); /* (emit) */
+      }
     }
   }
 }
