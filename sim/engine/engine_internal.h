@@ -373,7 +373,8 @@ struct sim_engine {
   void *slots_raw;
   size_t nslots, slots_cap;
   /* Streams: per slot, a name buffer kept across its occupants (no
-   * allocation per arrival once it is long enough). */
+   * allocation per arrival once it is long enough). NULL with a loaded
+   * trace (slots.c). */
   struct name_buf {
     char *buf;
     size_t cap;
