@@ -351,6 +351,13 @@ START_TEST(fragmeter_matches_scratch) {
           nlive++;
         }
       }
+      /* The hint reads and changes nothing (the comparison below); no
+       * meter or a node out of range is no hint. */
+      int nn = lsched_cluster_node_count(c);
+      lsched_fragmeter_prefetch(NULL, 0);
+      lsched_fragmeter_prefetch(m, -1);
+      lsched_fragmeter_prefetch(m, nn);
+      lsched_fragmeter_prefetch(m, nn > 0 ? step % nn : 0);
       lsched_frag a, b;
       lsched_fragmeter_get(m, &a);
       REQ_EQ(lsched_frag_cluster(c, w, &b), LSCHED_OK);

@@ -319,10 +319,13 @@ END_TEST
  * starts after all of them, at 10 x 2500 = 25,000 s. */
 /* A cluster of 4,096 nodes (SIM_PREFETCH_NODES, engine_internal.h):
  * the engine hints the nodes of the next completion and of a starting
- * backfill candidate (loop.c prefetch_release, queue_backfill.c), which
- * must change nothing. Two-node jobs (gangs: no hint) fill every node at
- * time 0; 1,200 whole-node, shared and half-node jobs arrive while they
- * run, and wait (indexed against plain). */
+ * backfill candidate (loop.c prefetch_release, queue_backfill.c), of
+ * the next candidate of a shape (queue_index.c) and of an arrival's link
+ * (loop.c prefetch_next), which must change nothing. Two-node jobs (gangs:
+ * no hint) fill every node at time 0; 1,200 whole-node, shared and
+ * half-node jobs arrive while they run and, from 500 s on, while the first
+ * of them end (an arrival then takes a freed slot), and wait (indexed
+ * against plain). */
 START_TEST(indexed_equals_plain_large) {
   sim_cluster sc;
   nodes(&sc, 4096);
@@ -336,7 +339,7 @@ START_TEST(indexed_equals_plain_large) {
     uint64_t p = (r >> 16) % 100;
     int fill = k < 2048;
     int gpus = fill ? 16 : p < 50 ? 8 : p < 80 ? 1 : 4;
-    int64_t submit = fill ? 0 : 1 + (k - 2048) / 3;
+    int64_t submit = fill ? 0 : 1 + (k - 2048) / 2;
     int64_t dur = (fill ? 500 : 100) + (int64_t)((r >> 32) % 1000);
     char name[16];
     snprintf(name, sizeof name, "j%d", k);
