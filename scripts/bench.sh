@@ -9,6 +9,7 @@ cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DLSCHED_SANITIZE=OFF -DLSC
 cmake --build build-bench -j"$(nproc)" >/dev/null
 ./build-bench/bench/bench_replay "$@" "$(pwd)/../shared/data"
 ./build-bench/bench/bench_mig
+./build-bench/bench/bench_memlat
 # At scale (issue #19): 10,000 and 100,000 GPUs, loads 0.9 and 1.2, every
 # policy and queue discipline, the shapes and long-queue cases (bench/README.md).
 if [ "${BENCH_SCALE:-0}" = 1 ]; then
