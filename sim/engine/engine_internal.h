@@ -568,6 +568,14 @@ static inline const char *slot_name(const engine *e, const slot *s) {
   return n ? n : "";
 }
 
+/* A hint: the first two lines of slot sl (its state and its record, what
+ * completing or estimating the job reads) are about to be read. */
+static inline void slot_prefetch(const engine *e, uint32_t sl) {
+  const char *p = (const char *)&e->slots[sl];
+  __builtin_prefetch(p, 0, 1);
+  __builtin_prefetch(p + SLOT_ALIGN, 0, 1);
+}
+
 /* slots.c */
 /* The sum a + b of two times (or a time and a span), checked: 0 with *out,
  * or -1 with e->err naming the job's trace line when it would leave the

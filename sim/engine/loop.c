@@ -199,9 +199,7 @@ static int finish_run(engine *e) {
  * about -2.5% net). Hints only: nothing is written. */
 static inline void prefetch_completion(const engine *e, const sim_event *top) {
   if (top && top->job < e->nslots) {
-    const char *p = (const char *)&e->slots[top->job];
-    __builtin_prefetch(p, 0, 1);
-    __builtin_prefetch(p + 64, 0, 1);
+    slot_prefetch(e, top->job);
     if (e->prefetch) {
       int node = ends_prefetch_node_of(e, top->job);
       if (node >= 0) {

@@ -255,6 +255,12 @@ void ends_changed(engine *e, uint32_t sl) {
   sift_down(ix, ix->pos[sl]);
 }
 
+/* The passes over every running job below read each one's slot, in no
+ * order of memory: the slot this many jobs ahead is asked for meanwhile
+ * (at the first reservation of 100k@1.2 first-fit backfill, ~72,000
+ * slots read one cache miss after another). */
+#define RUN_AHEAD 8
+
 /* The heap of the committed jobs run_list[0 .. base), from scratch. 0, or
  * -1 when out of memory. */
 static int heap_fill(engine *e, struct ends_index *ix, size_t base) {
@@ -265,6 +271,8 @@ static int heap_fill(engine *e, struct ends_index *ix, size_t base) {
     return -1;
   for (size_t i = 0; i < base; i++) {
     uint32_t sl = e->run_list[i];
+    if (i + RUN_AHEAD < base)
+      slot_prefetch(e, e->run_list[i + RUN_AHEAD]);
     if (room(ix, sl))
       return -1;
     ix->h[ix->n] = raw_end_of(e, sl, 1);
@@ -293,6 +301,8 @@ static int build(engine *e, size_t base) {
     ix->stale = 1;
     for (size_t i = 0; i < base && ix->rx; i++) {
       uint32_t sl = e->run_list[i];
+      if (i + RUN_AHEAD < base)
+        slot_prefetch(e, e->run_list[i + RUN_AHEAD]);
       if (rx_job_set(ix->rx, sl, raw_end_of(e, sl, 1).end, 0))
         rx_off(ix);
     }
