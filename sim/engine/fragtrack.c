@@ -185,6 +185,8 @@ void fragtrack_prefetch(const sim_fragtrack *f, int node) {
   __builtin_prefetch(nd, 1, 1);
   __builtin_prefetch(nd + f->v.node_size - 1, 1, 1);
   lsched_fragmeter_prefetch(f->meter, node);
+  if (node < f->n) /* its class slot, which the next update reads */
+    __builtin_prefetch(&f->ns[node], 1, 1);
 }
 
 static const lsched_observer obs_ops = {

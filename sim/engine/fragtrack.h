@@ -91,8 +91,9 @@ const lsched_workload *fragtrack_workload(const sim_fragtrack *f);
  * time are done); they hold until the next call. 0, or -2 out of memory. */
 int fragtrack_update(sim_fragtrack *f);
 /* A hint: node is about to change (an allocation or release): its
- * cluster record and the FGD meter's figures of it are asked of the memory
- * system (addresses only: nothing is read). */
+ * cluster record, the FGD meter's figures of it and its class slot here
+ * (read by the next fragtrack_update) are asked of the memory system
+ * (addresses only: nothing is read). */
 void fragtrack_prefetch(const sim_fragtrack *f, int node);
 
 /* The current values. */
