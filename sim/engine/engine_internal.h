@@ -116,9 +116,9 @@ int src_sort(job_src *src);
  * three (100k@1.2 first-fit backfill: last-level read misses 6.56 M ->
  * 6.13 M). The name was first kept in the third line, written at every
  * arrival: at 100k backfill that write missed the cache once a job (377 k
- * write misses of an 8 MiB cache) and cost ~12% of the run's time
- * (alternated runs, 1.32 -> 1.50 M events/s): a write miss on this
- * machine's VM stalls nearly as much as a read miss. */
+ * write misses of an 8 MiB cache); dropping it and hinting the arrival's
+ * queue-index link (loop.c) gave x1.06 in medians over 12 alternated
+ * rounds. */
 #define SLOT_ALIGN 64
 
 typedef struct slot {
