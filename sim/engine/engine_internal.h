@@ -569,11 +569,18 @@ static inline const char *slot_name(const engine *e, const slot *s) {
 }
 
 /* A hint: the first two lines of slot sl (its state and its record, what
- * completing or estimating the job reads) are about to be read. */
-static inline void slot_prefetch(const engine *e, uint32_t sl) {
+ * placing, completing or estimating the job reads) are about to be read,
+ * or written (write: a constant, for the builtin's). */
+static inline __attribute__((always_inline)) void
+slot_prefetch(const engine *e, uint32_t sl, const int write) {
   const char *p = (const char *)&e->slots[sl];
-  __builtin_prefetch(p, 0, 1);
-  __builtin_prefetch(p + SLOT_ALIGN, 0, 1);
+  if (write) {
+    __builtin_prefetch(p, 1, 1);
+    __builtin_prefetch(p + SLOT_ALIGN, 1, 1);
+  } else {
+    __builtin_prefetch(p, 0, 1);
+    __builtin_prefetch(p + SLOT_ALIGN, 0, 1);
+  }
 }
 
 /* slots.c */

@@ -199,7 +199,7 @@ static int finish_run(engine *e) {
  * about -2.5% net). Hints only: nothing is written. */
 static inline void prefetch_completion(const engine *e, const sim_event *top) {
   if (top && top->job < e->nslots) {
-    slot_prefetch(e, top->job);
+    slot_prefetch(e, top->job, 0);
     if (e->prefetch) {
       int node = ends_prefetch_node_of(e, top->job);
       if (node >= 0) {
@@ -223,9 +223,7 @@ static inline void prefetch_next(const engine *e, const sim_event *top) {
       __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 1);
   } else if (e->nfree > 0) {
     uint32_t sl = e->free_slots[e->nfree - 1];
-    const char *p = (const char *)&e->slots[sl];
-    __builtin_prefetch(p, 1, 1);
-    __builtin_prefetch(p + 64, 1, 1);
+    slot_prefetch(e, sl, 1);
     if (e->prefetch)
       queue_index_prefetch(e, sl);
   }

@@ -840,9 +840,7 @@ static inline void prefetch_next_of(const engine *e, uint32_t j) {
   uint32_t c = x->link[j].next;
   if (c == QX_NONE)
     return;
-  const char *p = (const char *)&e->slots[c];
-  __builtin_prefetch(p, 1, 1);
-  __builtin_prefetch(p + 64, 0, 1);
+  slot_prefetch(e, c, 1); /* (its start writes its state) */
   __builtin_prefetch(&x->link[c], 0, 1);
 }
 

@@ -272,7 +272,7 @@ static int heap_fill(engine *e, struct ends_index *ix, size_t base) {
   for (size_t i = 0; i < base; i++) {
     uint32_t sl = e->run_list[i];
     if (i + RUN_AHEAD < base)
-      slot_prefetch(e, e->run_list[i + RUN_AHEAD]);
+      slot_prefetch(e, e->run_list[i + RUN_AHEAD], 0);
     if (room(ix, sl))
       return -1;
     ix->h[ix->n] = raw_end_of(e, sl, 1);
@@ -302,7 +302,7 @@ static int build(engine *e, size_t base) {
     for (size_t i = 0; i < base && ix->rx; i++) {
       uint32_t sl = e->run_list[i];
       if (i + RUN_AHEAD < base)
-        slot_prefetch(e, e->run_list[i + RUN_AHEAD]);
+        slot_prefetch(e, e->run_list[i + RUN_AHEAD], 0);
       if (rx_job_set(ix->rx, sl, raw_end_of(e, sl, 1).end, 0))
         rx_off(ix);
     }
