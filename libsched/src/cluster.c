@@ -2013,14 +2013,14 @@ void lsched_prefetch_node(const lsched_cluster *c, int node) {
   if (!c || node < 0 || node >= c->n)
     return;
   const struct lsched_node *nd = &c->nodes[node];
-  __builtin_prefetch(nd, 1, 1);
-  __builtin_prefetch((const char *)(nd + 1) - 1, 1, 1);
+  __builtin_prefetch(nd, 1, 3);
+  __builtin_prefetch((const char *)(nd + 1) - 1, 1, 3);
   /* (reads the record's GPU offset: the only load, its miss overlapped
    * with the caller's work) */
-  __builtin_prefetch(c->gpu_free + nd->gpu_off, 1, 1);
+  __builtin_prefetch(c->gpu_free + nd->gpu_off, 1, 3);
   if (c->seg_size) /* its leaf of the fit index */
     __builtin_prefetch(&c->seg[(size_t)c->seg_size + (size_t)c->pos_of[node]],
-                       1, 1);
+                       1, 3);
 }
 
 int lsched_release(lsched_cluster *c, const lsched_placement *p) {

@@ -707,7 +707,7 @@ void lsched_fragmeter_prefetch(const lsched_fragmeter *m, int node) {
   if (!m || node < 0 || node >= m->p->c->n)
     return;
   const struct meter_state *s = m->p->state;
-  __builtin_prefetch(rec_at(&s->r, node), 1, 1);
+  __builtin_prefetch(rec_at(&s->r, node), 1, 3);
 }
 
 void lsched_fragmeter_get(const lsched_fragmeter *m, lsched_frag *out) {

@@ -506,7 +506,7 @@ static inline int next_arrival(engine *e) {
      * stalled on each trace record despite the sequential order. */
     if (src->pos + 8 < t->n)
       __builtin_prefetch(
-          &t->jobs[src->order ? src->order[src->pos + 8] : src->pos + 8], 0, 1);
+          &t->jobs[src->order ? src->order[src->pos + 8] : src->pos + 8], 0, 3);
     e->njp = &t->jobs[j];
     e->nname = t->names + t->jobs[j].name_off; /* trace_job_name, j < n */
     e->nidx = j;
@@ -575,11 +575,11 @@ static inline __attribute__((always_inline)) void
 slot_prefetch(const engine *e, uint32_t sl, const int write) {
   const char *p = (const char *)&e->slots[sl];
   if (write) {
-    __builtin_prefetch(p, 1, 1);
-    __builtin_prefetch(p + SLOT_ALIGN, 1, 1);
+    __builtin_prefetch(p, 1, 3);
+    __builtin_prefetch(p + SLOT_ALIGN, 1, 3);
   } else {
-    __builtin_prefetch(p, 0, 1);
-    __builtin_prefetch(p + SLOT_ALIGN, 0, 1);
+    __builtin_prefetch(p, 0, 3);
+    __builtin_prefetch(p + SLOT_ALIGN, 0, 3);
   }
 }
 

@@ -182,11 +182,11 @@ void fragtrack_prefetch(const sim_fragtrack *f, int node) {
   if (!f || node < 0 || node >= f->v.n)
     return;
   const char *nd = (const char *)lsched_view_node(&f->v, node);
-  __builtin_prefetch(nd, 1, 1);
-  __builtin_prefetch(nd + f->v.node_size - 1, 1, 1);
+  __builtin_prefetch(nd, 1, 3);
+  __builtin_prefetch(nd + f->v.node_size - 1, 1, 3);
   lsched_fragmeter_prefetch(f->meter, node);
   if (node < f->n) /* its class slot, which the next update reads */
-    __builtin_prefetch(&f->ns[node], 1, 1);
+    __builtin_prefetch(&f->ns[node], 1, 3);
 }
 
 static const lsched_observer obs_ops = {

@@ -204,7 +204,7 @@ static inline void prefetch_completion(const engine *e, const sim_event *top) {
       int node = ends_prefetch_node_of(e, top->job);
       if (node >= 0) {
         fragtrack_prefetch(e->ft, node);
-        __builtin_prefetch(&e->sc->node_price[node], 0, 1); /* (emit) */
+        __builtin_prefetch(&e->sc->node_price[node], 0, 3); /* (emit) */
       }
     }
   }
@@ -220,7 +220,7 @@ static inline void prefetch_next(const engine *e, const sim_event *top) {
   if (top && top->time <= e->next_us) {
     prefetch_completion(e, top);
     if (e->nrun > 0)
-      __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 1);
+      __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 3);
   } else if (e->nfree > 0) {
     uint32_t sl = e->free_slots[e->nfree - 1];
     slot_prefetch(e, sl, 1);

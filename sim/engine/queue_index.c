@@ -420,7 +420,7 @@ size_t queue_index_span(const engine *e) { return e->qx->span; }
 void queue_index_prefetch(const engine *e, uint32_t sl) {
   const struct queue_index *x = e->qx;
   if (x && sl < x->link_cap)
-    __builtin_prefetch(&x->link[sl], 1, 1);
+    __builtin_prefetch(&x->link[sl], 1, 3);
 }
 
 void queue_index_remove(engine *e, uint32_t sl) {
@@ -841,7 +841,7 @@ static inline void prefetch_next_of(const engine *e, uint32_t j) {
   if (c == QX_NONE)
     return;
   slot_prefetch(e, c, 1); /* (its start writes its state) */
-  __builtin_prefetch(&x->link[c], 0, 1);
+  __builtin_prefetch(&x->link[c], 0, 3);
 }
 
 /* queue_index_pass_backfill's pass when it has anything to do. Out of
