@@ -103,14 +103,19 @@ typedef struct qx_shape {
   lsched_request req;
 } qx_shape;
 
+/* 16 bytes, four to a cache line (an arrival writes its slot's, a start
+ * reads it and its neighbours'): positions in e->queue are below 2^32
+ * (queue_index_insert compacts the array before one would not be; with
+ * size_t positions the 24-byte links were 2.2 MB at 100,000 GPUs and
+ * three in eight of them straddled two lines). */
 typedef struct qx_link {
-  size_t apos;         /* index in e->queue (the order of the queue) */
+  uint32_t apos;       /* index in e->queue (the order of the queue) */
   uint32_t prev, next; /* in its shape's list */
   uint32_t shape;
 } qx_link;
 
 typedef struct qx_hent {
-  size_t apos; /* the shape's cursor's position */
+  uint32_t apos; /* the shape's cursor's position */
   uint32_t shape;
 } qx_hent;
 
@@ -316,6 +321,8 @@ static inline uint32_t slot_shape(engine *e, uint32_t sl) {
 static inline __attribute__((always_inline)) int
 index_append(engine *e, uint32_t sl, size_t apos) {
   struct queue_index *x = e->qx;
+  if (apos >= UINT32_MAX) /* (a queue array of 16 GiB) */
+    return -1;
   if (sl >= x->link_cap && grow_array((void **)&x->link, &x->link_cap,
                                       (size_t)sl + 1, sizeof *x->link))
     return -1;
@@ -328,7 +335,7 @@ index_append(engine *e, uint32_t sl, size_t apos) {
     x->live[x->nlive++] = s;
   }
   qx_link *l = &x->link[sl];
-  l->apos = apos;
+  l->apos = (uint32_t)apos;
   l->shape = s;
   l->next = QX_NONE;
   l->prev = sh->last;
@@ -383,7 +390,7 @@ static void compact_links(engine *e, int links) {
       continue;
     e->queue[w] = sl;
     if (links)
-      x->link[sl].apos = w;
+      x->link[sl].apos = (uint32_t)w;
     w++;
   }
   e->qhead = 0;
@@ -466,8 +473,10 @@ int queue_index_insert(engine *e, uint32_t sl, size_t pos) {
     hook_queued(e, &e->slots[sl], 1);
     return rebuild(e);
   }
-  if (e->qhead + x->span >= e->qcap) {
-    if (e->qhead + x->dead > 0 && e->qhead + x->dead >= e->qlen / 2)
+  if (e->qhead + x->span >= e->qcap || e->qhead + x->span >= UINT32_MAX) {
+    if (e->qhead + x->dead > 0 &&
+        (e->qhead + x->dead >= e->qlen / 2 ||
+         e->qhead + x->span >= UINT32_MAX))
       compact(e);
     else if (grow_array((void **)&e->queue, &e->qcap,
                         e->qhead + x->span + 1, sizeof *e->queue))
