@@ -48,12 +48,13 @@ static uint64_t xorshift(uint64_t *x) {
 
 #define LINE_WORDS 8 /* 64 bytes of size_t */
 
-/* ns per dependent load over `bytes` of memory, or -1 when out of memory. */
-static double chase(size_t bytes, size_t loads) {
-  size_t n = bytes / (LINE_WORDS * sizeof(size_t));
+/* n lines (n >= min) linked into one random cycle: *a the lines (each
+ * line's first word the index of the next line's), *perm the cycle's
+ * order. 0, or -1 when out of memory (nothing allocated). */
+static int make_cycle(size_t n, size_t min, size_t **a_out, size_t **perm_out) {
   size_t *a = malloc(n * LINE_WORDS * sizeof *a);
   size_t *perm = malloc(n * sizeof *perm);
-  if (!a || !perm || n < 2) {
+  if (!a || !perm || n < min) {
     free(a);
     free(perm);
     return -1;
@@ -70,6 +71,17 @@ static double chase(size_t bytes, size_t loads) {
   }
   for (size_t i = 0; i < n; i++) /* one cycle through every line */
     a[perm[i] * LINE_WORDS] = perm[(i + 1) % n] * LINE_WORDS;
+  *a_out = a;
+  *perm_out = perm;
+  return 0;
+}
+
+/* ns per dependent load over `bytes` of memory, or -1 when out of memory. */
+static double chase(size_t bytes, size_t loads) {
+  size_t n = bytes / (LINE_WORDS * sizeof(size_t));
+  size_t *a, *perm;
+  if (make_cycle(n, 2, &a, &perm))
+    return -1;
   size_t p = 0;
   for (size_t i = 0; i < n; i++) /* touch every line once first */
     p = a[p];
@@ -90,25 +102,9 @@ static double chase(size_t bytes, size_t loads) {
 #define CHAINS_MAX 32
 static double chains(size_t bytes, int k, size_t loads) {
   size_t n = bytes / (LINE_WORDS * sizeof(size_t));
-  size_t *a = malloc(n * LINE_WORDS * sizeof *a);
-  size_t *perm = malloc(n * sizeof *perm);
-  if (!a || !perm || n < (size_t)k * 2) {
-    free(a);
-    free(perm);
+  size_t *a, *perm;
+  if (make_cycle(n, (size_t)k * 2, &a, &perm))
     return -1;
-  }
-  memset(a, 0, n * LINE_WORDS * sizeof *a);
-  for (size_t i = 0; i < n; i++)
-    perm[i] = i;
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (size_t i = n - 1; i > 0; i--) {
-    size_t j = (size_t)(xorshift(&x) % (i + 1));
-    size_t t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
-  for (size_t i = 0; i < n; i++)
-    a[perm[i] * LINE_WORDS] = perm[(i + 1) % n] * LINE_WORDS;
   size_t p[CHAINS_MAX];
   for (int c = 0; c < k; c++)
     p[c] = perm[n / (size_t)k * (size_t)c] * LINE_WORDS;
