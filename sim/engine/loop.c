@@ -215,18 +215,29 @@ static inline void prefetch_completion(const engine *e, const sim_event *top) {
  * last running job's slot into its place in run_list (run_pos); an
  * arrival writes both lines of the free slot it takes. Only the first
  * event's: the other kind's turn comes with its own step (asking for
- * both each time cost ~15 instructions per event time). */
-static inline void prefetch_next(const engine *e, const sim_event *top) {
+ * both each time cost ~15 instructions per event time). A completion's
+ * hints are not given again while it stays the next one (hinted: the job
+ * they were last given for, when the last completion was taken or at an
+ * earlier step's end): the same lines, ~35 instructions an event time
+ * (100k@1.2 first-fit backfill: 2,048 -> 2,020 M in sim_run). 1 when it
+ * gave them (the caller notes the job), else 0. */
+static inline int prefetch_next(const engine *e, const sim_event *top,
+                                uint32_t hinted) {
   if (top && top->time <= e->next_us) {
-    prefetch_completion(e, top);
     if (e->nrun > 0)
       __builtin_prefetch(&e->slots[e->run_list[e->nrun - 1]], 1, 3);
-  } else if (e->nfree > 0) {
+    if (top->job == hinted) /* asked for since it became the next */
+      return 0;
+    prefetch_completion(e, top);
+    return 1;
+  }
+  if (e->nfree > 0) {
     uint32_t sl = e->free_slots[e->nfree - 1];
     slot_prefetch(e, sl, 1);
     if (e->prefetch)
       queue_index_prefetch(e, sl);
   }
+  return 0;
 }
 
 /* Before the pass, the node of the next completion, top, whose slot (and
@@ -261,7 +272,9 @@ __attribute__((always_inline)) static inline int step(engine *e) {
       snprintf(e->err, e->errlen, "out of memory");
       return -2;
     }
-    prefetch_completion(e, heap_top(&e->heap));
+    top = heap_top(&e->heap);
+    prefetch_completion(e, top);
+    e->hinted = top ? top->job : UINT32_MAX;
     /* Migrated and preempted jobs leave stale completion events. */
     const slot *s = &e->slots[ev.job];
     if (ev.tag != s->gen || s->st.status != JOB_RUNNING)
@@ -297,7 +310,9 @@ __attribute__((always_inline)) static inline int step(engine *e) {
     opt->progress(e->now, e->events, e->done, e->njobs, opt->progress_user);
   }
   if (e->have > 0 || e->heap.n > 0) {
-    prefetch_next(e, top); /* the pass may have pushed a new top */
+    /* (the pass may have pushed a new top) */
+    if (prefetch_next(e, top, e->hinted))
+      e->hinted = top->job;
     return 1;
   }
   return finish_run(e);
