@@ -400,7 +400,9 @@ struct sim_engine {
    * (alternated runs x0.93-1.02 fifo, x0.97-0.99 skip; backfill
    * x1.02-1.05). */
   int prefetch;
-  uint32_t hinted; /* loop.c: the completion whose hints were last given */
+  /* loop.c: the completion (job and tag) whose hints were last given,
+   * and whose prefetch_release was (UINT64_MAX: none) */
+  uint64_t hinted, released;
   double est_f; /* the estimate factor (estimate.c): 1 when none is set */
   memo_entry *memo;
   uint32_t memo_gen;

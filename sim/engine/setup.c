@@ -259,7 +259,7 @@ int engine_setup(engine *e, const gpu_catalog *cat, const trace *t) {
   e->est_f = opt->estimate_factor > 0 ? opt->estimate_factor : 1.0;
   e->ever_memo =
       !e->speed_fn && !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST));
-  e->hinted = UINT32_MAX;
+  e->hinted = e->released = UINT64_MAX;
   e->prefetch = e->sc->nodes >= SIM_PREFETCH_NODES &&
                 (e->q->flags & SIM_QUEUE_RESERVES);
   e->memo = calloc(MEMO_SIZE, sizeof *e->memo);
