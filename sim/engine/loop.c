@@ -186,6 +186,12 @@ static int finish_run(engine *e) {
   return metrics_results(e) ? -2 : 0;
 }
 
+/* An event's job and tag as one word: a slot taken by a new job since
+ * (its tag changes) is another event. */
+static inline uint64_t event_key(const sim_event *ev) {
+  return (uint64_t)ev->tag << 32 | ev->job;
+}
+
 /* Asks for the first two lines of the slot of the next completion, top
  * (its state and its record, both read by complete()) while the present
  * event is processed: on 100,000 GPUs the running jobs' slots far exceed
@@ -197,12 +203,6 @@ static int finish_run(engine *e) {
  * entries) find them in cache instead of stalling (time profile, 100k@1.2
  * first-fit backfill: lsched_prefetch_node 5.97% -> 4.05% of the samples,
  * about -2.5% net). Hints only: nothing is written. */
-/* An event's job and tag as one word: a slot taken by a new job since
- * (its tag changes) is another event. */
-static inline uint64_t event_key(const sim_event *ev) {
-  return (uint64_t)ev->tag << 32 | ev->job;
-}
-
 static inline void prefetch_completion(const engine *e, const sim_event *top) {
   if (top && top->job < e->nslots) {
     slot_prefetch(e, top->job, 0);
