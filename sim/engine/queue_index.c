@@ -473,10 +473,11 @@ int queue_index_insert(engine *e, uint32_t sl, size_t pos) {
     hook_queued(e, &e->slots[sl], 1);
     return rebuild(e);
   }
-  if (e->qhead + x->span >= e->qcap || e->qhead + x->span >= UINT32_MAX) {
+  /* (past_32: the position would not fit a link; compacting frees it) */
+  const int past_32 = e->qhead + x->span >= UINT32_MAX;
+  if (e->qhead + x->span >= e->qcap || past_32) {
     if (e->qhead + x->dead > 0 &&
-        (e->qhead + x->dead >= e->qlen / 2 ||
-         e->qhead + x->span >= UINT32_MAX))
+        (past_32 || e->qhead + x->dead >= e->qlen / 2))
       compact(e);
     else if (grow_array((void **)&e->queue, &e->qcap,
                         e->qhead + x->span + 1, sizeof *e->queue))
