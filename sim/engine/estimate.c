@@ -296,8 +296,9 @@ int64_t est_running_end(const engine *e, uint32_t sl, int committed) {
     return end;
   if (!e->can_plan)
     return est_end_at(e, sl, s->st.start_us);
-  int64_t d = est_left(e, s, s->rem_us);
-  if (d > INT64_MAX - s->seg_us)
+  const slot_x *x = slot_x_of(e, s);
+  int64_t d = est_left(e, s, x->rem_us);
+  if (d > INT64_MAX - x->seg_us)
     return INT64_MAX;
-  return s->seg_us + d;
+  return x->seg_us + d;
 }

@@ -59,8 +59,9 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   s->name = nm;
   if (e->slot_ext) {
     if (e->slot_ext & SLOT_EXT_PLAN) { /* the third line */
-      memset(&s->gang, 0, sizeof *s - offsetof(slot, gang));
-      s->rem_us = job_duration(e, &s->rec);
+      slot_x *x = slot_x_of(e, s);
+      memset(x, 0, sizeof *x);
+      x->rem_us = job_duration(e, &s->rec);
     }
     if (e->slot_ext & SLOT_EXT_NAME) { /* see struct slot */
       s->name_far = 1;

@@ -176,7 +176,8 @@ static void running_record(const engine *e, uint32_t j, lsched_running *r,
   r->nparts = n;
   r->move_cost_s = move_cost_s(e, &parts[0]);
   /* A job still inside its move (segment not started) is not moved. */
-  r->moves = s->seg_us > e->now ? 1 << 20 : s->nmig + s->npre;
+  const slot_x *x = slot_x_of(e, s);
+  r->moves = x->seg_us > e->now ? 1 << 20 : x->nmig + x->npre;
 }
 
 /* Brings the index up to date: the dirty positions and those last seen
@@ -255,7 +256,8 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
   double gpus = (double)from->gpu_count * from->gpu_milli / 1000.0;
   int64_t end, seg, fin;
   double cost = move_cost_s(e, from);
-  if (time_add(e, s, s->seg_us, s->rem_us, &end))
+  slot_x *sx = slot_x_of(e, s);
+  if (time_add(e, s, sx->seg_us, sx->rem_us, &end))
     return -1;
   /* The cost is bounded before llround (undefined past int64); too large
    * a cost fails the sum below. */
@@ -286,23 +288,24 @@ static int apply_move(engine *e, uint32_t j, const lsched_placement *from,
   if (left < 0 || time_add(e, s, seg, left, &fin) ||
       speed_left(e, j, from, e->now))
     return -1;
-  s->rem_us = left;
-  s->seg_us = seg;
+  sx->rem_us = left;
+  sx->seg_us = seg;
   if (slot_retime(e, j, fin)) {
     snprintf(e->err, e->errlen, "out of memory");
     return -1;
   }
-  s->nmig++;
-  s->lost_gpu_s += cost * gpus;
+  sx->nmig++;
+  sx->lost_gpu_s += cost * gpus;
   e->migrations++;
   return 0;
 }
 
 int64_t stop_kept_us(const engine *e, const slot *s, int64_t *elapsed) {
-  *elapsed = e->now > s->seg_us ? e->now - s->seg_us : 0;
+  const slot_x *sx = slot_x_of(e, s);
+  *elapsed = e->now > sx->seg_us ? e->now - sx->seg_us : 0;
   int64_t ck = llround(e->opt->checkpoint_s * 1e6);
   int64_t kept = ck > 0 ? *elapsed / ck * ck : 0;
-  return kept > s->rem_us ? s->rem_us : kept;
+  return kept > sx->rem_us ? sx->rem_us : kept;
 }
 
 /* Stops the job in slot j (its resources `from` already released), keeps
@@ -314,8 +317,9 @@ int stop_requeue(engine *e, uint32_t j, const lsched_placement *from,
   double gpus = (double)from->gpu_count * from->gpu_milli / 1000.0;
   int64_t elapsed;
   int64_t kept = stop_kept_us(e, s, &elapsed);
-  s->rem_us -= kept;
-  s->lost_gpu_s += (double)(elapsed - kept) / 1e6 * gpus;
+  slot_x *sx = slot_x_of(e, s);
+  sx->rem_us -= kept;
+  sx->lost_gpu_s += (double)(elapsed - kept) / 1e6 * gpus;
   e->alloc_milli -= parts_milli(from, 1);
   e->running--;
   run_list_remove(e, j);
@@ -331,7 +335,7 @@ int stop_requeue(engine *e, uint32_t j, const lsched_placement *from,
     snprintf(e->err, e->errlen, "out of memory");
     return -1;
   }
-  s->npre++;
+  sx->npre++;
   e->preemptions++;
   return 0;
 }

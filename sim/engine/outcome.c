@@ -39,9 +39,10 @@ int outcome_keep(engine *e, slot *s) {
       snprintf(e->err, e->errlen, "out of memory");
       return -1;
     }
-    r->gangs[r->ngangs].parts = s->gang;
+    slot_x *sx = slot_x_of(e, s);
+    r->gangs[r->ngangs].parts = sx->gang;
     r->gangs[r->ngangs].n = s->ngang;
-    s->gang = NULL;
+    sx->gang = NULL;
     st.node = -2 - (int32_t)r->ngangs++;
     st.gpu_mask = 0;
   }
@@ -49,9 +50,10 @@ int outcome_keep(engine *e, slot *s) {
   if (r->reserved_us)
     r->reserved_us[s->idx] = s->reserved_us;
   if (r->migrations) {
-    r->migrations[s->idx] = s->nmig;
-    r->preemptions[s->idx] = s->npre;
-    r->lost_gpu_s[s->idx] = s->lost_gpu_s;
+    const slot_x *sx = slot_x_of(e, s);
+    r->migrations[s->idx] = sx->nmig;
+    r->preemptions[s->idx] = sx->npre;
+    r->lost_gpu_s[s->idx] = sx->lost_gpu_s;
   }
   return 0;
 }

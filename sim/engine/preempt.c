@@ -89,6 +89,7 @@ typedef struct fail_key {
 } fail_key;
 
 typedef struct preempt {
+  const engine *e; /* the slots' parts kept apart (evictable) */
   unsigned mask;  /* preemptible classes (bit per class) */
   int max_pre;
   int head_only;
@@ -119,7 +120,8 @@ typedef struct preempt {
  * stopped fewer than max_pre times, on one node. */
 static int evictable(const preempt *p, const slot *s) {
   /* npre only when some class is preemptible (then slots track it). */
-  return (p->mask >> class_of(&s->rec) & 1u) && s->npre < p->max_pre &&
+  return (p->mask >> class_of(&s->rec) & 1u) &&
+         slot_x_of(p->e, s)->npre < p->max_pre &&
          s->ngang <= 1;
 }
 
@@ -230,7 +232,7 @@ static void on_finish(void *self, engine *e, const slot *s,
   if (p->slo_us[c] >= 0 && q > p->slo_us[c])
     p->st[c].slo_misses++;
   if (e->can_plan) /* else the slot's third line is not set up (--slo) */
-    p->st[c].lost_gpu_s += s->lost_gpu_s;
+    p->st[c].lost_gpu_s += slot_x_of(e, s)->lost_gpu_s;
 }
 
 static int results(void *self, const engine *e, sim_result *out) {
@@ -314,7 +316,7 @@ static int collect_victims(preempt *p, engine *e) {
     v->rank = class_rank[class_of(&s->rec)];
     v->gone = v->chosen = 0;
     v->cost = lost_now(e, s, &parts[0]);
-    v->seg = s->seg_us;
+    v->seg = slot_x_of(e, s)->seg_us;
     v->idx = s->idx;
   }
   qsort(p->v, p->nv, sizeof *p->v, cmp_victim);
@@ -639,6 +641,7 @@ int preempt_part_open(engine *e, const gpu_catalog *cat, const trace *t) {
     snprintf(e->err, e->errlen, "out of memory");
     return -2;
   }
+  p->e = e;
   for (int c = 0; c < SIM_NCLASSES; c++) {
     p->slo_us[c] = -1;
     size_t mem = o->pctl_mem_values ? o->pctl_mem_values

@@ -303,12 +303,12 @@ void engine_teardown(engine *e) {
   if (e->rc) {
     for (size_t i = 0; i < e->nslots; i++)
       if (e->slots[i].ngang)
-        free(e->slots[i].gang);
+        free(e->slotx[i].gang);
   } else {
     for (size_t i = 0; i < e->nrun; i++) {
       slot *s = &e->slots[e->run_list[i]];
       if (s->ngang)
-        free(s->gang);
+        free(slot_x_of(e, s)->gang);
     }
   }
   e->nrun = 0;
@@ -320,6 +320,7 @@ void engine_teardown(engine *e) {
   lsched_registry_destroy(e->reg);
   heap_free(&e->heap);
   free(e->slots_raw);
+  free(e->slotx_raw);
   free(e->free_slots);
   free(e->names);
   free(e->queue);

@@ -25,30 +25,45 @@ int grow_array(void **p, size_t *cap, size_t need, size_t elem) {
 
 /* ---- slots ---- */
 
+/* Grows the block *raw (holding n entries of elem bytes at *at, aligned
+ * to align, a power of two) to cap entries: realloc (the allocator tests
+ * hook it), aligned by hand. realloc, not malloc + memcpy: a large block
+ * is moved by remapping its pages (mremap), where the copy of a
+ * 100,000-GPU replay's slots (10 MB) was a third of its last-level cache
+ * write misses. The entries move only when the new block's alignment
+ * slack differs (not for mmap'd blocks, which keep their offset in the
+ * page). 0 or -1 (nothing changed). */
+static int grow_aligned(void **raw, void **at, size_t n, size_t cap,
+                        size_t elem, size_t align) {
+  size_t off_old = *at ? (size_t)((char *)*at - (char *)*raw) : 0;
+  void *nraw = realloc(*raw, cap * elem + align);
+  if (!nraw)
+    return -1;
+  char *na = (char *)(((uintptr_t)nraw + align - 1) & ~(uintptr_t)(align - 1));
+  size_t off_new = (size_t)(na - (char *)nraw);
+  if (n && off_new != off_old)
+    memmove(na, (char *)nraw + off_old, n * elem);
+  *raw = nraw;
+  *at = na;
+  return 0;
+}
+
 uint32_t slot_new(engine *e) {
   if (e->nslots == UINT32_MAX - 1)
     return UINT32_MAX;
   if (e->nslots == e->slots_cap) {
     size_t cap = e->slots_cap ? 2 * e->slots_cap : 256;
-    /* realloc (the allocator tests hook it), aligned by hand. realloc,
-     * not malloc + memcpy: a large block is moved by remapping its pages
-     * (mremap), where the copy of a 100,000-GPU replay's slots (10 MB)
-     * was a third of its last-level cache write misses. The slots move
-     * only when the new block's alignment slack differs (not for mmap'd
-     * blocks, which keep their offset in the page). */
-    size_t off_old = e->slots ? (size_t)((char *)e->slots -
-                                         (char *)e->slots_raw)
-                              : 0;
-    void *raw = realloc(e->slots_raw, cap * sizeof(slot) + SLOT_ALIGN);
-    if (!raw)
+    void *at = e->slots;
+    if (grow_aligned(&e->slots_raw, &at, e->nslots, cap, sizeof(slot),
+                     SLOT_BASE_ALIGN))
       return UINT32_MAX;
-    slot *ns = (slot *)(((uintptr_t)raw + SLOT_ALIGN - 1) &
-                        ~(uintptr_t)(SLOT_ALIGN - 1));
-    size_t off_new = (size_t)((char *)ns - (char *)raw);
-    if (e->nslots && off_new != off_old)
-      memmove(ns, (char *)raw + off_old, e->nslots * sizeof(slot));
-    e->slots_raw = raw;
-    e->slots = ns;
+    e->slots = at;
+    /* The parts kept apart: pages only where a run writes them. */
+    at = e->slotx;
+    if (grow_aligned(&e->slotx_raw, &at, e->nslots, cap, sizeof(slot_x),
+                     SLOT_ALIGN))
+      return UINT32_MAX;
+    e->slotx = at;
     size_t fcap = e->slots_cap, ncap = e->slots_cap;
     if (grow_array((void **)&e->free_slots, &fcap, cap, sizeof(uint32_t)) ||
         grow_array((void **)&e->run_list, &e->run_cap, cap, sizeof(uint32_t)))
@@ -227,17 +242,18 @@ static inline int mark_now(engine *e, uint32_t sl,
    * segment's start by the reservation (estimate.c est_running_end), or it
    * would look ended and backfill could delay the head. */
   if (e->can_plan)
-    s->seg_us = e->now;
+    slot_x_of(e, s)->seg_us = e->now;
   s->st.status = JOB_RUNNING;
   s->st.node = parts[0].node;
   s->st.gpu_milli = (int16_t)parts[0].gpu_milli;
   if (n == 1) {
     s->st.gpu_mask = parts[0].gpu_mask;
   } else {
-    s->gang = malloc((size_t)n * sizeof *parts);
-    if (!s->gang)
+    slot_x *x = slot_x_of(e, s);
+    x->gang = malloc((size_t)n * sizeof *parts);
+    if (!x->gang)
       return -1;
-    memcpy(s->gang, parts, (size_t)n * sizeof *parts);
+    memcpy(x->gang, parts, (size_t)n * sizeof *parts);
     s->ngang = n;
     s->st.gpu_mask = 0;
   }
@@ -252,12 +268,13 @@ static inline int mark_now(engine *e, uint32_t sl,
 void unmark_running(engine *e, uint32_t sl) {
   slot *s = &e->slots[sl];
   if (s->ngang) {
-    free(s->gang);
-    s->gang = NULL;
+    slot_x *sx = slot_x_of(e, s);
+    free(sx->gang);
+    sx->gang = NULL;
     s->ngang = 0;
   }
   run_list_remove(e, sl);
-  if (!e->can_plan || s->npre == 0)
+  if (!e->can_plan || slot_x_of(e, s)->npre == 0)
     s->st.start_us = -1;
   s->st.node = -1;
   s->st.gpu_mask = 0;
@@ -302,8 +319,9 @@ commit_now(engine *e, uint32_t sl, const lsched_placement *parts, int n) {
       return -1;
   }
   if (e->can_plan) {
-    s->seg_us = begin;
-    work = s->rem_us;
+    slot_x *sx = slot_x_of(e, s);
+    sx->seg_us = begin;
+    work = sx->rem_us;
   }
   if (e->hooks & SIM_HOOK_RUN_TIME) {
     /* A speed model: the run time on this placement. */
@@ -311,7 +329,7 @@ commit_now(engine *e, uint32_t sl, const lsched_placement *parts, int n) {
     if (work < 0)
       return -1;
     if (e->can_plan)
-      s->rem_us = work;
+      slot_x_of(e, s)->rem_us = work;
   }
   if (time_add(e, s, begin, work, &end))
     return -1;

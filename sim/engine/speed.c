@@ -434,14 +434,15 @@ static int retime(struct sim_speed *sp, engine *e, uint32_t b, double v,
                   int64_t t) {
   speed_slot *x = sslot(sp, b);
   slot *s = &e->slots[b];
+  slot_x *sx = slot_x_of(e, s);
   if (v == x->cur)
     return 0;
   int64_t from = t;
-  if (e->can_plan && s->seg_us > t)
-    from = s->seg_us; /* still inside a move: its segment starts later */
+  if (e->can_plan && sx->seg_us > t)
+    from = sx->seg_us; /* still inside a move: its segment starts later */
   /* Its current end: a policy that plans migrations keeps it in the
    * slot (moves change it), otherwise the speed part does. */
-  int64_t end = e->can_plan ? s->seg_us + s->rem_us : x->end;
+  int64_t end = e->can_plan ? sx->seg_us + sx->rem_us : x->end;
   int64_t rem = end - from;
   if (rem < 0)
     rem = 0;
@@ -455,8 +456,8 @@ static int retime(struct sim_speed *sp, engine *e, uint32_t b, double v,
   x->end = nend;
   sp->retimes++;
   if (e->can_plan) {
-    s->seg_us = from;
-    s->rem_us = nrem;
+    sx->seg_us = from;
+    sx->rem_us = nrem;
   }
   if (slot_retime(e, b, nend)) {
     snprintf(e->err, e->errlen, "out of memory");
@@ -641,9 +642,10 @@ int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
         double nv = place_speed(sp, e, sl, p, np) * f;
         if (nv != x->cur) {
           int64_t from = e->now;
-          if (e->can_plan && s->seg_us > from)
-            from = s->seg_us;
-          int64_t end = e->can_plan ? s->seg_us + s->rem_us : x->end;
+          const slot_x *sx = slot_x_of(e, s);
+          if (e->can_plan && sx->seg_us > from)
+            from = sx->seg_us;
+          int64_t end = e->can_plan ? sx->seg_us + sx->rem_us : x->end;
           int64_t rem = end - from;
           if (rem < 0)
             rem = 0;
@@ -658,7 +660,8 @@ int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
   }
   /* A candidate on parts from now: its work left (run_time's rule), at
    * its speed there with the interference of the co-runners now. */
-  int64_t work = e->can_plan ? s->rem_us : job_duration(e, &s->rec);
+  int64_t work =
+      e->can_plan ? slot_x_of(e, s)->rem_us : job_duration(e, &s->rec);
   double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
   double sp_on = place_speed(sp, e, sl, parts, n);
   if (n == 1 && s->rec.num_gpu > 0 && parts[0].node >= 0 &&
