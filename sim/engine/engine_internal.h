@@ -103,9 +103,11 @@ int src_sort(job_src *src);
  * pending completion event becomes stale (a move, a preemption, a new
  * occupant), so a stale event is recognised by its tag.
  */
-/* Slots are 64-byte aligned, and their size a multiple of 64 bytes, so
- * that each part below is one cache line (a million-job replay holds
- * ~13,000 slots, more than the L2 cache; 100,000 GPUs ~93,000). At 176
+/* Slots are 64-byte aligned (128: SLOT_BASE_ALIGN), and their size a
+ * multiple of 64 bytes, so that each part below is one cache line (a
+ * million-job replay holds ~13,000 slots, more than the L2 cache; 100,000
+ * GPUs ~93,000); what only gangs, moves and preemptions use is apart, in
+ * struct slot_x (until session 36 the slot's third line). At 176
  * bytes (the parts' own size) three slots in four started inside a line,
  * and completing a job read three lines instead of two. Completing a job
  * reads the first two lines only, unless the run plans migrations or
@@ -397,7 +399,7 @@ struct sim_engine {
   size_t nfree;
   /* What slots keep beyond their state and record (0 nothing: one test
    * per arrival): SLOT_EXT_PLAN the state of moves and preemptions (plans,
-   * the third line), SLOT_EXT_NAME the first reservation in the name's
+   * struct slot_x), SLOT_EXT_NAME the first reservation in the name's
    * place (the discipline reserves: struct slot). */
   unsigned slot_ext;
   /* Per-run answers for each arrival (setup.c, once the parts are open):

@@ -58,7 +58,7 @@ static int arrive(engine *e, const job_record *jr, const char *name,
   }
   s->name = nm;
   if (e->slot_ext) {
-    if (e->slot_ext & SLOT_EXT_PLAN) { /* the third line */
+    if (e->slot_ext & SLOT_EXT_PLAN) { /* its part apart (struct slot_x) */
       slot_x *x = slot_x_of(e, s);
       memset(x, 0, sizeof *x);
       x->rem_us = job_duration(e, &s->rec);

@@ -231,7 +231,7 @@ static void on_finish(void *self, engine *e, const slot *s,
     p->pctl_failed = 1;
   if (p->slo_us[c] >= 0 && q > p->slo_us[c])
     p->st[c].slo_misses++;
-  if (e->can_plan) /* else the slot's third line is not set up (--slo) */
+  if (e->can_plan) /* else the slot's slot_x is not set up (--slo) */
     p->st[c].lost_gpu_s += slot_x_of(e, s)->lost_gpu_s;
 }
 
