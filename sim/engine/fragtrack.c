@@ -5,6 +5,7 @@
 #include <libsched/policy_sdk.h>
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <limits.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -834,9 +835,23 @@ static int node_key(const sim_fragtrack *f, const lsched_node *nd, nkey *k,
                       was >= 0 ? f->cls[was].cpur : f->ncthr);
   k->memr = rank_near(f->mthr, f->nmthr, nd->mem_free,
                       was >= 0 ? f->cls[was].memr : f->nmthr);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  /* model, mode and up as one 4-byte store: key_is's compare reads the
+   * three as one word (GCC), which a 2-byte and two 1-byte stores could
+   * not forward to: it waited for them to reach the cache (19% of
+   * rekey_node's time samples, 100k@1.2 first-fit backfill). */
+  _Static_assert(offsetof(nkey, mode) == offsetof(nkey, model) + 2 &&
+                     offsetof(nkey, up) == offsetof(nkey, model) + 3,
+                 "model, mode and up are one 4-byte word");
+  const uint32_t mmu = (uint32_t)(uint16_t)(int16_t)nd->model |
+                       (uint32_t)(uint8_t)nd->mode << 16 |
+                       (uint32_t)(nd->state == LSCHED_NODE_UP) << 24;
+  memcpy(&k->model, &mmu, sizeof mmu);
+#else
   k->model = (int16_t)nd->model;
   k->mode = (uint8_t)nd->mode;
   k->up = nd->state == LSCHED_NODE_UP;
+#endif
   k->ng = (uint8_t)ng;
   uint64_t h = (uint64_t)(uint32_t)k->cpur * UINT64_C(0x9E3779B97F4A7C15) ^
                (uint64_t)(uint32_t)k->memr * UINT64_C(0xC2B2AE3D27D4EB4F) ^
