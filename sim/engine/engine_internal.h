@@ -385,7 +385,8 @@ struct sim_engine {
   /* slots (slots.c) */
   slot *slots;           /* inside slots_raw, SLOT_BASE_ALIGN-aligned */
   void *slots_raw;
-  slot_x *slotx;         /* by slot index, inside slotx_raw (struct slot_x) */
+  slot_x *slotx;         /* by slot index, inside slotx_raw; NULL until
+                          * needed (slot_x_of) */
   void *slotx_raw;
   size_t nslots, slots_cap;
   /* Streams: per slot, a name buffer kept across its occupants (no
@@ -593,7 +594,10 @@ static inline const char *slot_name(const engine *e, const slot *s) {
   return n ? n : "";
 }
 
-/* The part of slot s kept apart (struct slot_x). */
+/* The part of slot s kept apart (struct slot_x): engine.slotx exists in a
+ * run that plans (SLOT_EXT_PLAN) and once a job ran on several nodes
+ * (slot_x_need, slots.c: 0, or -1 out of memory). */
+int slot_x_need(engine *e);
 static inline slot_x *slot_x_of(const engine *e, const slot *s) {
   return &e->slotx[s - e->slots];
 }
