@@ -201,19 +201,11 @@ static inline int gpus_max_free(const int *g, int n) {
   return mx;
 }
 
-/* node_refresh after placement p's share was taken from (sign -1) or
- * given back to (sign 1) its GPUs on a shared or exclusive node: only the
- * GPUs of its mask are visited, and the maximum is recomputed only when an
- * allocation took from a GPU that held it (node_refresh visited every GPU
- * of the node on every allocation and release). Inlined into alloc and
- * release with sign a constant, as seg_update_alloc with grew: the two
- * calls and the sign and grew tests cost 33 M of a 100k first-fit
- * replay's 1,875 M instructions. */
 #if defined(__SSE2__)
 /* For the usual 8-GPU node: the shares of the GPUs of mask (bits 0..7)
  * set to `to` (set) or moved by `to` (else) with two 16-byte loads and
  * stores. The next readers of the shares load them as 16-byte words
- * (gpus_max_free below, first-fit's pick, the FGD meter), which a store
+ * (gpus_max_free above, first-fit's pick, the FGD meter), which a store
  * per GPU could not forward to: they waited for those stores to reach the
  * cache (39% of first-fit's placement samples on a node just released,
  * 100k@1.2 first-fit backfill). */
@@ -238,6 +230,14 @@ static inline void gpus8_apply(int *g, uint64_t mask, int to, int set) {
 }
 #endif
 
+/* node_refresh after placement p's share was taken from (sign -1) or
+ * given back to (sign 1) its GPUs on a shared or exclusive node: only the
+ * GPUs of its mask are visited, and the maximum is recomputed only when an
+ * allocation took from a GPU that held it (node_refresh visited every GPU
+ * of the node on every allocation and release). Inlined into alloc and
+ * release with sign a constant, as seg_update_alloc with grew: the two
+ * calls and the sign and grew tests cost 33 M of a 100k first-fit
+ * replay's 1,875 M instructions. */
 static inline __attribute__((always_inline)) void
 node_apply(const lsched_cluster *c, struct lsched_node *nd,
            const lsched_placement *p, int sign) {

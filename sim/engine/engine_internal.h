@@ -149,8 +149,9 @@ _Static_assert(offsetof(slot, rec) == SLOT_ALIGN &&
 #define SLOT_BASE_ALIGN (2 * SLOT_ALIGN)
 
 /* What a slot keeps beyond its state and record, in an array of its own
- * (engine.slotx, by slot index: slot_x_of): gang parts, and the state of
- * migrations and preemptions, set up only when the run uses it
+ * (engine.slotx, by slot index: slot_x_of; allocated only in a run that
+ * plans and at a first gang): gang parts, and the state of migrations and
+ * preemptions, set up at each arrival only when the run plans
  * (engine.slot_ext); gang is read only when the slot's ngang is. It was
  * the slot's third line: apart, the slots of a 100,000-GPU replay (~93,000
  * of them, most queued) take 12 MB instead of 18 (about 1,500 page faults
@@ -1091,7 +1092,7 @@ static inline int emit_parts(engine *e, uint32_t sl,
     o.parts = parts;
     o.nparts = np;
     o.planned = e->can_plan;
-    /* The third cache line of the slot only when it holds something. */
+    /* The slot's slot_x only when it holds something. */
     o.migrations = e->can_plan ? slot_x_of(e, s)->nmig : 0;
     o.preemptions = e->can_plan ? slot_x_of(e, s)->npre : 0;
     o.lost_gpu_s = e->can_plan ? slot_x_of(e, s)->lost_gpu_s : 0;

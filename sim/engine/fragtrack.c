@@ -5,8 +5,8 @@
 #include <libsched/policy_sdk.h>
 
 #include <inttypes.h>
-#include <stddef.h>
 #include <limits.h>
+#include <stddef.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
