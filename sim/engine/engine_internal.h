@@ -548,6 +548,11 @@ static inline int next_arrival(engine *e) {
 
 /* Grows an array of elem-sized entries to hold need; 0 or -1. */
 int grow_array(void **p, size_t *cap, size_t need, size_t elem);
+/* Grows the block *raw, which holds n entries of elem bytes at *at (NULL:
+ * none yet) aligned to align (a power of two), to room for cap entries at
+ * a new *at so aligned; the n entries kept. 0, or -1 (nothing changed). */
+int grow_aligned(void **raw, void **at, size_t n, size_t cap, size_t elem,
+                 size_t align);
 
 static inline int64_t job_duration(const engine *e, const job_record *j) {
   return j->duration_us >= 0 ? j->duration_us : e->opt->unknown_duration_us;

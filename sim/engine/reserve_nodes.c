@@ -822,17 +822,14 @@ static int refresh(struct rx *x) {
       x->off = 1;
   }
   if (n > x->n) {
-    /* Aligned by hand (the allocator tests hook malloc): 32-byte headers
-     * from malloc's 16-byte alignment straddled two lines one in two. */
-    void *raw = malloc((size_t)n * sizeof(rx_list) + 63);
-    if (!raw)
+    /* 64-byte aligned: 32-byte headers at malloc's 16-byte alignment
+     * straddled two lines one in two. */
+    void *at = x->node;
+    if (grow_aligned(&x->node_raw, &at, (size_t)x->n, (size_t)n,
+                     sizeof(rx_list), 64))
       return -1;
-    rx_list *nl = (rx_list *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
-    if (x->n > 0)
-      memcpy(nl, x->node, (size_t)x->n * sizeof *nl);
+    rx_list *nl = at;
     memset(nl + x->n, 0, (size_t)(n - x->n) * sizeof *nl);
-    free(x->node_raw);
-    x->node_raw = raw;
     x->node = nl;
     uint32_t *lp = realloc(x->logpos, (size_t)n * sizeof *lp);
     if (!lp)

@@ -25,16 +25,14 @@ int grow_array(void **p, size_t *cap, size_t need, size_t elem) {
 
 /* ---- slots ---- */
 
-/* Grows the block *raw (holding n entries of elem bytes at *at, aligned
- * to align, a power of two) to cap entries: realloc (the allocator tests
- * hook it), aligned by hand. realloc, not malloc + memcpy: a large block
- * is moved by remapping its pages (mremap), where the copy of a
- * 100,000-GPU replay's slots (10 MB) was a third of its last-level cache
- * write misses. The entries move only when the new block's alignment
- * slack differs (not for mmap'd blocks, which keep their offset in the
- * page). 0 or -1 (nothing changed). */
-static int grow_aligned(void **raw, void **at, size_t n, size_t cap,
-                        size_t elem, size_t align) {
+/* realloc (the allocator tests hook it), aligned by hand. realloc, not
+ * malloc + memcpy: a large block is moved by remapping its pages
+ * (mremap), where the copy of a 100,000-GPU replay's slots (10 MB) was a
+ * third of its last-level cache write misses. The entries move only when
+ * the new block's alignment slack differs (not for mmap'd blocks, which
+ * keep their offset in the page). */
+int grow_aligned(void **raw, void **at, size_t n, size_t cap, size_t elem,
+                 size_t align) {
   size_t off_old = *at ? (size_t)((char *)*at - (char *)*raw) : 0;
   void *nraw = realloc(*raw, cap * elem + align);
   if (!nraw)
