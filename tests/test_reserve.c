@@ -279,6 +279,76 @@ START_TEST(builtin_default_verified) {
 }
 END_TEST
 
+/* Parts the narrow form cannot hold (reserve_nodes.c rx_part_n): a node
+ * with 40 GPUs and 3e9 CPU milli and MiB beside the usual ones, and jobs
+ * from the middle of the trace on that need more than 2^31 CPU milli or
+ * memory, or GPUs 32 and up. Every list turns wide at the first such
+ * part, with the lists full of narrow ones; every per-node answer is
+ * walked too, and the jobs must start where and when the walk starts
+ * them. */
+START_TEST(wide_parts_verified) {
+  static const char *const pol[] = {"first-fit", "best-fit", "fgd"};
+  const char *json =
+      "{\"name\": \"wide\", \"node_groups\": ["
+      "{\"name\": \"a\", \"count\": 3, \"gpu_model\": \"A100-SXM4-80GB\", "
+      "\"gpus_per_node\": 8, \"cpu_milli\": 64000, \"memory_mib\": 640000, "
+      "\"gpu_mode\": \"shared\", \"price_per_gpu_hour\": 1},"
+      "{\"name\": \"big\", \"count\": 1, \"gpu_model\": \"A100-SXM4-80GB\", "
+      "\"gpus_per_node\": 40, \"cpu_milli\": 3000000000, "
+      "\"memory_mib\": 3000000000, \"gpu_mode\": \"shared\", "
+      "\"price_per_gpu_hour\": 1}]}";
+  char err[512];
+  sim_cluster sc;
+  ck_assert_msg(sim_cluster_from_json(&sc, json, "test", &cat, 1, err,
+                                      sizeof err) == 0,
+                "%s", err);
+  trace t;
+  workload(&t, 77 + (uint64_t)_i, 600, 0);
+  size_t wide = 0;
+  for (size_t j = t.n / 2; j < t.n; j += 7) {
+    job_record *r = &t.jobs[j];
+    if (r->gpu_spec >= 0 || r->num_gpu > 8)
+      continue; /* (H100 jobs, 16-GPU gangs: left as they are) */
+    switch (j % 3) {
+    case 0: /* CPU beyond 31 bits */
+      r->cpu_milli = 2200000000;
+      break;
+    case 1: /* memory beyond 31 bits */
+      r->memory_mib = 2500000000;
+      break;
+    default: /* on GPUs 32 and up of the big node (first-fit's choice) */
+      r->num_gpu = 36;
+      r->gpu_milli = 1000;
+      break;
+    }
+    wide++;
+  }
+  ck_assert_uint_gt(wide, 20);
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = pol[_i];
+  o.queue = SIM_QUEUE_BACKFILL;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.estimates = SIM_EST_TRACE;
+  o.overrun = SIM_OVERRUN_EXTEND;
+  o.check_reservations = 1;
+  o.speed = SIM_SPEED_NONE;
+  sim_result a, b;
+  run(&sc, &t, &o, 0, &a);
+  run(&sc, &t, &o, 1, &b);
+  ck_assert_uint_eq(a.jobs, t.n);
+  same_jobs(&a, &b, t.n, o.policy);
+  for (size_t j = 0; j < t.n; j++)
+    ck_assert_int_eq(a.reserved_us[j], b.reserved_us[j]);
+  ck_assert_uint_gt(a.reservations_per_node, 100);
+  sim_result_free(&a);
+  sim_result_free(&b);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("reserve");
   TCase *tc = tcase_create("core");
@@ -287,6 +357,7 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, per_node_equals_walk, 0, 2 * NPOL);
   tcase_add_loop_test(tc, few_shapes_verified, 0, 8);
   tcase_add_loop_test(tc, builtin_default_verified, 0, 3);
+  tcase_add_loop_test(tc, wide_parts_verified, 0, 3);
   suite_add_tcase(s, tc);
   return s;
 }

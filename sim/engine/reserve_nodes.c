@@ -76,8 +76,24 @@ typedef struct rx_ent {
 
 /* A part as a fit test reads it (lsched_fits_after_held: amounts and GPUs;
  * the node is the list's, and a node answered per node is not MIG, whose
- * fields are then zero): 32 bytes, two to a cache line, the placement's
- * fields from gpu_count to memory_mib as they lie there (copied as one). */
+ * fields are then zero), in one of two forms, the same for every list of
+ * a run (struct rx's wide):
+ * - narrow (rx_part_n, 16 bytes, four to a cache line): CPU and memory in
+ *   31 bits, GPUs 0..31; the form parts are kept in while every part of
+ *   the run fits it, as every part does on real nodes;
+ * - wide (rx_part, 32 bytes, two to a line): the placement's fields from
+ *   gpu_count to memory_mib as they lie there (copied as one). The first
+ *   part that does not fit the narrow form turns every list wide (widen),
+ *   for the rest of the run.
+ * Narrow, a block of 8 entries is 4 lines instead of 6: at 100k@1.2
+ * first-fit backfill the lists took 7 MB for ~147,000 entries' room. */
+typedef struct rx_part_n {
+  int32_t cpu_milli, memory_mib;
+  uint32_t gpu_mask;
+  uint16_t gpu_milli;
+  uint8_t gpu_count, unused;
+} rx_part_n;
+_Static_assert(sizeof(rx_part_n) == 16, "four narrow parts to a line");
 typedef struct rx_part {
   int gpu_count;
   int gpu_milli;
@@ -111,7 +127,10 @@ _Static_assert(RX_MIRRORS(gpu_milli) && RX_MIRRORS(gpu_mask) &&
  * leaves its part with its slot (moves carry the names along). */
 typedef struct rx_list {
   rx_ent *j;
-  rx_part *p;
+  union {
+    rx_part_n *n; /* narrow */
+    rx_part *w;   /* wide */
+  } p;
   uint32_t n, off, cap, shift;
 } rx_list;
 
@@ -147,6 +166,7 @@ struct rx {
   rx_list *node;      /* 64-byte aligned in node_raw: a header is never
                          split over two cache lines */
   void *node_raw;
+  int wide;           /* every list's parts are rx_part, else rx_part_n */
   uint32_t *where_of; /* per slot: RX_ONE | its node (one part), its
                          first rx_where, or RX_NONE */
   size_t nwhere_of;
@@ -307,12 +327,29 @@ static const lsched_observer rx_obs = {
 /* ------------------------------------------------- the jobs per node */
 
 static void list_free(rx_list *L) {
-  if (L->p)
-    free((char *)L->p - L->shift);
+  if (L->p.n)
+    free((char *)L->p.n - L->shift);
+}
+
+/* Bytes of a part in x's lists. */
+static inline size_t part_size(const struct rx *x) {
+  return x->wide ? sizeof(rx_part) : sizeof(rx_part_n);
+}
+
+/* A block for cap entries and their parts in x's form, parts first, at a
+ * cache line (*shift: bytes skipped); NULL when out of memory. */
+static char *block_new(const struct rx *x, uint32_t cap, uint32_t *shift) {
+  /* Rounded up by hand: aligned_alloc costs 3x as much. */
+  char *raw = malloc(cap * (part_size(x) + sizeof(rx_ent)) + 63);
+  if (!raw)
+    return NULL;
+  *shift = (uint32_t)(-(uintptr_t)raw & 63);
+  return raw + *shift;
 }
 
 /* list_room without room at the end (out of line: rare). */
-static __attribute__((noinline)) int list_make_room(rx_list *L) {
+static __attribute__((noinline)) int list_make_room(const struct rx *x,
+                                                    rx_list *L) {
   rx_ent *b = L->j - L->off;
   if (L->off > 0) {
     /* Room in front: entries back to 0 (a block grows only when full,
@@ -332,22 +369,20 @@ static __attribute__((noinline)) int list_make_room(rx_list *L) {
      * first-fit backfill holds ~6 a node): 16 took 10 MB of fresh pages
      * for 12,500 nodes' lists, two thirds of them never used (x1.03 over
      * 16 alternated rounds, 10 bytes a job less). */
-    uint32_t nc = L->cap ? 2 * L->cap : 8;
-    /* Rounded up by hand: aligned_alloc costs 3x as much. */
-    char *raw = malloc(nc * (sizeof(rx_part) + sizeof *b) + 63);
-    if (!raw)
+    uint32_t nc = L->cap ? 2 * L->cap : 8, shift;
+    const size_t ps = part_size(x);
+    char *np = block_new(x, nc, &shift);
+    if (!np)
       return -1;
-    uint32_t shift = (uint32_t)(-(uintptr_t)raw & 63);
-    rx_part *np = (rx_part *)(raw + shift);
-    b = (rx_ent *)(np + nc);
+    b = (rx_ent *)(void *)(np + nc * ps);
     if (L->cap) {
-      memcpy(np, L->p, L->cap * sizeof *np);
+      memcpy(np, L->p.n, L->cap * ps);
       memcpy(b, L->j, L->n * sizeof *b);
     }
     for (uint32_t i = L->cap; i < nc; i++)
       b[i].part = i;
     list_free(L);
-    L->p = np;
+    L->p.n = (rx_part_n *)(void *)np;
     L->shift = shift;
     L->cap = nc;
   }
@@ -357,8 +392,63 @@ static __attribute__((noinline)) int list_make_room(rx_list *L) {
 }
 
 /* Room for one more entry at the end of L; -1 when out of memory. */
-static inline int list_room(rx_list *L) {
-  return L->off + L->n < L->cap ? 0 : list_make_room(L);
+static inline int list_room(const struct rx *x, rx_list *L) {
+  return L->off + L->n < L->cap ? 0 : list_make_room(x, L);
+}
+
+/* Whether a part (amounts checked by the cluster: >= 0) fits the narrow
+ * form. */
+static inline int fits_narrow(const lsched_placement *a) {
+  return ((uint64_t)a->cpu_milli | (uint64_t)a->memory_mib) <= INT32_MAX &&
+         (a->gpu_mask >> 32) == 0 && (unsigned)a->gpu_count <= UINT8_MAX &&
+         (unsigned)a->gpu_milli <= UINT16_MAX;
+}
+
+/* Every list's parts in the wide form from now on (a part came that the
+ * narrow one cannot hold): each block copied into a new one, its entries
+ * as they are (unused slots name unused parts, whose contents are never
+ * read). 0, or -1 when out of memory (x unchanged). */
+static __attribute__((noinline)) int widen(struct rx *x) {
+  char **nb = calloc((size_t)x->n, sizeof *nb);
+  uint32_t *ns = malloc((size_t)x->n * sizeof *ns);
+  int fail = !nb || !ns;
+  x->wide = 1; /* (block_new's size) */
+  for (int i = 0; i < x->n && !fail; i++)
+    if (x->node[i].cap && !(nb[i] = block_new(x, x->node[i].cap, &ns[i])))
+      fail = 1;
+  if (fail) {
+    x->wide = 0;
+    for (int i = 0; nb && i < x->n; i++)
+      if (nb[i])
+        free(nb[i] - ns[i]);
+    free(nb);
+    free(ns);
+    return -1;
+  }
+  for (int i = 0; i < x->n; i++) {
+    rx_list *L = &x->node[i];
+    if (!L->cap)
+      continue;
+    rx_part *w = (rx_part *)(void *)nb[i];
+    rx_ent *b = (rx_ent *)(void *)(w + L->cap);
+    memcpy(b, L->j - L->off, L->cap * sizeof *b);
+    for (uint32_t k = 0; k < L->n; k++) {
+      const rx_part_n *a = &L->p.n[L->j[k].part];
+      rx_part *d = &w[L->j[k].part];
+      d->gpu_count = a->gpu_count;
+      d->gpu_milli = a->gpu_milli;
+      d->gpu_mask = a->gpu_mask;
+      d->cpu_milli = a->cpu_milli;
+      d->memory_mib = a->memory_mib;
+    }
+    list_free(L);
+    L->p.w = w;
+    L->j = b + L->off;
+    L->shift = ns[i];
+  }
+  free(nb);
+  free(ns);
+  return 0;
 }
 
 /* Whether entry a comes after slot job ending at end, in the order of
@@ -372,8 +462,11 @@ static inline int ent_after(const engine *e, const rx_ent *a, int64_t end,
 /* Inlined: every start (10k@1.2 first-fit backfill: 0.9 M instructions
  * of calls). */
 static inline __attribute__((always_inline)) int
-list_insert(const engine *e, rx_list *L, int64_t end, uint32_t job,
+list_insert(struct rx *x, rx_list *L, int64_t end, uint32_t job,
             const lsched_placement *part) {
+  const engine *e = x->e;
+  if (__builtin_expect(!x->wide && !fits_narrow(part), 0) && widen(x))
+    return -1;
   /* The first entry after the new one, by halving; the later ones move
    * up one slot, or the earlier ones down (fewer, and room in front).
    * The new entry takes the part named by the slot that comes into
@@ -393,7 +486,7 @@ list_insert(const engine *e, rx_list *L, int64_t end, uint32_t job,
     for (uint32_t k = 0; k < i; k++)
       L->j[k] = L->j[k + 1];
   } else {
-    if (list_room(L))
+    if (list_room(x, L))
       return -1;
     q = L->j[L->n].part;
     for (uint32_t k = L->n; k > i; k--)
@@ -403,7 +496,16 @@ list_insert(const engine *e, rx_list *L, int64_t end, uint32_t job,
   d->end = end;
   d->job = job;
   d->part = q;
-  memcpy(&L->p[q], (const char *)part + RX_PART_AT, sizeof(rx_part));
+  if (__builtin_expect(!x->wide, 1)) {
+    rx_part_n *o = &L->p.n[q];
+    o->cpu_milli = (int32_t)part->cpu_milli;
+    o->memory_mib = (int32_t)part->memory_mib;
+    o->gpu_mask = (uint32_t)part->gpu_mask;
+    o->gpu_milli = (uint16_t)part->gpu_milli;
+    o->gpu_count = (uint8_t)part->gpu_count;
+  } else {
+    memcpy(&L->p.w[q], (const char *)part + RX_PART_AT, sizeof(rx_part));
+  }
   L->n++;
   return 0;
 }
@@ -437,11 +539,21 @@ list_remove(rx_list *L, uint32_t job, int64_t *end) {
   return k - i;
 }
 
-/* Part a of node's list as a placement. */
-static inline void part_out(lsched_placement *d, const rx_part *a, int node) {
+/* Part q of node's list L as a placement. */
+static inline void part_out(const struct rx *x, lsched_placement *d,
+                            const rx_list *L, uint32_t q, int node) {
   d->version = LSCHED_PLACEMENT_VERSION;
   d->node = node;
-  memcpy((char *)d + RX_PART_AT, a, sizeof *a);
+  if (__builtin_expect(!x->wide, 1)) {
+    const rx_part_n *a = &L->p.n[q];
+    d->gpu_count = a->gpu_count;
+    d->gpu_milli = a->gpu_milli;
+    d->gpu_mask = a->gpu_mask;
+    d->cpu_milli = a->cpu_milli;
+    d->memory_mib = a->memory_mib;
+  } else {
+    memcpy((char *)d + RX_PART_AT, &L->p.w[q], sizeof(rx_part));
+  }
   d->mig_kind = 0;
   d->mig_start = 0;
 }
@@ -462,9 +574,8 @@ static int list_parts(struct rx *x, const rx_list *L, int node) {
     return -1;
   lsched_placement *d = x->scr;
   const rx_ent *j = L->j;
-  const rx_part *p = L->p;
   for (uint32_t i = 0, n = L->n; i < n; i++)
-    part_out(&d[i], &p[j[i].part], node);
+    part_out(x, &d[i], L, j[i].part, node);
   return 0;
 }
 
@@ -486,7 +597,7 @@ first_left(struct rx *x, const rx_list *L, uint32_t sl, int node, int one) {
   if (one && e->slots[sl].ngang <= 1 && !(e->hooks & SIM_HOOK_FILL_PART))
     job_parts(e, sl, &own);
   else
-    part_out(&own, &L->p[L->j[0].part], node);
+    part_out(x, &own, L, L->j[0].part, node);
   for (int i = 0; i < x->npend; i++) {
     const lsched_placement *b = &x->pend[i];
     if (b->node == a->node && b->cpu_milli == a->cpu_milli &&
@@ -600,7 +711,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
     int node = parts[0].node;
     if (node < 0 || node >= x->n)
       return 0;
-    if (list_insert(x->e, &x->node[node], end, sl, &parts[0]))
+    if (list_insert(x, &x->node[node], end, sl, &parts[0]))
       return -1;
     x->where_of[sl] = RX_ONE | (uint32_t)node;
     touch(x, node, !start);
@@ -613,7 +724,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
     if (node < 0 || node >= x->n)
       continue;
     if (dup) { /* a second part on a node it is on already */
-      if (list_insert(x->e, &x->node[node], end, sl, &parts[q]))
+      if (list_insert(x, &x->node[node], end, sl, &parts[q]))
         return -1;
       continue;
     }
@@ -624,7 +735,7 @@ int rx_job_set(struct rx *x, uint32_t sl, int64_t end, int start) {
       x->wp[x->nwp].next = RX_NONE;
       x->wfree = (uint32_t)x->nwp++;
     }
-    if (list_insert(x->e, &x->node[node], end, sl, &parts[q]))
+    if (list_insert(x, &x->node[node], end, sl, &parts[q]))
       return -1;
     uint32_t w = x->wfree;
     x->wfree = x->wp[w].next;
@@ -1086,10 +1197,10 @@ int rx_within_held(struct rx *x, const lsched_request *req,
     return -1;
   uint32_t at = 0;
   for (; at < L->n && !ent_after(x->e, &L->j[at], cand_end, cand); at++)
-    part_out(&x->scr[at], &L->p[L->j[at].part], m);
+    part_out(x, &x->scr[at], L, L->j[at].part, m);
   x->scr[at] = *p;
   for (uint32_t i = at; i < L->n; i++)
-    part_out(&x->scr[i + 1], &L->p[L->j[i].part], m);
+    part_out(x, &x->scr[i + 1], L, L->j[i].part, m);
   int k = lsched_fits_after_held(x->c, m, req, p, x->scr, (int)L->n + 1);
   if (k < 0 && k != LSCHED_ENOFIT)
     return -1;
