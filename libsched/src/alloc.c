@@ -36,6 +36,11 @@ void *lsched__alloc(const lsched_allocator *a, size_t n) {
 void *lsched__calloc(const lsched_allocator *a, size_t n, size_t size) {
   if (size && n > SIZE_MAX / size)
     return NULL;
+  /* libc's own calloc does not clear memory fresh from the kernel (already
+   * zero): fgd's per-node memo (3.8 MB at 10,000 GPUs) was cleared twice,
+   * 1.8% of the instructions of its 10k@1.2 backfill replay. */
+  if (a->alloc == libc_alloc)
+    return n && size ? calloc(n, size) : calloc(1, 1);
   void *p = lsched__alloc(a, n * size);
   if (p)
     memset(p, 0, n * size);
