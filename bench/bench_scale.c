@@ -8,6 +8,10 @@
  *               [--shapes-jobs N] [--long-jobs N] [--big N]
  *               [--big-policy A,B] [--big-queue A,B]
  *
+ * A list names only parts, policies, queues, sizes and loads this table
+ * has, and a count is a whole number (at least 1; --big at least 0, 0 for
+ * off): anything else is refused with a message naming the option, exit 2.
+ *
  * grid   cluster (1,250 or 12,500 nodes x 8 A100-80GB: 10,000 or 100,000
  *        GPUs) x offered load (0.9, 1.2) x policy x queue discipline, the
  *        synthetic default mix (traces/synth.c) with its arrival rate scaled
@@ -46,8 +50,10 @@
 #include "engine.h"
 #include "trace.h"
 
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +320,48 @@ static const sim_queue_kind queues[] = {SIM_QUEUE_FIFO, SIM_QUEUE_SKIP,
                                         SIM_QUEUE_BACKFILL,
                                         SIM_QUEUE_PRIORITY};
 
+/* Every name of the comma-separated list opt's value v among the n in
+ * known: 0, else a message naming the option and the unknown (or empty)
+ * name, and -1. */
+static int check_list(const char *opt, const char *v,
+                      const char *const *known, size_t n) {
+  for (const char *p = v;;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    size_t k = 0;
+    while (k < n && !(strlen(known[k]) == len && strncmp(p, known[k], len) == 0))
+      k++;
+    if (k == n) {
+      fprintf(stderr, "bench_scale: %s: '%.*s' is not one of", opt, (int)len,
+              p);
+      for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", known[i]);
+      fprintf(stderr, "\n");
+      return -1;
+    }
+    if (!e)
+      return 0;
+    p = e + 1;
+  }
+}
+
+/* v as a count of at least min (decimal digits only): 0, else a message
+ * naming the option and -1. */
+static int parse_count(const char *opt, const char *v, size_t min,
+                       size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (!*v || *end || errno || strspn(v, "0123456789") != strlen(v) ||
+      x < min || x > SIZE_MAX) {
+    fprintf(stderr, "bench_scale: %s: '%s' is not a whole number >= %zu\n",
+            opt, v, min);
+    return -1;
+  }
+  *out = (size_t)x;
+  return 0;
+}
+
 static int usage(void) {
   fprintf(stderr,
           "usage: bench_scale [--only grid,shapes,long,big] [--policy A,B] "
@@ -329,37 +377,49 @@ int main(int argc, char **argv) {
              *big_que = "skip";
   size_t jobs10k = 50000, jobs100k = 400000, shapes_jobs = 5000,
          long_jobs = 1000000, big = 0;
+  /* What each list option may name (check_list). */
+  static const char *const parts[] = {"grid", "shapes", "long", "big"},
+                           *const gpu_sizes[] = {"10000", "100000"},
+                           *const lds[] = {"0.9", "1.2"};
+  const size_t npol = sizeof policies / sizeof *policies,
+               nq = sizeof queues / sizeof *queues;
+  const char *qn[sizeof queues / sizeof *queues];
+  for (size_t q = 0; q < nq; q++)
+    qn[q] = queue_name(queues[q]);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v)
       return usage();
     i++;
+    int bad = 0;
     if (strcmp(a, "--only") == 0)
-      only = v;
+      bad = check_list(a, only = v, parts, 4);
     else if (strcmp(a, "--policy") == 0)
-      pol = v;
+      bad = check_list(a, pol = v, policies, npol);
     else if (strcmp(a, "--queue") == 0)
-      que = v;
+      bad = check_list(a, que = v, qn, nq);
     else if (strcmp(a, "--gpus") == 0)
-      gpus = v;
+      bad = check_list(a, gpus = v, gpu_sizes, 2);
     else if (strcmp(a, "--load") == 0)
-      loads = v;
+      bad = check_list(a, loads = v, lds, 2);
     else if (strcmp(a, "--jobs-10k") == 0)
-      jobs10k = strtoull(v, NULL, 10);
+      bad = parse_count(a, v, 1, &jobs10k);
     else if (strcmp(a, "--jobs-100k") == 0)
-      jobs100k = strtoull(v, NULL, 10);
+      bad = parse_count(a, v, 1, &jobs100k);
     else if (strcmp(a, "--shapes-jobs") == 0)
-      shapes_jobs = strtoull(v, NULL, 10);
+      bad = parse_count(a, v, 1, &shapes_jobs);
     else if (strcmp(a, "--long-jobs") == 0)
-      long_jobs = strtoull(v, NULL, 10);
+      bad = parse_count(a, v, 1, &long_jobs);
     else if (strcmp(a, "--big") == 0)
-      big = strtoull(v, NULL, 10);
+      bad = parse_count(a, v, 0, &big); /* 0: the big case is off */
     else if (strcmp(a, "--big-policy") == 0)
-      big_pol = v;
+      bad = check_list(a, big_pol = v, policies, npol);
     else if (strcmp(a, "--big-queue") == 0)
-      big_que = v;
+      bad = check_list(a, big_que = v, qn, nq);
     else
       return usage();
+    if (bad)
+      return 2;
   }
   printf("%-14s %-14s %-8s %10s %11s %8s %10s %8s %7s %7s %9s %4s\n", "case",
          "policy", "queue", "jobs", "events", "cpu_s", "events/s", "instr/ev",

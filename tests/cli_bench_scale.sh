@@ -13,6 +13,18 @@ if [ ! -x "$B" ]; then
   exit 77
 fi
 expect 2 "usage" -- "$B" --bogus 1
+# A list names only what bench_scale has; a count is a whole number: an
+# unknown name used to select nothing, and exit 0 with an empty table.
+expect 2 "--policy: 'bogus' is not one of first-fit, best-fit" -- "$B" --policy first-fit,bogus
+expect 2 "--queue: '' is not one of fifo, skip, backfill, priority" -- "$B" --queue fifo,,skip
+expect 2 "--gpus: '1000' is not one of 10000, 100000" -- "$B" --gpus 1000
+expect 2 "--load: '1' is not one of 0.9, 1.2" -- "$B" --load 1
+expect 2 "--only: 'gird' is not one of grid, shapes, long, big" -- "$B" --only gird
+expect 2 "--big-policy: 'ff' is not one of" -- "$B" --big-policy ff
+expect 2 "--jobs-10k: '3x' is not a whole number >= 1" -- "$B" --jobs-10k 3x
+expect 2 "--long-jobs: '0' is not a whole number >= 1" -- "$B" --long-jobs 0
+expect 2 "--big: '-1' is not a whole number >= 0" -- "$B" --big -1
+[ ! -s "$T/out" ] && ok || bad "no table after a refused argument: $(cat "$T/out")"
 expect 0 "" -- "$B" --only grid,long,shapes --gpus 10000 --load 1.2 \
   --policy first-fit --queue fifo,skip,backfill --jobs-10k 300 --long-jobs 500 \
   --shapes-jobs 50
