@@ -12,6 +12,7 @@
  * are handed out round-robin. Timings cover the runs, not the loading.
  */
 #define _DEFAULT_SOURCE /* fork */
+#include "bench_args.h"
 #include "catalog.h"
 #include "clock.h"
 #include "cluster_spec.h"
@@ -84,9 +85,13 @@ int main(int argc, char **argv) {
   const char *data = "../shared/data";
   int workers = 2, single_only = 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
-      workers = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--single-only") == 0)
+    if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc) {
+      size_t w = 0;
+      if (bench_count("bench_fill", argv[i], argv[i + 1], 1, 64, &w))
+        return 2;
+      workers = (int)w;
+      i++;
+    } else if (strcmp(argv[i], "--single-only") == 0)
       single_only = 1;
     else if (argv[i][0] != '-')
       data = argv[i];
@@ -96,8 +101,6 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (workers < 1 || workers > 64)
-    workers = 2;
   char err[1024], path[4096];
   gpu_catalog cat;
   sim_cluster sc;

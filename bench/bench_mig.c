@@ -18,6 +18,8 @@
  * Target (issue #4): median under 20 microseconds for mig-aware in a
  * release build.
  */
+#include "bench_args.h"
+
 #include <libsched/libsched.h>
 
 #include <stdio.h>
@@ -183,28 +185,33 @@ static int run(const char *policy, int gpus, int dynamic, int decisions,
 int main(int argc, char **argv) {
   int gpus = 1000, decisions = 200000;
   const char *mode = "both", *only = NULL;
+  static const char *const policies[] = {"mig-first-fit", "mig-best-fit",
+                                         "mig-aware", "first-fit",
+                                         "best-fit"};
+  static const char *const modes[] = {"dynamic", "static", "both"};
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--gpus") && i + 1 < argc)
-      gpus = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--decisions") && i + 1 < argc)
-      decisions = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
-      mode = argv[++i];
-    else if (!strcmp(argv[i], "--policy") && i + 1 < argc)
-      only = argv[++i];
-    else {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    size_t x = 0;
+    int rc;
+    if (v && !strcmp(a, "--gpus")) {
+      rc = bench_count("bench_mig", a, v, 8, 10000000, &x);
+      gpus = (int)x;
+    } else if (v && !strcmp(a, "--decisions")) {
+      rc = bench_count("bench_mig", a, v, 100, 1000000000, &x);
+      decisions = (int)x;
+    } else if (v && !strcmp(a, "--mode")) {
+      rc = bench_name("bench_mig", a, mode = v, modes, 3);
+    } else if (v && !strcmp(a, "--policy")) {
+      rc = bench_name("bench_mig", a, only = v, policies, 5);
+    } else {
       fprintf(stderr, "usage: bench_mig [--gpus N] [--decisions N] [--mode "
                       "dynamic|static|both] [--policy NAME]\n");
       return 2;
     }
+    if (rc)
+      return 2;
+    i++;
   }
-  if (gpus < 8 || decisions < 100) {
-    fprintf(stderr, "bench_mig: --gpus >= 8 and --decisions >= 100\n");
-    return 2;
-  }
-  static const char *const policies[] = {"mig-first-fit", "mig-best-fit",
-                                         "mig-aware", "first-fit",
-                                         "best-fit"};
   printf("MIG placement decisions on %d GPUs (%d nodes x 8 A100-SXM4-80GB), "
          "%d timed decisions each\n",
          gpus / 8 * 8, gpus / 8, decisions);

@@ -25,6 +25,7 @@
  * per job.
  */
 #define _DEFAULT_SOURCE /* wait4 */
+#include "bench_args.h"
 #include "catalog.h"
 #include "clock.h"
 #include "cluster_spec.h"
@@ -225,22 +226,37 @@ int main(int argc, char **argv) {
   size_t jobs = 1000000;
   int nodes = 1250;
   const char *only = NULL, *data = "../shared/data", *policy = NULL;
+  static const char *const policies[] = {"first-fit", "best-fit",
+                                         "worst-fit"};
+  static const char *const cases[] = {"synthetic", "alibaba"};
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
-      jobs = strtoull(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
-      nodes = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
-      policy = argv[++i];
-    else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc &&
-             atoi(argv[i + 1]) > 0)
-      repeat = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--results") == 0)
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    size_t x = 0;
+    int took = 1, rc = 0; /* an option with its value; refused */
+    if (strcmp(a, "--jobs") == 0 && v)
+      rc = bench_count("bench_replay", a, v, 1, BENCH_MAX_JOBS, &jobs);
+    else if (strcmp(a, "--nodes") == 0 && v) {
+      rc = bench_count("bench_replay", a, v, 1, 1000000, &x);
+      nodes = (int)x;
+    } else if (strcmp(a, "--policy") == 0 && v)
+      rc = bench_name("bench_replay", a, policy = v, policies, 3);
+    else if (strcmp(a, "--repeat") == 0 && v) {
+      rc = bench_count("bench_replay", a, v, 1, 100, &x);
+      repeat = (int)x;
+    } else if (strcmp(a, "--only") == 0 && v)
+      rc = bench_name("bench_replay", a, only = v, cases, 2);
+    else
+      took = 0;
+    if (rc)
+      return 2;
+    if (took) {
+      i++;
+      continue;
+    }
+    if (strcmp(a, "--results") == 0)
       keep_results = 1;
-    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
-      only = argv[++i];
-    else if (argv[i][0] != '-')
-      data = argv[i];
+    else if (a[0] != '-')
+      data = a;
     else {
       fprintf(stderr, "usage: bench_replay [--jobs N] [--nodes N] "
                       "[--only synthetic|alibaba] [--policy NAME] "
@@ -248,8 +264,6 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  static const char *const policies[] = {"first-fit", "best-fit",
-                                         "worst-fit"};
   printf("%-10s %-10s %10s %12s %8s %8s %12s %9s %9s %7s\n", "case",
          "policy", "jobs", "events", "wall_s", "cpu_s", "events/s",
          "peak_MiB", "bytes/job", "util%");

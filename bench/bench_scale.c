@@ -45,15 +45,14 @@
  * within noise and mean queue time).
  */
 #define _GNU_SOURCE /* syscall, wait4 */
+#include "bench_args.h"
 #include "catalog.h"
 #include "cluster_spec.h"
 #include "engine.h"
 #include "trace.h"
 
-#include <errno.h>
 #include <linux/perf_event.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,48 +319,6 @@ static const sim_queue_kind queues[] = {SIM_QUEUE_FIFO, SIM_QUEUE_SKIP,
                                         SIM_QUEUE_BACKFILL,
                                         SIM_QUEUE_PRIORITY};
 
-/* Every name of the comma-separated list opt's value v among the n in
- * known: 0, else a message naming the option and the unknown (or empty)
- * name, and -1. */
-static int check_list(const char *opt, const char *v,
-                      const char *const *known, size_t n) {
-  for (const char *p = v;;) {
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    size_t k = 0;
-    while (k < n && !(strlen(known[k]) == len && strncmp(p, known[k], len) == 0))
-      k++;
-    if (k == n) {
-      fprintf(stderr, "bench_scale: %s: '%.*s' is not one of", opt, (int)len,
-              p);
-      for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "%s %s", i ? "," : "", known[i]);
-      fprintf(stderr, "\n");
-      return -1;
-    }
-    if (!e)
-      return 0;
-    p = e + 1;
-  }
-}
-
-/* v as a count of at least min (decimal digits only): 0, else a message
- * naming the option and -1. */
-static int parse_count(const char *opt, const char *v, size_t min,
-                       size_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(v, &end, 10);
-  if (!*v || *end || errno || strspn(v, "0123456789") != strlen(v) ||
-      x < min || x > SIZE_MAX) {
-    fprintf(stderr, "bench_scale: %s: '%s' is not a whole number >= %zu\n",
-            opt, v, min);
-    return -1;
-  }
-  *out = (size_t)x;
-  return 0;
-}
-
 static int usage(void) {
   fprintf(stderr,
           "usage: bench_scale [--only grid,shapes,long,big] [--policy A,B] "
@@ -377,7 +334,7 @@ int main(int argc, char **argv) {
              *big_que = "skip";
   size_t jobs10k = 50000, jobs100k = 400000, shapes_jobs = 5000,
          long_jobs = 1000000, big = 0;
-  /* What each list option may name (check_list). */
+  /* What each list option may name (bench_names). */
   static const char *const parts[] = {"grid", "shapes", "long", "big"},
                            *const gpu_sizes[] = {"10000", "100000"},
                            *const lds[] = {"0.9", "1.2"};
@@ -393,29 +350,29 @@ int main(int argc, char **argv) {
     i++;
     int bad = 0;
     if (strcmp(a, "--only") == 0)
-      bad = check_list(a, only = v, parts, 4);
+      bad = bench_names("bench_scale", a, only = v, parts, 4);
     else if (strcmp(a, "--policy") == 0)
-      bad = check_list(a, pol = v, policies, npol);
+      bad = bench_names("bench_scale", a, pol = v, policies, npol);
     else if (strcmp(a, "--queue") == 0)
-      bad = check_list(a, que = v, qn, nq);
+      bad = bench_names("bench_scale", a, que = v, qn, nq);
     else if (strcmp(a, "--gpus") == 0)
-      bad = check_list(a, gpus = v, gpu_sizes, 2);
+      bad = bench_names("bench_scale", a, gpus = v, gpu_sizes, 2);
     else if (strcmp(a, "--load") == 0)
-      bad = check_list(a, loads = v, lds, 2);
+      bad = bench_names("bench_scale", a, loads = v, lds, 2);
     else if (strcmp(a, "--jobs-10k") == 0)
-      bad = parse_count(a, v, 1, &jobs10k);
+      bad = bench_count("bench_scale", a, v, 1, BENCH_MAX_JOBS, &jobs10k);
     else if (strcmp(a, "--jobs-100k") == 0)
-      bad = parse_count(a, v, 1, &jobs100k);
+      bad = bench_count("bench_scale", a, v, 1, BENCH_MAX_JOBS, &jobs100k);
     else if (strcmp(a, "--shapes-jobs") == 0)
-      bad = parse_count(a, v, 1, &shapes_jobs);
+      bad = bench_count("bench_scale", a, v, 1, BENCH_MAX_JOBS, &shapes_jobs);
     else if (strcmp(a, "--long-jobs") == 0)
-      bad = parse_count(a, v, 1, &long_jobs);
-    else if (strcmp(a, "--big") == 0)
-      bad = parse_count(a, v, 0, &big); /* 0: the big case is off */
+      bad = bench_count("bench_scale", a, v, 1, BENCH_MAX_JOBS, &long_jobs);
+    else if (strcmp(a, "--big") == 0) /* 0: off */
+      bad = bench_count("bench_scale", a, v, 0, BENCH_MAX_JOBS, &big);
     else if (strcmp(a, "--big-policy") == 0)
-      bad = check_list(a, big_pol = v, policies, npol);
+      bad = bench_names("bench_scale", a, big_pol = v, policies, npol);
     else if (strcmp(a, "--big-queue") == 0)
-      bad = check_list(a, big_que = v, qn, nq);
+      bad = bench_names("bench_scale", a, big_que = v, qn, nq);
     else
       return usage();
     if (bad)

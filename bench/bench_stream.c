@@ -17,6 +17,7 @@
  * are removed afterwards unless --keep.
  */
 #define _DEFAULT_SOURCE /* wait4 */
+#include "bench_args.h"
 #include "catalog.h"
 #include "clock.h"
 #include "cluster_spec.h"
@@ -176,6 +177,19 @@ int main(int argc, char **argv) {
               "usage: bench_stream [--jobs N[,N...]] [--dir DIR] [--keep]\n");
       return 2;
     }
+  }
+  /* Every count of the list checked before any is run. */
+  for (const char *p = list;;) {
+    const char *e = strchr(p, ',');
+    char item[24]; /* longer than any count in range: refused as such */
+    size_t len = e ? (size_t)(e - p) : strlen(p), n;
+    snprintf(item, sizeof item, "%.*s%s", (int)(len < 20 ? len : 20), p,
+             len > 20 ? "..." : "");
+    if (bench_count("bench_stream", "--jobs", item, 1, BENCH_MAX_JOBS, &n))
+      return 2;
+    if (!e)
+      break;
+    p = e + 1;
   }
   printf("%12s %10s %10s %12s %10s %14s %12s\n", "jobs", "file_MiB",
          "replay_s", "events/s", "peak_MiB", "max_in_flight", "bytes/job");

@@ -21,9 +21,10 @@ expect 2 "--gpus: '1000' is not one of 10000, 100000" -- "$B" --gpus 1000
 expect 2 "--load: '1' is not one of 0.9, 1.2" -- "$B" --load 1
 expect 2 "--only: 'gird' is not one of grid, shapes, long, big" -- "$B" --only gird
 expect 2 "--big-policy: 'ff' is not one of" -- "$B" --big-policy ff
-expect 2 "--jobs-10k: '3x' is not a whole number >= 1" -- "$B" --jobs-10k 3x
-expect 2 "--long-jobs: '0' is not a whole number >= 1" -- "$B" --long-jobs 0
-expect 2 "--big: '-1' is not a whole number >= 0" -- "$B" --big -1
+expect 2 "--jobs-10k: '3x' is not a whole number from 1 to 1000000000" -- "$B" --jobs-10k 3x
+expect 2 "--long-jobs: '0' is not a whole number from 1 to" -- "$B" --long-jobs 0
+expect 2 "--big: '-1' is not a whole number from 0 to" -- "$B" --big -1
+expect 2 "--jobs-100k: '1000000001' is not a whole number" -- "$B" --jobs-100k 1000000001
 [ ! -s "$T/out" ] && ok || bad "no table after a refused argument: $(cat "$T/out")"
 expect 0 "" -- "$B" --only grid,long,shapes --gpus 10000 --load 1.2 \
   --policy first-fit --queue fifo,skip,backfill --jobs-10k 300 --long-jobs 500 \
