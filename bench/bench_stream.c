@@ -178,30 +178,34 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  /* Every count of the list checked before any is run. */
-  for (const char *p = list;;) {
+  /* Every count of the list read (and checked) before any is run. */
+  size_t ncounts = 1, *counts;
+  for (const char *p = list; (p = strchr(p, ',')); p++)
+    ncounts++;
+  if (!(counts = malloc(ncounts * sizeof *counts))) {
+    fprintf(stderr, "bench_stream: out of memory\n");
+    return 1;
+  }
+  const char *p = list;
+  for (size_t k = 0; k < ncounts; k++) {
     const char *e = strchr(p, ',');
     char item[24]; /* longer than any count in range: refused as such */
-    size_t len = e ? (size_t)(e - p) : strlen(p), n;
+    size_t len = e ? (size_t)(e - p) : strlen(p);
     snprintf(item, sizeof item, "%.*s%s", (int)(len < 20 ? len : 20), p,
              len > 20 ? "..." : "");
-    if (bench_count("bench_stream", "--jobs", item, 1, BENCH_MAX_JOBS, &n))
+    if (bench_count("bench_stream", "--jobs", item, 1, BENCH_MAX_JOBS,
+                    &counts[k])) {
+      free(counts);
       return 2;
-    if (!e)
-      break;
-    p = e + 1;
+    }
+    if (e)
+      p = e + 1;
   }
   printf("%12s %10s %10s %12s %10s %14s %12s\n", "jobs", "file_MiB",
          "replay_s", "events/s", "peak_MiB", "max_in_flight", "bytes/job");
   int fails = 0;
-  char *copy = strdup(list);
-  for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
-    size_t n = strtoull(tok, NULL, 10);
-    if (n == 0) {
-      fprintf(stderr, "bench_stream: bad --jobs entry '%s'\n", tok);
-      fails++;
-      continue;
-    }
+  for (size_t k = 0; k < ncounts; k++) {
+    size_t n = counts[k];
     char path[4096], err[1024];
     snprintf(path, sizeof path, "%s/bench-stream-%zu-%d.csv", dir, n,
              (int)getpid());
@@ -245,7 +249,7 @@ int main(int argc, char **argv) {
     if (!keep)
       unlink(path);
   }
-  free(copy);
+  free(counts);
   printf("target (issue #8): peak memory follows the jobs in flight, not the "
          "trace length\n");
   return fails ? 1 : 0;

@@ -230,89 +230,72 @@ static inline void gpus8_apply(int *g, uint64_t mask, int to, int set) {
 }
 #endif
 
+/* The shares of the GPUs of mask among a node's n set to `to` (set) or
+ * moved by `to` (else): on an 8-GPU node as two vector stores
+ * (gpus8_apply), else one store per GPU. */
+static inline __attribute__((always_inline)) void
+gpus_apply(int *g, int n, uint64_t mask, int to, int set) {
+#if defined(__SSE2__)
+  if (n == 8) {
+    gpus8_apply(g, mask, to, set);
+    return;
+  }
+#else
+  (void)n;
+#endif
+  for (uint64_t m = mask; m; m &= m - 1) {
+    int i = __builtin_ctzll(m);
+    g[i] = set ? to : g[i] + to;
+  }
+}
+
 /* node_refresh after placement p's share was taken from (sign -1) or
  * given back to (sign 1) its GPUs on a shared or exclusive node: only the
  * GPUs of its mask are visited, and the maximum is recomputed only when an
  * allocation took from a GPU that held it (node_refresh visited every GPU
- * of the node on every allocation and release). Inlined into alloc and
- * release with sign a constant, as seg_update_alloc with grew: the two
- * calls and the sign and grew tests cost 33 M of a 100k first-fit
- * replay's 1,875 M instructions. */
+ * of the node on every allocation and release). The aggregates are
+ * counted from the shares before, then the shares written (gpus_apply).
+ * Inlined into alloc and release with sign a constant, as
+ * seg_update_alloc with grew: the two calls and the sign and grew tests
+ * cost 33 M of a 100k first-fit replay's 1,875 M instructions. */
 static inline __attribute__((always_inline)) void
 node_apply(const lsched_cluster *c, struct lsched_node *nd,
            const lsched_placement *p, int sign) {
   int *g = c->gpu_free + nd->gpu_off;
-#if defined(__SSE2__)
-  if (nd->gpu_count == 8) {
-    /* The aggregates from the shares before and after, counted over the
-     * GPUs of the mask as below; the shares written at once. */
-    const int d = sign * p->gpu_milli;
-    if (p->gpu_milli == LSCHED_GPU_MILLI) {
-      const int k = sign * p->gpu_count;
-      gpus8_apply(g, p->gpu_mask, sign > 0 ? LSCHED_GPU_MILLI : 0, 1);
-      nd->gpus_full_free += k;
-      nd->gpus_nonzero_free += k;
-      nd->gpu_free_sum += (int64_t)k * LSCHED_GPU_MILLI;
-      nd->max_gpu_free =
-          nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI : gpus_max_free(g, 8);
-      return;
-    }
-    int full = 0, nonzero = 0, rescan = 0, mx = nd->max_gpu_free;
-    for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
-      int before = g[__builtin_ctzll(m)], after = before + d;
-      full += (after == LSCHED_GPU_MILLI) - (before == LSCHED_GPU_MILLI);
-      nonzero += (after > 0) - (before > 0);
-      if (sign > 0) {
-        if (after > mx)
-          mx = after;
-      } else if (before == mx) {
-        rescan = 1;
-      }
-    }
-    gpus8_apply(g, p->gpu_mask, d, 0);
-    nd->gpus_full_free += full;
-    nd->gpus_nonzero_free += nonzero;
-    nd->gpu_free_sum += (int64_t)d * p->gpu_count;
-    nd->max_gpu_free = !rescan                  ? mx
-                       : nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
-                                                : gpus_max_free(g, 8);
-    return;
-  }
-#endif
+  const int n = nd->gpu_count;
   if (p->gpu_milli == LSCHED_GPU_MILLI) {
     /* Whole GPUs (the callers checked the shares): each goes from 1000
      * to 0 or back, and the largest share is 1000 while a GPU is whole. */
-    const int k = sign * p->gpu_count, to = sign > 0 ? LSCHED_GPU_MILLI : 0;
-    for (uint64_t m = p->gpu_mask; m; m &= m - 1)
-      g[__builtin_ctzll(m)] = to;
+    const int k = sign * p->gpu_count;
+    gpus_apply(g, n, p->gpu_mask, sign > 0 ? LSCHED_GPU_MILLI : 0, 1);
     nd->gpus_full_free += k;
     nd->gpus_nonzero_free += k;
     nd->gpu_free_sum += (int64_t)k * LSCHED_GPU_MILLI;
-    nd->max_gpu_free = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
-                                              : gpus_max_free(g, nd->gpu_count);
+    nd->max_gpu_free =
+        nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI : gpus_max_free(g, n);
     return;
   }
-  int d = sign * p->gpu_milli, rescan = 0;
+  const int d = sign * p->gpu_milli;
+  int full = 0, nonzero = 0, rescan = 0, mx = nd->max_gpu_free;
   for (uint64_t m = p->gpu_mask; m; m &= m - 1) {
-    int i = __builtin_ctzll(m);
-    int before = g[i], after = before + d;
-    g[i] = after;
-    nd->gpus_full_free +=
-        (after == LSCHED_GPU_MILLI) - (before == LSCHED_GPU_MILLI);
-    nd->gpus_nonzero_free += (after > 0) - (before > 0);
+    int before = g[__builtin_ctzll(m)], after = before + d;
+    full += (after == LSCHED_GPU_MILLI) - (before == LSCHED_GPU_MILLI);
+    nonzero += (after > 0) - (before > 0);
     if (sign > 0) {
-      if (after > nd->max_gpu_free)
-        nd->max_gpu_free = after;
-    } else if (before == nd->max_gpu_free) {
+      if (after > mx)
+        mx = after;
+    } else if (before == mx) {
       rescan = 1;
     }
   }
+  gpus_apply(g, n, p->gpu_mask, d, 0);
+  nd->gpus_full_free += full;
+  nd->gpus_nonzero_free += nonzero;
   nd->gpu_free_sum += (int64_t)d * p->gpu_count;
-  if (rescan) {
-    /* A whole free GPU holds the largest share. */
-    nd->max_gpu_free = nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
-                                              : gpus_max_free(g, nd->gpu_count);
-  }
+  /* A whole free GPU holds the largest share. */
+  nd->max_gpu_free = !rescan                  ? mx
+                     : nd->gpus_full_free > 0 ? LSCHED_GPU_MILLI
+                                              : gpus_max_free(g, n);
 }
 
 /*

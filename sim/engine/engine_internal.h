@@ -912,14 +912,19 @@ static inline uint32_t slot_get(engine *e) {
 }
 
 /* Frees slot sl for the next arrival. */
-static inline void slot_put(engine *e, uint32_t sl) {
-  slot *s = &e->slots[sl];
+/* s no longer holds gang parts (freed, if it did). */
+static inline void slot_gang_drop(const engine *e, slot *s) {
   if (s->ngang) {
     slot_x *sx = slot_x_of(e, s);
     free(sx->gang);
     sx->gang = NULL;
     s->ngang = 0;
   }
+}
+
+static inline void slot_put(engine *e, uint32_t sl) {
+  slot *s = &e->slots[sl];
+  slot_gang_drop(e, s);
   s->gen++; /* any event left for it is stale */
   /* The slot's next occupant is another job. */
   if (e->head_tried == sl)

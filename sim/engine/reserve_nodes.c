@@ -336,11 +336,11 @@ static inline size_t part_size(const struct rx *x) {
   return x->wide ? sizeof(rx_part) : sizeof(rx_part_n);
 }
 
-/* A block for cap entries and their parts in x's form, parts first, at a
+/* A block for cap entries and their parts of ps bytes, parts first, at a
  * cache line (*shift: bytes skipped); NULL when out of memory. */
-static char *block_new(const struct rx *x, uint32_t cap, uint32_t *shift) {
+static char *block_new(uint32_t cap, size_t ps, uint32_t *shift) {
   /* Rounded up by hand: aligned_alloc costs 3x as much. */
-  char *raw = malloc(cap * (part_size(x) + sizeof(rx_ent)) + 63);
+  char *raw = malloc(cap * (ps + sizeof(rx_ent)) + 63);
   if (!raw)
     return NULL;
   *shift = (uint32_t)(-(uintptr_t)raw & 63);
@@ -371,7 +371,7 @@ static __attribute__((noinline)) int list_make_room(const struct rx *x,
      * 16 alternated rounds, 10 bytes a job less). */
     uint32_t nc = L->cap ? 2 * L->cap : 8, shift;
     const size_t ps = part_size(x);
-    char *np = block_new(x, nc, &shift);
+    char *np = block_new(nc, ps, &shift);
     if (!np)
       return -1;
     b = (rx_ent *)(void *)(np + nc * ps);
@@ -404,6 +404,25 @@ static inline int fits_narrow(const lsched_placement *a) {
          (unsigned)a->gpu_milli <= UINT16_MAX;
 }
 
+/* Part q of node's list L as a placement. */
+static inline void part_out(const struct rx *x, lsched_placement *d,
+                            const rx_list *L, uint32_t q, int node) {
+  d->version = LSCHED_PLACEMENT_VERSION;
+  d->node = node;
+  if (__builtin_expect(!x->wide, 1)) {
+    const rx_part_n *a = &L->p.n[q];
+    d->gpu_count = a->gpu_count;
+    d->gpu_milli = a->gpu_milli;
+    d->gpu_mask = a->gpu_mask;
+    d->cpu_milli = a->cpu_milli;
+    d->memory_mib = a->memory_mib;
+  } else {
+    memcpy((char *)d + RX_PART_AT, &L->p.w[q], sizeof(rx_part));
+  }
+  d->mig_kind = 0;
+  d->mig_start = 0;
+}
+
 /* Every list's parts in the wide form from now on (a part came that the
  * narrow one cannot hold): each block copied into a new one, its entries
  * as they are (unused slots name unused parts, whose contents are never
@@ -412,12 +431,11 @@ static __attribute__((noinline)) int widen(struct rx *x) {
   char **nb = calloc((size_t)x->n, sizeof *nb);
   uint32_t *ns = malloc((size_t)x->n * sizeof *ns);
   int fail = !nb || !ns;
-  x->wide = 1; /* (block_new's size) */
   for (int i = 0; i < x->n && !fail; i++)
-    if (x->node[i].cap && !(nb[i] = block_new(x, x->node[i].cap, &ns[i])))
+    if (x->node[i].cap &&
+        !(nb[i] = block_new(x->node[i].cap, sizeof(rx_part), &ns[i])))
       fail = 1;
   if (fail) {
-    x->wide = 0;
     for (int i = 0; nb && i < x->n; i++)
       if (nb[i])
         free(nb[i] - ns[i]);
@@ -433,19 +451,17 @@ static __attribute__((noinline)) int widen(struct rx *x) {
     rx_ent *b = (rx_ent *)(void *)(w + L->cap);
     memcpy(b, L->j - L->off, L->cap * sizeof *b);
     for (uint32_t k = 0; k < L->n; k++) {
-      const rx_part_n *a = &L->p.n[L->j[k].part];
-      rx_part *d = &w[L->j[k].part];
-      d->gpu_count = a->gpu_count;
-      d->gpu_milli = a->gpu_milli;
-      d->gpu_mask = a->gpu_mask;
-      d->cpu_milli = a->cpu_milli;
-      d->memory_mib = a->memory_mib;
+      lsched_placement a;
+      part_out(x, &a, L, L->j[k].part, i); /* (x still narrow) */
+      memcpy(&w[L->j[k].part], (const char *)&a + RX_PART_AT,
+             sizeof(rx_part));
     }
     list_free(L);
     L->p.w = w;
     L->j = b + L->off;
     L->shift = ns[i];
   }
+  x->wide = 1;
   free(nb);
   free(ns);
   return 0;
@@ -537,25 +553,6 @@ list_remove(rx_list *L, uint32_t job, int64_t *end) {
   }
   L->n -= k - i;
   return k - i;
-}
-
-/* Part q of node's list L as a placement. */
-static inline void part_out(const struct rx *x, lsched_placement *d,
-                            const rx_list *L, uint32_t q, int node) {
-  d->version = LSCHED_PLACEMENT_VERSION;
-  d->node = node;
-  if (__builtin_expect(!x->wide, 1)) {
-    const rx_part_n *a = &L->p.n[q];
-    d->gpu_count = a->gpu_count;
-    d->gpu_milli = a->gpu_milli;
-    d->gpu_mask = a->gpu_mask;
-    d->cpu_milli = a->cpu_milli;
-    d->memory_mib = a->memory_mib;
-  } else {
-    memcpy((char *)d + RX_PART_AT, &L->p.w[q], sizeof(rx_part));
-  }
-  d->mig_kind = 0;
-  d->mig_start = 0;
 }
 
 /* Room in x->scr for L's parts and one more; -1 when out of memory. The

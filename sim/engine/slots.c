@@ -282,12 +282,7 @@ static inline int mark_now(engine *e, uint32_t sl,
 
 void unmark_running(engine *e, uint32_t sl) {
   slot *s = &e->slots[sl];
-  if (s->ngang) {
-    slot_x *sx = slot_x_of(e, s);
-    free(sx->gang);
-    sx->gang = NULL;
-    s->ngang = 0;
-  }
+  slot_gang_drop(e, s);
   run_list_remove(e, sl);
   if (!e->can_plan || slot_x_of(e, s)->npre == 0)
     s->st.start_us = -1;
