@@ -402,6 +402,16 @@ START_TEST(test_hand_tie_order) {
   expect_place(fx, "first-fit", &r, 2, 0x1, 250);
   expect_place(fx, "best-fit", &r, 2, 0x1, 250);
   expect_place(fx, "worst-fit", &r, 2, 0x1, 250);
+  /* Back to the identity (the fit index then reads no order), and away
+   * from it again: the first fit follows each time. */
+  const int id[] = {0, 1, 2}, back[] = {1, 2, 0};
+  ck_assert_int_eq(lsched_cluster_set_order(fx, id, 3), LSCHED_OK);
+  expect_place(fx, "first-fit", &r, 0, 0x1, 250);
+  ck_assert_int_eq(lsched_cluster_set_order(fx, back, 3), LSCHED_OK);
+  expect_place(fx, "first-fit", &r, 1, 0x1, 250);
+  must_alloc(fx, mkpl(1, 100, 0, 4, 1000, 0xF)); /* n1: no GPU left */
+  expect_place(fx, "first-fit", &r, 2, 0x1, 250);
+  ck_assert_int_eq(lsched_cluster_check(fx), LSCHED_OK);
 }
 END_TEST
 

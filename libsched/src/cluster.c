@@ -64,6 +64,7 @@ int lsched_cluster_create(lsched_cluster **out,
     return LSCHED_ENOMEM;
   c->a = a;
   c->check_invariants = o.check_invariants;
+  c->order_id = 1; /* no node: the identity */
   *out = c;
   return LSCHED_OK;
 }
@@ -564,11 +565,11 @@ static int seg_build(lsched_cluster *c) {
 /* Refreshes a leaf and its ancestors, stopping at the first ancestor whose
  * maxima do not change (its own ancestors then cannot change either). */
 static void seg_update(lsched_cluster *c, int node) {
-  int i = c->seg_size + c->pos_of[node];
+  int pos = lsched__node_pos(c, node), i = c->seg_size + pos;
   struct seg_pair v;
   seg_leaf(&v, &c->nodes[node]);
   seg_store(c, i, &v);
-  memo_gained(c, c->pos_of[node], &v.h, (size_t)i);
+  memo_gained(c, pos, &v.h, (size_t)i);
   for (i /= 2; i >= 1; i /= 2) {
     seg_combine(&v, c, i);
     if (seg_equal(&v, c, i))
@@ -592,7 +593,8 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
   const struct lsched_node *nd = &c->nodes[node];
   struct lsched_seg *seg = c->seg;
   /* Unsigned: halving is one shift (a signed i / 2 costs three). */
-  size_t i = (size_t)c->seg_size + (size_t)c->pos_of[node];
+  const int pos = lsched__node_pos(c, node);
+  size_t i = (size_t)c->seg_size + (size_t)pos;
   struct lsched_seg leaf;
   if (__builtin_expect(nd->state == LSCHED_NODE_UP &&
                            nd->mode != LSCHED_GPU_MIG, 1)) {
@@ -604,7 +606,7 @@ seg_update_alloc(lsched_cluster *c, int node, int grew) {
   }
   seg[i] = leaf;
   if (grew)
-    memo_gained(c, c->pos_of[node], &leaf, i);
+    memo_gained(c, pos, &leaf, i);
 #if defined(__SSE2__)
   /* By byte offset o of an entry (16 bytes, o = 16 i): the parent is at
    * (o >> 1) & ~15 and its children at 2 o and 2 o + 16, which address
@@ -1246,6 +1248,9 @@ int lsched_cluster_set_order(lsched_cluster *c, const int *order, int n) {
    * empty cluster passes order == NULL with n == 0 (UBSan nonnull). */
   if (n > 0)
     memcpy(c->order, order, (size_t)n * sizeof *order);
+  c->order_id = 1;
+  for (int p = 0; p < n && c->order_id; p++)
+    c->order_id = order[p] == p;
   c->order_gen++;
   return seg_build(c);
 }
@@ -1627,7 +1632,7 @@ static inline int seg_find_in(const lsched_cluster *c, int from,
       int pos = (int)((o - leaves) / sizeof *c->seg);
       if (pos >= c->n)
         return -1; /* padding leaves: nothing further right */
-      if (node_fits(c, &c->nodes[c->order[pos]], req))
+      if (node_fits(c, &c->nodes[lsched__pos_node(c, pos)], req))
         return pos;
     }
     /* Up while a right child, then to the sibling: index i ends in t one
@@ -2087,8 +2092,9 @@ void lsched_prefetch_node(const lsched_cluster *c, int node) {
    * with the caller's work) */
   __builtin_prefetch(c->gpu_free + nd->gpu_off, 1, 3);
   if (c->seg_size) /* its leaf of the fit index */
-    __builtin_prefetch(&c->seg[(size_t)c->seg_size + (size_t)c->pos_of[node]],
-                       1, 3);
+    __builtin_prefetch(
+        &c->seg[(size_t)c->seg_size + (size_t)lsched__node_pos(c, node)], 1,
+        3);
 }
 
 int lsched_release(lsched_cluster *c, const lsched_placement *p) {
@@ -2183,7 +2189,8 @@ static int check_node(lsched_cluster *c, int id) {
     set_err(c, "node %d: cached GPU aggregates differ from the pool", id);
     return LSCHED_ESTATE;
   }
-  if (c->order[c->pos_of[id]] != id) {
+  if (c->order[c->pos_of[id]] != id ||
+      (c->order_id && c->pos_of[id] != id)) {
     set_err(c, "node %d: order and position disagree", id);
     return LSCHED_ESTATE;
   }

@@ -112,6 +112,10 @@ struct lsched_cluster {
   /* Bumped by every lsched_cluster_set_order(): the score indexes
    * (scoreidx.c) keep their trees by visit position and rebuild on it. */
   uint64_t order_gen;
+  /* 1 while order[p] == p for every position (no lsched_cluster_set_order
+   * to another permutation): lsched__pos_node and lsched__node_pos answer
+   * without a load (a dependent one on the way to a fit test or a leaf). */
+  int order_id;
 
   struct lsched_seg *seg; /* 2 * seg_size entries, 1-based heap layout */
   struct lsched_segc *segc; /* their cold fields, same indexes */
@@ -167,6 +171,14 @@ struct lsched_cluster {
   struct lsched__pool_host *phost;
   int npool_nodes;
 };
+
+/* The node at visit position pos, and the position of node id. */
+static inline int lsched__pos_node(const struct lsched_cluster *c, int pos) {
+  return c->order_id ? pos : c->order[pos];
+}
+static inline int lsched__node_pos(const struct lsched_cluster *c, int node) {
+  return c->order_id ? node : c->pos_of[node];
+}
 
 /* A pool (pool.c): GPUs in the chassis, not attached, slots per host. */
 struct lsched__pool {
