@@ -911,7 +911,6 @@ static inline uint32_t slot_get(engine *e) {
   return slot_new(e);
 }
 
-/* Frees slot sl for the next arrival. */
 /* s no longer holds gang parts (freed, if it did). */
 static inline void slot_gang_drop(const engine *e, slot *s) {
   if (s->ngang) {
@@ -922,6 +921,7 @@ static inline void slot_gang_drop(const engine *e, slot *s) {
   }
 }
 
+/* Frees slot sl for the next arrival. */
 static inline void slot_put(engine *e, uint32_t sl) {
   slot *s = &e->slots[sl];
   slot_gang_drop(e, s);
