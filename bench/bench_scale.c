@@ -42,7 +42,10 @@
  * run RUNS_SHORT times in all, each in a fresh child, and cpu_s (hence
  * events/s) is the median of the runs; the other columns are the first
  * run's (every run replays the same jobs: the same events, instructions
- * within noise and mean queue time).
+ * within noise and mean queue time), but the last two: events per CPU
+ * second of the slowest and of the fastest run (equal to events/s for a
+ * case run once). On a shared VM identical runs differ by up to 40%
+ * (bench/README.md, "Session 39"): the two show by how much this time.
  */
 #define _GNU_SOURCE /* syscall, wait4 */
 #include "bench_args.h"
@@ -284,14 +287,18 @@ static int run_case(const bench_case *c) {
   qsort(cpu, (size_t)runs, sizeof *cpu, cmp_dbl);
   m.cpu = runs % 2 ? cpu[runs / 2] : (cpu[runs / 2 - 1] + cpu[runs / 2]) / 2;
   double eps = m.cpu > 0 ? (double)m.events / m.cpu : 0;
+  /* The slowest and the fastest run (the same jobs each time): how far
+   * the host's load moved this case's figure. */
+  double lo = cpu[runs - 1] > 0 ? (double)m.events / cpu[runs - 1] : 0,
+         hi = cpu[0] > 0 ? (double)m.events / cpu[0] : 0;
   char instr[32] = "-";
   if (m.instr >= 0 && m.events > 0)
     snprintf(instr, sizeof instr, "%.0f", m.instr / (double)m.events);
   printf("%-14s %-14s %-8s %10llu %11llu %8.3f %10.0f %8s %7.0f %7.0f %9.1f "
-         "%4d\n",
+         "%4d %10.0f %10.0f\n",
          c->label, c->policy, queue_name(c->queue), m.jobs, m.events, m.cpu,
          eps, instr, peak / (double)m.jobs,
-         (peak - m.rss_before) / (double)m.jobs, m.qt_mean, runs);
+         (peak - m.rss_before) / (double)m.jobs, m.qt_mean, runs, lo, hi);
   return 0;
 }
 
@@ -378,9 +385,10 @@ int main(int argc, char **argv) {
     if (bad)
       return 2;
   }
-  printf("%-14s %-14s %-8s %10s %11s %8s %10s %8s %7s %7s %9s %4s\n", "case",
-         "policy", "queue", "jobs", "events", "cpu_s", "events/s", "instr/ev",
-         "B/job", "eng_B/j", "mean_qt_s", "runs");
+  printf("%-14s %-14s %-8s %10s %11s %8s %10s %8s %7s %7s %9s %4s %10s %10s\n",
+         "case", "policy", "queue", "jobs", "events", "cpu_s", "events/s",
+         "instr/ev", "B/job", "eng_B/j", "mean_qt_s", "runs", "slowest/s",
+         "fastest/s");
   int failed = 0;
   if (listed(only, "grid")) {
     static const int sizes[] = {1250, 12500};

@@ -29,12 +29,16 @@ expect 2 "--jobs-100k: '1000000001' is not a whole number" -- "$B" --jobs-100k 1
 expect 0 "" -- "$B" --only grid,long,shapes --gpus 10000 --load 1.2 \
   --policy first-fit --queue fifo,skip,backfill --jobs-10k 300 --long-jobs 500 \
   --shapes-jobs 50
-head -1 "$T/out" | grep -q '^case  *policy  *queue  *jobs  *events  *cpu_s  *events/s  *instr/ev  *B/job  *eng_B/j  *mean_qt_s  *runs$' &&
+head -1 "$T/out" | grep -q '^case  *policy  *queue  *jobs  *events  *cpu_s  *events/s  *instr/ev  *B/job  *eng_B/j  *mean_qt_s  *runs  *slowest/s  *fastest/s$' &&
   ok || bad "header: $(head -1 "$T/out")"
 [ "$(wc -l <"$T/out")" -eq 9 ] && ok || bad "8 rows expected: $(cat "$T/out")"
-awk 'NR > 1 && NF != 12 { exit 1 }' "$T/out" && ok || bad "12 columns per row"
-# Tiny cases are short: each is run RUNS_SHORT (5) times, the median shown.
+awk 'NR > 1 && NF != 14 { exit 1 }' "$T/out" && ok || bad "14 columns per row"
+# Tiny cases are short: each is run RUNS_SHORT (5) times, the median shown,
+# between the slowest and the fastest run's figures. (cpu_s is printed to
+# the millisecond, events/s from the unrounded median: compared as such.)
 awk 'NR > 1 && $12 != 5 { exit 1 }' "$T/out" && ok || bad "5 runs per short case"
+awk 'NR > 1 && !($13 > 0 && $13 <= $7 && $7 <= $14) { exit 1 }' "$T/out" && ok ||
+  bad "slowest <= median <= fastest: $(cat "$T/out")"
 grep -q '^10k@1.2  *first-fit  *backfill  *300  *600 ' "$T/out" && ok ||
   bad "grid row: $(cat "$T/out")"
 s=$(awk '$1 == "long-queue" && $3 == "skip" { print $11 }' "$T/out")

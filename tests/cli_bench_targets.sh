@@ -27,7 +27,7 @@ if [ "$g" = 10000 ]; then
 else
   r=$(cat "$f")
 fi
-echo "case policy queue jobs events cpu_s events/s instr/ev B/job eng_B/j mean_qt_s runs"
+echo "case policy queue jobs events cpu_s events/s instr/ev B/job eng_B/j mean_qt_s runs slowest/s fastest/s"
 for pol in ${p//,/ }; do
   case $g:$pol in
     10000:first-fit) v=$((1700000 + 200000 * r)) ;;
@@ -38,7 +38,7 @@ for pol in ${p//,/ }; do
     *) continue ;;
   esac
   c=10k@1.2; [ "$g" = 100000 ] && c=100k@1.2
-  echo "$c $pol backfill 100 200 0.001 $v - 1 1 0.0 5"
+  echo "$c $pol backfill 100 200 0.001 $v - 1 1 0.0 5 $v $v"
 done
 EOF
 chmod +x "$T/bench"
