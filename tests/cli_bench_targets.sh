@@ -38,7 +38,7 @@ for pol in ${p//,/ }; do
     *) continue ;;
   esac
   c=10k@1.2; [ "$g" = 100000 ] && c=100k@1.2
-  echo "$c $pol backfill 100 200 0.001 $v - 1 1 0.0 5 $v $v"
+  echo "$c $pol backfill 100 200 0.001 $v - 1 1 0.0 5 $((v - 10000)) $((v + 50000))"
 done
 EOF
 chmod +x "$T/bench"
@@ -47,17 +47,17 @@ export STUB_DIR=$T
 expect 0 "round 3 of 3 done" -- "$S" -b "$T/bench" -g 10000,100000 \
   -p first-fit,worst-fit,random,fgd -l 1.2 -q backfill 3
 row() { grep -E "^$1 +$2 +backfill " "$T/out" | tr -s ' '; }
-[ "$(head -1 "$T/out" | tr -s ' ')" = "case policy queue target min median max met" ] &&
+[ "$(head -1 "$T/out" | tr -s ' ')" = "case policy queue target min median max met fastest" ] &&
   ok || bad "header: $(head -1 "$T/out")"
-[ "$(row 10k@1.2 first-fit)" = "10k@1.2 first-fit backfill 2.00M 1.90M 2.10M 2.30M 2/3" ] &&
+[ "$(row 10k@1.2 first-fit)" = "10k@1.2 first-fit backfill 2.00M 1.90M 2.10M 2.30M 2/3 2.35M" ] &&
   ok || bad "first-fit 10k: $(row 10k@1.2 first-fit)"
-[ "$(row 10k@1.2 worst-fit)" = "10k@1.2 worst-fit backfill 1.00M 990k 1.01M 1.03M 2/3" ] &&
+[ "$(row 10k@1.2 worst-fit)" = "10k@1.2 worst-fit backfill 1.00M 990k 1.01M 1.03M 2/3 1.08M" ] &&
   ok || bad "worst-fit 10k: $(row 10k@1.2 worst-fit)"
-[ "$(row 10k@1.2 random)" = "10k@1.2 random backfill - 700k 700k 700k -" ] &&
+[ "$(row 10k@1.2 random)" = "10k@1.2 random backfill - 700k 700k 700k - 750k" ] &&
   ok || bad "random (no target): $(row 10k@1.2 random)"
-[ "$(row 100k@1.2 first-fit)" = "100k@1.2 first-fit backfill 2.00M 1.95M 1.95M 1.95M 0/3" ] &&
+[ "$(row 100k@1.2 first-fit)" = "100k@1.2 first-fit backfill 2.00M 1.95M 1.95M 1.95M 0/3 2.00M" ] &&
   ok || bad "first-fit 100k: $(row 100k@1.2 first-fit)"
-[ "$(row 100k@1.2 fgd)" = "100k@1.2 fgd backfill 500k 400k 500k 600k 2/3" ] &&
+[ "$(row 100k@1.2 fgd)" = "100k@1.2 fgd backfill 500k 400k 500k 600k 2/3 650k" ] &&
   ok || bad "fgd 100k: $(row 100k@1.2 fgd)"
 [ "$(wc -l <"$T/out")" -eq 6 ] && ok || bad "5 cells: $(cat "$T/out")"
 # One bench_scale call per size per round, with the grid's arguments.
