@@ -119,12 +119,17 @@ static void run(const sim_cluster *sc, const trace *t, const sim_options *base,
                 o.queue == SIM_QUEUE_SKIP ? "skip" : "backfill", plain, err);
 }
 
-/* Runs t both ways under o and compares every job. */
-static void compare(const sim_cluster *sc, const trace *t,
-                    const sim_options *o) {
+/* Runs t both ways under o and compares every job; the backfill jumps of
+ * the indexed run (sim_result.backfill_jumps) into *jumps when not NULL
+ * (the plain run's must be 0). */
+static void compare_jumps(const sim_cluster *sc, const trace *t,
+                          const sim_options *o, uint64_t *jumps) {
   sim_result a, b;
   run(sc, t, o, 0, &a);
   run(sc, t, o, 1, &b);
+  ck_assert_uint_eq(b.backfill_jumps, 0);
+  if (jumps)
+    *jumps = a.backfill_jumps;
   ck_assert_uint_eq(a.jobs, t->n);
   ck_assert_uint_eq(b.jobs, t->n);
   size_t waited = 0, overtook = 0;
@@ -157,6 +162,11 @@ static void compare(const sim_cluster *sc, const trace *t,
   ck_assert_uint_gt(overtook, 0);
   sim_result_free(&a);
   sim_result_free(&b);
+}
+
+static void compare(const sim_cluster *sc, const trace *t,
+                    const sim_options *o) {
+  compare_jumps(sc, t, o, NULL);
 }
 
 START_TEST(indexed_equals_plain) {
@@ -359,6 +369,123 @@ START_TEST(indexed_equals_plain_large) {
 }
 END_TEST
 
+/* Backfill's jumps over kept jobs (queue_index.c kept_next): whole-node
+ * heads that hold reservations, behind them hundreds of 1-GPU jobs of one
+ * or two shapes, half of them long (they would end after the head's
+ * reservation: kept waiting) and half short (backfilled), so a pass keeps
+ * runs of long jobs of a shape and jumps over them, and the jobs started
+ * and tried in between move the generation (rewind_jumped). Indexed
+ * against plain, every policy that promises LSCHED_POLICY_ANY_FIT, exact
+ * and trace estimates; the indexed runs must have jumped, the plain ones
+ * never. Rewinding no shape fails 2 of the 12 (fgd under exact
+ * estimates, worst-fit under the trace's: a job started later), and jump_rewind_hand below. */
+static const char *const kept_policies[] = {"first-fit",   "best-fit",
+                                            "worst-fit",   "gpu-packing",
+                                            "fgd",         "dot-product"};
+#define NKEPT (int)(sizeof kept_policies / sizeof kept_policies[0])
+#define KEPT_JOBS 300
+
+START_TEST(indexed_equals_plain_kept) {
+  sim_cluster sc;
+  nodes(&sc, 3);
+  trace t;
+  trace_init(&t);
+  t.path = strdup("kept.csv");
+  t.has_times = 1;
+  uint64_t x = 0xD1B54A32D192ED03ull ^ (uint64_t)(_i + 1);
+  int64_t submit = 0;
+  for (int k = 0; k < KEPT_JOBS; k++) {
+    uint64_t r = next(&x);
+    if (r % 4 == 0)
+      submit += (int64_t)((r >> 8) % 20);
+    uint64_t p = (r >> 16) % 100;
+    int gpus = p < 8 ? 8 : p < 14 ? 2 : 1;
+    int milli = gpus == 1 && p >= 80 ? 500 : 1000;
+    int64_t dur = gpus == 8   ? 300 + (int64_t)((r >> 32) % 300)
+                  : r & 1024 ? 1500 + (int64_t)((r >> 32) % 2500)
+                             : 20 + (int64_t)((r >> 32) % 100);
+    char name[16];
+    snprintf(name, sizeof name, "k%d", k);
+    tu_add_job(&t, name, submit, dur, gpus, milli, NULL);
+    t.jobs[t.n - 1].req_s = (uint32_t)(dur + (int64_t)((r >> 44) % 60));
+  }
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = kept_policies[_i % NKEPT];
+  o.queue = SIM_QUEUE_BACKFILL;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.estimates = _i / NKEPT ? SIM_EST_TRACE : SIM_EST_EXACT;
+  o.overrun = SIM_OVERRUN_EXTEND;
+  uint64_t jumps = 0;
+  compare_jumps(&sc, &t, &o, &jumps);
+  ck_assert_msg(jumps > 10, "%s: %llu jumps", o.policy,
+                (unsigned long long)jumps);
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* A rewind by hand (queue_index.c rewind_jumped). Two nodes of 8 GPUs,
+ * first-fit, exact estimates: X (6 GPUs, 100 s) and Y (6 GPUs, 1,000 s)
+ * start at 0 on nodes 0 and 1; at 1 s arrive H (8 GPUs: blocked, its
+ * reservation node 0 at 100 s), then 35 jobs A (2 GPUs, 500 s), B1 and
+ * B2 (1 GPU, 50 s) and 5 more A. The pass keeps A1 (node 0 past 100 s
+ * would delay H), A2..A33 by rejected_before, and at the 32nd such keep
+ * jumps over every later A (all as long); B1 and B2 start on node 0
+ * (they end before 100 s), which moves the generation after A35: the walk
+ * then tries A36 anew, finds node 0 full and starts it on node 1, which
+ * leaves H's reservation alone; A37 then finds no room. So A36 starts at
+ * 1 s and A1..A35, A37.. at 100 s or later, indexed (with a jump) and
+ * plain alike. Without the rewind A36 waits. */
+START_TEST(jump_rewind_hand) {
+  sim_cluster sc;
+  nodes(&sc, 2);
+  trace t;
+  trace_init(&t);
+  t.path = strdup("rewind.csv");
+  t.has_times = 1;
+  tu_add_job(&t, "X", 0, 100, 6, 1000, NULL);
+  tu_add_job(&t, "Y", 0, 1000, 6, 1000, NULL);
+  tu_add_job(&t, "H", 1, 100, 8, 1000, NULL);
+  char name[16];
+  for (int k = 1; k <= 40; k++) {
+    if (k == 36) {
+      tu_add_job(&t, "B1", 1, 50, 1, 1000, NULL);
+      tu_add_job(&t, "B2", 1, 50, 1, 1000, NULL);
+    }
+    snprintf(name, sizeof name, "A%d", k);
+    tu_add_job(&t, name, 1, 500, 2, 1000, NULL);
+  }
+  for (int plain = 0; plain < 2; plain++) {
+    sim_options o;
+    memset(&o, 0, sizeof o);
+    o.policy = "first-fit";
+    o.queue = SIM_QUEUE_BACKFILL;
+    o.seed = 1;
+    o.unknown_duration_us = -1;
+    o.estimates = SIM_EST_EXACT;
+    sim_result r;
+    run(&sc, &t, &o, plain, &r);
+    const int64_t s1 = TRACE_US_PER_S;
+    ck_assert_int_eq(r.js[38].start_us, s1); /* B1 */
+    ck_assert_int_eq(r.js[39].start_us, s1); /* B2 */
+    ck_assert_int_eq(r.js[40].start_us, s1); /* A36 */
+    ck_assert_int_eq(r.js[40].node, 1);
+    for (int j = 3; j <= 37; j++) /* A1..A35 */
+      ck_assert_int_ge(r.js[j].start_us, 100 * s1);
+    ck_assert_int_ge(r.js[41].start_us, 100 * s1); /* A37 */
+    if (plain)
+      ck_assert_uint_eq(r.backfill_jumps, 0);
+    else
+      ck_assert_uint_ge(r.backfill_jumps, 1);
+    sim_result_free(&r);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 START_TEST(identical_jobs_hand) {
   sim_cluster sc;
   nodes(&sc, 1);
@@ -450,6 +577,8 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, indexed_equals_plain_preempt, 0, 4);
   tcase_add_loop_test(tc, indexed_equals_plain_speed, 0, 8);
   tcase_add_loop_test(tc, indexed_equals_plain_large, 0, 2);
+  tcase_add_loop_test(tc, indexed_equals_plain_kept, 0, 2 * NKEPT);
+  tcase_add_test(tc, jump_rewind_hand);
   tcase_add_test(tc, identical_jobs_hand);
   tcase_add_test(tc, first_reservation_hand);
   suite_add_tcase(s, tc);

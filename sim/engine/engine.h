@@ -351,6 +351,9 @@ typedef struct sim_result {
   /* Checks (tests; not reported): EASY reservations answered per node
    * (reserve_nodes.c) and by the walk over running jobs (reserve.c). */
   uint64_t reservations_per_node, reservations_walked;
+  /* Checks (tests; not reported): jumps of a backfill pass over kept jobs
+   * (queue_index.c kept_next). */
+  uint64_t backfill_jumps;
   /* Composable GPU pools (pools.c; NULL on clusters without pools). */
   struct sim_pool_result *pools;
 } sim_result;

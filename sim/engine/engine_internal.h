@@ -473,6 +473,7 @@ struct sim_engine {
   int reservation_valid;
   int64_t reservation_t;
   uint64_t res_per_node, res_walked; /* reservations answered each way */
+  uint64_t bf_jumps; /* sim_result.backfill_jumps */
   /* Set by backfill's candidate() when it kept the candidate waiting
    * after a trial placement (not allocated) whose per-node answer said it
    * would delay the head: that placement and the candidate's estimated
