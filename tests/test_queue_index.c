@@ -377,8 +377,8 @@ END_TEST
  * and tried in between move the generation (rewind_jumped). Indexed
  * against plain, every policy that promises LSCHED_POLICY_ANY_FIT, exact
  * and trace estimates; the indexed runs must have jumped, the plain ones
- * never. Rewinding no shape fails 2 of the 12 (fgd under exact
- * estimates, worst-fit under the trace's: a job started later), and jump_rewind_hand below. */
+ * never. Rewinding no shape fails 1 of the 12 (fgd under exact
+ * estimates: a job started later) and jump_rewind_hand below. */
 static const char *const kept_policies[] = {"first-fit",   "best-fit",
                                             "worst-fit",   "gpu-packing",
                                             "fgd",         "dot-product"};
@@ -429,15 +429,15 @@ END_TEST
 /* A rewind by hand (queue_index.c rewind_jumped). Two nodes of 8 GPUs,
  * first-fit, exact estimates: X (6 GPUs, 100 s) and Y (6 GPUs, 1,000 s)
  * start at 0 on nodes 0 and 1; at 1 s arrive H (8 GPUs: blocked, its
- * reservation node 0 at 100 s), then 35 jobs A (2 GPUs, 500 s), B1 and
+ * reservation node 0 at 100 s), then 70 jobs A (2 GPUs, 500 s), B1 and
  * B2 (1 GPU, 50 s) and 5 more A. The pass keeps A1 (node 0 past 100 s
- * would delay H), A2..A33 by rejected_before, and at the 32nd such keep
- * jumps over every later A (all as long); B1 and B2 start on node 0
- * (they end before 100 s), which moves the generation after A35: the walk
- * then tries A36 anew, finds node 0 full and starts it on node 1, which
- * leaves H's reservation alone; A37 then finds no room. So A36 starts at
- * 1 s and A1..A35, A37.. at 100 s or later, indexed (with a jump) and
- * plain alike. Without the rewind A36 waits. */
+ * would delay H), A2..A65 by rejected_before, and at the 64th such keep
+ * (QX_JUMP_AFTER) jumps over every later A (all as long); B1 and B2 start
+ * on node 0 (they end before 100 s), which moves the generation after
+ * A70: the walk then tries A71 anew, finds node 0 full and starts it on
+ * node 1, which leaves H's reservation alone; A72 then finds no room. So
+ * A71 starts at 1 s and the other A at 100 s or later, indexed (with a
+ * jump) and plain alike. Without the rewind A71 waits (fails). */
 START_TEST(jump_rewind_hand) {
   sim_cluster sc;
   nodes(&sc, 2);
@@ -449,8 +449,8 @@ START_TEST(jump_rewind_hand) {
   tu_add_job(&t, "Y", 0, 1000, 6, 1000, NULL);
   tu_add_job(&t, "H", 1, 100, 8, 1000, NULL);
   char name[16];
-  for (int k = 1; k <= 40; k++) {
-    if (k == 36) {
+  for (int k = 1; k <= 75; k++) {
+    if (k == 71) {
       tu_add_job(&t, "B1", 1, 50, 1, 1000, NULL);
       tu_add_job(&t, "B2", 1, 50, 1, 1000, NULL);
     }
@@ -468,13 +468,14 @@ START_TEST(jump_rewind_hand) {
     sim_result r;
     run(&sc, &t, &o, plain, &r);
     const int64_t s1 = TRACE_US_PER_S;
-    ck_assert_int_eq(r.js[38].start_us, s1); /* B1 */
-    ck_assert_int_eq(r.js[39].start_us, s1); /* B2 */
-    ck_assert_int_eq(r.js[40].start_us, s1); /* A36 */
-    ck_assert_int_eq(r.js[40].node, 1);
-    for (int j = 3; j <= 37; j++) /* A1..A35 */
+    ck_assert_int_eq(r.js[73].start_us, s1); /* B1 */
+    ck_assert_int_eq(r.js[74].start_us, s1); /* B2 */
+    ck_assert_int_eq(r.js[75].start_us, s1); /* A71 */
+    ck_assert_int_eq(r.js[75].node, 1);
+    for (int j = 3; j <= 72; j++) /* A1..A70 */
       ck_assert_int_ge(r.js[j].start_us, 100 * s1);
-    ck_assert_int_ge(r.js[41].start_us, 100 * s1); /* A37 */
+    for (int j = 76; j <= 79; j++) /* A72..A75 */
+      ck_assert_int_ge(r.js[j].start_us, 100 * s1);
     if (plain)
       ck_assert_uint_eq(r.backfill_jumps, 0);
     else

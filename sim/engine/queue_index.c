@@ -101,15 +101,22 @@ typedef struct qx_shape {
   /* The request of its first job: what decides a fit is the key, so any
    * of its jobs' requests answers lsched_fits() alike (known_nofit). */
   lsched_request req;
-  /* Backfill's jumps over kept jobs (kept_next): its jobs' estimated run
-   * times, once rejected_before has kept QX_JUMP_AFTER of them (NULL
-   * before); jumped: 1 its cursor jumped in this generation and has not
-   * been reached since (rewound when the generation ends), 2 reached
-   * since, 0 neither (only 1 and 2 are on qx->jumped, once). */
-  struct qx_durs *dur;
-  uint32_t nrej;
-  uint8_t jumped;
 } qx_shape;
+
+/* A shape's state for backfill's jumps over kept jobs (kept_next), apart
+ * from qx_shape (qx->jx, by shape): 16 bytes more there made every
+ * &x->shape[s] one instruction dearer (a stride of 296 bytes against
+ * 280), +0.5% of 100k@1.2 first-fit skip's instructions. jumped: 1 its
+ * cursor jumped in this generation and has not been reached since
+ * (rewound when the generation ends), 2 reached since, 0 neither (only 1
+ * and 2 are on qx->jumped, once); dur its jobs' estimated run times, once
+ * rejected_before has kept QX_JUMP_AFTER of them in a pass (NULL before;
+ * nrej of them in pass rej_pass). */
+typedef struct qx_jump {
+  struct qx_durs *dur;
+  uint32_t nrej, rej_pass;
+  uint8_t jumped;
+} qx_jump;
 
 /* 16 bytes, four to a cache line (an arrival writes its slot's, a start
  * reads it and its neighbours'): positions in e->queue are below 2^32
@@ -160,8 +167,11 @@ struct queue_index {
   /* Backfill's jumps (kept_next): per slot, its entry in its shape's
    * qx_durs while the shape has one; the shapes whose cursor jumped in
    * this generation (room for every shape: shape_of). */
+  qx_jump *jx;  /* per shape */
+  size_t jx_cap;
   uint32_t *sidx;
   size_t sidx_cap;
+  size_t ndurs; /* shapes with entries (dur not NULL) */
   uint32_t *jumped;
   size_t njumped, jumped_cap;
 };
@@ -241,11 +251,13 @@ static uint32_t shape_of(struct queue_index *x, const qx_key *k,
       grow_array((void **)&x->heap, &x->heap_cap, n, sizeof *x->heap) ||
       grow_array((void **)&x->jumped, &x->jumped_cap, n,
                  sizeof *x->jumped) ||
+      grow_array((void **)&x->jx, &x->jx_cap, n, sizeof *x->jx) ||
       (n > x->nbucket && rehash(x)))
     return QX_NONE;
   uint32_t s = (uint32_t)x->nshape++;
   qx_shape *sh = &x->shape[s];
   memset(sh, 0, sizeof *sh);
+  memset(&x->jx[s], 0, sizeof x->jx[s]);
   sh->key = *k;
   sh->req = *r;
   /* A gang attempt that fails may have drawn random numbers for the parts
@@ -343,10 +355,12 @@ static inline uint32_t slot_shape(engine *e, uint32_t sl) {
  * model a queued job's estimated end started now is now plus its estimated
  * run time, a constant of the job (est_left of its duration), so the jobs
  * rejected_before keeps are exactly those whose run time is at least the
- * shape's rj_end - now. A shape that had QX_JUMP_AFTER jobs kept so gets
- * its queued jobs' run times in queue order in a min-tree (qx_durs), kept
- * up to date at every arrival and start from then on, and its cursor
- * jumps from a kept job to its next job with a shorter run time
+ * shape's rj_end - now. A shape that had QX_JUMP_AFTER jobs kept so in one
+ * pass gets its queued jobs' run times in queue order in a min-tree
+ * (qx_durs), kept up to date at every arrival and start from then on (the
+ * grid's 400,000-job replays rarely walk so far: a tree's upkeep would
+ * cost them ~1% of their instructions for jumps they do not need), and its
+ * cursor jumps from a kept job to its next job with a shorter run time
  * (kept_next), O(log jobs). The jobs jumped over are those the walk would
  * have kept, as long as the generation (rj_gen) does not move: when it
  * moves (a trial that was not kept, at queue position p), every shape
@@ -354,14 +368,13 @@ static inline uint32_t slot_shape(engine *e, uint32_t sl) {
  * which the walk would have tried anew. Same decisions as the walk
  * (tests/test_queue_index.c: indexed_equals_plain_kept).
  */
-#define QX_JUMP_AFTER 32
+#define QX_JUMP_AFTER 64
 
 typedef struct qx_durs {
   uint32_t n;    /* entries in use, left jobs' included */
   uint32_t cap;  /* room: a power of two */
   uint32_t live; /* entries of queued jobs */
   uint32_t *slot; /* per entry: its job, QX_NONE once it left */
-  uint32_t *apos; /* per entry: its queue position (a left job's last) */
   /* t[cap + i]: entry i's estimated run time (INT64_MAX once it left),
    * t[k] the least of t[2k] and t[2k + 1] */
   int64_t *t;
@@ -371,7 +384,6 @@ static void durs_free(qx_durs *d) {
   if (!d)
     return;
   free(d->slot);
-  free(d->apos);
   free(d->t);
   free(d);
 }
@@ -394,8 +406,7 @@ static void durs_tree(qx_durs *d) {
     d->t[k] = d->t[2 * k] < d->t[2 * k + 1] ? d->t[2 * k] : d->t[2 * k + 1];
 }
 
-/* Drops the left jobs' entries (positions and entries of the queued ones
- * taken from the links: after a compaction of the queue array too). */
+/* Drops the left jobs' entries. */
 static void durs_compact(struct queue_index *x, qx_durs *d) {
   uint32_t w = 0;
   for (uint32_t i = 0; i < d->n; i++) {
@@ -403,7 +414,6 @@ static void durs_compact(struct queue_index *x, qx_durs *d) {
     if (sl == QX_NONE)
       continue;
     d->slot[w] = sl;
-    d->apos[w] = x->link[sl].apos;
     d->t[d->cap + w] = d->t[d->cap + i];
     x->sidx[sl] = w++;
   }
@@ -413,7 +423,7 @@ static void durs_compact(struct queue_index *x, qx_durs *d) {
 
 /* Job sl (queued, of the shape whose entries d are, at the end of its
  * list) as a new entry. 0, or -1 when out of memory (d unchanged). */
-static int durs_push(const engine *e, qx_durs *d, uint32_t sl) {
+static __attribute__((noinline)) int durs_push(const engine *e, qx_durs *d, uint32_t sl) {
   struct queue_index *x = e->qx;
   if (sl >= x->sidx_cap && grow_array((void **)&x->sidx, &x->sidx_cap,
                                       (size_t)sl + 1, sizeof *x->sidx))
@@ -428,10 +438,6 @@ static int durs_push(const engine *e, qx_durs *d, uint32_t sl) {
     if (!ns)
       return -1;
     d->slot = ns;
-    uint32_t *na = realloc(d->apos, nc * sizeof *na);
-    if (!na)
-      return -1;
-    d->apos = na;
     int64_t *nt = malloc(2 * (size_t)nc * sizeof *nt);
     if (!nt)
       return -1;
@@ -444,7 +450,6 @@ static int durs_push(const engine *e, qx_durs *d, uint32_t sl) {
   uint32_t i = d->n++;
   int64_t v = durs_of(e, sl);
   d->slot[i] = sl;
-  d->apos[i] = x->link[sl].apos;
   d->live++;
   x->sidx[sl] = i;
   size_t k = d->cap + (size_t)i;
@@ -474,6 +479,7 @@ static void durs_pop(struct queue_index *x, qx_durs *d, uint32_t sl) {
 static int durs_build(const engine *e, uint32_t s) {
   struct queue_index *x = e->qx;
   qx_shape *sh = &x->shape[s];
+  qx_jump *q = &x->jx[s];
   qx_durs *d = calloc(1, sizeof *d);
   uint32_t cap = 16;
   while (cap < sh->count && cap < UINT32_MAX / 2)
@@ -481,10 +487,9 @@ static int durs_build(const engine *e, uint32_t s) {
   if (d) {
     d->cap = cap;
     d->slot = malloc(cap * sizeof *d->slot);
-    d->apos = malloc(cap * sizeof *d->apos);
     d->t = malloc(2 * (size_t)cap * sizeof *d->t);
   }
-  if (!d || !d->slot || !d->apos || !d->t) {
+  if (!d || !d->slot || !d->t) {
     durs_free(d);
     return -1;
   }
@@ -494,8 +499,31 @@ static int durs_build(const engine *e, uint32_t s) {
       durs_free(d);
       return -1;
     }
-  sh->dur = d;
+  q->dur = d;
+  x->ndurs++;
   return 0;
+}
+
+/* Job sl, queued at the end of shape s's list, into its entries; out of
+ * memory, the shape's entries are dropped (its kept jobs walked). 0. */
+static __attribute__((noinline)) int durs_add(const engine *e, uint32_t s,
+                                              uint32_t sl) {
+  qx_jump *q = &e->qx->jx[s];
+  if (durs_push(e, q->dur, sl)) {
+    durs_free(q->dur);
+    q->dur = NULL;
+    e->qx->ndurs--;
+  }
+  return 0;
+}
+
+/* Job sl (unlinked from its shape's list) leaves its shape's entries, if
+ * the shape has them. */
+static __attribute__((noinline)) void durs_left(struct queue_index *x,
+                                                uint32_t sl) {
+  qx_durs *d = x->jx[x->link[sl].shape].dur;
+  if (d)
+    durs_pop(x, d, sl);
 }
 
 /* The first entry from `from` on whose run time is below b, or -1. */
@@ -518,21 +546,14 @@ static int64_t durs_first(const qx_durs *d, uint32_t from, int64_t b) {
   }
 }
 
-/* Every shape's entries forgotten (a rebuild of the index), or brought to
- * the queue array's new positions (a compaction). */
-static void durs_reset_all(struct queue_index *x, int keep) {
-  for (size_t s = 0; s < x->nshape; s++) {
-    qx_shape *sh = &x->shape[s];
-    if (!sh->dur)
-      continue;
-    if (keep) {
-      durs_compact(x, sh->dur);
-    } else {
-      durs_free(sh->dur);
-      sh->dur = NULL;
-      sh->nrej = 0;
+/* Every shape's entries forgotten (a rebuild of the index). */
+static void durs_reset_all(struct queue_index *x) {
+  for (size_t s = 0; s < x->nshape && x->ndurs; s++)
+    if (x->jx[s].dur) {
+      durs_free(x->jx[s].dur);
+      x->jx[s].dur = NULL;
+      x->ndurs--;
     }
-  }
 }
 
 /* Slot sl, at position apos of the queue array, joins the end of its
@@ -567,23 +588,19 @@ index_append(engine *e, uint32_t sl, size_t apos) {
   sh->count++;
   if (sh->cursor == QX_NONE)
     sh->cursor = sl;
-  if (sh->dur && durs_push(e, sh->dur, sl)) { /* out of memory: walk */
-    durs_free(sh->dur);
-    sh->dur = NULL;
-  }
   /* Untried, unless the shape already failed in this epoch (a gang shape
    * is tried in the next pass whatever happened in the last one). */
   if (sh->gang || !has_failed(x, s))
     pend_push(x, s);
-  return 0;
+  /* Last, a tail call: the arrivals of shapes without a tree save no
+   * registers for it (~12 instructions an arrival). */
+  return x->ndurs && x->jx[s].dur ? durs_add(e, s, sl) : 0;
 }
 
 /* Slot sl leaves its shape's list (it started). */
 static void index_unlink(struct queue_index *x, uint32_t sl) {
   qx_link *l = &x->link[sl];
   qx_shape *sh = &x->shape[l->shape];
-  if (sh->dur)
-    durs_pop(x, sh->dur, sl);
   if (sh->cursor == sl)
     sh->cursor = l->next;
   if (l->prev != QX_NONE)
@@ -622,8 +639,6 @@ static void compact_links(engine *e, int links) {
   e->qhead = 0;
   x->span = w;
   x->dead = 0;
-  if (links) /* the shapes' entries to the new positions */
-    durs_reset_all(x, 1);
 }
 
 static void compact(engine *e) { compact_links(e, 1); }
@@ -641,13 +656,25 @@ static void tidy(engine *e) {
     compact(e);
 }
 
-/* The job in slot sl started: it leaves the index and the queue. */
-static void index_remove(engine *e, uint32_t sl) {
+/* index_remove without the shape's entries. */
+static inline __attribute__((always_inline)) void
+index_drop_plain(engine *e, uint32_t sl) {
   struct queue_index *x = e->qx;
   index_unlink(x, sl);
   e->queue[x->link[sl].apos] = QX_TOMB;
   x->dead++;
   e->qlen--;
+}
+
+/* The job in slot sl started: it leaves the index and the queue (and its
+ * shape's entries: see the jumps). skip's pass, which never builds
+ * entries (only backfill's kept_next does), takes index_drop_plain: the
+ * test and call cost its loop ~10 instructions a start in registers. */
+static void index_remove(engine *e, uint32_t sl) {
+  struct queue_index *x = e->qx;
+  index_drop_plain(e, sl);
+  if (x->ndurs) /* last, a tail call (as in index_append) */
+    durs_left(x, sl);
 }
 
 size_t queue_index_span(const engine *e) { return e->qx->span; }
@@ -669,7 +696,7 @@ void queue_index_remove(engine *e, uint32_t sl) {
 static int rebuild(engine *e) {
   struct queue_index *x = e->qx;
   compact_links(e, 0); /* index_append sets the positions */
-  durs_reset_all(x, 0);
+  durs_reset_all(x);
   for (size_t s = 0; s < x->nshape; s++) {
     qx_shape *sh = &x->shape[s];
     sh->first = sh->last = sh->cursor = QX_NONE;
@@ -773,7 +800,7 @@ void queue_index_free(engine *e) {
   if (!x)
     return;
   for (size_t s = 0; s < x->nshape; s++)
-    durs_free(x->shape[s].dur);
+    durs_free(x->jx[s].dur);
   free(x->link);
   free(x->shape);
   free(x->bucket);
@@ -781,6 +808,7 @@ void queue_index_free(engine *e) {
   free(x->pend);
   free(x->heap);
   free(x->ft);
+  free(x->jx);
   free(x->sidx);
   free(x->jumped);
   free(x);
@@ -921,16 +949,15 @@ merge_next(struct queue_index *x, uint32_t *s) {
 }
 
 /* Job sl of shape *s was tried: started (it leaves the queue) or kept (it
- * fit but waits: backfill); *s goes on with its next job. The next job to
- * try (its shape in *s), or QX_NONE: *s's next job itself when it comes
- * before every other shape's (what a push of *s and a pop would give;
- * positions are distinct), without the push and pop (a backfill pass
- * walks a shape's kept jobs, rejected_before, 1.3 a pass of 100k@1.2
- * first-fit). */
+ * fit but waits: backfill); *s goes on with its next job to try, c (sl's
+ * next one, or a later one: kept_next). The next job to try (its shape in
+ * *s), or QX_NONE: c itself when it comes before every other shape's (what
+ * a push of *s and a pop would give; positions are distinct), without the
+ * push and pop (a backfill pass walks a shape's kept jobs,
+ * rejected_before, 1.3 a pass of 100k@1.2 first-fit). */
 static inline __attribute__((always_inline)) uint32_t
-merge_went_on(engine *e, uint32_t *s, uint32_t sl, int started) {
+merge_on(engine *e, uint32_t *s, uint32_t sl, int started, uint32_t c) {
   struct queue_index *x = e->qx;
-  uint32_t c = x->link[sl].next;
   x->shape[*s].cursor = c;
   if (started)
     index_remove(e, sl);
@@ -940,16 +967,10 @@ merge_went_on(engine *e, uint32_t *s, uint32_t sl, int started) {
   return merge_next(x, s);
 }
 
-/* Job sl of shape *s was kept waiting by rejected_before (backfill): *s
- * goes on at c, its next job that rejected_before may not keep (a jump:
- * kept_next), as merge_went_on does at sl's next one. */
+/* merge_on at sl's next job. */
 static inline __attribute__((always_inline)) uint32_t
-merge_jump(struct queue_index *x, uint32_t *s, uint32_t c) {
-  x->shape[*s].cursor = c;
-  if (c != QX_NONE && (x->nheap == 0 || x->link[c].apos < x->heap[0].apos))
-    return c;
-  merge_push(x, *s);
-  return merge_next(x, s);
+merge_went_on(engine *e, uint32_t *s, uint32_t sl, int started) {
+  return merge_on(e, s, sl, started, e->qx->link[sl].next);
 }
 
 /* Shape s did not fit: none of its jobs is tried again in this epoch (a
@@ -1004,7 +1025,7 @@ static __attribute__((noinline)) int pass_skip(engine *e) {
     started = 1;
     uint32_t c = x->link[j].next;
     x->shape[s].cursor = c;
-    index_remove(e, j);
+    index_drop_plain(e, j); /* (skip builds no entries) */
     /* Its next job, when it comes before every other shape's (as
      * merge_went_on, written out: with merge_went_on this loop cost 150 k
      * instructions more in 10k@1.2 first-fit skip). */
@@ -1085,29 +1106,66 @@ static int rejected_before(engine *e, uint32_t s, uint32_t j) {
 }
 
 /* Job j of shape s was kept waiting by rejected_before: s's next job to
- * visit, its next one, or (see the section on jumps) its first later job
- * whose estimated run time is below rj_end - now, the jobs in between
+ * visit, its next one (c), or (see the section on jumps) its first later
+ * job whose estimated run time is below rj_end - now, the jobs in between
  * being kept as well in this generation. */
-static inline uint32_t kept_next(engine *e, uint32_t s, uint32_t j) {
+static __attribute__((noinline)) uint32_t kept_jump(engine *e, uint32_t s,
+                                                    uint32_t j, uint32_t c) {
   struct queue_index *x = e->qx;
   qx_shape *sh = &x->shape[s];
-  uint32_t c = x->link[j].next;
-  if (c == QX_NONE || e->speed) /* (a speed model times each placement) */
-    return c;
-  if (!sh->dur && (++sh->nrej < QX_JUMP_AFTER || durs_build(e, s)))
-    return c;
+  qx_jump *q = &x->jx[s];
+  if (!q->dur && durs_build(e, s))
+    return c; /* out of memory: walk */
   int64_t b;
   if (__builtin_sub_overflow(sh->rj_end, e->now, &b))
     b = INT64_MAX;
-  int64_t k = durs_first(sh->dur, x->sidx[j] + 1, b);
-  uint32_t to = k < 0 ? QX_NONE : sh->dur->slot[k];
+  int64_t k = durs_first(q->dur, x->sidx[j] + 1, b);
+  uint32_t to = k < 0 ? QX_NONE : q->dur->slot[k];
   if (to != c) {
     e->bf_jumps++;
-    if (!sh->jumped)
+    if (!q->jumped)
       x->jumped[x->njumped++] = s;
-    sh->jumped = 1;
+    q->jumped = 1;
   }
   return to;
+}
+
+/* kept_jump's tests inline: most kept jobs are walked (no tree). */
+static inline uint32_t kept_next(engine *e, uint32_t s, uint32_t j) {
+  struct queue_index *x = e->qx;
+  qx_jump *q = &x->jx[s];
+  uint32_t c = x->link[j].next;
+  if (c == QX_NONE || e->speed) /* (a speed model times each placement) */
+    return c;
+  if (!q->dur) {
+    if (q->rej_pass != x->pass) {
+      q->rej_pass = x->pass;
+      q->nrej = 0;
+    }
+    if (++q->nrej < QX_JUMP_AFTER)
+      return c;
+  }
+  return kept_jump(e, s, j, c);
+}
+
+/* The first queued job of d whose position in the queue array is after p,
+ * or QX_NONE: a binary search over the entries of queued jobs, whose
+ * positions increase with the entries' order (within a pass: the array is
+ * compacted only between passes), each probe taking the first such entry
+ * from the middle on (durs_first: left jobs' entries are INT64_MAX). */
+static uint32_t durs_after(const struct queue_index *x, const qx_durs *d,
+                           uint32_t p) {
+  uint32_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    int64_t k = durs_first(d, mid, INT64_MAX);
+    if (k < 0 || k >= hi || x->link[d->slot[k]].apos > p)
+      hi = mid;
+    else
+      lo = (uint32_t)k + 1; /* (mid .. k - 1 are left jobs': as k) */
+  }
+  int64_t k = durs_first(d, lo, INT64_MAX);
+  return k < 0 ? QX_NONE : d->slot[k];
 }
 
 /* The generation moves (a trial of job j that was not kept): every shape
@@ -1121,21 +1179,11 @@ static __attribute__((noinline)) void rewind_jumped(struct queue_index *x,
   for (size_t q = 0; q < x->njumped; q++) {
     uint32_t t = x->jumped[q];
     qx_shape *sh = &x->shape[t];
-    int on = sh->jumped == 1;
-    sh->jumped = 0;
+    int on = x->jx[t].jumped == 1;
+    x->jx[t].jumped = 0;
     if (!on || t == s)
       continue;
-    const qx_durs *d = sh->dur;
-    uint32_t lo = 0, hi = d->n; /* the first entry after p */
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      if (d->apos[mid] > p)
-        hi = mid;
-      else
-        lo = mid + 1;
-    }
-    int64_t k = durs_first(d, lo, INT64_MAX);
-    uint32_t c = k < 0 ? QX_NONE : d->slot[k];
+    uint32_t c = durs_after(x, x->jx[t].dur, p);
     if (c == sh->cursor)
       continue; /* nothing after p was jumped over */
     sh->cursor = c; /* before its jump's target: into the merge there */
@@ -1201,17 +1249,18 @@ pass_backfill(engine *e, queue_candidate_fn try_candidate,
   int started = 0;
   x->rj_gen++;
   for (size_t q = 0; q < x->njumped; q++) /* (the last pass's, all kept) */
-    x->shape[x->jumped[q]].jumped = 0;
+    x->jx[x->jumped[q]].jumped = 0;
   x->njumped = 0;
   j = merge_next(x, &s);
   while (j != QX_NONE) {
-    if (x->shape[s].jumped) /* reached: what it jumped over was kept */
-      x->shape[s].jumped = 2;
+    if (x->njumped && x->jx[s].jumped) /* reached: what it jumped over */
+      x->jx[s].jumped = 2;               /* was kept */
     if (j == h) { /* the head is not a candidate */
       j = merge_went_on(e, &s, j, 0);
       continue;
     }
-    int r, known = 0;
+    int r, known = 0, kept = 0;
+    uint32_t nx = QX_NONE; /* a kept job's shape's next job (kept_next) */
     /* Until the first start the cluster is as the opening saw it. A shape
      * rejected in this generation was placed in trial on the cluster as
      * it is (it fits), so known_nofit cannot answer it: not asked (a
@@ -1219,8 +1268,9 @@ pass_backfill(engine *e, queue_candidate_fn try_candidate,
      * first-fit). */
     int asked = !started && x->shape[s].fit_pass == x->pass;
     if (rejected_before(e, s, j)) {
-      j = merge_jump(x, &s, kept_next(e, s, j));
-      continue;
+      r = 1;
+      kept = 1;
+      nx = kept_next(e, s, j);
     } else if (!asked && known_nofit(e, s)) {
       r = 0;
       known = 1;
@@ -1250,7 +1300,7 @@ pass_backfill(engine *e, queue_candidate_fn try_candidate,
       j = merge_next(x, &s);
     } else {
       started |= r == 2;
-      j = merge_went_on(e, &s, j, r == 2);
+      j = merge_on(e, &s, j, r == 2, kept ? nx : x->link[j].next);
     }
   }
   tidy(e);
