@@ -26,8 +26,10 @@
  * long   1,000,000 identical jobs (1 GPU, durations of the default mix)
  *        submitted at time 0 on 10,000 GPUs: skip against fifo (first-fit).
  * big    --big N jobs (the issue's 10,000,000: a month of the busy
- *        100,000-GPU cluster at load 1.2), first-fit and best-fit, skip;
- *        off by default (it takes minutes and about 1.2 GiB).
+ *        100,000-GPU cluster at load 1.2), first-fit and best-fit, skip
+ *        and backfill (whose passes walked the queue of millions there
+ *        until session 39: bench/README.md); off by default (it takes
+ *        minutes and about 1.2 GiB).
  *
  * Each case runs in a forked child: it generates the trace, then times
  * sim_run alone (outcomes go to a counting sink, as `schedsim run` streams
@@ -338,7 +340,7 @@ static int usage(void) {
 int main(int argc, char **argv) {
   const char *only = NULL, *pol = NULL, *que = NULL, *gpus = NULL,
              *loads = NULL, *big_pol = "first-fit,best-fit",
-             *big_que = "skip";
+             *big_que = "skip,backfill";
   size_t jobs10k = 50000, jobs100k = 400000, shapes_jobs = 5000,
          long_jobs = 1000000, big = 0;
   /* What each list option may name (bench_names). */

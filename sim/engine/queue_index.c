@@ -51,15 +51,20 @@
  * the same request on the unchanged cluster places the same, and a later
  * end can only make the head's reservation later). Same decisions. Such
  * a job's shape is not asked known_nofit: it was placed on the cluster as
- * it is. A pass after no release, with no shape pending and a head that
+ * it is. A shape with many such jobs in a pass jumps over them to its
+ * next job with a shorter estimated run time (kept_next, O(log jobs);
+ * see "backfill's jumps over kept jobs" below), so a pass over a queue
+ * of millions costs its trials, not its length. A pass after no release, with no shape pending and a head that
  * failed before and holds its reservation, returns at once (it would try
  * nothing); so does one after a release with nothing queued (skip's too),
  * once the epoch has begun.
  *
  * Used when the run has no part that rewrites requests or acts before a
  * placement (the MIG part: its requests depend on its state), else the
- * plain pass runs. Memory: 24 bytes per slot, about 270 per distinct
- * shape ever queued and 4 per fragtrack shape id queued (slot_shape).
+ * plain pass runs. Memory: 24 bytes per slot, about 300 per distinct
+ * shape ever queued and 4 per fragtrack shape id queued (slot_shape);
+ * for backfill's jumps, 4 bytes more per slot and, per shape that jumps,
+ * 20-80 bytes per queued job of it (qx_durs).
  */
 #include "engine_internal.h"
 
