@@ -67,6 +67,13 @@ static void nodes(sim_cluster *sc, int n) {
                 "%s", err);
 }
 
+/* An empty trace named path, with submit times. */
+static void trace_named(trace *t, const char *path) {
+  trace_init(t);
+  t->path = strdup(path);
+  t->has_times = 1;
+}
+
 static uint64_t next(uint64_t *x) {
   *x ^= *x << 13;
   *x ^= *x >> 7;
@@ -340,9 +347,7 @@ START_TEST(indexed_equals_plain_large) {
   sim_cluster sc;
   nodes(&sc, 4096);
   trace t;
-  trace_init(&t);
-  t.path = strdup("large.csv");
-  t.has_times = 1;
+  trace_named(&t, "large.csv");
   uint64_t x = 0xA24BAED4963EE407ull ^ (uint64_t)(_i + 1);
   for (int k = 0; k < 2048 + 1200; k++) {
     uint64_t r = next(&x);
@@ -389,9 +394,7 @@ START_TEST(indexed_equals_plain_kept) {
   sim_cluster sc;
   nodes(&sc, 3);
   trace t;
-  trace_init(&t);
-  t.path = strdup("kept.csv");
-  t.has_times = 1;
+  trace_named(&t, "kept.csv");
   uint64_t x = 0xD1B54A32D192ED03ull ^ (uint64_t)(_i + 1);
   int64_t submit = 0;
   for (int k = 0; k < KEPT_JOBS; k++) {
@@ -442,9 +445,7 @@ START_TEST(jump_rewind_hand) {
   sim_cluster sc;
   nodes(&sc, 2);
   trace t;
-  trace_init(&t);
-  t.path = strdup("rewind.csv");
-  t.has_times = 1;
+  trace_named(&t, "rewind.csv");
   tu_add_job(&t, "X", 0, 100, 6, 1000, NULL);
   tu_add_job(&t, "Y", 0, 1000, 6, 1000, NULL);
   tu_add_job(&t, "H", 1, 100, 8, 1000, NULL);
@@ -491,9 +492,7 @@ START_TEST(identical_jobs_hand) {
   sim_cluster sc;
   nodes(&sc, 1);
   trace t;
-  trace_init(&t);
-  t.path = strdup("same.csv");
-  t.has_times = 1;
+  trace_named(&t, "same.csv");
   for (int k = 0; k < 20000; k++) {
     char name[16];
     snprintf(name, sizeof name, "j%d", k);
@@ -534,9 +533,7 @@ START_TEST(first_reservation_hand) {
   sim_cluster sc;
   nodes(&sc, 1);
   trace t;
-  trace_init(&t);
-  t.path = strdup("first.csv");
-  t.has_times = 1;
+  trace_named(&t, "first.csv");
   static const struct {
     const char *name;
     int64_t submit, dur;
