@@ -329,11 +329,6 @@ START_TEST(indexed_equals_plain_speed) {
 }
 END_TEST
 
-/* 20,000 identical jobs at time 0 on one node (8 start at once, one per
- * GPU, each runs 10 s), then one 1-GPU job at 5 s: skip starts them 8 at a
- * time every 10 s, job k at 10 x floor(k / 8) s; the late one waits for a
- * free GPU behind the earlier arrivals (it is one of their shape): it
- * starts after all of them, at 10 x 2500 = 25,000 s. */
 /* A cluster of 4,096 nodes (SIM_PREFETCH_NODES, engine_internal.h):
  * the engine hints the nodes of the next completion and of a starting
  * backfill candidate (loop.c prefetch_release, queue_backfill.c), of
@@ -488,6 +483,11 @@ START_TEST(jump_rewind_hand) {
 }
 END_TEST
 
+/* 20,000 identical jobs at time 0 on one node (8 start at once, one per
+ * GPU, each runs 10 s), then one 1-GPU job at 5 s: skip starts them 8 at a
+ * time every 10 s, job k at 10 x floor(k / 8) s; the late one waits for a
+ * free GPU behind the earlier arrivals (it is one of their shape): it
+ * starts after all of them, at 10 x 2500 = 25,000 s. */
 START_TEST(identical_jobs_hand) {
   sim_cluster sc;
   nodes(&sc, 1);
