@@ -54,10 +54,10 @@
  * it is. A shape with many such jobs in a pass jumps over them to its
  * next job with a shorter estimated run time (kept_next, O(log jobs);
  * see "backfill's jumps over kept jobs" below), so a pass over a queue
- * of millions costs its trials, not its length. A pass after no release, with no shape pending and a head that
- * failed before and holds its reservation, returns at once (it would try
- * nothing); so does one after a release with nothing queued (skip's too),
- * once the epoch has begun.
+ * of millions costs its trials, not its length. A pass after no release,
+ * with no shape pending and a head that failed before and holds its
+ * reservation, returns at once (it would try nothing); so does one after
+ * a release with nothing queued (skip's too), once the epoch has begun.
  *
  * Used when the run has no part that rewrites requests or acts before a
  * placement (the MIG part: its requests depend on its state), else the
@@ -169,14 +169,15 @@ struct queue_index {
   uint32_t *ft;
   size_t nft;
   uint32_t cpu_only;
-  /* Backfill's jumps (kept_next): per slot, its entry in its shape's
-   * qx_durs while the shape has one; the shapes whose cursor jumped in
-   * this generation (room for every shape: shape_of). */
-  qx_jump *jx;  /* per shape */
+  /* Backfill's jumps (kept_next): per shape its qx_jump; per slot its
+   * entry in its shape's qx_durs while the shape has one; the shapes with
+   * entries; the shapes whose cursor jumped in this generation (room for
+   * every shape: shape_of). */
+  qx_jump *jx;
   size_t jx_cap;
   uint32_t *sidx;
   size_t sidx_cap;
-  size_t ndurs; /* shapes with entries (dur not NULL) */
+  size_t ndurs;
   uint32_t *jumped;
   size_t njumped, jumped_cap;
 };
@@ -428,7 +429,8 @@ static void durs_compact(struct queue_index *x, qx_durs *d) {
 
 /* Job sl (queued, of the shape whose entries d are, at the end of its
  * list) as a new entry. 0, or -1 when out of memory (d unchanged). */
-static __attribute__((noinline)) int durs_push(const engine *e, qx_durs *d, uint32_t sl) {
+static __attribute__((noinline)) int durs_push(const engine *e, qx_durs *d,
+                                               uint32_t sl) {
   struct queue_index *x = e->qx;
   if (sl >= x->sidx_cap && grow_array((void **)&x->sidx, &x->sidx_cap,
                                       (size_t)sl + 1, sizeof *x->sidx))
