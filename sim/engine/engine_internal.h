@@ -584,6 +584,10 @@ int est_cut_on_arrival(const engine *e, job_record *jr, uint64_t idx);
 /* The estimate of the work left of a job that has `work` us of true work
  * left (all of it before its first start). */
 int64_t est_left(const engine *e, const struct slot *s, int64_t work);
+/* The estimated run time of the job in slot sl from its first start (its
+ * whole work): without a speed model its estimated end started at t is t
+ * plus this (INT64_MAX past the end of time). */
+int64_t est_run(const engine *e, uint32_t sl);
 /* Estimated end of the job in slot sl started now on parts (a backfill
  * candidate; under a speed model its run time there). */
 int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,

@@ -246,10 +246,14 @@ static int64_t est_speed_end(const engine *e, const slot *s,
   }
 }
 
+int64_t est_run(const engine *e, uint32_t sl) {
+  const slot *s = &e->slots[sl];
+  return est_left(e, s, job_duration(e, &s->rec));
+}
+
 /* Estimated end of the job in slot sl started at start, in trace time. */
 static int64_t est_end_at(const engine *e, uint32_t sl, int64_t start) {
-  const slot *s = &e->slots[sl];
-  int64_t d = est_left(e, s, job_duration(e, &s->rec));
+  int64_t d = est_run(e, sl);
   if (d > INT64_MAX - start)
     return INT64_MAX;
   return start + d;

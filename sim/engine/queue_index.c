@@ -359,7 +359,7 @@ static inline uint32_t slot_shape(engine *e, uint32_t sl) {
  * most of the queue, reading every kept job's slot for its estimated end
  * (first-fit backfill 143.6 s against 15.6 s under skip). Without a speed
  * model a queued job's estimated end started now is now plus its estimated
- * run time, a constant of the job (est_left of its duration), so the jobs
+ * run time, a constant of the job (est_run), so the jobs
  * rejected_before keeps are exactly those whose run time is at least the
  * shape's rj_end - now. A shape that had QX_JUMP_AFTER jobs kept so in one
  * pass gets its queued jobs' run times in queue order in a min-tree
@@ -399,8 +399,7 @@ static void durs_free(qx_durs *d) {
  * (the mark of a left job): never above the exact figure, which is what
  * kept_next needs. */
 static int64_t durs_of(const engine *e, uint32_t sl) {
-  const slot *sp = &e->slots[sl];
-  int64_t d = est_left(e, sp, job_duration(e, &sp->rec));
+  int64_t d = est_run(e, sl);
   return d == INT64_MAX ? INT64_MAX - 1 : d;
 }
 
