@@ -354,6 +354,10 @@ typedef struct sim_result {
   /* Checks (tests; not reported): jumps of a backfill pass over kept jobs
    * (queue_index.c kept_next). */
   uint64_t backfill_jumps;
+  /* Checks (tests; not reported): reservations under a speed model asked
+   * of the index with a slowing candidate's co-runners' ends moved for
+   * the question (reserve.c slowed_reservation). */
+  uint64_t reservations_slowed;
   /* Composable GPU pools (pools.c; NULL on clusters without pools). */
   struct sim_pool_result *pools;
 } sim_result;

@@ -331,6 +331,13 @@ int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
  * tell whether it delays a reservation. */
 int speed_slows(const engine *e, uint32_t sl, const lsched_placement *parts,
                 int n);
+/* The running jobs whose estimated ends move while the job in slot sl is
+ * marked running on parts (speed_view: the jobs listed on its shared
+ * GPUs, which it would re-time), each once, for a job speed_slows says
+ * slows others: their count, the first cap of them into out. */
+size_t speed_slowed(const engine *e, uint32_t sl,
+                    const lsched_placement *parts, int n, uint32_t *out,
+                    size_t cap);
 /* How many times running jobs were re-timed (their ends moved). */
 uint64_t speed_retimes(const engine *e);
 /* Migration and preemption (migrate.c), a part when the policy plans
@@ -474,6 +481,7 @@ struct sim_engine {
   int64_t reservation_t;
   uint64_t res_per_node, res_walked; /* reservations answered each way */
   uint64_t bf_jumps; /* sim_result.backfill_jumps */
+  uint64_t res_slowed; /* sim_result.reservations_slowed */
   /* Set by backfill's candidate() when it kept the candidate waiting
    * after a trial placement (not allocated) whose per-node answer said it
    * would delay the head: that placement and the candidate's estimated

@@ -177,6 +177,7 @@ int metrics_results(engine *e) {
   out->reservations_per_node = e->res_per_node;
   out->reservations_walked = e->res_walked;
   out->backfill_jumps = e->bf_jumps;
+  out->reservations_slowed = e->res_slowed;
   out->preemptions_total = e->preemptions;
   out->lost_gpu_s_total = e->lost_gpu_s_total;
   return 0;

@@ -218,18 +218,10 @@ void ends_expect(engine *e, uint32_t sl, int64_t end) {
   ix->expect_end = end;
 }
 
-void ends_changed(engine *e, uint32_t sl) {
+/* The key of running job sl is end now (it moved, or a question moves it
+ * for a while: slowed_reservation). */
+static void ends_set(engine *e, uint32_t sl, int64_t end) {
   struct ends_index *ix = e->ends_ix;
-  int64_t end;
-  /* The candidate's estimated end started now is its running end started
-   * now (estimate.c: est_end and est_running_end without a speed model or
-   * segments): not asked again. */
-  if (ix->expect_sl == sl && ix->expect_now == e->now &&
-      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan)
-    end = ix->expect_end;
-  else
-    end = raw_end_of(e, sl, 1).end;
-  ix->expect_sl = UINT32_MAX;
   if (ix->rx) {
     ix->stale = 1;
     if (rx_job_set(ix->rx, sl, end, -1) == 0)
@@ -253,6 +245,21 @@ void ends_changed(engine *e, uint32_t sl) {
   put(ix, i, x);
   sift_up(ix, i);
   sift_down(ix, ix->pos[sl]);
+}
+
+void ends_changed(engine *e, uint32_t sl) {
+  struct ends_index *ix = e->ends_ix;
+  int64_t end;
+  /* The candidate's estimated end started now is its running end started
+   * now (estimate.c: est_end and est_running_end without a speed model or
+   * segments): not asked again. */
+  if (ix->expect_sl == sl && ix->expect_now == e->now &&
+      e->slots[sl].st.start_us == e->now && !e->speed && !e->can_plan)
+    end = ix->expect_end;
+  else
+    end = raw_end_of(e, sl, 1).end;
+  ix->expect_sl = UINT32_MAX;
+  ends_set(e, sl, end);
 }
 
 /* The passes over every running job below read each one's slot, in no
@@ -533,41 +540,11 @@ static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
   return t;
 }
 
-/*
- * EASY reservation of h. run_list holds the started jobs first and then
- * at most one candidate marked running for this question
- * (queue_backfill.c), not counted in e->running. The started jobs come
- * from the index; the candidate is merged into the walk. Under a speed
- * model a candidate that would slow co-runners moves their ends for this
- * question only (speed_view): then, as in the unexpected case of several
- * marked jobs, every end is computed and sorted anew (O(R log R)), which
- * is also the reference the tests compare the index against
- * (sim_options.queue_plain, tests/test_queue_index.c).
- */
-int64_t reservation(engine *e, uint32_t h, int *fail) {
-  size_t r = e->nrun;
-  size_t base = e->running < r ? e->running : r;
-  /* queue_plain (tests: the reference run) sorts every time too. */
-  int fresh = r - base > 1 || e->opt->queue_plain;
-  if (!fresh && r - base == 1 && e->speed) {
-    lsched_placement cp[SIM_MAX_PARTS];
-    int cn = job_parts(e, e->run_list[base], cp);
-    fresh = speed_slows(e, e->run_list[base], cp, cn);
-  }
-  lsched_request req;
-  build_request(e, &e->slots[h], &req);
-  if (fresh) {
-    if (grow_array((void **)&e->scratch_ends, &e->scratch_cap, r + 1,
-                   sizeof *e->scratch_ends)) {
-      *fail = 1;
-      return INT64_MAX;
-    }
-    run_end *ends = e->scratch_ends;
-    for (size_t i = 0; i < r; i++)
-      ends[i] = end_of(e, e->run_list[i], i < base);
-    qsort(ends, r, sizeof *ends, cmp_run_end);
-    return release_walk(e, &req, NULL, ends, r, fail);
-  }
+/* The reservation of h (request req) from the index of the committed
+ * jobs run_list[0 .. base), the candidate run_list[base] merged into the
+ * walk when r > base (r <= base + 1). */
+static int64_t reservation_indexed(engine *e, const lsched_request *req,
+                                   size_t base, size_t r, int *fail) {
   if (!e->ends_ix && build(e, base)) {
     *fail = 1;
     return INT64_MAX;
@@ -579,7 +556,7 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
   if (ix->rx) {
     uint32_t cs = r > base ? e->run_list[base] : UINT32_MAX;
     int64_t t, ce = r > base ? raw_end_of(e, cs, 0).end : 0;
-    int a = rx_answer(ix->rx, &req, cs, ce, &t);
+    int a = rx_answer(ix->rx, req, cs, ce, &t);
     if (a < 0) {
       rx_off(ix);
     } else if (a > 0) {
@@ -602,7 +579,7 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
         walk vw;
         if (walk_start(&vw, e, r > base ? &cand : NULL))
           abort();
-        int64_t vt = release_walk(e, &req, &vw, NULL, 0, fail);
+        int64_t vt = release_walk(e, req, &vw, NULL, 0, fail);
         if (vt != t) {
           fprintf(stderr,
                   "reserve_verify: per node %lld, walk %lld (now %lld)\n",
@@ -622,7 +599,97 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     *fail = 1;
     return INT64_MAX;
   }
-  return release_walk(e, &req, &w, NULL, 0, fail);
+  return release_walk(e, req, &w, NULL, 0, fail);
+}
+
+/* Co-runners a slowing candidate may re-time and still be answered from
+ * the index (slowed_reservation); more are sorted in full. */
+#define SLOWED_MAX 64
+
+/*
+ * The reservation of h under a speed model with the candidate
+ * run_list[base] slowing co-runners (speed_slows): their ends move for
+ * this question only (speed_view). The index is asked with those few
+ * keys moved to their ends with the candidate (ends_set) and put back
+ * after, instead of computing and sorting every running job's end
+ * (O(R log R) a question: on a month of a busy 100,000-GPU cluster with
+ * shared GPUs, most of the run). The keys kept are the ends without the
+ * candidate (raw_end_of with it unmarked), which the index is built
+ * from too. 0 with *t, or 1 when there are more than SLOWED_MAX of them.
+ */
+static int slowed_reservation(engine *e, const lsched_request *req,
+                              size_t base, int *fail, int64_t *t) {
+  uint32_t cs = e->run_list[base];
+  lsched_placement cp[SIM_MAX_PARTS];
+  int cn = job_parts(e, cs, cp);
+  uint32_t co[SLOWED_MAX];
+  int64_t with[SLOWED_MAX], was[SLOWED_MAX];
+  size_t k = speed_slowed(e, cs, cp, cn, co, SLOWED_MAX);
+  if (k > SLOWED_MAX)
+    return 1;
+  for (size_t i = 0; i < k; i++)
+    with[i] = raw_end_of(e, co[i], 1).end;
+  e->nrun = base; /* the candidate unmarked for a moment */
+  int bad = !e->ends_ix && build(e, base);
+  for (size_t i = 0; i < k; i++)
+    was[i] = raw_end_of(e, co[i], 1).end;
+  e->nrun = base + 1;
+  if (bad) {
+    *fail = 1;
+    *t = INT64_MAX;
+    return 0;
+  }
+  e->res_slowed++;
+  for (size_t i = 0; i < k; i++)
+    if (e->ends_ix)
+      ends_set(e, co[i], with[i]);
+  *t = reservation_indexed(e, req, base, base + 1, fail);
+  for (size_t i = k; i-- > 0;)
+    if (e->ends_ix)
+      ends_set(e, co[i], was[i]);
+  return 0;
+}
+
+/*
+ * EASY reservation of h. run_list holds the started jobs first and then
+ * at most one candidate marked running for this question
+ * (queue_backfill.c), not counted in e->running. The started jobs come
+ * from the index; the candidate is merged into the walk. Under a speed
+ * model a candidate that would slow co-runners moves their ends for this
+ * question only (speed_view): slowed_reservation moves their keys in the
+ * index for the question. In the unexpected case of several marked jobs
+ * every end is computed and sorted anew (O(R log R)), which is also the
+ * reference the tests compare the index against (sim_options.queue_plain,
+ * tests/test_queue_index.c).
+ */
+int64_t reservation(engine *e, uint32_t h, int *fail) {
+  size_t r = e->nrun;
+  size_t base = e->running < r ? e->running : r;
+  /* queue_plain (tests: the reference run) sorts every time too. */
+  int fresh = r - base > 1 || e->opt->queue_plain;
+  lsched_request req;
+  build_request(e, &e->slots[h], &req);
+  if (!fresh && r - base == 1 && e->speed) {
+    lsched_placement cp[SIM_MAX_PARTS];
+    int cn = job_parts(e, e->run_list[base], cp);
+    int64_t t;
+    if (speed_slows(e, e->run_list[base], cp, cn) &&
+        (fresh = slowed_reservation(e, &req, base, fail, &t)) == 0)
+      return t;
+  }
+  if (fresh) {
+    if (grow_array((void **)&e->scratch_ends, &e->scratch_cap, r + 1,
+                   sizeof *e->scratch_ends)) {
+      *fail = 1;
+      return INT64_MAX;
+    }
+    run_end *ends = e->scratch_ends;
+    for (size_t i = 0; i < r; i++)
+      ends[i] = end_of(e, e->run_list[i], i < base);
+    qsort(ends, r, sizeof *ends, cmp_run_end);
+    return release_walk(e, &req, NULL, ends, r, fail);
+  }
+  return reservation_indexed(e, &req, base, r, fail);
 }
 
 /*

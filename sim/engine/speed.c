@@ -688,6 +688,32 @@ int speed_slows(const engine *e, uint32_t sl, const lsched_placement *parts,
   return k == (size_t)-1 || k > 0;
 }
 
+size_t speed_slowed(const engine *e, uint32_t sl,
+                    const lsched_placement *parts, int n, uint32_t *out,
+                    size_t cap) {
+  const struct sim_speed *sp = e->speed;
+  if (!sp || n != 1 || parts[0].node < 0 || !sp->node_shared[parts[0].node])
+    return 0;
+  int node = parts[0].node;
+  uint64_t mask = parts[0].gpu_mask;
+  size_t k = 0;
+  for (uint64_t m = mask; m; m &= m - 1) {
+    const gpu_list *l = glist(sp, node, __builtin_ctzll(m));
+    for (uint32_t i = 0; i < l->n; i++) {
+      uint32_t b = l->a[i];
+      size_t q = 0;
+      while (q < k && q < cap && out[q] != b)
+        q++;
+      if (b == sl || (q < k && q < cap))
+        continue; /* itself, or on two of the GPUs: once */
+      if (k < cap)
+        out[k] = b;
+      k++;
+    }
+  }
+  return k;
+}
+
 uint64_t speed_retimes(const engine *e) {
   return e->speed ? e->speed->retimes : 0;
 }
