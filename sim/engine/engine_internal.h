@@ -338,6 +338,9 @@ int speed_slows(const engine *e, uint32_t sl, const lsched_placement *parts,
 size_t speed_slowed(const engine *e, uint32_t sl,
                     const lsched_placement *parts, int n, uint32_t *out,
                     size_t cap);
+/* A hint: the speed part's state of the job in slot sl (read by every
+ * request built for it, speed_call_user) is asked of the memory system. */
+void speed_prefetch(const engine *e, uint32_t sl);
 /* How many times running jobs were re-timed (their ends moved). */
 uint64_t speed_retimes(const engine *e);
 /* Migration and preemption (migrate.c), a part when the policy plans

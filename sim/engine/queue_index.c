@@ -1219,6 +1219,8 @@ static inline void prefetch_next_of(const engine *e, uint32_t j) {
     return;
   slot_prefetch(e, c, 1); /* (its start writes its state) */
   __builtin_prefetch(&x->link[c], 0, 3);
+  if (e->speed) /* (its request reads the speed part's state) */
+    speed_prefetch(e, c);
 }
 
 /* queue_index_pass_backfill's pass when it has anything to do. Out of

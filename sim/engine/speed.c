@@ -151,6 +151,12 @@ static int speed_scope_of(const struct sim_speed *sp, const engine *e,
   return sp->ss[sl].same ? LSCHED_SPEED_CONSTANT : LSCHED_SPEED_BY_MODEL;
 }
 
+void speed_prefetch(const engine *e, uint32_t sl) {
+  const struct sim_speed *sp = e->speed;
+  if (sl < sp->cap)
+    __builtin_prefetch(&sp->ss[sl], 0, 3);
+}
+
 static void *speed_call_user(const engine *e, uint32_t sl, int *scope) {
   const struct sim_speed *sp = e->speed;
   *scope = LSCHED_SPEED_ANY;
