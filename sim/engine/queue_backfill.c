@@ -123,8 +123,11 @@ static __attribute__((noinline)) int placed(engine *e, uint32_t h, uint32_t j) {
  * (place_trial) and allocated only to start (start_placed: allocated,
  * marked and committed in one call): a candidate that would delay the
  * head costs no allocation and release (same decisions: its allocation,
- * marking and undoing changed nothing). The other paths are out of line
- * (placed, decide): their frames would cost every candidate. */
+ * marking and undoing changed nothing). Under a speed model a candidate
+ * that would slow co-runners there (speed_slows: their ends move) is
+ * allocated and asked in full, as decide() would. The other paths are
+ * out of line (placed, decide): their frames would cost every
+ * candidate. */
 static int candidate(engine *e, uint32_t h, uint32_t j) {
   e->bf_rejected = 0;
   if (!reserve_trial_ok(e))
@@ -135,6 +138,11 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
     return r;
   if (r == 2)
     return placed(e, h, j);
+  if (e->speed && e->reservation_t != INT64_MAX && speed_slows(e, j, &p, 1)) {
+    if (place_alloc(e, j, &p))
+      return -1;
+    return decide(e, h, j, &p, 1);
+  }
   /* Where it joins the node's end list if it starts (most candidates
    * do), asked for while its end and the head's reservation are found. */
   if (e->prefetch)

@@ -49,7 +49,7 @@ struct ends_index {
   /* Kept reservations (reservation_kept): allowed in this run; whether
    * the head keep_h (trace position keep_idx) is answered by "some node
    * fits", when keep_known. */
-  int keep_ok, keep_known, keep_fits;
+  int trial_ok, keep_ok, keep_known, keep_fits;
   uint32_t keep_h;
   uint64_t keep_idx;
   /* The reservation noted: of the head at trace position kept_hidx, with
@@ -300,9 +300,10 @@ static int build(engine *e, size_t base) {
     return -1;
   ix->expect_sl = UINT32_MAX;
   e->ends_ix = ix;
-  ix->keep_ok = !e->speed && !e->can_plan && !e->opt->queue_plain &&
-                !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
-                              SIM_HOOK_BEFORE_PLACE));
+  ix->trial_ok = !e->can_plan && !e->opt->queue_plain &&
+                 !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
+                               SIM_HOOK_BEFORE_PLACE));
+  ix->keep_ok = ix->trial_ok && !e->speed;
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e))) {
     ix->mv = rx_moves_of(ix->rx);
     ix->stale = 1;
@@ -729,12 +730,15 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
   return reservation(e, h, fail) <= T;
 }
 
-/* keep_ok holds the same conditions of the run (no speed model, plans,
- * reference pass or hooks that rewrite requests or act before a
- * placement). */
+/* trial_ok holds the conditions of the run: no plans (segments), no
+ * reference pass, no hooks that rewrite requests or act before a
+ * placement. A speed model is allowed: a candidate that would slow
+ * co-runners is asked in full (queue_backfill.c candidate), and one that
+ * slows none moves no other job's end, so the per-node answer with its
+ * part held holds. */
 int reserve_trial_ok(const engine *e) {
   const struct ends_index *ix = e->ends_ix;
-  return ix && ix->rx && ix->keep_ok && e->nrun == e->running;
+  return ix && ix->rx && ix->trial_ok && e->nrun == e->running;
 }
 
 int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
