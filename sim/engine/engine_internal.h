@@ -322,6 +322,11 @@ typedef struct speed_est_view {
 } speed_est_view;
 int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
                int n, speed_est_view *v);
+/* The view of the queued job in slot sl started now as speed_view's with
+ * parts, but at the fastest speed any placement on the cluster can give
+ * it (speed.c fastest): no placement's view ends earlier. 1 with *v set,
+ * 0 without a speed part. */
+int speed_view_fastest(const engine *e, uint32_t sl, speed_est_view *v);
 /* The job in slot sl left `from` at t (moved or preempted): re-times the
  * co-runners it leaves on a shared GPU. 0, or -1 with e->err set. */
 int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
@@ -599,6 +604,11 @@ int64_t est_left(const engine *e, const struct slot *s, int64_t work);
  * whole work): without a speed model its estimated end started at t is t
  * plus this (INT64_MAX past the end of time). */
 int64_t est_run(const engine *e, uint32_t sl);
+/* For the queued job in slot sl, a run time r in [0, 2^62] such that its
+ * estimated end started now on any placement (est_end) is at least now +
+ * r, constant while it waits: est_run without a speed model, else from
+ * the fastest speed the cluster can give it (speed_view_fastest). */
+int64_t est_run_least(const engine *e, uint32_t sl);
 /* Estimated end of the job in slot sl started now on parts (a backfill
  * candidate; under a speed model its run time there). */
 int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,

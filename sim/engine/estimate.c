@@ -251,6 +251,30 @@ int64_t est_run(const engine *e, uint32_t sl) {
   return est_left(e, s, job_duration(e, &s->rec));
 }
 
+/* est_run_least's cap: no placement's end is earlier than now plus it
+ * when the fastest one's is the end of time. */
+#define RUN_LEAST_CAP (INT64_C(1) << 62)
+
+/*
+ * Under a speed model est_end_speed's end on parts is est_speed_end of
+ * speed_view's view there; at the fastest speed (speed_view_fastest) the
+ * view differs in its speed alone, and every form of est_speed_end is
+ * non-increasing in the speed (a run time ref / speed or left / speed,
+ * rounded by llround; a factor's mul_up of it), so no placement ends
+ * earlier. The end minus now does not change while the job waits (its
+ * work, done and speeds are the job's), but past the range its forms
+ * saturate at INT64_MAX: capped at RUN_LEAST_CAP, which lies below.
+ */
+int64_t est_run_least(const engine *e, uint32_t sl) {
+  speed_est_view v;
+  if (!e->speed || !speed_view_fastest(e, sl, &v))
+    return est_run(e, sl); /* (est_end_speed without a view: est_end_at) */
+  int64_t end = est_speed_end(e, &e->slots[sl], &v);
+  if (end == INT64_MAX || end - e->now > RUN_LEAST_CAP)
+    return RUN_LEAST_CAP;
+  return end > e->now ? end - e->now : 0;
+}
+
 /* Estimated end of the job in slot sl started at start, in trace time. */
 static int64_t est_end_at(const engine *e, uint32_t sl, int64_t start) {
   int64_t d = est_run(e, sl);

@@ -371,8 +371,14 @@ static inline uint32_t slot_shape(engine *e, uint32_t sl) {
  * have kept, as long as the generation (rj_gen) does not move: when it
  * moves (a trial that was not kept, at queue position p), every shape
  * that jumped in it is rewound to its first job after p (rewind_jumped),
- * which the walk would have tried anew. Same decisions as the walk
- * (tests/test_queue_index.c: indexed_equals_plain_kept).
+ * which the walk would have tried anew. Under a speed model a job's
+ * estimated end depends on the placement's speed, so the tree holds a
+ * lower bound instead (est_run_least: its run time at the fastest speed
+ * the cluster can give it): the jobs jumped over (bound >= rj_end - now)
+ * are kept all the same, and a job jumped to is asked rejected_before
+ * as every visited job is (it may be kept too). Same decisions as the
+ * walk (tests/test_queue_index.c: indexed_equals_plain_kept, with and
+ * without a speed model).
  */
 #define QX_JUMP_AFTER 64
 
@@ -394,12 +400,12 @@ static void durs_free(qx_durs *d) {
   free(d);
 }
 
-/* Job sl's estimated run time started now (its estimated end is now plus
- * this, INT64_MAX when that passes the end of time), below INT64_MAX
- * (the mark of a left job): never above the exact figure, which is what
- * kept_next needs. */
+/* Job sl's least estimated run time started now (est_run_least: its
+ * estimated end on any placement is at least now plus this; without a
+ * speed model exactly that), below INT64_MAX (the mark of a left job):
+ * never above the exact figure, which is what kept_next needs. */
 static int64_t durs_of(const engine *e, uint32_t sl) {
-  int64_t d = est_run(e, sl);
+  int64_t d = est_run_least(e, sl);
   return d == INT64_MAX ? INT64_MAX - 1 : d;
 }
 
@@ -1141,7 +1147,7 @@ static inline uint32_t kept_next(engine *e, uint32_t s, uint32_t j) {
   struct queue_index *x = e->qx;
   qx_jump *q = &x->jx[s];
   uint32_t c = x->link[j].next;
-  if (c == QX_NONE || e->speed) /* (a speed model times each placement) */
+  if (c == QX_NONE)
     return c;
   if (!q->dur) {
     if (q->rej_pass != x->pass) {

@@ -87,6 +87,8 @@ struct sim_speed {
   size_t ngl;
   uint32_t *co;        /* scratch: a job's co-runners */
   size_t co_cap;
+  int *models;         /* the table models of the GPU nodes, each once */
+  int nmodels;
 };
 
 static const int mig_slices[7] = {0, 1, 1, 2, 3, 4, 7};
@@ -583,6 +585,7 @@ static void speed_close(void *self) {
     free(sp->calls[i]);
   free(sp->calls);
   free(sp->node_model);
+  free(sp->models);
   free(sp->node_shared);
   free(sp->node_mig);
   free(sp->spec_model);
@@ -615,6 +618,24 @@ int speed_left(engine *e, uint32_t sl, const lsched_placement *from,
       !sp->node_shared[from->node] || from->gpu_milli >= 1000)
     return 0;
   return retime_corunners(sp, e, sl, from->node, from->gpu_mask, t);
+}
+
+/* The view of the queued job in slot sl started now at speed sp_on: its
+ * work left (run_time's rule) from now; v->meas and v->total set. */
+static void start_view(const engine *e, uint32_t sl, double sp_on,
+                       speed_est_view *v) {
+  const speed_slot *x = &e->speed->ss[sl];
+  const slot *s = &e->slots[sl];
+  int64_t work =
+      e->can_plan ? slot_x_of(e, s)->rem_us : job_duration(e, &s->rec);
+  double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
+  v->speed = sp_on;
+  v->from = e->now;
+  v->end = INT64_MAX;
+  double run = ref / sp_on;
+  if (run < 9.2e18 - (double)e->now)
+    v->end = e->now + llround(run);
+  v->done = v->total - ref;
 }
 
 int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
@@ -664,22 +685,49 @@ int speed_view(const engine *e, uint32_t sl, const lsched_placement *parts,
     }
     return 1;
   }
-  /* A candidate on parts from now: its work left (run_time's rule), at
-   * its speed there with the interference of the co-runners now. */
-  int64_t work =
-      e->can_plan ? slot_x_of(e, s)->rem_us : job_duration(e, &s->rec);
-  double ref = (double)work * (x->cur > 0 ? x->cur : x->meas);
+  /* A candidate on parts from now, at its speed there with the
+   * interference of the co-runners now. */
   double sp_on = place_speed(sp, e, sl, parts, n);
   if (n == 1 && s->rec.num_gpu > 0 && parts[0].node >= 0 &&
       sp->node_shared[parts[0].node] && parts[0].gpu_milli < 1000)
     sp_on *= interference_at(sp, e, sl, parts[0].node, parts[0].gpu_mask);
-  v->speed = sp_on;
-  v->from = e->now;
-  v->end = INT64_MAX;
-  double run = ref / sp_on;
-  if (run < 9.2e18 - (double)e->now)
-    v->end = e->now + llround(run);
-  v->done = v->total - ref;
+  start_view(e, sl, sp_on, v);
+  return 1;
+}
+
+/*
+ * The fastest a queued job can run anywhere on the cluster: place_speed
+ * is its measured speed (CPU jobs, "same", placements the table does not
+ * measure) or the least of its parts' type speeds, at most the greatest
+ * type speed over the cluster's models, consolidated or not, then times
+ * factors of at most 1 (a MIG instance's share, a pool's fabric), and
+ * the co-runners' interference is a product of factors in (0, 1]
+ * (speed_table_pair: min(1, pair) or a table default checked to be in
+ * (0, 1]). So no placement gives it more than this.
+ */
+static double fastest(const struct sim_speed *sp, const engine *e,
+                      uint32_t sl) {
+  const speed_slot *x = &sp->ss[sl];
+  const job_record *j = &e->slots[sl].rec;
+  double v = x->meas;
+  if (j->num_gpu <= 0 || x->same)
+    return v;
+  for (int i = 0; i < sp->nmodels; i++)
+    for (int spread = 0; spread < 2; spread++) {
+      double s = type_speed(sp, x->cls, sp->models[i], j->num_gpu, spread);
+      if (s > v)
+        v = s;
+    }
+  return v;
+}
+
+int speed_view_fastest(const engine *e, uint32_t sl, speed_est_view *v) {
+  const struct sim_speed *sp = e->speed;
+  if (!sp || sl >= sp->cap)
+    return 0;
+  v->meas = sp->ss[sl].meas;
+  v->total = (double)job_duration(e, &e->slots[sl].rec) * v->meas;
+  start_view(e, sl, fastest(sp, e, sl), v);
   return 1;
 }
 
@@ -874,6 +922,18 @@ static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
       return -1;
     if (sp->node_model[i] < 0)
       sp->node_model[i] = -1;
+    int k = 0;
+    while (k < sp->nmodels && sp->models[k] != sp->node_model[i])
+      k++;
+    if (k == sp->nmodels) {
+      int *nm = realloc(sp->models, (size_t)(k + 1) * sizeof *nm);
+      if (!nm) {
+        snprintf(err, errlen, "out of memory");
+        return -2;
+      }
+      sp->models = nm;
+      sp->models[sp->nmodels++] = sp->node_model[i];
+    }
   }
   sp->gl = calloc(sp->ngl ? sp->ngl : 1, sizeof *sp->gl);
   if (!sp->gl) {
