@@ -6,7 +6,7 @@
  *   bench_scale [--only grid,shapes,long,big] [--policy A,B] [--queue A,B]
  *               [--jobs-10k N] [--jobs-100k N] [--load A,B] [--gpus A,B]
  *               [--shapes-jobs N] [--long-jobs N] [--big N]
- *               [--big-policy A,B] [--big-queue A,B]
+ *               [--big-policy A,B] [--big-queue A,B] [--big-speed A,B]
  *
  * A list names only parts, policies, queues, sizes and loads this table
  * has, and a count is a whole number (at least 1; --big at least 0, 0 for
@@ -29,7 +29,13 @@
  *        100,000-GPU cluster at load 1.2), first-fit and best-fit, skip
  *        and backfill (whose passes walked the queue of millions there
  *        until session 39: bench/README.md); off by default (it takes
- *        minutes and about 1.2 GiB).
+ *        minutes and about 1.2 GiB). --big-speed none,catalog adds the
+ *        same month under the speed model (label big-speed@1.2: the
+ *        built-in speed table, durations measured on the cluster's
+ *        A100-SXM4-80GB, so the offered load is the same and only the
+ *        co-runners' interference on shared GPUs changes run times;
+ *        whose backfill sorted every running job's end for each candidate
+ *        beside co-runners until session 40); none by default.
  *
  * Each case runs in a forked child: it generates the trace, then times
  * sim_run alone (outcomes go to a counting sink, as `schedsim run` streams
@@ -117,6 +123,7 @@ typedef struct bench_case {
   workload w;
   const char *policy;
   sim_queue_kind queue;
+  int speed; /* the speed model (big-speed) */
 } bench_case;
 
 static int make_cluster(sim_cluster *sc, const gpu_catalog *cat, int nodes,
@@ -185,6 +192,10 @@ static void child(int fd, const bench_case *c) {
   o.seed = 1;
   o.unknown_duration_us = -1;
   unsigned long long outcomes = 0;
+  if (c->speed) {
+    o.speed = SIM_SPEED_CATALOG;
+    o.measured_on = "A100-SXM4-80GB"; /* the cluster's GPU: same load */
+  }
   o.on_job = count_job;
   o.on_job_user = &outcomes;
   sim_result r;
@@ -333,20 +344,22 @@ static int usage(void) {
           "usage: bench_scale [--only grid,shapes,long,big] [--policy A,B] "
           "[--queue A,B] [--gpus 10000,100000] [--load 0.9,1.2] "
           "[--jobs-10k N] [--jobs-100k N] [--shapes-jobs N] [--long-jobs N] "
-          "[--big N] [--big-policy A,B] [--big-queue A,B]\n");
+          "[--big N] [--big-policy A,B] [--big-queue A,B] "
+          "[--big-speed A,B]\n");
   return 2;
 }
 
 int main(int argc, char **argv) {
   const char *only = NULL, *pol = NULL, *que = NULL, *gpus = NULL,
              *loads = NULL, *big_pol = "first-fit,best-fit",
-             *big_que = "skip,backfill";
+             *big_que = "skip,backfill", *big_speed = "none";
   size_t jobs10k = 50000, jobs100k = 400000, shapes_jobs = 5000,
          long_jobs = 1000000, big = 0;
   /* What each list option may name (bench_names). */
   static const char *const parts[] = {"grid", "shapes", "long", "big"},
                            *const gpu_sizes[] = {"10000", "100000"},
-                           *const lds[] = {"0.9", "1.2"};
+                           *const lds[] = {"0.9", "1.2"},
+                           *const speeds[] = {"none", "catalog"};
   const size_t npol = sizeof policies / sizeof *policies,
                nq = sizeof queues / sizeof *queues;
   const char *qn[sizeof queues / sizeof *queues];
@@ -382,6 +395,8 @@ int main(int argc, char **argv) {
       bad = bench_names("bench_scale", a, big_pol = v, policies, npol);
     else if (strcmp(a, "--big-queue") == 0)
       bad = bench_names("bench_scale", a, big_que = v, qn, nq);
+    else if (strcmp(a, "--big-speed") == 0)
+      bad = bench_names("bench_scale", a, big_speed = v, speeds, 2);
     else
       return usage();
     if (bad)
@@ -414,7 +429,7 @@ int main(int argc, char **argv) {
             char label[32];
             snprintf(label, sizeof label, "%sk@%s", si ? "100" : "10", l);
             bench_case c = {label,  sizes[si],   lv[li],   si ? jobs100k : jobs10k,
-                            W_MIX,  policies[p], queues[q]};
+                            W_MIX,  policies[p], queues[q], 0};
             failed |= run_case(&c) != 0;
           }
         }
@@ -423,15 +438,15 @@ int main(int argc, char **argv) {
   }
   if (listed(only, "shapes")) {
     bench_case c1 = {"shapes-32000", 1250,          1.2, shapes_jobs,
-                     W_SHAPES,       "fgd",         SIM_QUEUE_SKIP};
+                     W_SHAPES,       "fgd",         SIM_QUEUE_SKIP, 0};
     bench_case c2 = {"shapes-1",     1250,          1.2, shapes_jobs,
-                     W_ONESHAPE,     "fgd",         SIM_QUEUE_SKIP};
+                     W_ONESHAPE,     "fgd",         SIM_QUEUE_SKIP, 0};
     failed |= run_case(&c1) != 0;
     failed |= run_case(&c2) != 0;
   }
   if (listed(only, "long")) {
     bench_case c1 = {"long-queue", 1250,        1.2, long_jobs,
-                     W_LONG,       "first-fit", SIM_QUEUE_SKIP};
+                     W_LONG,       "first-fit", SIM_QUEUE_SKIP, 0};
     bench_case c2 = c1, c3 = c1;
     c2.queue = SIM_QUEUE_FIFO;
     c3.queue = SIM_QUEUE_BACKFILL;
@@ -439,15 +454,23 @@ int main(int argc, char **argv) {
     failed |= run_case(&c2) != 0;
     failed |= run_case(&c3) != 0;
   }
-  if (listed(only, "big") && big > 0) {
+  for (int sp = 0; listed(only, "big") && big > 0 && sp < 2; sp++) {
+    if (!listed(big_speed, speeds[sp]))
+      continue;
     for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
       if (!listed(big_pol, policies[p]))
         continue;
       for (size_t q = 0; q < sizeof queues / sizeof *queues; q++) {
         if (!listed(big_que, queue_name(queues[q])))
           continue;
-        bench_case c = {"big-100k@1.2", 12500,       1.2, big,
-                        W_MIX,          policies[p], queues[q]};
+        bench_case c = {sp ? "big-speed@1.2" : "big-100k@1.2",
+                        12500,
+                        1.2,
+                        big,
+                        W_MIX,
+                        policies[p],
+                        queues[q],
+                        sp};
         failed |= run_case(&c) != 0;
       }
     }

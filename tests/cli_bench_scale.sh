@@ -21,6 +21,7 @@ expect 2 "--gpus: '1000' is not one of 10000, 100000" -- "$B" --gpus 1000
 expect 2 "--load: '1' is not one of 0.9, 1.2" -- "$B" --load 1
 expect 2 "--only: 'gird' is not one of grid, shapes, long, big" -- "$B" --only gird
 expect 2 "--big-policy: 'ff' is not one of" -- "$B" --big-policy ff
+expect 2 "--big-speed: 'spd' is not one of none, catalog" -- "$B" --big-speed none,spd
 expect 2 "--jobs-10k: '3x' is not a whole number from 1 to 1000000000" -- "$B" --jobs-10k 3x
 expect 2 "--long-jobs: '0' is not a whole number from 1 to" -- "$B" --long-jobs 0
 expect 2 "--big: '-1' is not a whole number from 0 to" -- "$B" --big -1
@@ -46,4 +47,10 @@ f=$(awk '$1 == "long-queue" && $3 == "fifo" { print $11 }' "$T/out")
 b=$(awk '$1 == "long-queue" && $3 == "backfill" { print $11 }' "$T/out")
 [ -n "$s" ] && [ "$s" = "$f" ] && [ "$s" = "$b" ] && ok ||
   bad "long queue: skip $s, fifo $f, backfill $b"
+# The month's case, tiny, without and with the speed model: one row each.
+expect 0 "" -- "$B" --only big --big 300 --big-policy first-fit \
+  --big-queue backfill --big-speed none,catalog
+grep -q '^big-100k@1.2  *first-fit  *backfill  *300 ' "$T/out" &&
+  grep -q '^big-speed@1.2  *first-fit  *backfill  *300 ' "$T/out" &&
+  [ "$(wc -l <"$T/out")" -eq 3 ] && ok || bad "big rows: $(cat "$T/out")"
 cli_summary
