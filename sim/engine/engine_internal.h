@@ -608,7 +608,10 @@ int64_t est_run(const engine *e, uint32_t sl);
  * estimated end started now on any placement (est_end) is at least now +
  * r, constant while it waits: est_run without a speed model, else from
  * the fastest speed the cluster can give it (speed_view_fastest). */
-int64_t est_run_least(const engine *e, uint32_t sl);
+int64_t est_run_least_speed(const engine *e, uint32_t sl);
+static inline int64_t est_run_least(const engine *e, uint32_t sl) {
+  return e->speed ? est_run_least_speed(e, sl) : est_run(e, sl);
+}
 /* Estimated end of the job in slot sl started now on parts (a backfill
  * candidate; under a speed model its run time there). */
 int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,

@@ -265,9 +265,9 @@ int64_t est_run(const engine *e, uint32_t sl) {
  * work, done and speeds are the job's), but past the range its forms
  * saturate at INT64_MAX: capped at RUN_LEAST_CAP, which lies below.
  */
-int64_t est_run_least(const engine *e, uint32_t sl) {
+int64_t est_run_least_speed(const engine *e, uint32_t sl) {
   speed_est_view v;
-  if (!e->speed || !speed_view_fastest(e, sl, &v))
+  if (!speed_view_fastest(e, sl, &v))
     return est_run(e, sl); /* (est_end_speed without a view: est_end_at) */
   int64_t end = est_speed_end(e, &e->slots[sl], &v);
   if (end == INT64_MAX || end - e->now > RUN_LEAST_CAP)

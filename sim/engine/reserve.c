@@ -220,7 +220,8 @@ void ends_expect(engine *e, uint32_t sl, int64_t end) {
 
 /* The key of running job sl is end now (it moved, or a question moves it
  * for a while: slowed_reservation). */
-static void ends_set(engine *e, uint32_t sl, int64_t end) {
+static inline __attribute__((always_inline)) void
+ends_set(engine *e, uint32_t sl, int64_t end) {
   struct ends_index *ix = e->ends_ix;
   if (ix->rx) {
     ix->stale = 1;
