@@ -37,8 +37,10 @@
  * is given a tree the first time it is asked (a fit test per node; at
  * most RX_TREES, least recently used out). Whenever this cannot answer
  * (MIG nodes, GPU pools, node restrictions by list or callback, gangs
- * cut into parts, a policy without the promise, the speed model's
- * re-timed co-runners: reserve.c's fresh path), reserve.c walks.
+ * cut into parts, a policy without the promise), reserve.c walks. A
+ * candidate that would re-time co-runners under the speed model is
+ * answered here too, with their ends moved in the lists for its question
+ * (reserve.c slowed_reservation).
  * sim_options.reserve_verify (tests; always on in a -DRESERVE_VERIFY
  * build) checks every answer against the walk. As an observer this also
  * counts what may move a head's reservation, for reserve.c's

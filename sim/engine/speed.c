@@ -874,6 +874,22 @@ static int load_mix(struct sim_speed *sp, const char *path, char *err,
   return rc;
 }
 
+/* Model m into sp->models (fastest), once. 0, or -1 out of memory (err
+ * set). */
+static int add_model(struct sim_speed *sp, int m, engine *e) {
+  for (int k = 0; k < sp->nmodels; k++)
+    if (sp->models[k] == m)
+      return 0;
+  int *nm = realloc(sp->models, (size_t)(sp->nmodels + 1) * sizeof *nm);
+  if (!nm) {
+    snprintf(e->err, e->errlen, "out of memory");
+    return -1;
+  }
+  sp->models = nm;
+  sp->models[sp->nmodels++] = m;
+  return 0;
+}
+
 static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
   const sim_options *opt = e->opt;
   char *err = e->err;
@@ -922,19 +938,13 @@ static int open_speed(struct sim_speed *sp, engine *e, const gpu_catalog *cat) {
       return -1;
     if (sp->node_model[i] < 0)
       sp->node_model[i] = -1;
-    int k = 0;
-    while (k < sp->nmodels && sp->models[k] != sp->node_model[i])
-      k++;
-    if (k == sp->nmodels) {
-      int *nm = realloc(sp->models, (size_t)(k + 1) * sizeof *nm);
-      if (!nm) {
-        snprintf(err, errlen, "out of memory");
-        return -2;
-      }
-      sp->models = nm;
-      sp->models[sp->nmodels++] = sp->node_model[i];
-    }
+    if (add_model(sp, sp->node_model[i], e))
+      return -2;
   }
+  /* A pool may compose GPUs onto a host that has none of its own, whose
+   * model is then -1 (type_speed's "same"). */
+  if (sp->pools && add_model(sp, -1, e))
+    return -2;
   sp->gl = calloc(sp->ngl ? sp->ngl : 1, sizeof *sp->gl);
   if (!sp->gl) {
     snprintf(err, errlen, "out of memory");
