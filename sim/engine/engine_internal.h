@@ -491,10 +491,11 @@ struct sim_engine {
   uint64_t bf_jumps; /* sim_result.backfill_jumps */
   uint64_t res_slowed; /* sim_result.reservations_slowed */
   /* Set by backfill's candidate() when it kept the candidate waiting
-   * after a trial placement (not allocated) whose per-node answer said it
-   * would delay the head: that placement and the candidate's estimated
-   * end (queue_index.c's memo of rejected candidates); cleared by every
-   * other outcome. */
+   * after a one-part placement (a trial, not allocated, or allocated and
+   * asked in full) that would delay the head and slows no co-runner:
+   * that placement and the candidate's estimated end marked there
+   * (est_marked_end; queue_index.c's memo of rejected candidates);
+   * cleared by every other outcome. */
   int bf_rejected;
   int64_t bf_rej_end;
   lsched_placement bf_rej_part;
@@ -605,17 +606,29 @@ int64_t est_left(const engine *e, const struct slot *s, int64_t work);
  * plus this (INT64_MAX past the end of time). */
 int64_t est_run(const engine *e, uint32_t sl);
 /* For the queued job in slot sl, a run time r in [0, 2^62] such that its
- * estimated end started now on any placement (est_end) is at least now +
- * r, constant while it waits: est_run without a speed model, else from
+ * estimated end marked running now on any placement (est_marked_end) is
+ * at least now + r, constant while it waits: est_run without a speed
+ * model or segments, its work left's estimate with segments, else from
  * the fastest speed the cluster can give it (speed_view_fastest). */
-int64_t est_run_least_speed(const engine *e, uint32_t sl);
+int64_t est_run_least_slow(const engine *e, uint32_t sl);
 static inline int64_t est_run_least(const engine *e, uint32_t sl) {
-  return e->speed ? est_run_least_speed(e, sl) : est_run(e, sl);
+  return e->speed || e->can_plan ? est_run_least_slow(e, sl) : est_run(e, sl);
 }
 /* Estimated end of the job in slot sl started now on parts (a backfill
  * candidate; under a speed model its run time there). */
 int64_t est_end(const engine *e, uint32_t sl, const lsched_placement *parts,
                 int n);
+/* The estimated end of the queued job in slot sl marked running now on
+ * parts, as est_running_end reads a marked candidate: est_end, but with
+ * segments (a policy that plans migrations, --preemptible) and without a
+ * speed model now plus the estimate of its work left (a job preempted
+ * and queued again has done some). */
+int64_t est_planned_end(const engine *e, uint32_t sl);
+static inline int64_t est_marked_end(const engine *e, uint32_t sl,
+                                     const lsched_placement *parts, int n) {
+  return e->can_plan && !e->speed ? est_planned_end(e, sl)
+                                  : est_end(e, sl, parts, n);
+}
 /* Estimated end of the job in slot sl in run_list: committed (running) or
  * only marked running (a candidate, on its slot's placement). Under a
  * speed model a running job's end includes the re-timing a candidate
@@ -763,9 +776,13 @@ int64_t reservation(engine *e, uint32_t h, int *fail);
  * one candidate marked running; cheaper when another node reaches T. */
 int reservation_within(engine *e, uint32_t h, int64_t T, int *fail);
 /* Whether backfill may try candidates without allocating them: the
- * reservations are answered per node, no speed model, no moves, no part
- * that rewrites requests or acts before a placement, nothing marked. */
+ * reservations are answered per node, no moves, no part that rewrites
+ * requests or acts before a placement, nothing marked. */
 int reserve_trial_ok(const engine *e);
+/* Whether a candidate kept waiting after a question in full may stamp its
+ * shape for rejected_before: no part that rewrites requests or acts
+ * before a placement, not the reference pass (moves allowed). */
+int reserve_stamp_ok(const engine *e);
 /* As reservation_within for candidate j placed (not allocated) on p with
  * estimated end cand_end: 1, 0, or 2 when it cannot tell (then allocate
  * and ask reservation_within), -1 when out of memory. */

@@ -256,6 +256,8 @@ int64_t est_run(const engine *e, uint32_t sl) {
 #define RUN_LEAST_CAP (INT64_C(1) << 62)
 
 /*
+ * With segments and without a speed model a marked candidate's end is
+ * now plus the estimate of its work left (est_planned_end): that.
  * Under a speed model est_end_speed's end on parts is est_speed_end of
  * speed_view's view there; at the fastest speed (speed_view_fastest) the
  * view differs in its speed alone, and every form of est_speed_end is
@@ -265,8 +267,12 @@ int64_t est_run(const engine *e, uint32_t sl) {
  * work, done and speeds are the job's), but past the range its forms
  * saturate at INT64_MAX: capped at RUN_LEAST_CAP, which lies below.
  */
-int64_t est_run_least_speed(const engine *e, uint32_t sl) {
+int64_t est_run_least_slow(const engine *e, uint32_t sl) {
   speed_est_view v;
+  if (!e->speed) { /* segments: est_planned_end's run time */
+    const slot *s = &e->slots[sl];
+    return est_left(e, s, slot_x_of(e, s)->rem_us);
+  }
   if (!speed_view_fastest(e, sl, &v))
     return est_run(e, sl); /* (est_end_speed without a view: est_end_at) */
   int64_t end = est_speed_end(e, &e->slots[sl], &v);
@@ -281,6 +287,12 @@ static int64_t est_end_at(const engine *e, uint32_t sl, int64_t start) {
   if (d > INT64_MAX - start)
     return INT64_MAX;
   return start + d;
+}
+
+int64_t est_planned_end(const engine *e, uint32_t sl) {
+  const slot *s = &e->slots[sl];
+  int64_t d = est_left(e, s, slot_x_of(e, s)->rem_us);
+  return d > INT64_MAX - e->now ? INT64_MAX : e->now + d;
 }
 
 /* Under a speed model: the estimated end on parts, or the end started now

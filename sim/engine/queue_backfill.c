@@ -101,6 +101,14 @@ static __attribute__((noinline)) int decide(engine *e, uint32_t h, uint32_t j,
       return inconsistent(e);
   }
   if (!start) {
+    /* Kept waiting: stamped as a trial's rejection would be (the
+     * allocation, marking and release changed nothing), unless its
+     * co-runners' slowdown took part (it differs by job class). */
+    if (n == 1 && reserve_stamp_ok(e) && !speed_slows(e, j, parts, n)) {
+      e->bf_rejected = 1;
+      e->bf_rej_end = est_marked_end(e, j, parts, 1);
+      e->bf_rej_part = parts[0];
+    }
     unplace(e, parts, n);
     return 1;
   }

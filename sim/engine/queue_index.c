@@ -1114,7 +1114,7 @@ static int rejected_before(engine *e, uint32_t s, uint32_t j) {
   const struct queue_index *x = e->qx;
   const qx_shape *sh = &x->shape[s];
   return sh->rj_gen == x->rj_gen &&
-         est_end(e, j, &sh->rj_part, 1) >= sh->rj_end;
+         est_marked_end(e, j, &sh->rj_part, 1) >= sh->rj_end;
 }
 
 /* Job j of shape s was kept waiting by rejected_before: s's next job to

@@ -49,7 +49,7 @@ struct ends_index {
   /* Kept reservations (reservation_kept): allowed in this run; whether
    * the head keep_h (trace position keep_idx) is answered by "some node
    * fits", when keep_known. */
-  int trial_ok, keep_ok, keep_known, keep_fits;
+  int stamp_ok, trial_ok, keep_ok, keep_known, keep_fits;
   uint32_t keep_h;
   uint64_t keep_idx;
   /* The reservation noted: of the head at trace position kept_hidx, with
@@ -301,9 +301,10 @@ static int build(engine *e, size_t base) {
     return -1;
   ix->expect_sl = UINT32_MAX;
   e->ends_ix = ix;
-  ix->trial_ok = !e->can_plan && !e->opt->queue_plain &&
+  ix->stamp_ok = !e->opt->queue_plain &&
                  !(e->hooks & (SIM_HOOK_REQUEST | SIM_HOOK_ALT_REQUEST |
                                SIM_HOOK_BEFORE_PLACE));
+  ix->trial_ok = ix->stamp_ok && !e->can_plan;
   ix->keep_ok = ix->trial_ok && !e->speed;
   if (!e->opt->reserve_walk && (ix->rx = rx_open(e))) {
     ix->mv = rx_moves_of(ix->rx);
@@ -740,6 +741,13 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
 int reserve_trial_ok(const engine *e) {
   const struct ends_index *ix = e->ends_ix;
   return ix && ix->rx && ix->trial_ok && e->nrun == e->running;
+}
+
+/* stamp_ok: trial_ok's conditions but segments, which a rejection in full
+ * may stamp (est_marked_end reads them). */
+int reserve_stamp_ok(const engine *e) {
+  const struct ends_index *ix = e->ends_ix;
+  return ix && ix->stamp_ok;
 }
 
 int reservation_within_trial(engine *e, uint32_t h, uint32_t j,
