@@ -339,7 +339,8 @@ int speed_slows(const engine *e, uint32_t sl, const lsched_placement *parts,
 /* The running jobs whose estimated ends move while the job in slot sl is
  * marked running on parts (speed_view: the jobs listed on its shared
  * GPUs, which it would re-time), each once, for a job speed_slows says
- * slows others: their count, the first cap of them into out. */
+ * slows others: their count with them in out, or cap + 1 when there are
+ * more than cap. */
 size_t speed_slowed(const engine *e, uint32_t sl,
                     const lsched_placement *parts, int n, uint32_t *out,
                     size_t cap);

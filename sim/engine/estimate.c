@@ -251,6 +251,13 @@ int64_t est_run(const engine *e, uint32_t sl) {
   return est_left(e, s, job_duration(e, &s->rec));
 }
 
+/* With segments: the estimate of the work left of the queued job in slot
+ * sl, which a marked candidate runs for (est_planned_end). */
+static int64_t planned_run(const engine *e, uint32_t sl) {
+  const slot *s = &e->slots[sl];
+  return est_left(e, s, slot_x_of(e, s)->rem_us);
+}
+
 /* est_run_least's cap: no placement's end is earlier than now plus it
  * when the fastest one's is the end of time. */
 #define RUN_LEAST_CAP (INT64_C(1) << 62)
@@ -269,10 +276,8 @@ int64_t est_run(const engine *e, uint32_t sl) {
  */
 int64_t est_run_least_slow(const engine *e, uint32_t sl) {
   speed_est_view v;
-  if (!e->speed) { /* segments: est_planned_end's run time */
-    const slot *s = &e->slots[sl];
-    return est_left(e, s, slot_x_of(e, s)->rem_us);
-  }
+  if (!e->speed)
+    return planned_run(e, sl); /* segments: est_planned_end's run time */
   if (!speed_view_fastest(e, sl, &v))
     return est_run(e, sl); /* (est_end_speed without a view: est_end_at) */
   int64_t end = est_speed_end(e, &e->slots[sl], &v);
@@ -290,8 +295,7 @@ static int64_t est_end_at(const engine *e, uint32_t sl, int64_t start) {
 }
 
 int64_t est_planned_end(const engine *e, uint32_t sl) {
-  const slot *s = &e->slots[sl];
-  int64_t d = est_left(e, s, slot_x_of(e, s)->rem_us);
+  int64_t d = planned_run(e, sl);
   return d > INT64_MAX - e->now ? INT64_MAX : e->now + d;
 }
 

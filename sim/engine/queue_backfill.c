@@ -115,6 +115,14 @@ static __attribute__((noinline)) int decide(engine *e, uint32_t h, uint32_t j,
   return start_job(e, h, j, parts, n);
 }
 
+/* candidate() placed in trial on p, allocated there and decided in full. */
+static __attribute__((noinline)) int in_full(engine *e, uint32_t h, uint32_t j,
+                                             lsched_placement *p) {
+  if (place_alloc(e, j, p))
+    return -1;
+  return decide(e, h, j, p, 1);
+}
+
 /* candidate() placed by the policy (place_job) and decided in full. */
 static __attribute__((noinline)) int placed(engine *e, uint32_t h, uint32_t j) {
   lsched_placement parts[SIM_MAX_PARTS];
@@ -146,11 +154,8 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
     return r;
   if (r == 2)
     return placed(e, h, j);
-  if (e->speed && e->reservation_t != INT64_MAX && speed_slows(e, j, &p, 1)) {
-    if (place_alloc(e, j, &p))
-      return -1;
-    return decide(e, h, j, &p, 1);
-  }
+  if (e->speed && e->reservation_t != INT64_MAX && speed_slows(e, j, &p, 1))
+    return in_full(e, h, j, &p);
   /* Where it joins the node's end list if it starts (most candidates
    * do), asked for while its end and the head's reservation are found. */
   if (e->prefetch)
@@ -165,11 +170,8 @@ static int candidate(engine *e, uint32_t h, uint32_t j) {
     e->bf_rej_part = p;
     return 1;
   }
-  if (a != 1) { /* allocated: ask in full */
-    if (place_alloc(e, j, &p))
-      return -1;
-    return decide(e, h, j, &p, 1);
-  }
+  if (a != 1) /* allocated: ask in full */
+    return in_full(e, h, j, &p);
   ends_expect(e, j, end);
   int64_t keep_t = e->reservation_t;
   if (start_placed(e, j, &p))

@@ -618,13 +618,13 @@ static int64_t reservation_indexed(engine *e, const lsched_request *req,
  * (O(R log R) a question: on a month of a busy 100,000-GPU cluster with
  * shared GPUs, most of the run). The keys kept are the ends without the
  * candidate (raw_end_of with it unmarked), which the index is built
- * from too. 0 with *t, or 1 when there are more than SLOWED_MAX of them.
+ * from too. The candidate is on cp (cn parts). 0 with *t, or 1 when
+ * there are more than SLOWED_MAX of them.
  */
 static int slowed_reservation(engine *e, const lsched_request *req,
-                              size_t base, int *fail, int64_t *t) {
+                              size_t base, const lsched_placement *cp,
+                              int cn, int *fail, int64_t *t) {
   uint32_t cs = e->run_list[base];
-  lsched_placement cp[SIM_MAX_PARTS];
-  int cn = job_parts(e, cs, cp);
   uint32_t co[SLOWED_MAX];
   int64_t with[SLOWED_MAX], was[SLOWED_MAX];
   size_t k = speed_slowed(e, cs, cp, cn, co, SLOWED_MAX);
@@ -677,7 +677,7 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     int cn = job_parts(e, e->run_list[base], cp);
     int64_t t;
     if (speed_slows(e, e->run_list[base], cp, cn) &&
-        (fresh = slowed_reservation(e, &req, base, fail, &t)) == 0)
+        (fresh = slowed_reservation(e, &req, base, cp, cn, fail, &t)) == 0)
       return t;
   }
   if (fresh) {

@@ -756,13 +756,13 @@ size_t speed_slowed(const engine *e, uint32_t sl,
     for (uint32_t i = 0; i < l->n; i++) {
       uint32_t b = l->a[i];
       size_t q = 0;
-      while (q < k && q < cap && out[q] != b)
+      while (q < k && out[q] != b)
         q++;
-      if (b == sl || (q < k && q < cap))
+      if (b == sl || q < k)
         continue; /* itself, or on two of the GPUs: once */
-      if (k < cap)
-        out[k] = b;
-      k++;
+      if (k == cap)
+        return cap + 1; /* more than cap */
+      out[k++] = b;
     }
   }
   return k;
