@@ -641,6 +641,147 @@ START_TEST(first_reservation_hand) {
 }
 END_TEST
 
+/*
+ * A stamp compares the end a job of the shape would have marked running
+ * (est_marked_end), which under segments is now plus its work left: a
+ * preempted job queued again has done some (--preemptible BE, checkpoint
+ * every 100 s, one node of 8 GPUs, first-fit, exact estimates). At 0 P
+ * (BE, 1 GPU, 3,000 s), R (6 GPUs, 3,500 s) and Y (1 GPU, 3,000 s) fill
+ * the node, all but P of class LS. At 2,600 arrive X (1 GPU, 300 s), H
+ * (8 GPUs, 100 s) and A (BE, 1 GPU, 2,000 s: P's shape): X, the head,
+ * stops P (26 whole intervals kept: 400 s left) and runs to 2,900; P goes
+ * to the tail behind H and A (the shape's key holds the class: P and A
+ * are both BE). At 2,900 H's reservation is 3,500 (R's end): A would end
+ * at 4,900 and hold a GPU H needs, so it waits and stamps its shape with
+ * 4,900; P, of its shape,
+ * would end at 2,900 + 400 = 3,300 < 4,900, so it is asked, and starts
+ * (it leaves before 3,500). H runs 3,500..3,600, A from 3,600. Comparing
+ * P's whole run (2,900 + 3,000 = 5,900 >= 4,900) kept P until 3,600
+ * (fails: P would end at 4,000).
+ */
+START_TEST(marked_end_hand) {
+  sim_cluster sc;
+  nodes(&sc, 1);
+  trace t;
+  trace_named(&t, "marked.csv");
+  static const struct {
+    const char *name;
+    int64_t submit, dur;
+    int gpus, qos;
+  } jobs[] = {{"P", 0, 3000, 1, TRACE_QOS_BE},
+              {"R", 0, 3500, 6, TRACE_QOS_LS},
+              {"Y", 0, 3000, 1, TRACE_QOS_LS},
+              {"X", 2600, 300, 1, TRACE_QOS_LS},
+              {"H", 2600, 100, 8, TRACE_QOS_LS},
+              {"A", 2600, 2000, 1, TRACE_QOS_BE}};
+  for (int k = 0; k < 6; k++) {
+    tu_add_job(&t, jobs[k].name, jobs[k].submit, jobs[k].dur, jobs[k].gpus,
+               1000, NULL);
+    t.jobs[k].qos = (uint8_t)jobs[k].qos;
+  }
+  const int64_t s1 = TRACE_US_PER_S;
+  for (int plain = 0; plain < 2; plain++) {
+    sim_options o;
+    memset(&o, 0, sizeof o);
+    o.policy = "first-fit";
+    o.queue = SIM_QUEUE_BACKFILL;
+    o.seed = 1;
+    o.unknown_duration_us = -1;
+    o.estimates = SIM_EST_EXACT;
+    o.preemptible = "BE";
+    o.checkpoint_s = 100;
+    sim_result r;
+    run(&sc, &t, &o, plain, &r);
+    ck_assert_uint_eq(r.preemptions_total, 1);
+    ck_assert_uint_eq(r.preemptions[0], 1);
+    ck_assert_int_eq(r.js[0].finish_us, 3300 * s1); /* P */
+    ck_assert_int_eq(r.js[3].finish_us, 2900 * s1); /* X */
+    ck_assert_int_eq(r.js[4].start_us, 3500 * s1);  /* H */
+    ck_assert_int_eq(r.js[5].start_us, 3600 * s1);  /* A */
+    sim_result_free(&r);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/*
+ * A candidate rejected in full because it would slow a co-runner does not
+ * stamp its shape (queue_backfill.c decide): the slowdown depends on the
+ * job's class, which the shape does not hold. A table in Gavel's form on
+ * one shared V100 (durations measured there, speed 1 for every class):
+ * class a slows a co-runner of class c to half its speed; every other
+ * pair runs at full speed. C (class c, 500 milli, 200 s) runs from 0. At
+ * 1 arrive H (b, 600 milli, 10 s: its reservation 200), j (a, 400 milli,
+ * 1,000 s) and k (b, 400 milli, 1,000 s). j beside C would stretch C's
+ * 199 s left to 398: H could not start at 200, so j waits. k beside C
+ * slows nobody, and at 200 leaves H its 600 milli: k starts at 1. H runs
+ * 200..210, j from 210 (beside k). Stamping j's rejection kept k waiting
+ * (j would start at 200, k at 210: fails).
+ */
+START_TEST(slowing_no_stamp_hand) {
+  char table[1024];
+  put_text(table, sizeof table, "pairs.json",
+           "{\"v100\": {"
+           "\"('a', 1)\": {\"null\": 1, \"('b', 1)\": [0.5, 0.5], "
+           "\"('c', 1)\": [0.5, 0.5]}, "
+           "\"('b', 1)\": {\"null\": 1, \"('a', 1)\": [0.5, 0.5], "
+           "\"('b', 1)\": [0.5, 0.5], \"('c', 1)\": [0.5, 0.5]}, "
+           "\"('c', 1)\": {\"null\": 1, \"('a', 1)\": [0.25, 0.25], "
+           "\"('b', 1)\": [0.5, 0.5], \"('c', 1)\": [0.5, 0.5]}}}");
+  char json[512], err[512];
+  snprintf(json, sizeof json,
+           "{\"name\": \"t\", \"node_groups\": [{\"name\": \"v\", \"count\": "
+           "1, \"gpu_model\": \"V100M16\", \"gpus_per_node\": 1, "
+           "\"cpu_milli\": 64000, \"memory_mib\": 640000, \"gpu_mode\": "
+           "\"shared\", \"price_per_gpu_hour\": 1}]}");
+  sim_cluster sc;
+  ck_assert_msg(sim_cluster_from_json(&sc, json, "test", &cat, 1, err,
+                                      sizeof err) == 0,
+                "%s", err);
+  trace t;
+  trace_named(&t, "slows.csv");
+  static const struct {
+    const char *name, *cls;
+    int64_t submit, dur;
+    int milli;
+  } jobs[] = {{"C", "c", 0, 200, 500},
+              {"H", "b", 1, 10, 600},
+              {"j", "a", 1, 1000, 400},
+              {"k", "b", 1, 1000, 400}};
+  for (int n = 0; n < 4; n++) {
+    tu_add_job(&t, jobs[n].name, jobs[n].submit, jobs[n].dur, 1,
+               jobs[n].milli, NULL);
+    t.jobs[n].jclass = (uint16_t)trace_intern_class(&t, jobs[n].cls);
+  }
+  t.measured_on = "V100M16";
+  const int64_t s1 = TRACE_US_PER_S;
+  for (int plain = 0; plain < 2; plain++) {
+    sim_options o;
+    memset(&o, 0, sizeof o);
+    o.policy = "first-fit";
+    o.queue = SIM_QUEUE_BACKFILL;
+    o.seed = 1;
+    o.unknown_duration_us = -1;
+    o.estimates = SIM_EST_EXACT;
+    o.speed = SIM_SPEED_CATALOG;
+    o.speed_table = table;
+    sim_result r;
+    run(&sc, &t, &o, plain, &r);
+    ck_assert_int_eq(r.js[0].finish_us, 200 * s1);  /* C, never slowed */
+    ck_assert_int_eq(r.js[1].start_us, 200 * s1);   /* H */
+    ck_assert_int_eq(r.js[1].finish_us, 210 * s1);
+    ck_assert_int_eq(r.js[3].start_us, 1 * s1);     /* k */
+    ck_assert_int_eq(r.js[3].finish_us, 1001 * s1);
+    ck_assert_int_eq(r.js[2].start_us, 210 * s1);   /* j */
+    ck_assert_int_eq(r.js[2].finish_us, 1210 * s1);
+    sim_result_free(&r);
+  }
+  trace_free(&t);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("queue_index");
   TCase *tc = tcase_create("queue_index");
@@ -655,6 +796,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, jump_rewind_hand);
   tcase_add_test(tc, identical_jobs_hand);
   tcase_add_test(tc, first_reservation_hand);
+  tcase_add_test(tc, marked_end_hand);
+  tcase_add_test(tc, slowing_no_stamp_hand);
   suite_add_tcase(s, tc);
   return s;
 }
