@@ -20,5 +20,6 @@ const lsched_policy_ops lsched_builtin_cheapest_work = {
     .init = lsched_builtin_typed_init,
     .fini = lsched_builtin_typed_fini,
     .place = cwork_place,
+    .flags = LSCHED_POLICY_ANY_FIT, /* as fastest-fit (fastest_fit.c) */
     .set_param = lsched_builtin_typed_set_param,
 };

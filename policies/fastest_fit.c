@@ -30,6 +30,16 @@
  * LSCHED_SPEED_CONSTANT) or depends on the node's model only
  * (LSCHED_SPEED_BY_MODEL) costs one best-fit index query, one placement
  * and one speed call per model instead (typed_indexed: the same node).
+ *
+ * Both promise LSCHED_POLICY_ANY_FIT: every node that fits is a candidate
+ * (a failed pick, which the scan skips, never happens on a node that
+ * fits: best-fit places through the same pick), each ranks every
+ * candidate, unknown costs and zero speeds included, so a one-part
+ * request is placed exactly when some node fits; and a call changes
+ * nothing a later one could observe (the index's lazy trees aside). The
+ * placement may depend on the request's speed, i.e. on the job (a host
+ * that reuses one job's placement for another must tell them apart:
+ * schedsim's queue index keys shapes by speed class).
  */
 #include "builtin.h"
 
@@ -293,5 +303,6 @@ const lsched_policy_ops lsched_builtin_fastest_fit = {
     .init = lsched_builtin_typed_init,
     .fini = lsched_builtin_typed_fini,
     .place = ffast_place,
+    .flags = LSCHED_POLICY_ANY_FIT,
     .set_param = lsched_builtin_typed_set_param,
 };

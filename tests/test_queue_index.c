@@ -409,11 +409,11 @@ END_TEST
  * reservation: kept waiting) and half short (backfilled), so a pass keeps
  * runs of long jobs of a shape and jumps over them, and the jobs started
  * and tried in between move the generation (rewind_jumped). Indexed
- * against plain, every policy that promises LSCHED_POLICY_ANY_FIT, exact
- * and trace estimates (defrag: moves, and with trace estimates
- * preemptions; its rejections in full stamp the shape as a trial's do,
- * queue_backfill.c decide), without a speed model and with the built-in one
- * on H100 nodes and on A100 and H100 ones, durations measured on A100
+ * against plain, every policy that promises LSCHED_POLICY_ANY_FIT (the
+ * type-aware ones included), exact and trace estimates (defrag: moves, and
+ * with trace estimates preemptions; its rejections in full stamp the shape
+ * as a trial's do, queue_backfill.c decide), without a speed model and
+ * with the built-in one on H100 nodes and on A100 and H100 ones, durations measured on A100
  * (the jump tree then holds each job's run time at the fastest speed any
  * node gives it, est_run_least: exact but for interference on H100 nodes
  * alone, below the A100 run time on the mixed cluster); the indexed runs
@@ -423,17 +423,17 @@ END_TEST
  * model, or at the measured speed, fails the 12 speed cases of the six
  * policies but defrag. */
 static const char *const kept_policies[] = {
-    "first-fit", "best-fit",    "worst-fit", "gpu-packing",
-    "fgd",       "dot-product", "defrag"};
+    "first-fit",   "best-fit", "worst-fit",    "gpu-packing",  "fgd",
+    "dot-product", "defrag",   "fastest-fit", "cheapest-work"};
 #define NKEPT (int)(sizeof kept_policies / sizeof kept_policies[0])
 #define KEPT_JOBS 300
 
-/* The kept workload of seed k. */
-static void kept_trace(trace *t, int k) {
+/* The kept workload of seed k, of n jobs. */
+static void kept_trace(trace *t, int k, int n_jobs) {
   trace_named(t, "kept.csv");
   uint64_t x = 0xD1B54A32D192ED03ull ^ (uint64_t)(k + 1);
   int64_t submit = 0;
-  for (int n = 0; n < KEPT_JOBS; n++) {
+  for (int n = 0; n < n_jobs; n++) {
     uint64_t r = next(&x);
     if (r % 4 == 0)
       submit += (int64_t)((r >> 8) % 20);
@@ -479,8 +479,8 @@ START_TEST(indexed_equals_plain_kept) {
     if (!speed && est != _i / NKEPT)
       continue;
     trace t;
-    kept_trace(&t, speed ? 2 * NKEPT * speed + NKEPT * est + _i % NKEPT
-                         : _i);
+    /* (seeds as when the table held the first seven policies) */
+    kept_trace(&t, 7 * (2 * speed + est) + _i % NKEPT, KEPT_JOBS);
     o.estimates = est ? SIM_EST_TRACE : SIM_EST_EXACT;
     if (strcmp(o.policy, "defrag") == 0) { /* moves; with trace estimates
                                               preemptions too */
@@ -489,6 +489,62 @@ START_TEST(indexed_equals_plain_kept) {
       o.preempt = est;
       o.checkpoint_s = 60;
     }
+    uint64_t j = 0;
+    compare_counts(&sc, &t, &o, &j, NULL);
+    jumps += j;
+    trace_free(&t);
+  }
+  ck_assert_msg(jumps > 10, "%s: %llu jumps", o.policy,
+                (unsigned long long)jumps);
+  sim_cluster_free(&sc);
+}
+END_TEST
+
+/* Two job classes that rank the models apart (a faster on A100, b on
+ * H100) in a table of schedsim's form, for indexed_equals_plain_classes;
+ * its path. */
+static const char *two_class_table(void) {
+  static char path[512];
+  put_text(path, sizeof path, "two.json",
+           "{\"classes\": {\"a\": {\"A100-SXM4-80GB\": 3, "
+           "\"H100-SXM5-80GB\": 2}, \"b\": {\"A100-SXM4-80GB\": 2, "
+           "\"H100-SXM5-80GB\": 4}}}");
+  return path;
+}
+
+/* The type-aware policies place by the request's speed, which differs by
+ * job class: two jobs of one request may go to different models, so the
+ * index keys a shape by class too when the table has several
+ * (queue_index.c by_class; the rejection memo reuses a placement). The
+ * kept workload on A100 and H100 nodes, jobs of classes a and b mixed
+ * within each shape (two_class_table), indexed against plain; the
+ * indexed runs must jump. Keying shapes without the class fails 2 of the
+ * 4 cases of fastest-fit and cheapest-work (a job started later or ended
+ * elsewhere); first-fit, which reads no speed, is the control. */
+static const char *const class_policies[] = {"fastest-fit", "cheapest-work",
+                                             "first-fit"};
+START_TEST(indexed_equals_plain_classes) {
+  sim_cluster sc;
+  nodes_a100_h100(&sc, 2);
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = class_policies[_i % 3];
+  o.queue = SIM_QUEUE_BACKFILL;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.overrun = SIM_OVERRUN_EXTEND;
+  o.speed = SIM_SPEED_CATALOG;
+  o.speed_table = two_class_table();
+  o.measured_on = "A100-SXM4-80GB";
+  uint64_t jumps = 0;
+  for (int est = 0; est < 2; est++) {
+    trace t;
+    kept_trace(&t, 100 + 2 * _i + est, 2 * KEPT_JOBS);
+    int a = trace_intern_class(&t, "a"), b = trace_intern_class(&t, "b");
+    uint64_t x = 0x94D049BB133111EBull ^ (uint64_t)(_i + 1);
+    for (size_t k = 0; k < t.n; k++)
+      t.jobs[k].jclass = (uint16_t)(next(&x) % 2 ? a : b);
+    o.estimates = est ? SIM_EST_TRACE : SIM_EST_EXACT;
     uint64_t j = 0;
     compare_counts(&sc, &t, &o, &j, NULL);
     jumps += j;
@@ -793,6 +849,7 @@ static Suite *make_suite(void) {
   tcase_add_loop_test(tc, indexed_equals_plain_speed, 0, 8);
   tcase_add_loop_test(tc, indexed_equals_plain_large, 0, 2);
   tcase_add_loop_test(tc, indexed_equals_plain_kept, 0, 4 * NKEPT);
+  tcase_add_loop_test(tc, indexed_equals_plain_classes, 0, 6);
   tcase_add_test(tc, jump_rewind_hand);
   tcase_add_test(tc, identical_jobs_hand);
   tcase_add_test(tc, first_reservation_hand);

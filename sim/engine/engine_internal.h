@@ -290,6 +290,10 @@ int speed_part_open(engine *e, const gpu_catalog *cat, const trace *t);
 double speed_measured(const engine *e, uint32_t sl);
 /* The speed-table class of the job in slot sl (NULL without speed). */
 const char *speed_class_name(const engine *e, uint32_t sl);
+/* The speed table's classes (0 without a speed model), and the class
+ * index of the job in slot sl (-1 without one). */
+int speed_classes(const engine *e);
+int speed_class_of(const engine *e, uint32_t sl);
 /*
  * For type-aware policies: the speed of the job in slot sl on a candidate
  * placement pl (one node), relative to the reference (V100 = 1) and

@@ -785,6 +785,14 @@ const char *speed_class_name(const engine *e, uint32_t sl) {
                                               : NULL;
 }
 
+int speed_classes(const engine *e) {
+  return e->speed ? e->speed->tab.nclasses : 0;
+}
+
+int speed_class_of(const engine *e, uint32_t sl) {
+  return e->speed && sl < e->speed->cap ? e->speed->ss[sl].cls : -1;
+}
+
 double sim_speed_on(const engine *e, uint32_t sl, const lsched_placement *pl) {
   if (!e->speed || sl >= e->speed->cap)
     return 1;
