@@ -27,6 +27,7 @@
 
 #include <libsched/mig.h>
 #include <libsched/policy_sdk.h>
+#include <math.h>
 #include <string.h>
 
 /* The reference: the least m such that req fits once rel[0 .. m) are
@@ -292,6 +293,8 @@ static void test_flags_splits(void) {
               {"gpu-packing", LSCHED_POLICY_ANY_FIT},
               {"gpu-clustering", LSCHED_POLICY_ANY_FIT},
               {"fgd", LSCHED_POLICY_ANY_FIT},
+              {"fastest-fit", LSCHED_POLICY_ANY_FIT},
+              {"cheapest-work", LSCHED_POLICY_ANY_FIT},
               {"random", LSCHED_POLICY_ANY_FIT_DRAWS}, /* a place draws */
               {"defrag", LSCHED_POLICY_ANY_FIT}}; /* its base best-fit's */
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -322,9 +325,22 @@ static void test_flags_splits(void) {
   lsched_cluster_destroy(c);
 }
 
+/* A speed for the type-aware policies in test_promise that ranks nodes
+ * by id and is 0, NaN or infinite on some: such placements rank last,
+ * they are still candidates. */
+static double odd_speed(void *user, const lsched_cluster *c,
+                        const lsched_placement *pl) {
+  (void)user;
+  (void)c;
+  static const double s[5] = {1.5, 0, 2.0, NAN, INFINITY};
+  return s[pl->node % 5];
+}
+
 /* The promises themselves, on random states of a small cluster: a policy
  * that promises LSCHED_POLICY_ANY_FIT or LSCHED_POLICY_ANY_FIT_DRAWS
- * places exactly when lsched_next_fit() finds a node; and a call that does
+ * places exactly when lsched_next_fit() finds a node (the type-aware ones
+ * with and without a speed callback, declared by model or of any kind,
+ * one model priced and the other not); and a call that does
  * not place draws nothing: a twin instance of random (same seed) that is
  * asked only the requests that placed makes every placement the same. */
 static void test_promise(void) {
@@ -343,8 +359,10 @@ static void test_promise(void) {
   static const char *const names[] = {"first-fit",   "best-fit",
                                       "worst-fit",   "dot-product",
                                       "gpu-packing", "gpu-clustering",
-                                      "fgd",         "random",
+                                      "fgd",         "fastest-fit",
+                                      "cheapest-work", "random",
                                       "random"};
+  OK(lsched_cluster_set_model_price(c, 0, 2.5));
   int placed_total = 0, failed_total = 0;
   for (size_t pi = 0; pi < sizeof names / sizeof names[0]; pi++) {
     int twin = strcmp(names[pi], "random") == 0;
@@ -376,6 +394,11 @@ static void test_promise(void) {
                                   whole ? 1000 : 100 * (1 + rbelow(&r, 9)));
       if (rbelow(&r, 4) == 0)
         req.model_mask = UINT64_C(1) << rbelow(&r, 2);
+      if (rbelow(&r, 2)) { /* read by the type-aware policies only */
+        req.speed = odd_speed;
+        req.speed_scope =
+            rbelow(&r, 2) ? LSCHED_SPEED_ANY : LSCHED_SPEED_CONSTANT;
+      }
       lsched_placement pl = LSCHED_PLACEMENT_INIT;
       int rc = lsched_policy_place(p, &req, &pl);
       int fits = lsched_next_fit(c, &req, 0) >= 0;
