@@ -500,5 +500,6 @@ const lsched_policy_ops lsched_builtin_mig_aware = {
     .fini = maw_fini,
     .set_param = maw_set_param,
     .place = maw_place,
+    .flags = LSCHED_POLICY_ANY_FIT, /* tests/lib/test_score_index.c */
     .on_alloc = maw_on_alloc,
 };

@@ -149,5 +149,6 @@ const lsched_policy_ops lsched_builtin_mig_best_fit = {
     .init = mbf_init,
     .fini = mbf_fini,
     .place = mbf_place,
+    .flags = LSCHED_POLICY_ANY_FIT, /* tests/lib/test_score_index.c */
     .set_param = mbf_set_param,
 };

@@ -77,4 +77,5 @@ const lsched_policy_ops lsched_builtin_mig_first_fit = {
     .init = mff_init,
     .fini = mff_fini,
     .place = mff_place,
+    .flags = LSCHED_POLICY_ANY_FIT, /* tests/lib/test_score_index.c */
 };

@@ -518,9 +518,9 @@ static const char *two_class_table(void) {
  * (queue_index.c by_class; the rejection memo reuses a placement). The
  * kept workload on A100 and H100 nodes, jobs of classes a and b mixed
  * within each shape (two_class_table), indexed against plain; the
- * indexed runs must jump. Keying shapes without the class fails 2 of the
- * 4 cases of fastest-fit and cheapest-work (a job started later or ended
- * elsewhere); first-fit, which reads no speed, is the control. */
+ * indexed runs must jump. Keying shapes without the class fails the 4
+ * cases of fastest-fit and cheapest-work (a job started or ended at
+ * another time); first-fit, which reads no speed, is the control. */
 static const char *const class_policies[] = {"fastest-fit", "cheapest-work",
                                              "first-fit"};
 START_TEST(indexed_equals_plain_classes) {
@@ -762,9 +762,10 @@ START_TEST(marked_end_hand) {
 END_TEST
 
 /*
- * A candidate rejected in full because it would slow a co-runner does not
- * stamp its shape (queue_backfill.c decide): the slowdown depends on the
- * job's class, which the shape does not hold. A table in Gavel's form on
+ * A candidate rejected in full because it would slow a co-runner stamps
+ * the shape of its class only (queue_backfill.c decide, queue_index.c
+ * by_class): the slowdown depends on the two jobs' classes. A table in
+ * Gavel's form on
  * one shared V100 (durations measured there, speed 1 for every class):
  * class a slows a co-runner of class c to half its speed; every other
  * pair runs at full speed. C (class c, 500 milli, 200 s) runs from 0. At
@@ -772,8 +773,8 @@ END_TEST
  * 1,000 s) and k (b, 400 milli, 1,000 s). j beside C would stretch C's
  * 199 s left to 398: H could not start at 200, so j waits. k beside C
  * slows nobody, and at 200 leaves H its 600 milli: k starts at 1. H runs
- * 200..210, j from 210 (beside k). Stamping j's rejection kept k waiting
- * (j would start at 200, k at 210: fails).
+ * 200..210, j from 210 (beside k). Keying shapes without the class let
+ * j's stamp keep k waiting (j would start at 200, k at 210: fails).
  */
 START_TEST(slowing_no_stamp_hand) {
   char table[1024];

@@ -102,9 +102,13 @@ static __attribute__((noinline)) int decide(engine *e, uint32_t h, uint32_t j,
   }
   if (!start) {
     /* Kept waiting: stamped as a trial's rejection would be (the
-     * allocation, marking and release changed nothing), unless its
-     * co-runners' slowdown took part (it differs by job class). */
-    if (n == 1 && reserve_stamp_ok(e) && !speed_slows(e, j, parts, n)) {
+     * allocation, marking and release changed nothing). Where it slows
+     * co-runners, their ends with it marked depend on its class and
+     * placement, not on its own end (the interference factor holds for
+     * the rest of their run): a later job of the shape, which is of its
+     * class (queue_index.c by_class), placed the same and ending no
+     * earlier, leaves the head no earlier. */
+    if (n == 1 && reserve_stamp_ok(e)) {
       e->bf_rejected = 1;
       e->bf_rej_end = est_marked_end(e, j, parts, 1);
       e->bf_rej_part = parts[0];

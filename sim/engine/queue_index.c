@@ -164,11 +164,13 @@ struct queue_index {
    * have changed the cluster (a start). */
   int rj_on;
   uint64_t rj_gen;
-  /* The speed table has several classes: a job's class is part of its
-   * shape's key. A policy may read the request's speed (fastest-fit,
-   * cheapest-work), which differs by class, so two jobs of one request
-   * may be placed apart; the rejection memo reuses a placement, the
-   * other memos only fits (the finer key costs them nothing else). */
+  /* Backfill's rejection memo is on and the speed table has several
+   * classes: a job's class is part of its shape's key. The memo reuses a
+   * rejected job's placement and reads its end there, which differ by
+   * class: a policy may place by the request's speed (fastest-fit,
+   * cheapest-work), and the co-runners a job slows are slowed by a
+   * factor of the two classes. (The other memos read fits alone: skip
+   * keys by request only.) */
   int by_class;
   int min_node_gpus;  /* fewest GPUs of a node with GPUs */
   /* The shape last found for a job of each fragtrack shape id (QX_NONE:
@@ -814,7 +816,8 @@ int queue_index_on(engine *e) {
     e->qx->pass = 1; /* a shape's failed stamp 0 is no pass */
     e->qx->rj_on =
         (lsched_policy_flags(e->pol) & LSCHED_POLICY_ANY_FIT) != 0;
-    e->qx->by_class = speed_classes(e) > 1;
+    e->qx->by_class = e->qx->rj_on && e->opt->queue == SIM_QUEUE_BACKFILL &&
+                      speed_classes(e) > 1;
     engine_rlog(e); /* known_nofit's log, where it can serve */
   }
   if (!e->qx || (e->qx->span = e->qlen, rebuild(e))) {

@@ -45,7 +45,12 @@ struct ends_index {
   uint32_t *rel;  /* released jobs, in release order */
   size_t rel_cap;
   struct rx *rx;  /* the same jobs per node (reserve_nodes.c), or NULL */
-  int stale;      /* with rx: the heap is not kept; rebuilt for a walk */
+  /* With rx: the heap is not filled (stale) until the first walk needs
+   * it (a question the node lists cannot answer: a gang head, the speed
+   * model's many co-runners), then kept as without rx. (Refilling it for
+   * every walk cost O(running jobs) a question, each end a speed view
+   * under a speed model: gang heads on 4-GPU nodes, most of a run.) */
+  int stale;
   /* Kept reservations (reservation_kept): allowed in this run; whether
    * the head keep_h (trace position keep_idx) is answered by "some node
    * fits", when keep_known. */
@@ -174,10 +179,8 @@ int ends_prefetch_node_of(const engine *e, uint32_t sl) {
 
 void ends_remove(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
-  if (ix->rx) {
+  if (ix->rx)
     rx_job_drop(ix->rx, sl);
-    ix->stale = 1;
-  }
   if (ix->stale)
     return;
   if (sl >= ix->npos || ix->pos[sl] == UINT32_MAX)
@@ -223,12 +226,8 @@ void ends_expect(engine *e, uint32_t sl, int64_t end) {
 static inline __attribute__((always_inline)) void
 ends_set(engine *e, uint32_t sl, int64_t end) {
   struct ends_index *ix = e->ends_ix;
-  if (ix->rx) {
-    ix->stale = 1;
-    if (rx_job_set(ix->rx, sl, end, -1) == 0)
-      return;
+  if (ix->rx && rx_job_set(ix->rx, sl, end, -1))
     rx_off(ix);
-  }
   if (ix->stale)
     return; /* rebuilt by the next reservation */
   if (room(ix, sl)) {
@@ -493,9 +492,12 @@ static int head_places(engine *e, const lsched_request *req,
 
 /* Releases running jobs in order of estimated end from `next` on (ties
  * released together) and tries h after each group; everything is
- * allocated back, which restores the state exactly. */
+ * allocated back, which restores the state exactly. A group ending after
+ * limit is not released: INT64_MAX then (a question "by limit?" has its
+ * answer there, and a gang head's walk asks the policy at every group). */
 static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
-                            const run_end *ends, size_t r, int *fail) {
+                            const run_end *ends, size_t r, int64_t limit,
+                            int *fail) {
   struct ends_index *ix = e->ends_ix;
   lsched_placement parts[SIM_MAX_PARTS];
   int64_t t = INT64_MAX;
@@ -506,6 +508,8 @@ static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
   int have = ends ? (r > 0 ? (x = ends[0], 1) : 0) : walk_next(w, &x);
   while (have > 0) {
     int64_t te = x.end;
+    if (te > limit)
+      break;
     while (have > 0 && x.end == te) {
       if (!ends && grow_array((void **)&ix->rel, &ix->rel_cap, released + 1,
                               sizeof *ix->rel)) {
@@ -547,7 +551,8 @@ static int64_t release_walk(engine *e, const lsched_request *req, walk *w,
  * jobs run_list[0 .. base), the candidate run_list[base] merged into the
  * walk when r > base (r <= base + 1). */
 static int64_t reservation_indexed(engine *e, const lsched_request *req,
-                                   size_t base, size_t r, int *fail) {
+                                   size_t base, size_t r, int64_t limit,
+                                   int *fail) {
   if (!e->ends_ix && build(e, base)) {
     *fail = 1;
     return INT64_MAX;
@@ -582,7 +587,7 @@ static int64_t reservation_indexed(engine *e, const lsched_request *req,
         walk vw;
         if (walk_start(&vw, e, r > base ? &cand : NULL))
           abort();
-        int64_t vt = release_walk(e, req, &vw, NULL, 0, fail);
+        int64_t vt = release_walk(e, req, &vw, NULL, 0, INT64_MAX, fail);
         if (vt != t) {
           fprintf(stderr,
                   "reserve_verify: per node %lld, walk %lld (now %lld)\n",
@@ -602,7 +607,7 @@ static int64_t reservation_indexed(engine *e, const lsched_request *req,
     *fail = 1;
     return INT64_MAX;
   }
-  return release_walk(e, req, &w, NULL, 0, fail);
+  return release_walk(e, req, &w, NULL, 0, limit, fail);
 }
 
 /* Co-runners a slowing candidate may re-time and still be answered from
@@ -623,7 +628,7 @@ static int64_t reservation_indexed(engine *e, const lsched_request *req,
  */
 static int slowed_reservation(engine *e, const lsched_request *req,
                               size_t base, const lsched_placement *cp,
-                              int cn, int *fail, int64_t *t) {
+                              int cn, int64_t limit, int *fail, int64_t *t) {
   uint32_t cs = e->run_list[base];
   uint32_t co[SLOWED_MAX];
   int64_t with[SLOWED_MAX], was[SLOWED_MAX];
@@ -646,7 +651,7 @@ static int slowed_reservation(engine *e, const lsched_request *req,
   for (size_t i = 0; i < k; i++)
     if (e->ends_ix)
       ends_set(e, co[i], with[i]);
-  *t = reservation_indexed(e, req, base, base + 1, fail);
+  *t = reservation_indexed(e, req, base, base + 1, limit, fail);
   for (size_t i = k; i-- > 0;)
     if (e->ends_ix)
       ends_set(e, co[i], was[i]);
@@ -665,11 +670,24 @@ static int slowed_reservation(engine *e, const lsched_request *req,
  * reference the tests compare the index against (sim_options.queue_plain,
  * tests/test_queue_index.c).
  */
+static int64_t reservation_by(engine *e, uint32_t h, int64_t limit,
+                              int *fail);
+
 int64_t reservation(engine *e, uint32_t h, int *fail) {
+  return reservation_by(e, h, INT64_MAX, fail);
+}
+
+/* reservation(), but a reservation after limit may be answered INT64_MAX
+ * (the walk stops there). */
+static int64_t reservation_by(engine *e, uint32_t h, int64_t limit,
+                              int *fail) {
   size_t r = e->nrun;
   size_t base = e->running < r ? e->running : r;
-  /* queue_plain (tests: the reference run) sorts every time too. */
+  /* queue_plain (tests: the reference run) sorts every time too, and
+   * walks to the end. */
   int fresh = r - base > 1 || e->opt->queue_plain;
+  if (e->opt->queue_plain)
+    limit = INT64_MAX;
   lsched_request req;
   build_request(e, &e->slots[h], &req);
   if (!fresh && r - base == 1 && e->speed) {
@@ -677,7 +695,8 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     int cn = job_parts(e, e->run_list[base], cp);
     int64_t t;
     if (speed_slows(e, e->run_list[base], cp, cn) &&
-        (fresh = slowed_reservation(e, &req, base, cp, cn, fail, &t)) == 0)
+        (fresh = slowed_reservation(e, &req, base, cp, cn, limit, fail,
+                                    &t)) == 0)
       return t;
   }
   if (fresh) {
@@ -690,9 +709,9 @@ int64_t reservation(engine *e, uint32_t h, int *fail) {
     for (size_t i = 0; i < r; i++)
       ends[i] = end_of(e, e->run_list[i], i < base);
     qsort(ends, r, sizeof *ends, cmp_run_end);
-    return release_walk(e, &req, NULL, ends, r, fail);
+    return release_walk(e, &req, NULL, ends, r, limit, fail);
   }
-  return reservation_indexed(e, &req, base, r, fail);
+  return reservation_indexed(e, &req, base, r, limit, fail);
 }
 
 /*
@@ -729,7 +748,7 @@ int reservation_within(engine *e, uint32_t h, int64_t T, int *fail) {
       }
     }
   }
-  return reservation(e, h, fail) <= T;
+  return reservation_by(e, h, T, fail) <= T;
 }
 
 /* trial_ok holds the conditions of the run: no plans (segments), no

@@ -294,6 +294,9 @@ static void test_flags_splits(void) {
               {"gpu-clustering", LSCHED_POLICY_ANY_FIT},
               {"fgd", LSCHED_POLICY_ANY_FIT},
               {"fastest-fit", LSCHED_POLICY_ANY_FIT},
+              {"mig-first-fit", LSCHED_POLICY_ANY_FIT},
+              {"mig-best-fit", LSCHED_POLICY_ANY_FIT},
+              {"mig-aware", LSCHED_POLICY_ANY_FIT},
               {"cheapest-work", LSCHED_POLICY_ANY_FIT},
               {"random", LSCHED_POLICY_ANY_FIT_DRAWS}, /* a place draws */
               {"defrag", LSCHED_POLICY_ANY_FIT}}; /* its base best-fit's */

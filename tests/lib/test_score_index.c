@@ -28,7 +28,10 @@
  *   three GPUs (kind, compute and memory needs), plain ones, releases,
  *   lsched_mig_set_layout and lsched_mig_set_model_memory mid-run, states,
  *   orders and added nodes; and a hand case: a layout change is told to an
- *   observer and followed by an indexed mig-best-fit.
+ *   observer and followed by an indexed mig-best-fit. Along the way the
+ *   three MIG policies' LSCHED_POLICY_ANY_FIT promise: the scan (for
+ *   mig-first-fit, a second instance) places a one-part request exactly
+ *   when lsched_next_fit finds a node.
  * - The log of touched nodes past its capacity: trees replayed, rebuilt,
  *   and rebuilt after the log dropped entries they had not seen.
  * - Invariants at scale: 12,500 nodes x 8 GPUs (100,000 GPUs), two indexes
@@ -1004,6 +1007,9 @@ static lsched_request random_mig_shape(struct rng *r) {
   return q;
 }
 
+/* The promise checks replay_mig made. */
+static int promise_checks;
+
 /* One MIG replay: `policy` indexed against index=off on two identical
  * random clusters (MIG and plain nodes, both models with memory tables),
  * through placements (compared), releases, layout changes of idle GPUs
@@ -1024,7 +1030,9 @@ static void replay_mig(const char *policy, uint64_t seed, int n, int ops,
   for (int i = 0; i < n; i++)
     random_mig_node(&r, &pr);
   pr.p[0] = attach(pr.c[0], policy, NULL);
-  pr.p[1] = attach(pr.c[1], policy, "off");
+  /* (mig-first-fit has no scan: two of its instances) */
+  pr.p[1] = attach(pr.c[1], policy,
+                   strcmp(policy, "mig-first-fit") ? "off" : NULL);
   if (rbelow(&r, 2)) { /* mig-aware: a fixed mix (else online) */
     for (int i = 0; i < 2; i++) {
       int rc = lsched_policy_set_param(pr.p[i], "mix", "1g:50,2g:20,3g:30");
@@ -1040,6 +1048,17 @@ static void replay_mig(const char *policy, uint64_t seed, int n, int ops,
     if (what < 50) { /* place */
       lsched_request q =
           rbelow(&r, 8) == 0 ? random_mig_shape(&r) : pool[rbelow(&r, 16)];
+      if (lsched_place_splits(pr.c[1], &q) == 0) {
+        /* LSCHED_POLICY_ANY_FIT: the scan places exactly when some node
+         * fits (the asking changes nothing: same_answer follows). */
+        lsched_placement t;
+        int rc = lsched_policy_place(pr.p[1], &q, &t);
+        int fits = lsched_next_fit(pr.c[1], &q, 0) >= 0;
+        MT_ASSERT_MSG((rc == LSCHED_OK) == fits,
+                      "%s step %d: place %s, fits %d", policy, step,
+                      lsched_err_name(rc), fits);
+        promise_checks++;
+      }
       same_answer(&pr, &q, policy, step);
     } else if (what < 75) { /* release */
       if (pr.nlive == 0)
@@ -1171,10 +1190,13 @@ static void test_counts_then_best(void) {
 }
 
 static void test_replay_mig_index(void) {
-  static const char *const mig[] = {"mig-best-fit", "mig-aware"};
-  for (size_t p = 0; p < 2; p++)
+  static const char *const mig[] = {"mig-best-fit", "mig-aware",
+                                    "mig-first-fit"};
+  promise_checks = 0;
+  for (size_t p = 0; p < 3; p++)
     for (uint64_t seed = 61; seed <= 69; seed++)
       replay_mig(mig[p], seed, 8 + (int)(seed * 5 % 30), 700, seed == 69);
+  MT_ASSERT(promise_checks > 5000);
 }
 
 struct seen {
