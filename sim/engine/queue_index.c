@@ -80,8 +80,9 @@
 typedef struct qx_key {
   int64_t cpu, mem, mig_mem;
   uint64_t mask;
+  /* The request's priority (the job's QoS, 0..255), plus 256 x (1 + its
+   * speed class) under by_class. */
   int32_t k, milli, mig, prio;
-  int32_t cls; /* 1 + speed class where they differ (by_class), else 0 */
 } qx_key;
 
 typedef struct qx_shape {
@@ -210,7 +211,7 @@ static qx_key key_of(const lsched_request *r) {
 static int key_eq(const qx_key *a, const qx_key *b) {
   return a->cpu == b->cpu && a->mem == b->mem && a->mig_mem == b->mig_mem &&
          a->mask == b->mask && a->k == b->k && a->milli == b->milli &&
-         a->mig == b->mig && a->prio == b->prio && a->cls == b->cls;
+         a->mig == b->mig && a->prio == b->prio;
 }
 
 static uint64_t key_hash(const qx_key *k) {
@@ -221,7 +222,7 @@ static uint64_t key_hash(const qx_key *k) {
   h ^= k->mask * 0x27D4EB2F165667C5ull;
   h ^= ((uint64_t)(uint32_t)k->mig << 32 | (uint32_t)k->prio) *
        0x9E3779B97F4A7C15ull;
-  h ^= (uint64_t)k->mig_mem ^ (uint64_t)(uint32_t)k->cls << 40;
+  h ^= (uint64_t)k->mig_mem;
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9ull;
   return h ^ (h >> 32);
@@ -305,10 +306,6 @@ static void pend_push(struct queue_index *x, uint32_t s) {
   x->shape[s].pending = 1;
 }
 
-/* The key's class of the job in slot sl (qx_key.cls). */
-static int32_t slot_cls(const engine *e, uint32_t sl) {
-  return e->qx->by_class ? 1 + speed_class_of(e, sl) : 0;
-}
 
 /* slot_shape's look-up by key, remembered for the job's fragtrack shape
  * id. Out of line: most arrivals take the memo. */
@@ -319,9 +316,12 @@ static __attribute__((noinline)) uint32_t slot_shape_new(engine *e,
   lsched_request r;
   build_request(e, sp, &r);
   qx_key k = key_of(&r);
-  k.cls = slot_cls(e, sl);
+  if (x->by_class) /* (sim_job_request: priority = QoS, 0..255) */
+    k.prio += 256 * (1 + speed_class_of(e, sl));
   uint32_t s = shape_of(x, &k, &r);
   uint32_t f = sp->shape;
+  if (x->by_class) /* (the memos below compare the QoS alone) */
+    return s;
   if (s != QX_NONE && sp->rec.num_gpu <= 0)
     x->cpu_only = s;
   if (s == QX_NONE || f == FRAGTRACK_NO_SHAPE)
@@ -345,24 +345,22 @@ static __attribute__((noinline)) uint32_t slot_shape_new(engine *e,
  * model mask as sim_job_request fills them (the engine's mask of the
  * job's spec: a queued job's spec is present), and the index runs only
  * without request hooks (no MIG fields, queue_index_on), so jobs of one
- * fragtrack shape have keys that differ at most in the priority and the
- * class (by_class), which are compared. A CPU-only job (no fragtrack
- * shape) has the key of its CPU, memory, priority and class (no GPUs, no
- * model mask): the last CPU-only job's shape is kept and compared on
- * those. */
+ * fragtrack shape have keys that differ at most in the priority, which is
+ * compared. A CPU-only job (no fragtrack shape) has the key of its CPU,
+ * memory and priority (no GPUs, no model mask): the last CPU-only job's
+ * shape is kept and compared on those. Keys with a class (by_class) take
+ * the look-up every time: neither memo is filled. */
 static inline uint32_t slot_shape(engine *e, uint32_t sl) {
   const struct queue_index *x = e->qx;
   const slot *sp = &e->slots[sl];
   if (sp->shape < x->nft) {
     uint32_t s = x->ft[sp->shape];
-    if (s != QX_NONE && x->shape[s].key.prio == (int32_t)sp->rec.qos &&
-        (!x->by_class || x->shape[s].key.cls == slot_cls(e, sl)))
+    if (s != QX_NONE && x->shape[s].key.prio == (int32_t)sp->rec.qos)
       return s;
   } else if (sp->rec.num_gpu <= 0 && x->cpu_only != QX_NONE) {
     const qx_key *k = &x->shape[x->cpu_only].key;
     if (k->cpu == sp->rec.cpu_milli && k->mem == sp->rec.memory_mib &&
-        k->prio == (int32_t)sp->rec.qos &&
-        (!x->by_class || k->cls == slot_cls(e, sl)))
+        k->prio == (int32_t)sp->rec.qos)
       return x->cpu_only;
   }
   return slot_shape_new(e, sl);

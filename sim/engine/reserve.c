@@ -45,12 +45,16 @@ struct ends_index {
   uint32_t *rel;  /* released jobs, in release order */
   size_t rel_cap;
   struct rx *rx;  /* the same jobs per node (reserve_nodes.c), or NULL */
-  /* With rx: the heap is not filled (stale) until the first walk needs
-   * it (a question the node lists cannot answer: a gang head, the speed
-   * model's many co-runners), then kept as without rx. (Refilling it for
-   * every walk cost O(running jobs) a question, each end a speed view
-   * under a speed model: gang heads on 4-GPU nodes, most of a run.) */
+  /* With rx: the heap is not filled (stale) until a walk needs it (a
+   * question the node lists cannot answer: a gang head, the speed model's
+   * many co-runners), then kept as without rx while walks come: after
+   * more than n / 16 + 64 changes without one (since) it goes stale
+   * again, so keeping it costs at most about what a refill would.
+   * (Refilling it for every walk cost O(running jobs) a question, each
+   * end a speed view under a speed model: gang heads on 4-GPU nodes, most
+   * of a run; keeping it for a rare walk cost every change O(log n).) */
   int stale;
+  size_t since;
   /* Kept reservations (reservation_kept): allowed in this run; whether
    * the head keep_h (trace position keep_idx) is answered by "some node
    * fits", when keep_known. */
@@ -177,11 +181,19 @@ int ends_prefetch_node_of(const engine *e, uint32_t sl) {
   return ix && ix->rx ? rx_prefetch_node_of(ix->rx, sl) : -1;
 }
 
+/* With rx, a change to the kept heap: 1 when it goes stale instead. */
+static int heap_lapse(struct ends_index *ix) {
+  if (++ix->since <= ix->n / 16 + 64)
+    return 0;
+  ix->stale = 1;
+  return 1;
+}
+
 void ends_remove(engine *e, uint32_t sl) {
   struct ends_index *ix = e->ends_ix;
   if (ix->rx)
     rx_job_drop(ix->rx, sl);
-  if (ix->stale)
+  if (ix->stale || (ix->rx && heap_lapse(ix)))
     return;
   if (sl >= ix->npos || ix->pos[sl] == UINT32_MAX)
     return; /* a candidate only marked running */
@@ -228,7 +240,7 @@ ends_set(engine *e, uint32_t sl, int64_t end) {
   struct ends_index *ix = e->ends_ix;
   if (ix->rx && rx_job_set(ix->rx, sl, end, -1))
     rx_off(ix);
-  if (ix->stale)
+  if (ix->stale || (ix->rx && heap_lapse(ix)))
     return; /* rebuilt by the next reservation */
   if (room(ix, sl)) {
     ends_free(e); /* the next reservation builds it again (or fails) */
@@ -602,6 +614,7 @@ static int64_t reservation_indexed(engine *e, const lsched_request *req,
     *fail = 1;
     return INT64_MAX;
   }
+  ix->since = 0;
   walk w;
   if (walk_start(&w, e, r > base ? &cand : NULL)) {
     *fail = 1;
