@@ -15,7 +15,7 @@
 #   scripts/bench_targets.sh [-b BENCH_SCALE] [-g GPUS[,GPUS]] [-p POLICIES]
 #                            [-l LOADS] [-q QUEUES] ROUNDS
 # Defaults: build-rel/bench/bench_scale; first-fit on 10000,100000 and the
-# six scoring policies on 10000 (-g 100000 -p best-fit,... for the rest:
+# ten scoring policies on 10000 (-g 100000 -p best-fit,... for the rest:
 # minutes a round); loads 0.9,1.2; queues fifo,skip,backfill,priority.
 set -euo pipefail
 bin=build-rel/bench/bench_scale gpus= pols= loads=0.9,1.2 queues=fifo,skip,backfill,priority
@@ -38,7 +38,9 @@ shift $((OPTIND - 1))
 rounds=$1
 case $rounds in '' | 0 | *[!0-9]*) echo "$0: ROUNDS: a positive number, not '$rounds'" >&2; exit 2 ;; esac
 [ -x "$bin" ] || { echo "$0: $bin: not an executable (build it: README.md)" >&2; exit 2; }
-scoring=best-fit,worst-fit,dot-product,gpu-clustering,gpu-packing,fgd
+# The scoring policies the issue names (mig-first-fit, random and defrag:
+# no target of their own).
+scoring=best-fit,worst-fit,dot-product,gpu-clustering,gpu-packing,fgd,mig-best-fit,mig-aware,fastest-fit,cheapest-work
 # The runs of one round: GPUS POLICIES pairs.
 if [ -z "$gpus$pols" ]; then
   runs="10000:first-fit,$scoring 100000:first-fit"
