@@ -306,7 +306,6 @@ static void pend_push(struct queue_index *x, uint32_t s) {
   x->shape[s].pending = 1;
 }
 
-
 /* slot_shape's look-up by key, remembered for the job's fragtrack shape
  * id. Out of line: most arrivals take the memo. */
 static __attribute__((noinline)) uint32_t slot_shape_new(engine *e,

@@ -671,6 +671,9 @@ static int slowed_reservation(engine *e, const lsched_request *req,
   return 0;
 }
 
+static int64_t reservation_by(engine *e, uint32_t h, int64_t limit,
+                              int *fail);
+
 /*
  * EASY reservation of h. run_list holds the started jobs first and then
  * at most one candidate marked running for this question
@@ -683,9 +686,6 @@ static int slowed_reservation(engine *e, const lsched_request *req,
  * reference the tests compare the index against (sim_options.queue_plain,
  * tests/test_queue_index.c).
  */
-static int64_t reservation_by(engine *e, uint32_t h, int64_t limit,
-                              int *fail);
-
 int64_t reservation(engine *e, uint32_t h, int *fail) {
   return reservation_by(e, h, INT64_MAX, fail);
 }
