@@ -450,6 +450,32 @@ static void kept_trace(trace *t, int k, int n_jobs) {
   }
 }
 
+/* The kept workload of seed k (n jobs) under o with exact (est 0) or
+ * trace estimates (defrag: moves, and with trace estimates preemptions
+ * too), indexed against plain; the indexed run's jumps. With mix, each
+ * job is of class a or b, drawn from mix. */
+static uint64_t kept_case(const sim_cluster *sc, sim_options *o, int est,
+                          int k, int n, uint64_t mix) {
+  trace t;
+  kept_trace(&t, k, n);
+  if (mix) {
+    int a = trace_intern_class(&t, "a"), b = trace_intern_class(&t, "b");
+    for (size_t q = 0; q < t.n; q++)
+      t.jobs[q].jclass = (uint16_t)(next(&mix) % 2 ? a : b);
+  }
+  o->estimates = est ? SIM_EST_TRACE : SIM_EST_EXACT;
+  if (strcmp(o->policy, "defrag") == 0) {
+    o->max_moves = 2;
+    o->migration_fixed_s = 2;
+    o->preempt = est;
+    o->checkpoint_s = 60;
+  }
+  uint64_t j = 0;
+  compare_counts(sc, &t, o, &j, NULL);
+  trace_free(&t);
+  return j;
+}
+
 /* Cases [0, 2 NKEPT): no speed model, exact then trace estimates; then
  * NKEPT on H100 nodes and NKEPT on A100 and H100 ones, each with both
  * estimates (a workload and estimate may keep no run of 64 jobs in a
@@ -475,25 +501,11 @@ START_TEST(indexed_equals_plain_kept) {
     o.measured_on = "A100-SXM4-80GB"; /* (the trace's default: "same") */
   }
   uint64_t jumps = 0;
-  for (int est = 0; est < 2; est++) {
-    if (!speed && est != _i / NKEPT)
-      continue;
-    trace t;
-    /* (seeds as when the table held the first seven policies) */
-    kept_trace(&t, 7 * (2 * speed + est) + _i % NKEPT, KEPT_JOBS);
-    o.estimates = est ? SIM_EST_TRACE : SIM_EST_EXACT;
-    if (strcmp(o.policy, "defrag") == 0) { /* moves; with trace estimates
-                                              preemptions too */
-      o.max_moves = 2;
-      o.migration_fixed_s = 2;
-      o.preempt = est;
-      o.checkpoint_s = 60;
-    }
-    uint64_t j = 0;
-    compare_counts(&sc, &t, &o, &j, NULL);
-    jumps += j;
-    trace_free(&t);
-  }
+  for (int est = 0; est < 2; est++)
+    if (speed || est == _i / NKEPT) /* (seeds as when the table held the
+                                        first seven policies) */
+      jumps += kept_case(&sc, &o, est, 7 * (2 * speed + est) + _i % NKEPT,
+                         KEPT_JOBS, 0);
   ck_assert_msg(jumps > 10, "%s: %llu jumps", o.policy,
                 (unsigned long long)jumps);
   sim_cluster_free(&sc);
@@ -537,24 +549,27 @@ START_TEST(indexed_equals_plain_classes) {
   o.speed_table = two_class_table();
   o.measured_on = "A100-SXM4-80GB";
   uint64_t jumps = 0;
-  for (int est = 0; est < 2; est++) {
-    trace t;
-    kept_trace(&t, 100 + 2 * _i + est, 2 * KEPT_JOBS);
-    int a = trace_intern_class(&t, "a"), b = trace_intern_class(&t, "b");
-    uint64_t x = 0x94D049BB133111EBull ^ (uint64_t)(_i + 1);
-    for (size_t k = 0; k < t.n; k++)
-      t.jobs[k].jclass = (uint16_t)(next(&x) % 2 ? a : b);
-    o.estimates = est ? SIM_EST_TRACE : SIM_EST_EXACT;
-    uint64_t j = 0;
-    compare_counts(&sc, &t, &o, &j, NULL);
-    jumps += j;
-    trace_free(&t);
-  }
+  for (int est = 0; est < 2; est++)
+    jumps += kept_case(&sc, &o, est, 100 + 2 * _i + est, 2 * KEPT_JOBS,
+                       0x94D049BB133111EBull ^ (uint64_t)(_i + 1));
   ck_assert_msg(jumps > 10, "%s: %llu jumps", o.policy,
                 (unsigned long long)jumps);
   sim_cluster_free(&sc);
 }
 END_TEST
+
+/* The hand cases' options: first-fit, backfill, seed 1, known durations
+ * as exact estimates. */
+static sim_options hand_opts(void) {
+  sim_options o;
+  memset(&o, 0, sizeof o);
+  o.policy = "first-fit";
+  o.queue = SIM_QUEUE_BACKFILL;
+  o.seed = 1;
+  o.unknown_duration_us = -1;
+  o.estimates = SIM_EST_EXACT;
+  return o;
+}
 
 /* A rewind by hand (queue_index.c rewind_jumped). Two nodes of 8 GPUs,
  * first-fit, exact estimates: X (6 GPUs, 100 s) and Y (6 GPUs, 1,000 s)
@@ -586,13 +601,7 @@ START_TEST(jump_rewind_hand) {
     tu_add_job(&t, name, 1, 500, 2, 1000, NULL);
   }
   for (int plain = 0; plain < 2; plain++) {
-    sim_options o;
-    memset(&o, 0, sizeof o);
-    o.policy = "first-fit";
-    o.queue = SIM_QUEUE_BACKFILL;
-    o.seed = 1;
-    o.unknown_duration_us = -1;
-    o.estimates = SIM_EST_EXACT;
+    sim_options o = hand_opts();
     sim_result r;
     run(&sc, &t, &o, plain, &r);
     const int64_t s1 = TRACE_US_PER_S;
@@ -676,12 +685,7 @@ START_TEST(first_reservation_hand) {
     t.jobs[k].req_s = jobs[k].req;
   }
   for (int plain = 0; plain < 2; plain++) {
-    sim_options o;
-    memset(&o, 0, sizeof o);
-    o.policy = "first-fit";
-    o.queue = SIM_QUEUE_BACKFILL;
-    o.seed = 1;
-    o.unknown_duration_us = -1;
+    sim_options o = hand_opts();
     o.estimates = SIM_EST_TRACE;
     o.overrun = SIM_OVERRUN_EXTEND;
     sim_result r;
@@ -737,13 +741,7 @@ START_TEST(marked_end_hand) {
   }
   const int64_t s1 = TRACE_US_PER_S;
   for (int plain = 0; plain < 2; plain++) {
-    sim_options o;
-    memset(&o, 0, sizeof o);
-    o.policy = "first-fit";
-    o.queue = SIM_QUEUE_BACKFILL;
-    o.seed = 1;
-    o.unknown_duration_us = -1;
-    o.estimates = SIM_EST_EXACT;
+    sim_options o = hand_opts();
     o.preemptible = "BE";
     o.checkpoint_s = 100;
     sim_result r;
@@ -814,13 +812,7 @@ START_TEST(slowing_no_stamp_hand) {
   t.measured_on = "V100M16";
   const int64_t s1 = TRACE_US_PER_S;
   for (int plain = 0; plain < 2; plain++) {
-    sim_options o;
-    memset(&o, 0, sizeof o);
-    o.policy = "first-fit";
-    o.queue = SIM_QUEUE_BACKFILL;
-    o.seed = 1;
-    o.unknown_duration_us = -1;
-    o.estimates = SIM_EST_EXACT;
+    sim_options o = hand_opts();
     o.speed = SIM_SPEED_CATALOG;
     o.speed_table = table;
     sim_result r;
