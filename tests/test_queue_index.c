@@ -774,7 +774,7 @@ END_TEST
  * 200..210, j from 210 (beside k). Keying shapes without the class let
  * j's stamp keep k waiting (j would start at 200, k at 210: fails).
  */
-START_TEST(slowing_no_stamp_hand) {
+START_TEST(slowing_stamp_by_class_hand) {
   char table[1024];
   put_text(table, sizeof table, "pairs.json",
            "{\"v100\": {"
@@ -847,7 +847,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, identical_jobs_hand);
   tcase_add_test(tc, first_reservation_hand);
   tcase_add_test(tc, marked_end_hand);
-  tcase_add_test(tc, slowing_no_stamp_hand);
+  tcase_add_test(tc, slowing_stamp_by_class_hand);
   suite_add_tcase(s, tc);
   return s;
 }
