@@ -497,9 +497,9 @@ struct sim_engine {
   uint64_t res_slowed; /* sim_result.reservations_slowed */
   /* Set by backfill's candidate() when it kept the candidate waiting
    * after a one-part placement (a trial, not allocated, or allocated and
-   * asked in full) that would delay the head and slows no co-runner:
-   * that placement and the candidate's estimated end marked there
-   * (est_marked_end; queue_index.c's memo of rejected candidates);
+   * asked in full) that would delay the head: that placement and the
+   * candidate's estimated end marked there (est_marked_end; queue_index.c's
+   * memo of rejected candidates, per shape and, under by_class, class);
    * cleared by every other outcome. */
   int bf_rejected;
   int64_t bf_rej_end;

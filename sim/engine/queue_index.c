@@ -315,12 +315,13 @@ static __attribute__((noinline)) uint32_t slot_shape_new(engine *e,
   lsched_request r;
   build_request(e, sp, &r);
   qx_key k = key_of(&r);
-  if (x->by_class) /* (sim_job_request: priority = QoS, 0..255) */
+  if (x->by_class) { /* sim_job_request: priority = QoS, 0..255; the
+                        memos below compare the QoS alone */
     k.prio += 256 * (1 + speed_class_of(e, sl));
+    return shape_of(x, &k, &r);
+  }
   uint32_t s = shape_of(x, &k, &r);
   uint32_t f = sp->shape;
-  if (x->by_class) /* (the memos below compare the QoS alone) */
-    return s;
   if (s != QX_NONE && sp->rec.num_gpu <= 0)
     x->cpu_only = s;
   if (s == QX_NONE || f == FRAGTRACK_NO_SHAPE)
